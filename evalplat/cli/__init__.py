@@ -20,7 +20,7 @@ from evalplat.errors import EvalplatError
 class EvalplatGroup(TyperGroup):
     """Root command group that maps ``EvalplatError`` to its exit code and a one-line message."""
 
-    def invoke(self, ctx: typer.Context) -> Any:
+    def invoke(self, ctx: Any) -> Any:  # the vendored click Context
         try:
             return super().invoke(ctx)
         except EvalplatError as error:

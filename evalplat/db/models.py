@@ -1,0 +1,389 @@
+"""The relational schema: SQLAlchemy 2 typed models for everything evalplat stores.
+
+Shape of the data (PRODUCT.md "Concepts"):
+
+    test_set 1─* test_set_version *─1 corpus 1─* document
+                 test_set_version 1─* query, judgment
+    config   1─* config_version
+    run (config_version x test_set_version) 1─* result, run_query
+    evaluation (run scored against a test_set_version) 1─* query_score, metric_mean
+    comparison (baseline evaluation x candidate evaluation) 1─* comparison_metric
+    baseline (config x test_set → run)
+    alert (config x test_set x metric x baseline run) 1─* alert_delivery
+    lock (one nightly at a time per database)
+
+Versions are immutable and content-hashed; rows below a version are written once, in bulk, in
+the transaction that creates the version. Per-query rows use the external query id (a string)
+rather than a surrogate key, so that results, scores and judgments join on it directly and bulk
+loads need no id round trips.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, ClassVar
+
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    DateTime,
+    Float,
+    ForeignKey,
+    Integer,
+    MetaData,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+# Stable constraint names on every backend, so migrations can refer to them.
+NAMING_CONVENTION = {
+    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+# Short text (names, ids, hashes) vs long text (query text, documents, error messages).
+Name = String(200)
+ExternalId = String(200)
+Hash = String(64)
+
+RUN_STATUSES = ("running", "complete", "partial", "failed", "interrupted")
+RUN_TRIGGERS = ("manual", "nightly", "ci", "import")
+ALERT_STATES = ("pending", "open", "acknowledged", "resolved")
+
+
+def _id() -> Mapped[int]:
+    return mapped_column(Integer, primary_key=True, autoincrement=True)
+
+
+def _created() -> Mapped[datetime]:
+    return mapped_column(DateTime(timezone=True), nullable=False)
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+    type_annotation_map: ClassVar[dict[Any, Any]] = {dict[str, Any]: JSON, list[Any]: JSON}
+
+
+# ── test sets ────────────────────────────────────────────────────────────────────────────────
+
+
+class TestSet(Base):
+    __tablename__ = "test_set"
+    __test__ = False  # not a pytest class
+
+    id: Mapped[int] = _id()
+    name: Mapped[str] = mapped_column(Name, unique=True)
+    created_at: Mapped[datetime] = _created()
+
+    versions: Mapped[list[TestSetVersion]] = relationship(
+        back_populates="test_set", order_by="TestSetVersion.version"
+    )
+
+
+class Corpus(Base):
+    """A content-hashed document collection, shared by the test set versions that use it."""
+
+    __tablename__ = "corpus"
+
+    id: Mapped[int] = _id()
+    content_hash: Mapped[str] = mapped_column(Hash, unique=True)
+    documents_count: Mapped[int] = mapped_column(Integer)
+    created_at: Mapped[datetime] = _created()
+
+
+class Document(Base):
+    __tablename__ = "document"
+
+    corpus_id: Mapped[int] = mapped_column(
+        ForeignKey("corpus.id", ondelete="CASCADE"), primary_key=True
+    )
+    doc_id: Mapped[str] = mapped_column(ExternalId, primary_key=True)
+    title: Mapped[str] = mapped_column(Text, default="")
+    text: Mapped[str] = mapped_column(Text, default="")
+    fields: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+
+
+class TestSetVersion(Base):
+    __tablename__ = "test_set_version"
+    __table_args__ = (
+        UniqueConstraint("test_set_id", "version"),
+        UniqueConstraint("test_set_id", "content_hash"),
+    )
+    __test__ = False
+
+    id: Mapped[int] = _id()
+    test_set_id: Mapped[int] = mapped_column(ForeignKey("test_set.id", ondelete="CASCADE"))
+    version: Mapped[int] = mapped_column(Integer)
+    content_hash: Mapped[str] = mapped_column(Hash)
+    corpus_id: Mapped[int | None] = mapped_column(ForeignKey("corpus.id"), nullable=True)
+    queries_count: Mapped[int] = mapped_column(Integer)
+    judgments_count: Mapped[int] = mapped_column(Integer)
+    # Where the content came from (file names, format, import options): informational only.
+    source: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    created_at: Mapped[datetime] = _created()
+
+    test_set: Mapped[TestSet] = relationship(back_populates="versions")
+    corpus: Mapped[Corpus | None] = relationship()
+
+
+class Query(Base):
+    __tablename__ = "query"
+
+    test_set_version_id: Mapped[int] = mapped_column(
+        ForeignKey("test_set_version.id", ondelete="CASCADE"), primary_key=True
+    )
+    query_id: Mapped[str] = mapped_column(ExternalId, primary_key=True)
+    text: Mapped[str] = mapped_column(Text, default="")
+    weight: Mapped[float | None] = mapped_column(Float, nullable=True)
+    tags: Mapped[list[Any] | None] = mapped_column(JSON, nullable=True)
+
+
+class Judgment(Base):
+    __tablename__ = "judgment"
+
+    test_set_version_id: Mapped[int] = mapped_column(
+        ForeignKey("test_set_version.id", ondelete="CASCADE"), primary_key=True
+    )
+    query_id: Mapped[str] = mapped_column(ExternalId, primary_key=True)
+    doc_id: Mapped[str] = mapped_column(ExternalId, primary_key=True)
+    grade: Mapped[int] = mapped_column(Integer)
+    source: Mapped[str | None] = mapped_column(String(40), nullable=True)
+
+
+# ── configs ──────────────────────────────────────────────────────────────────────────────────
+
+
+class Config(Base):
+    __tablename__ = "config"
+
+    id: Mapped[int] = _id()
+    name: Mapped[str] = mapped_column(Name, unique=True)
+    created_at: Mapped[datetime] = _created()
+
+    versions: Mapped[list[ConfigVersion]] = relationship(
+        back_populates="config", order_by="ConfigVersion.version"
+    )
+
+
+class ConfigVersion(Base):
+    """Searcher kind + parameters + label, hashed. ``${ENV}`` placeholders are kept verbatim."""
+
+    __tablename__ = "config_version"
+    __table_args__ = (
+        UniqueConstraint("config_id", "version"),
+        UniqueConstraint("config_id", "content_hash"),
+    )
+
+    id: Mapped[int] = _id()
+    config_id: Mapped[int] = mapped_column(ForeignKey("config.id", ondelete="CASCADE"))
+    version: Mapped[int] = mapped_column(Integer)
+    content_hash: Mapped[str] = mapped_column(Hash)
+    searcher: Mapped[str] = mapped_column(String(40))
+    params: Mapped[dict[str, Any]] = mapped_column(JSON)
+    label: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    created_at: Mapped[datetime] = _created()
+
+    config: Mapped[Config] = relationship(back_populates="versions")
+
+
+# ── runs and scores ──────────────────────────────────────────────────────────────────────────
+
+
+class Run(Base):
+    __tablename__ = "run"
+
+    id: Mapped[int] = _id()
+    config_version_id: Mapped[int] = mapped_column(ForeignKey("config_version.id"), index=True)
+    test_set_version_id: Mapped[int] = mapped_column(ForeignKey("test_set_version.id"))
+    status: Mapped[str] = mapped_column(String(20))
+    trigger: Mapped[str] = mapped_column(String(20))
+    depth: Mapped[int] = mapped_column(Integer)
+    evalplat_version: Mapped[str] = mapped_column(String(40))
+    # Liveness: the process writing the run refreshes the heartbeat; a "running" run whose
+    # heartbeat is stale belongs to a dead process and is shown as interrupted.
+    host: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    pid: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    heartbeat_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    started_at: Mapped[datetime] = _created()
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    queries_total: Mapped[int] = mapped_column(Integer, default=0)
+    queries_failed: Mapped[int] = mapped_column(Integer, default=0)
+    error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    results_pruned_at: Mapped[datetime | None] = mapped_column(
+        DateTime(timezone=True), nullable=True
+    )
+    options: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+
+    config_version: Mapped[ConfigVersion] = relationship()
+    test_set_version: Mapped[TestSetVersion] = relationship()
+
+
+class RunQuery(Base):
+    """One query's outcome in a run: ok or failed, with latency and the error that stuck."""
+
+    __tablename__ = "run_query"
+
+    run_id: Mapped[int] = mapped_column(ForeignKey("run.id", ondelete="CASCADE"), primary_key=True)
+    query_id: Mapped[str] = mapped_column(ExternalId, primary_key=True)
+    status: Mapped[str] = mapped_column(String(10))  # ok | failed
+    latency_ms: Mapped[float | None] = mapped_column(Float, nullable=True)
+    attempts: Mapped[int] = mapped_column(Integer, default=1)
+    results_count: Mapped[int] = mapped_column(Integer, default=0)
+    error: Mapped[str | None] = mapped_column(Text, nullable=True)
+
+
+class Result(Base):
+    """One ranked document of one query of a run; ``rank`` starts at 1 and is the final order."""
+
+    __tablename__ = "result"
+
+    run_id: Mapped[int] = mapped_column(ForeignKey("run.id", ondelete="CASCADE"), primary_key=True)
+    query_id: Mapped[str] = mapped_column(ExternalId, primary_key=True)
+    rank: Mapped[int] = mapped_column(Integer, primary_key=True)
+    doc_id: Mapped[str] = mapped_column(ExternalId)
+    score: Mapped[float | None] = mapped_column(Float, nullable=True)
+
+
+class Evaluation(Base):
+    """A run scored against one test set version's judgments (``rescore`` adds another)."""
+
+    __tablename__ = "evaluation"
+
+    id: Mapped[int] = _id()
+    run_id: Mapped[int] = mapped_column(ForeignKey("run.id", ondelete="CASCADE"), index=True)
+    test_set_version_id: Mapped[int] = mapped_column(ForeignKey("test_set_version.id"))
+    # Engine options recorded with the numbers (missing-topic rule, exclusions, weighting).
+    options: Mapped[dict[str, Any]] = mapped_column(JSON)
+    created_at: Mapped[datetime] = _created()
+
+    run: Mapped[Run] = relationship()
+
+
+class QueryScore(Base):
+    __tablename__ = "query_score"
+
+    evaluation_id: Mapped[int] = mapped_column(
+        ForeignKey("evaluation.id", ondelete="CASCADE"), primary_key=True
+    )
+    metric: Mapped[str] = mapped_column(String(80), primary_key=True)
+    query_id: Mapped[str] = mapped_column(ExternalId, primary_key=True)
+    value: Mapped[float] = mapped_column(Float)
+
+
+class MetricMean(Base):
+    __tablename__ = "metric_mean"
+
+    evaluation_id: Mapped[int] = mapped_column(
+        ForeignKey("evaluation.id", ondelete="CASCADE"), primary_key=True
+    )
+    metric: Mapped[str] = mapped_column(String(80), primary_key=True)
+    value: Mapped[float] = mapped_column(Float)
+    topics: Mapped[int] = mapped_column(Integer)
+
+
+# ── comparisons, baselines, alerts ───────────────────────────────────────────────────────────
+
+
+class Comparison(Base):
+    __tablename__ = "comparison"
+
+    id: Mapped[int] = _id()
+    baseline_evaluation_id: Mapped[int] = mapped_column(ForeignKey("evaluation.id"))
+    candidate_evaluation_id: Mapped[int] = mapped_column(ForeignKey("evaluation.id"))
+    # test, seed, alpha, thresholds, correction: everything needed to reproduce the verdicts
+    options: Mapped[dict[str, Any]] = mapped_column(JSON)
+    verdict: Mapped[str] = mapped_column(String(20))
+    # rank overlap (Jaccard@k, RBO, Kendall tau) and other whole-run figures
+    overlap: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    created_at: Mapped[datetime] = _created()
+
+
+class ComparisonMetric(Base):
+    __tablename__ = "comparison_metric"
+
+    comparison_id: Mapped[int] = mapped_column(
+        ForeignKey("comparison.id", ondelete="CASCADE"), primary_key=True
+    )
+    metric: Mapped[str] = mapped_column(String(80), primary_key=True)
+    baseline: Mapped[float] = mapped_column(Float)
+    candidate: Mapped[float] = mapped_column(Float)
+    delta: Mapped[float] = mapped_column(Float)
+    relative_delta: Mapped[float | None] = mapped_column(Float, nullable=True)
+    ci_low: Mapped[float | None] = mapped_column(Float, nullable=True)
+    ci_high: Mapped[float | None] = mapped_column(Float, nullable=True)
+    test: Mapped[str] = mapped_column(String(20))
+    p_value: Mapped[float | None] = mapped_column(Float, nullable=True)
+    p_corrected: Mapped[float | None] = mapped_column(Float, nullable=True)
+    effect_size: Mapped[float | None] = mapped_column(Float, nullable=True)
+    wins: Mapped[int] = mapped_column(Integer)
+    ties: Mapped[int] = mapped_column(Integer)
+    losses: Mapped[int] = mapped_column(Integer)
+    baseline_judged: Mapped[float | None] = mapped_column(Float, nullable=True)
+    candidate_judged: Mapped[float | None] = mapped_column(Float, nullable=True)
+    gated: Mapped[bool] = mapped_column(Boolean, default=False)
+    verdict: Mapped[str] = mapped_column(String(20))
+
+
+class Baseline(Base):
+    """The pinned ("production") run of a config on a test set; nightly compares with it."""
+
+    __tablename__ = "baseline"
+    __table_args__ = (UniqueConstraint("config_id", "test_set_id"),)
+
+    id: Mapped[int] = _id()
+    config_id: Mapped[int] = mapped_column(ForeignKey("config.id", ondelete="CASCADE"))
+    test_set_id: Mapped[int] = mapped_column(ForeignKey("test_set.id", ondelete="CASCADE"))
+    run_id: Mapped[int] = mapped_column(ForeignKey("run.id"))
+    pinned: Mapped[bool] = mapped_column(Boolean, default=False)
+    set_at: Mapped[datetime] = _created()
+
+
+class Alert(Base):
+    """A regression of one metric of one config against its baseline, with its life cycle."""
+
+    __tablename__ = "alert"
+
+    id: Mapped[int] = _id()
+    config_id: Mapped[int] = mapped_column(ForeignKey("config.id", ondelete="CASCADE"))
+    test_set_id: Mapped[int] = mapped_column(ForeignKey("test_set.id", ondelete="CASCADE"))
+    metric: Mapped[str] = mapped_column(String(80))
+    baseline_run_id: Mapped[int] = mapped_column(ForeignKey("run.id"))
+    state: Mapped[str] = mapped_column(String(20), index=True)
+    # nights in a row with a regression verdict (for `consecutive = N` gates)
+    streak: Mapped[int] = mapped_column(Integer, default=1)
+    last_comparison_id: Mapped[int | None] = mapped_column(
+        ForeignKey("comparison.id"), nullable=True
+    )
+    details: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    opened_at: Mapped[datetime] = _created()
+    acknowledged_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    resolved_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+
+class AlertDelivery(Base):
+    __tablename__ = "alert_delivery"
+
+    id: Mapped[int] = _id()
+    alert_id: Mapped[int] = mapped_column(ForeignKey("alert.id", ondelete="CASCADE"), index=True)
+    channel: Mapped[str] = mapped_column(String(200))
+    event: Mapped[str] = mapped_column(String(20))  # opened | resolved | test
+    status: Mapped[str] = mapped_column(String(20))  # sent | failed
+    attempts: Mapped[int] = mapped_column(Integer)
+    error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    created_at: Mapped[datetime] = _created()
+
+
+class Lock(Base):
+    """A named lock row (SQLite has no advisory locks): one nightly at a time per database."""
+
+    __tablename__ = "lock"
+
+    name: Mapped[str] = mapped_column(String(80), primary_key=True)
+    holder: Mapped[str] = mapped_column(String(200))
+    acquired_at: Mapped[datetime] = _created()
+    expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))

@@ -1,0 +1,89 @@
+"""The store's core: one engine, sessions, and the schema check done on open."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+
+from sqlalchemy import Engine
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.orm import Session, sessionmaker
+
+from evalplat.db import migrate
+from evalplat.db.engine import create_db_engine, describe_url, resolve_url
+from evalplat.errors import DatabaseUnavailableError
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class StoreBase:
+    """Holds the engine; subclasses (mixins in this package) add the verbs."""
+
+    def __init__(self, engine: Engine):
+        self.engine = engine
+        self.url = str(engine.url)
+        self._sessions = sessionmaker(engine, expire_on_commit=False)
+
+    @classmethod
+    def open(
+        cls, url: str | None = None, *, project_file: Path | None = None, check: bool = True
+    ) -> StoreBase:
+        """Open the database at ``url`` (resolved by the documented precedence).
+
+        With ``check`` (the default) a database whose schema is not this evalplat's raises
+        ``SchemaOutdatedError`` telling the user what to run.
+        """
+        store = cls(create_db_engine(resolve_url(url, project_file)))
+        if check:
+            migrate.ensure_current(store.engine)
+        return store
+
+    @classmethod
+    def init(cls, url: str | None = None, *, project_file: Path | None = None) -> StoreBase:
+        """Create or upgrade the database to this evalplat's schema (idempotent)."""
+        store = cls(create_db_engine(resolve_url(url, project_file)))
+        migrate.upgrade(store.engine)
+        return store
+
+    @property
+    def description(self) -> str:
+        return describe_url(self.url)
+
+    @contextmanager
+    def session(self) -> Iterator[Session]:
+        """A session in one transaction: committed on success, rolled back on any error."""
+        session = self._sessions()
+        try:
+            with session.begin():
+                yield session
+        except DBAPIError as error:
+            if error.connection_invalidated or _is_connect_error(error):
+                raise DatabaseUnavailableError(
+                    f"database {self.description} became unreachable: {_first_line(error)}"
+                ) from None
+            raise
+        finally:
+            session.close()
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    def __enter__(self) -> StoreBase:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _first_line(error: DBAPIError) -> str:
+    text = str(error.orig) if error.orig is not None else str(error)
+    return text.strip().splitlines()[0] if text.strip() else type(error).__name__
+
+
+def _is_connect_error(error: DBAPIError) -> bool:
+    name = type(error.orig).__name__ if error.orig is not None else ""
+    return name in {"OperationalError"} and "connect" in str(error.orig).lower()
