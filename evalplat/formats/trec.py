@@ -1,0 +1,283 @@
+"""Readers for TREC qrels (``qid iter docid grade``) and TREC run files.
+
+Run lines are ``qid Q0 docid rank score runid``; anything after the run id is ignored, as
+trec_eval does (its ``results.trunc`` test file has junk there). Fields are separated by any
+whitespace. Blank lines and lines whose first non-blank character is ``#`` are skipped (trec_eval
+10 does the same); a ``#`` inside a field (MS MARCO v2.1 docids) is part of the field.
+
+Reading is tiered so that errors cost nothing on good input:
+
+1. pyarrow's CSV reader with a single-character delimiter (space or tab, sniffed from the first
+   line): the common, fast case.
+2. pyarrow reads whole lines, skips comments and splits on whitespace in vectorised kernels:
+   mixed whitespace, comments, extra trailing fields.
+3. Only when both fail, or when a duplicate is found, a line-by-line pass that names the first
+   bad line in an ``InputError``. The slow pass is the reference: the fast tiers only accept input
+   it would accept, and return the same values.
+
+Rules enforced (each an ``InputError`` with path and line): wrong field count, a grade that is not
+an integer, a score that is not a number, a duplicate (query, doc) judgment, a doc id repeated in
+one query's ranking (trec_eval refuses it too), an empty file, bytes that are not UTF-8.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from evalplat.errors import InputError
+
+if TYPE_CHECKING:
+    import pandas as pd
+    import pyarrow as pa
+
+QRELS_FIELDS = 4
+RUN_FIELDS = 6
+
+# (field index, output name) kept from each line
+_QRELS_KEEP = ((0, "query_id"), (2, "doc_id"), (3, "grade"))
+_RUN_KEEP = ((0, "query_id"), (2, "doc_id"), (4, "score"))
+
+
+class _FastPathFailed(Exception):
+    """Internal: the vectorised tiers could not read the file; the slow pass will say why."""
+
+
+def read_qrels(path: str | Path) -> pd.DataFrame:
+    """Read a TREC qrels file into columns ``query_id`` (str), ``doc_id`` (str), ``grade`` (int64).
+
+    Negative grades (trec_eval's "judged, not in the pool", usually ``-1``) are kept as given.
+    """
+    frame: pd.DataFrame = read_qrels_table(path).to_pandas()
+    return frame
+
+
+def read_run(path: str | Path) -> pd.DataFrame:
+    """Read a TREC run file into columns ``query_id`` (str), ``doc_id`` (str), ``score`` (float64).
+
+    Rows keep file order; the rank column is ignored (trec_eval orders by score, then doc id).
+    """
+    frame: pd.DataFrame = read_run_table(path).to_pandas()
+    return frame
+
+
+def read_qrels_table(path: str | Path) -> pa.Table:
+    """:func:`read_qrels` as a pyarrow Table (the engine's fast path, no pandas conversion)."""
+    return _read(Path(path), QRELS_FIELDS, _QRELS_KEEP, exact=True)
+
+
+def read_run_table(path: str | Path) -> pa.Table:
+    """:func:`read_run` as a pyarrow Table (the engine's fast path, no pandas conversion)."""
+    return _read(Path(path), RUN_FIELDS, _RUN_KEEP, exact=False)
+
+
+def _read(path: Path, n_fields: int, keep: tuple[tuple[int, str], ...], *, exact: bool) -> pa.Table:
+    if not path.is_file():
+        raise InputError("no such file", path=path)
+    if path.stat().st_size == 0:
+        raise InputError("file is empty", path=path)
+    table: pa.Table | None = None
+    for tier in (_read_delimited, _read_split):
+        try:
+            table = tier(path, n_fields, keep, exact=exact)
+            break
+        except _FastPathFailed:
+            continue
+    if table is None or table.num_rows == 0 or _has_duplicates(table):
+        # The slow pass raises with the line number (or, for a valid file, returns the table).
+        table = _read_slow(path, n_fields, keep, exact=exact)
+    return table
+
+
+def _arrow_types(keep: tuple[tuple[int, str], ...]) -> dict[str, pa.DataType]:
+    import pyarrow as pa
+
+    types: dict[str, pa.DataType] = {}
+    for _, name in keep:
+        if name == "grade":
+            types[name] = pa.int64()
+        elif name == "score":
+            types[name] = pa.float64()
+        else:
+            types[name] = pa.string()
+    return types
+
+
+def _sniff_delimiter(path: Path) -> str:
+    """Space or tab, from the first line; fails when the other one also occurs in the file."""
+    with path.open("rb") as handle:
+        first = handle.readline(65536)
+        delimiter, other = (b"\t", b" ") if b"\t" in first else (b" ", b"\t")
+        handle.seek(0)
+        # a chunked scan (memchr speed): mixed whitespace belongs to the splitting tier
+        while chunk := handle.read(1 << 24):
+            if other in chunk:
+                raise _FastPathFailed
+    return delimiter.decode()
+
+
+def _read_delimited(
+    path: Path, n_fields: int, keep: tuple[tuple[int, str], ...], *, exact: bool
+) -> pa.Table:
+    """Tier 1: exactly ``n_fields`` fields split by one delimiter character on every line."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    names = [f"f{i}" for i in range(n_fields)]
+    for index, name in keep:
+        names[index] = name
+    types = _arrow_types(keep)
+    try:
+        table = pacsv.read_csv(
+            path,
+            read_options=pacsv.ReadOptions(column_names=names, block_size=1 << 24),
+            parse_options=pacsv.ParseOptions(
+                delimiter=_sniff_delimiter(path),
+                quote_char=False,
+                double_quote=False,
+                escape_char=False,
+                ignore_empty_lines=True,
+            ),
+            convert_options=pacsv.ConvertOptions(
+                column_types=types,
+                include_columns=[name for _, name in keep],
+                strings_can_be_null=False,
+                quoted_strings_can_be_null=False,
+                null_values=[],
+            ),
+        )
+    except (pa.ArrowInvalid, UnicodeDecodeError) as error:
+        raise _FastPathFailed from error
+    import pyarrow.compute as pc
+
+    for _, name in keep:
+        column = table.column(name)
+        if types[name] == pa.string():
+            # an empty field means doubled delimiters; a leading '#' means a comment line
+            if pc.any(pc.equal(pc.utf8_length(column), 0)).as_py():
+                raise _FastPathFailed
+        elif types[name] == pa.float64() and not _all_finite_or_inf(column):
+            raise _FastPathFailed
+    if pc.any(pc.starts_with(table.column("query_id"), "#")).as_py():
+        raise _FastPathFailed
+    return table
+
+
+def _all_finite_or_inf(column: pa.ChunkedArray) -> bool:
+    import pyarrow.compute as pc
+
+    # NaN scores would make the ordering meaningless; the slow pass rejects them with a line
+    return not pc.any(pc.is_nan(column)).as_py()
+
+
+def _read_split(
+    path: Path, n_fields: int, keep: tuple[tuple[int, str], ...], *, exact: bool
+) -> pa.Table:
+    """Tier 2: whole lines, comments dropped, split on any whitespace, all in pyarrow kernels."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.csv as pacsv
+
+    try:
+        lines = pacsv.read_csv(
+            path,
+            read_options=pacsv.ReadOptions(column_names=["line"], block_size=1 << 24),
+            parse_options=pacsv.ParseOptions(
+                delimiter="\x1f",  # a control character that never appears in TREC files
+                quote_char=False,
+                double_quote=False,
+                escape_char=False,
+                ignore_empty_lines=True,
+            ),
+            convert_options=pacsv.ConvertOptions(
+                column_types={"line": pa.string()},
+                strings_can_be_null=False,
+                null_values=[],
+            ),
+        ).column("line")
+        stripped = pc.utf8_trim_whitespace(lines)
+        lines = stripped.filter(
+            pc.and_(
+                pc.invert(pc.starts_with(stripped, "#")), pc.greater(pc.utf8_length(stripped), 0)
+            )
+        )
+        fields = pc.utf8_split_whitespace(lines)
+        counts = pc.list_value_length(fields)
+        bad = pc.not_equal(counts, n_fields) if exact else pc.less(counts, n_fields)
+        if pc.any(bad).as_py():
+            raise _FastPathFailed
+        types = _arrow_types(keep)
+        columns = {
+            name: pc.cast(pc.list_element(fields, index), types[name]) for index, name in keep
+        }
+        table = pa.table(columns)
+    except (pa.ArrowInvalid, UnicodeDecodeError) as error:
+        raise _FastPathFailed from error
+    if "score" in table.column_names and not _all_finite_or_inf(table.column("score")):
+        raise _FastPathFailed
+    return table
+
+
+def _has_duplicates(table: pa.Table) -> bool:
+    """True when a (query_id, doc_id) pair occurs twice."""
+    if table.num_rows == 0:
+        return False
+    keys = table.select(["query_id", "doc_id"]).group_by(["query_id", "doc_id"]).aggregate([])
+    return bool(keys.num_rows != table.num_rows)
+
+
+def _read_slow(
+    path: Path, n_fields: int, keep: tuple[tuple[int, str], ...], *, exact: bool
+) -> pa.Table:
+    """Tier 3: the reference reader, one line at a time, naming the first bad line."""
+    import pyarrow as pa
+
+    kind = "judgment" if exact else "doc id in this query's ranking"
+    out: dict[str, list[object]] = {name: [] for _, name in keep}
+    seen: set[tuple[str, str]] = set()
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                raise InputError("not valid UTF-8 text", path=path, line=number) from None
+            fields = line.split()
+            if not fields or fields[0].startswith("#"):
+                continue
+            if (len(fields) != n_fields) if exact else (len(fields) < n_fields):
+                expected = f"{n_fields}" if exact else f"at least {n_fields}"
+                raise InputError(
+                    f"expected {expected} fields, found {len(fields)}", path=path, line=number
+                )
+            for index, name in keep:
+                out[name].append(_convert(name, fields[index], path, number))
+            pair = (fields[0], fields[2])
+            if pair in seen:
+                raise InputError(
+                    f"duplicate {kind}: query {fields[0]!r}, doc {fields[2]!r}",
+                    path=path,
+                    line=number,
+                )
+            seen.add(pair)
+    if not seen:
+        raise InputError("no judgments" if exact else "no results", path=path)
+    types = _arrow_types(keep)
+    return pa.table({name: pa.array(out[name], type=types[name]) for _, name in keep})
+
+
+def _convert(name: str, text: str, path: Path, line: int) -> object:
+    if name == "grade":
+        try:
+            return int(text)
+        except ValueError:
+            raise InputError(f"grade {text!r} is not an integer", path=path, line=line) from None
+    if name == "score":
+        try:
+            value = float(text)
+        except ValueError:
+            raise InputError(f"score {text!r} is not a number", path=path, line=line) from None
+        if math.isnan(value):
+            raise InputError("score is NaN", path=path, line=line)
+        return value
+    return text

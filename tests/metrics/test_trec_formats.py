@@ -1,0 +1,149 @@
+"""TREC qrels and run readers: the fast tiers agree with the reference pass, errors name lines."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from evalplat.errors import InputError
+from evalplat.formats import read_qrels, read_run
+from evalplat.formats.trec import _QRELS_KEEP, _RUN_KEEP, QRELS_FIELDS, RUN_FIELDS, _read_slow
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "trec_eval"
+
+
+def _write(tmp_path: Path, text: str | bytes, name: str = "file.txt") -> Path:
+    path = tmp_path / name
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_qrels_columns_and_types() -> None:
+    qrels = read_qrels(DATA / "qrels.test")
+    assert list(qrels.columns) == ["query_id", "doc_id", "grade"]
+    assert len(qrels) == 3681
+    assert str(qrels["grade"].dtype) == "int64"
+    assert qrels.iloc[0].tolist() == ["301", "CR93E-10279", 0]
+
+
+def test_qrels_keep_negative_grades() -> None:
+    qrels = read_qrels(DATA / "edge.qrels")
+    assert qrels.loc[qrels["doc_id"] == "c3", "grade"].tolist() == [-1]
+
+
+def test_qrels_comment_lines_are_skipped() -> None:
+    plain = read_qrels(DATA / "qrels.test")
+    commented = read_qrels(DATA / "qrels.test.with-comments")
+    assert len(commented) == len(plain)
+    # the upstream file also changes one docno to carry a '#' mid-field
+    changed = commented["doc_id"] != plain["doc_id"]
+    assert commented.loc[changed, "doc_id"].tolist() == ["CR#93E-1860"]
+
+
+def test_run_ignores_junk_after_run_id_and_mixed_whitespace() -> None:
+    run = read_run(DATA / "results.trunc")
+    assert list(run.columns) == ["query_id", "doc_id", "score"]
+    assert run.iloc[0].tolist() == ["301", "FBIS3-27619", 2.138276]
+    assert set(run["query_id"]) == {"301", "303"}
+
+
+def test_run_doc_ids_may_contain_hash() -> None:
+    run = read_run(DATA / "results.comment.test")
+    assert run["doc_id"].str.contains("#").all()
+
+
+def test_run_reads_scientific_and_negative_scores() -> None:
+    run = read_run(DATA / "edge.run")
+    scores = dict(zip(run["doc_id"], run["score"], strict=True))
+    assert scores["d4"] == -1.5
+    assert scores["c1"] == 0.001
+
+
+@pytest.mark.parametrize(
+    "name", ["qrels.test", "qrels.rel_level", "edge.qrels", "qrels.test.with-comments"]
+)
+def test_fast_qrels_reader_matches_reference_pass(name: str) -> None:
+    fast = read_qrels(DATA / name)
+    slow = _read_slow(DATA / name, QRELS_FIELDS, _QRELS_KEEP, exact=True).to_pandas()
+    assert fast.equals(slow)
+
+
+@pytest.mark.parametrize("name", ["results.test", "results.trunc", "edge.run"])
+def test_fast_run_reader_matches_reference_pass(name: str) -> None:
+    fast = read_run(DATA / name)
+    slow = _read_slow(DATA / name, RUN_FIELDS, _RUN_KEEP, exact=False).to_pandas()
+    assert fast.equals(slow)
+
+
+def test_qrels_with_three_fields_names_the_line(tmp_path: Path) -> None:
+    path = _write(tmp_path, "q1 0 d1 1\n# note\nq1 0 d2\n")
+    with pytest.raises(InputError) as caught:
+        read_qrels(path)
+    assert caught.value.line == 3
+    assert "expected 4 fields, found 3" in str(caught.value)
+
+
+def test_qrels_with_fractional_grade_is_rejected(tmp_path: Path) -> None:
+    path = _write(tmp_path, "q1 0 d1 1\nq1 0 d2 0.5\n")
+    with pytest.raises(InputError, match=r"line 2: grade '0.5' is not an integer"):
+        read_qrels(path)
+
+
+def test_duplicate_judgment_names_the_second_line(tmp_path: Path) -> None:
+    path = _write(tmp_path, "q1 0 d1 1\nq2 0 d1 1\nq1 0 d1 0\n")
+    with pytest.raises(InputError, match=r"line 3: duplicate judgment"):
+        read_qrels(path)
+
+
+def test_duplicate_doc_in_one_ranking_is_an_error(tmp_path: Path) -> None:
+    path = _write(tmp_path, "q1 Q0 d1 1 2.0 r\nq1 Q0 d2 2 1.0 r\nq1 Q0 d1 3 0.5 r\n")
+    with pytest.raises(InputError, match=r"line 3: duplicate doc id"):
+        read_run(path)
+
+
+def test_same_doc_in_two_queries_is_fine(tmp_path: Path) -> None:
+    path = _write(tmp_path, "q1 Q0 d1 1 2.0 r\nq2 Q0 d1 1 2.0 r\n")
+    assert len(read_run(path)) == 2
+
+
+def test_run_with_non_numeric_score_names_the_line(tmp_path: Path) -> None:
+    path = _write(tmp_path, "q1 Q0 d1 1 2.0 r\nq1 Q0 d2 2 high r\n")
+    with pytest.raises(InputError, match=r"line 2: score 'high' is not a number"):
+        read_run(path)
+
+
+def test_run_with_five_fields_names_the_line(tmp_path: Path) -> None:
+    path = _write(tmp_path, "q1 Q0 d1 1 2.0 r\nq1 Q0 d2 2 1.0\n")
+    with pytest.raises(InputError, match=r"line 2: expected at least 6 fields, found 5"):
+        read_run(path)
+
+
+def test_empty_file_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="file is empty"):
+        read_qrels(_write(tmp_path, ""))
+
+
+def test_file_with_only_comments_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="no judgments"):
+        read_qrels(_write(tmp_path, "# nothing here\n\n"))
+
+
+def test_non_utf8_bytes_name_the_line(tmp_path: Path) -> None:
+    path = _write(tmp_path, b"q1 0 d1 1\nq1 0 d\xff2 1\n")
+    with pytest.raises(InputError, match=r"line 2: not valid UTF-8"):
+        read_qrels(path)
+
+
+def test_tabs_and_spaces_mixed_read_like_whitespace(tmp_path: Path) -> None:
+    path = _write(tmp_path, "q1\t0 d1  1\n  q1 0\td2 0 \r\n")
+    qrels = read_qrels(path)
+    assert qrels.values.tolist() == [["q1", "d1", 1], ["q1", "d2", 0]]
+
+
+def test_missing_file_is_an_input_error(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="no such file"):
+        read_qrels(tmp_path / "absent.txt")
