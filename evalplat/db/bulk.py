@@ -10,14 +10,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from sqlalchemy import Table
 from sqlalchemy.orm import Session
+
+from evalplat.db.models import Base
 
 
 def bulk_insert(
-    session: Session, table: Table, columns: Sequence[str], rows: Iterable[Sequence[Any]]
+    session: Session, model: type[Base], columns: Sequence[str], rows: Iterable[Sequence[Any]]
 ) -> None:
-    """Insert ``rows`` (tuples in ``columns`` order) into ``table`` in the session's transaction.
+    """Insert ``rows`` (tuples in ``columns`` order) into ``model``'s table, in the session's
+    transaction.
 
     JSON columns take JSON text (or None for NULL).
     """
@@ -26,18 +28,17 @@ def bulk_insert(
     raw = connection.connection.driver_connection
     if raw is None:
         raise RuntimeError("no DB-API connection behind the session")
+    table = model.__tablename__
     column_list = ", ".join(columns)
     if dialect == "postgresql":
-        with raw.cursor() as cursor:
-            with cursor.copy(f"COPY {table.name} ({column_list}) FROM STDIN") as copy:
-                for row in rows:
-                    copy.write_row(row)
+        statement = f"COPY {table} ({column_list}) FROM STDIN"
+        with raw.cursor() as cursor, cursor.copy(statement) as copy:
+            for row in rows:
+                copy.write_row(row)
         return
     placeholders = ", ".join("?" for _ in columns)
     cursor = raw.cursor()
     try:
-        cursor.executemany(
-            f"INSERT INTO {table.name} ({column_list}) VALUES ({placeholders})", rows
-        )
+        cursor.executemany(f"INSERT INTO {table} ({column_list}) VALUES ({placeholders})", rows)
     finally:
         cursor.close()

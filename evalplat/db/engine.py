@@ -99,3 +99,11 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
 def describe_url(url: str) -> str:
     """The URL with any password masked, for messages."""
     return make_url(url).render_as_string(hide_password=True)
+
+
+def sqlite_file(url: str) -> Path | None:
+    """The database file of a SQLite URL (None for other backends and in-memory SQLite)."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "sqlite" or parsed.database in (None, "", ":memory:"):
+        return None
+    return Path(parsed.database)

@@ -6,14 +6,15 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Self
 
 from sqlalchemy import Engine
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, sessionmaker
 
 from evalplat.db import migrate
-from evalplat.db.engine import create_db_engine, describe_url, resolve_url
-from evalplat.errors import DatabaseUnavailableError
+from evalplat.db.engine import create_db_engine, describe_url, resolve_url, sqlite_file
+from evalplat.errors import DatabaseUnavailableError, SchemaOutdatedError
 
 
 def utcnow() -> datetime:
@@ -27,26 +28,40 @@ class StoreBase:
         self.engine = engine
         self.url = str(engine.url)
         self._sessions = sessionmaker(engine, expire_on_commit=False)
+        self.migrated: tuple[str | None, str | None] | None = None
 
     @classmethod
     def open(
         cls, url: str | None = None, *, project_file: Path | None = None, check: bool = True
-    ) -> StoreBase:
+    ) -> Self:
         """Open the database at ``url`` (resolved by the documented precedence).
 
         With ``check`` (the default) a database whose schema is not this evalplat's raises
         ``SchemaOutdatedError`` telling the user what to run.
         """
-        store = cls(create_db_engine(resolve_url(url, project_file)))
+        resolved = resolve_url(url, project_file)
+        missing = sqlite_file(resolved)
+        if missing is not None and not missing.exists():
+            raise SchemaOutdatedError(
+                f"database file {missing} does not exist: run `evalplat init` to create it"
+            )
+        store = cls(create_db_engine(resolved))
         if check:
-            migrate.ensure_current(store.engine)
+            try:
+                migrate.ensure_current(store.engine)
+            except BaseException:
+                store.close()
+                raise
         return store
 
     @classmethod
-    def init(cls, url: str | None = None, *, project_file: Path | None = None) -> StoreBase:
-        """Create or upgrade the database to this evalplat's schema (idempotent)."""
+    def init(cls, url: str | None = None, *, project_file: Path | None = None) -> Self:
+        """Create or upgrade the database to this evalplat's schema (idempotent).
+
+        ``store.migrated`` tells the schema revision before and after.
+        """
         store = cls(create_db_engine(resolve_url(url, project_file)))
-        migrate.upgrade(store.engine)
+        store.migrated = migrate.upgrade(store.engine)
         return store
 
     @property
@@ -72,7 +87,7 @@ class StoreBase:
     def close(self) -> None:
         self.engine.dispose()
 
-    def __enter__(self) -> StoreBase:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

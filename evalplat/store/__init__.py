@@ -1,0 +1,22 @@
+"""The store: the Python API over the database, one mixin module per noun.
+
+``Store.open(url)`` checks that the schema is current; ``Store.init(url)`` creates or upgrades
+it. Each CLI command calls one method here.
+"""
+
+from __future__ import annotations
+
+from evalplat.store.configs import AddConfigOutcome, ConfigsMixin, ConfigVersionInfo
+from evalplat.store.testsets import ImportOutcome, TestSetsMixin, TestSetVersionInfo
+
+__all__ = [
+    "AddConfigOutcome",
+    "ConfigVersionInfo",
+    "ImportOutcome",
+    "Store",
+    "TestSetVersionInfo",
+]
+
+
+class Store(TestSetsMixin, ConfigsMixin):
+    """Everything the CLI can do, as methods (see the mixins for each noun)."""

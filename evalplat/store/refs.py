@@ -1,0 +1,45 @@
+"""Parsing of ``NAME[@VERSION]`` references to versioned things (test sets, configs)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from evalplat.errors import InputError
+
+
+@dataclass(frozen=True)
+class VersionRef:
+    """``name`` plus a version number, or None for the latest version."""
+
+    name: str
+    version: int | None = None
+
+    def __str__(self) -> str:
+        return self.name if self.version is None else f"{self.name}@{self.version}"
+
+
+def parse_version_ref(text: str, what: str = "reference") -> VersionRef:
+    """``cranfield`` → latest; ``cranfield@2`` → version 2; ``cranfield@latest`` → latest."""
+    name, sep, version = text.rpartition("@")
+    if not sep:
+        name, version = text, ""
+    if not name.strip():
+        raise InputError(f"invalid {what} {text!r}: expected NAME or NAME@VERSION")
+    if version in ("", "latest"):
+        return VersionRef(name)
+    if not version.isdigit() or int(version) < 1:
+        raise InputError(
+            f"invalid {what} {text!r}: the version after '@' must be a number from 1, or 'latest'"
+        )
+    return VersionRef(name, int(version))
+
+
+def check_name(name: str, what: str) -> str:
+    """Names are shown in tables and used in references, so keep them printable and short."""
+    if not name or not name.strip():
+        raise InputError(f"{what} name must not be empty")
+    if "@" in name:
+        raise InputError(f"{what} name {name!r} must not contain '@' (it starts a version)")
+    if len(name) > 200 or any(ch in name for ch in "\n\r\t"):
+        raise InputError(f"{what} name {name!r} must be one line of at most 200 characters")
+    return name

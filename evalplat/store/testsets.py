@@ -1,0 +1,288 @@
+"""Test sets in the store: import a validated content as an immutable version, list, load."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from evalplat.db.bulk import bulk_insert
+from evalplat.db.models import Corpus, Document, Judgment, Query, TestSet, TestSetVersion
+from evalplat.errors import NotFoundError
+from evalplat.store.base import StoreBase, utcnow
+from evalplat.store.refs import VersionRef, check_name, parse_version_ref
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from evalplat.testsets import TestSetContent
+
+
+@dataclass(frozen=True)
+class TestSetVersionInfo:
+    """What listings and ``--json`` show of one test set version."""
+
+    __test__ = False
+
+    name: str
+    version: int
+    content_hash: str
+    queries: int
+    judgments: int
+    documents: int
+    created_at: datetime
+    source: dict[str, Any] | None
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["created_at"] = self.created_at.isoformat()
+        return data
+
+
+@dataclass(frozen=True)
+class ImportOutcome:
+    version: TestSetVersionInfo
+    created: bool  # False when identical content already existed as this version
+
+
+class TestSetsMixin(StoreBase):
+    def import_test_set(
+        self, name: str, content: TestSetContent, *, source: dict[str, Any] | None = None
+    ) -> ImportOutcome:
+        """Store ``content`` as a new version of test set ``name``, in one transaction.
+
+        Identical content (same content hash) returns the existing version instead.
+        """
+        check_name(name, "test set")
+        content_hash = content.content_hash()
+        with self.session() as session:
+            test_set = session.scalar(select(TestSet).where(TestSet.name == name))
+            if test_set is None:
+                test_set = TestSet(name=name, created_at=utcnow())
+                session.add(test_set)
+                session.flush()
+            existing = session.scalar(
+                select(TestSetVersion).where(
+                    TestSetVersion.test_set_id == test_set.id,
+                    TestSetVersion.content_hash == content_hash,
+                )
+            )
+            if existing is not None:
+                return ImportOutcome(_info(session, test_set, existing), created=False)
+            corpus = None if content.documents is None else _corpus(session, content)
+            latest = session.scalar(
+                select(func.max(TestSetVersion.version)).where(
+                    TestSetVersion.test_set_id == test_set.id
+                )
+            )
+            version = TestSetVersion(
+                test_set_id=test_set.id,
+                version=(latest or 0) + 1,
+                content_hash=content_hash,
+                corpus_id=None if corpus is None else corpus.id,
+                queries_count=len(content.queries),
+                judgments_count=len(content.judgments),
+                source=source,
+                created_at=utcnow(),
+            )
+            session.add(version)
+            session.flush()
+            _insert_queries(session, version.id, content.queries)
+            _insert_judgments(session, version.id, content.judgments)
+            return ImportOutcome(_info(session, test_set, version), created=True)
+
+    def list_test_sets(self) -> list[TestSetVersionInfo]:
+        """The latest version of every test set, by name."""
+        with self.session() as session:
+            rows = session.execute(
+                select(TestSet, TestSetVersion)
+                .join(TestSetVersion, TestSetVersion.test_set_id == TestSet.id)
+                .order_by(TestSet.name, TestSetVersion.version.desc())
+            ).all()
+            latest: dict[str, TestSetVersionInfo] = {}
+            for test_set, version in rows:
+                if test_set.name not in latest:
+                    latest[test_set.name] = _info(session, test_set, version)
+            return list(latest.values())
+
+    def test_set_versions(self, name: str) -> list[TestSetVersionInfo]:
+        """Every version of test set ``name``, oldest first."""
+        with self.session() as session:
+            test_set = _test_set(session, name)
+            return [_info(session, test_set, v) for v in test_set.versions]
+
+    def test_set_version(self, ref: str | VersionRef) -> TestSetVersionInfo:
+        """Resolve ``NAME`` (latest) or ``NAME@VER``."""
+        with self.session() as session:
+            test_set, version = resolve_test_set_version(session, ref)
+            return _info(session, test_set, version)
+
+    def load_test_set(self, ref: str | VersionRef) -> TestSetContent:
+        """The full content of a version: queries, judgments and documents, as DataFrames."""
+        import pandas as pd
+
+        from evalplat.testsets import TestSetContent
+
+        with self.session() as session:
+            _, version = resolve_test_set_version(session, ref)
+            queries = _frame(
+                session,
+                select(Query.query_id, Query.text, Query.weight, Query.tags)
+                .where(Query.test_set_version_id == version.id)
+                .order_by(Query.query_id),
+                ["query_id", "text", "weight", "tags"],
+            )
+            queries["weight"] = pd.to_numeric(queries["weight"]).astype("float64")
+            queries["tags"] = [None if t is None else json.dumps(t) for t in queries["tags"]]
+            judgments = _frame(
+                session,
+                select(Judgment.query_id, Judgment.doc_id, Judgment.grade, Judgment.source)
+                .where(Judgment.test_set_version_id == version.id)
+                .order_by(Judgment.query_id, Judgment.doc_id),
+                ["query_id", "doc_id", "grade", "source"],
+            )
+            judgments["grade"] = judgments["grade"].astype("int64")
+            documents = None
+            if version.corpus_id is not None:
+                documents = _frame(
+                    session,
+                    select(Document.doc_id, Document.title, Document.text, Document.fields)
+                    .where(Document.corpus_id == version.corpus_id)
+                    .order_by(Document.doc_id),
+                    ["doc_id", "title", "text", "fields"],
+                )
+                documents["fields"] = [
+                    None if f is None else json.dumps(f, sort_keys=True)
+                    for f in documents["fields"]
+                ]
+            return TestSetContent(queries=queries, judgments=judgments, documents=documents)
+
+
+def resolve_test_set_version(
+    session: Session, ref: str | VersionRef
+) -> tuple[TestSet, TestSetVersion]:
+    parsed = parse_version_ref(ref, "test set reference") if isinstance(ref, str) else ref
+    test_set = _test_set(session, parsed.name)
+    if not test_set.versions:
+        raise NotFoundError(f"test set '{parsed.name}' has no versions")
+    if parsed.version is None:
+        return test_set, test_set.versions[-1]
+    for version in test_set.versions:
+        if version.version == parsed.version:
+            return test_set, version
+    known = ", ".join(str(v.version) for v in test_set.versions)
+    raise NotFoundError(f"test set '{parsed.name}' has no version {parsed.version} (has {known})")
+
+
+def _test_set(session: Session, name: str) -> TestSet:
+    test_set = session.scalar(select(TestSet).where(TestSet.name == name))
+    if test_set is None:
+        names = session.scalars(select(TestSet.name).order_by(TestSet.name)).all()
+        hint = f"; known: {', '.join(names)}" if names else "; import one with `testset import`"
+        raise NotFoundError(f"no test set named '{name}'{hint}")
+    return test_set
+
+
+def _info(session: Session, test_set: TestSet, version: TestSetVersion) -> TestSetVersionInfo:
+    documents = 0
+    if version.corpus_id is not None:
+        corpus = session.get(Corpus, version.corpus_id)
+        documents = corpus.documents_count if corpus is not None else 0
+    return TestSetVersionInfo(
+        name=test_set.name,
+        version=version.version,
+        content_hash=version.content_hash,
+        queries=version.queries_count,
+        judgments=version.judgments_count,
+        documents=documents,
+        created_at=version.created_at,
+        source=version.source,
+    )
+
+
+def _corpus(session: Session, content: TestSetContent) -> Corpus:
+    documents = content.documents
+    if documents is None:
+        raise ValueError("content has no documents")
+    corpus_hash = content.corpus_hash()
+    corpus = session.scalar(select(Corpus).where(Corpus.content_hash == corpus_hash))
+    if corpus is not None:
+        return corpus
+    corpus = Corpus(content_hash=corpus_hash, documents_count=len(documents), created_at=utcnow())
+    session.add(corpus)
+    session.flush()
+    rows = zip(
+        _repeat(corpus.id),
+        documents["doc_id"].tolist(),
+        documents["title"].fillna("").tolist(),
+        documents["text"].fillna("").tolist(),
+        _nullable(documents["fields"].tolist()),
+        strict=False,
+    )
+    bulk_insert(session, Document, ["corpus_id", "doc_id", "title", "text", "fields"], rows)
+    return corpus
+
+
+def _insert_queries(session: Session, version_id: int, queries: pd.DataFrame) -> None:
+    rows = zip(
+        _repeat(version_id),
+        queries["query_id"].tolist(),
+        queries["text"].fillna("").tolist(),
+        _nullable(queries["weight"].tolist()),
+        _nullable(queries["tags"].tolist()),
+        strict=False,
+    )
+    bulk_insert(
+        session,
+        Query,
+        ["test_set_version_id", "query_id", "text", "weight", "tags"],
+        rows,
+    )
+
+
+def _insert_judgments(session: Session, version_id: int, judgments: pd.DataFrame) -> None:
+    source = judgments["source"].tolist() if "source" in judgments else [None] * len(judgments)
+    rows = zip(
+        _repeat(version_id),
+        judgments["query_id"].tolist(),
+        judgments["doc_id"].tolist(),
+        judgments["grade"].tolist(),
+        _nullable(source),
+        strict=False,
+    )
+    bulk_insert(
+        session,
+        Judgment,
+        ["test_set_version_id", "query_id", "doc_id", "grade", "source"],
+        rows,
+    )
+
+
+def _repeat(value: int) -> Iterator[int]:
+    while True:
+        yield value
+
+
+def _nullable(values: Sequence[Any]) -> list[Any]:
+    """NaN / pandas NA / None → None, so the database stores NULL."""
+    out: list[Any] = []
+    for value in values:
+        missing = value is None or type(value).__name__ in {"NAType", "NaTType"}
+        if missing or (isinstance(value, float) and math.isnan(value)):
+            out.append(None)
+        else:
+            out.append(value)
+    return out
+
+
+def _frame(session: Session, statement: Any, columns: list[str]) -> pd.DataFrame:
+    import pandas as pd
+
+    rows = session.execute(statement).all()
+    return pd.DataFrame([tuple(r) for r in rows], columns=columns)

@@ -1,0 +1,171 @@
+"""Shared fixtures: a real database of each kind, and the CLI.
+
+SQLite always runs. PostgreSQL runs when the server at ``EVALPLAT_TEST_POSTGRES_URL``
+(default: the local server, database ``test``) answers; otherwise those tests are skipped and the
+summary says why. With ``EVALPLAT_REQUIRE_POSTGRES=1`` (CI) an unreachable server fails the run.
+
+Each test session gets its own PostgreSQL database, created from the given URL and dropped at
+the end, migrated once; tests start from empty tables. SQLite tests get a copy of a migrated
+template file in their own temporary folder.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from sqlalchemy import create_engine, text
+from sqlalchemy.engine import make_url
+from typer.testing import CliRunner
+
+from evalplat.db import migrate
+from evalplat.db.engine import create_db_engine
+from evalplat.db.models import Base
+from evalplat.store import Store
+
+DEFAULT_POSTGRES_URL = "postgresql+psycopg://root@127.0.0.1:5432/test"
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+_postgres_problem: str | None = None
+
+
+def postgres_admin_url() -> str:
+    return os.environ.get("EVALPLAT_TEST_POSTGRES_URL") or DEFAULT_POSTGRES_URL
+
+
+def _postgres_required() -> bool:
+    return os.environ.get("EVALPLAT_REQUIRE_POSTGRES", "") not in ("", "0", "false")
+
+
+@dataclass
+class PostgresServer:
+    admin_url: str
+
+    def create_database(self) -> str:
+        """A new, empty database on the server; returns its URL."""
+        name = f"evalplat_test_{uuid.uuid4().hex[:12]}"
+        engine = create_engine(self.admin_url, isolation_level="AUTOCOMMIT")
+        with engine.connect() as connection:
+            connection.execute(text(f'CREATE DATABASE "{name}"'))
+        engine.dispose()
+        return make_url(self.admin_url).set(database=name).render_as_string(hide_password=False)
+
+    def drop_database(self, url: str) -> None:
+        name = make_url(url).database
+        engine = create_engine(self.admin_url, isolation_level="AUTOCOMMIT")
+        with engine.connect() as connection:
+            connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        engine.dispose()
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> PostgresServer:
+    global _postgres_problem
+    url = postgres_admin_url()
+    engine = create_engine(url, connect_args={"connect_timeout": 3})
+    try:
+        with engine.connect() as connection:
+            connection.execute(text("SELECT 1"))
+    except Exception as error:  # any failure to reach the server means "no PostgreSQL here"
+        first = str(error).strip().splitlines()[0]
+        _postgres_problem = f"PostgreSQL not reachable at {url} ({first})"
+        if _postgres_required():
+            pytest.fail(_postgres_problem + " and EVALPLAT_REQUIRE_POSTGRES is set")
+        pytest.skip(_postgres_problem + "; set EVALPLAT_TEST_POSTGRES_URL to test it")
+    finally:
+        engine.dispose()
+    return PostgresServer(url)
+
+
+@pytest.fixture(scope="session")
+def postgres_session_url(postgres_server: PostgresServer) -> Iterator[str]:
+    """One migrated database for the whole test session."""
+    url = postgres_server.create_database()
+    engine = create_db_engine(url)
+    migrate.upgrade(engine)
+    engine.dispose()
+    yield url
+    postgres_server.drop_database(url)
+
+
+@pytest.fixture(scope="session")
+def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("template") / "evalplat.db"
+    engine = create_db_engine(f"sqlite:///{path}")
+    migrate.upgrade(engine)
+    engine.dispose()
+    return path
+
+
+def _truncate_all(url: str) -> None:
+    engine = create_db_engine(url)
+    tables = ", ".join(f'"{t.name}"' for t in Base.metadata.sorted_tables)
+    with engine.begin() as connection:
+        connection.execute(text(f"TRUNCATE {tables} RESTART IDENTITY CASCADE"))
+    engine.dispose()
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def db_url(request: pytest.FixtureRequest, tmp_path: Path, sqlite_template: Path) -> Iterator[str]:
+    """URL of an empty, migrated database: each test runs once on SQLite, once on PostgreSQL."""
+    if request.param == "sqlite":
+        path = tmp_path / "evalplat.db"
+        shutil.copyfile(sqlite_template, path)
+        yield f"sqlite:///{path}"
+        return
+    url = request.getfixturevalue("postgres_session_url")
+    _truncate_all(url)
+    yield url
+
+
+@pytest.fixture
+def store(db_url: str) -> Iterator[Store]:
+    with Store.open(db_url) as opened:
+        yield opened
+
+
+@pytest.fixture
+def fresh_db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """URL of a brand-new, empty database (no schema) on the backend named by ``backend``."""
+    backend = getattr(request, "param", "sqlite")
+    if backend == "sqlite":
+        yield f"sqlite:///{tmp_path / 'fresh.db'}"
+        return
+    server: PostgresServer = request.getfixturevalue("postgres_server")
+    url = server.create_database()
+    yield url
+    server.drop_database(url)
+
+
+@dataclass
+class CliResult:
+    exit_code: int
+    stdout: str
+    stderr: str
+
+
+@pytest.fixture
+def cli(monkeypatch: pytest.MonkeyPatch) -> Callable[..., CliResult]:
+    """Run ``evalplat ARGS`` in-process: ``cli("testset", "list", "--db", url)``."""
+    from evalplat.cli import app
+
+    monkeypatch.delenv("EVALPLAT_DATABASE_URL", raising=False)
+    runner = CliRunner()
+
+    def invoke(*args: str, input: str | None = None) -> CliResult:
+        result = runner.invoke(app, list(args), input=input, catch_exceptions=False)
+        return CliResult(result.exit_code, result.stdout, result.stderr)
+
+    return invoke
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    if _postgres_problem:
+        terminalreporter.write_line(
+            f"NOTE: PostgreSQL tests were skipped: {_postgres_problem}", yellow=True, bold=True
+        )
