@@ -1,0 +1,66 @@
+"""The searcher registry: every way a run can get its results, one module per kind.
+
+``SEARCHERS`` is the single source for the CLI's ``--searcher`` choices, docs tables and
+validation of stored params. Searcher modules import their heavy libraries (httpx, Jinja2,
+SQLAlchemy) when a searcher is created, so importing this registry stays cheap.
+
+    kind = get_kind("builtin")
+    params = kind.validate({"tokenizer": "porter"})          # what a config stores
+    with kind.create(params, SearchContext(documents=docs)) as searcher:
+        hits = searcher.search("q1", "boundary layer", depth=100)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from evalplat.errors import NotFoundError
+from evalplat.searchers import builtin, command, http, python, sql
+from evalplat.searchers.base import (
+    BackendUnavailableError,
+    Hit,
+    Searcher,
+    SearchError,
+    TransientSearchError,
+)
+from evalplat.searchers.env import expand_env, has_placeholder
+from evalplat.searchers.kinds import Param, SearchContext, SearcherKind
+from evalplat.searchers.retry import RateLimiter, RetryPolicy, call_with_retries
+
+__all__ = [
+    "SEARCHERS",
+    "BackendUnavailableError",
+    "Hit",
+    "Param",
+    "RateLimiter",
+    "RetryPolicy",
+    "SearchContext",
+    "SearchError",
+    "Searcher",
+    "SearcherKind",
+    "TransientSearchError",
+    "call_with_retries",
+    "create_searcher",
+    "expand_env",
+    "get_kind",
+    "has_placeholder",
+]
+
+SEARCHERS: dict[str, SearcherKind] = {
+    kind.name: kind for kind in (builtin.KIND, http.KIND, sql.KIND, python.KIND, command.KIND)
+}
+
+
+def get_kind(name: str) -> SearcherKind:
+    """The registered kind called ``name``; ``NotFoundError`` lists the valid kinds."""
+    kind = SEARCHERS.get(name)
+    if kind is None:
+        raise NotFoundError(f"unknown searcher {name!r}; choose from {', '.join(SEARCHERS)}")
+    return kind
+
+
+def create_searcher(
+    name: str, params: dict[str, Any], context: SearchContext | None = None
+) -> Searcher:
+    """Validate ``params`` for the kind ``name`` and build the searcher."""
+    return get_kind(name).create(params, context)

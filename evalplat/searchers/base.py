@@ -1,0 +1,133 @@
+"""What every searcher is: ``search(query_id, text, depth) -> [(doc_id, score), ...]``.
+
+The runner calls ``search`` from a thread pool, so implementations must be thread-safe. The
+errors say whether trying the same query again can help:
+
+- ``TransientSearchError`` (connection refused or reset, timeout, HTTP 429 and 5xx, a crashed
+  engine process): worth retrying, after ``retry_after`` seconds when the backend said so.
+- ``SearchError`` (malformed response, HTTP 4xx other than 429, an SQL error): permanent for
+  this query; the runner records it as failed without retrying.
+- ``BackendUnavailableError`` (from ``check``): the backend cannot be used at all, so the run
+  should stop before sending the first query (exit code 3, one line).
+
+Messages are one line a user can act on and never contain expanded ``${ENV}`` secrets: they
+name the configured (unexpanded) URL or command.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from types import TracebackType
+from typing import Any, Self
+
+from evalplat.errors import OperationalError
+
+Hit = tuple[str, float]
+"""One result: (doc id, score). A searcher returns hits in the engine's order."""
+
+
+class SearchError(OperationalError):
+    """A query failed in a way that retrying will not fix (malformed response, HTTP 4xx)."""
+
+
+class TransientSearchError(SearchError):
+    """A query failed in a way that may pass on retry (timeout, connection error, 429, 5xx).
+
+    ``retry_after`` is the backend's requested wait in seconds (HTTP ``Retry-After``), if any.
+    """
+
+    def __init__(self, message: str, *, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class BackendUnavailableError(OperationalError):
+    """The backend cannot be used at all (unreachable, refusing credentials, missing index)."""
+
+
+class Searcher(ABC):
+    """A configured search backend. Use as a context manager, or call ``close`` when done.
+
+    ``retries`` is the searcher's own retry count when its params set one (the ``http``
+    searcher's ``retries``); ``None`` means the runner's default policy applies.
+    """
+
+    kind: str = ""
+    retries: int | None = None
+
+    @abstractmethod
+    def search(self, query_id: str, text: str, depth: int) -> list[Hit]:
+        """Return at most ``depth`` hits for ``text``, best first (the engine's order).
+
+        Raises ``TransientSearchError`` or ``SearchError``; an empty list means "no results".
+        """
+
+    def check(self) -> None:
+        """Make one cheap request; raise ``BackendUnavailableError`` if the backend is unusable.
+
+        The default does nothing: searchers with nothing remote to reach have nothing to check.
+        """
+        return None
+
+    def close(self) -> None:
+        """Release connections, processes and files. Safe to call twice."""
+        return None
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+def score_from_rank(rank: int, count: int) -> float:
+    """Score for an engine that gives none: ``count - rank`` (rank 0-based), so the order holds.
+
+    Used when a response has no score (Elasticsearch sorted by a field returns ``_score: null``)
+    so that rankings rebuilt from scores keep the engine's order.
+    """
+    return float(count - rank)
+
+
+def shorten(text: str, limit: int = 120) -> str:
+    """One line of at most ``limit`` characters, for quoting responses in error messages."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def hits_from_results(results: Any, source: str) -> list[Hit]:
+    """Normalise ``[(id, score)]`` or ``[{"id": .., "score": ..}]`` into hits.
+
+    A missing or null score becomes ``score_from_rank`` so the given order is kept.
+    """
+    if not isinstance(results, list | tuple):
+        raise SearchError(f"{source} returned {type(results).__name__}, expected a list of hits")
+    hits: list[Hit] = []
+    for rank, item in enumerate(results):
+        if isinstance(item, Mapping):
+            doc_id = item.get("id", item.get("doc_id"))
+            score = item.get("score")
+        elif isinstance(item, list | tuple) and len(item) == 2:
+            doc_id, score = item
+        else:
+            raise SearchError(
+                f"{source}: result {rank + 1} is {shorten(repr(item))}, "
+                "expected (doc_id, score) or {'id': ..., 'score': ...}"
+            )
+        if doc_id is None or isinstance(doc_id, bool | float | list | dict):
+            raise SearchError(f"{source}: result {rank + 1} has no usable doc id: {doc_id!r}")
+        if score is None:
+            score = score_from_rank(rank, len(results))
+        try:
+            hits.append((str(doc_id), float(score)))
+        except (TypeError, ValueError):
+            raise SearchError(
+                f"{source}: result {rank + 1} has a non-numeric score {shorten(repr(score))}"
+            ) from None
+    return hits

@@ -1,0 +1,361 @@
+"""The ``http`` searcher: one templated HTTP request per query, hits read from the JSON answer.
+
+Templates (Jinja2, sandboxed) see ``query``, ``query_id``, ``depth`` and ``fields``; the
+``tojson`` filter writes a JSON literal (``{{ query|tojson }}`` -> ``"say \\"hi\\""``), which
+is how query text goes into a JSON body safely. Rendered: ``url``, each header value, each
+``query_params`` value (URL-encoded by httpx; empty values are dropped) and ``body``:
+
+- a string body is rendered as text and sent as is (checked to be JSON unless a
+  ``Content-Type`` header says otherwise);
+- a table/list body (from TOML) is sent as JSON with every string inside rendered; a string
+  that is exactly ``{{ depth }}``, ``{{ query }}`` or ``{{ query_id }}`` keeps the value's type.
+
+Presets fill in everything but ``url``; params given explicitly win. ``fields`` (e.g.
+``["title^2", "text"]``) picks the searched fields.
+
+- ``elasticsearch``/``opensearch``: ``POST {url}/_search`` (``/_search`` appended unless the
+  url ends with it) with a ``multi_match`` query of ``size`` depth; hits ``hits.hits``, id
+  ``_id``, score ``_score``.
+- ``solr``: ``GET {url}/select?q=...&rows=depth&fl=id,score&defType=edismax&qf=fields``; hits
+  ``response.docs``, id ``id``, score ``score``.
+
+``${ENV}`` placeholders in ``url``, ``headers``, ``auth`` (``user:password``, HTTP basic),
+``query_params`` and ``body`` are expanded once, in memory; messages name the url as configured.
+
+Status mapping: 2xx parsed; 408, 429 and 5xx -> ``TransientSearchError`` with ``Retry-After``
+(seconds or an HTTP date); any other status -> ``SearchError`` quoting the start of the body.
+Timeouts and connection errors are transient; a body that is not JSON or lacks the results
+path is a ``SearchError`` quoting the start of the body.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import re
+import time
+from typing import TYPE_CHECKING, Any
+
+from evalplat.errors import InputError
+from evalplat.searchers.base import (
+    BackendUnavailableError,
+    Hit,
+    Searcher,
+    SearchError,
+    TransientSearchError,
+    score_from_rank,
+    shorten,
+)
+from evalplat.searchers.env import expand_env
+from evalplat.searchers.kinds import Param, SearchContext, SearcherKind
+from evalplat.searchers.response_path import parse_path, select_hits, select_one
+
+if TYPE_CHECKING:
+    import httpx
+    import jinja2
+
+_ES_BODY = (
+    '{"size": {{ depth }}, "_source": false, "track_total_hits": false, '
+    '"query": {"multi_match": {"query": {{ query|tojson }}'
+    '{% if fields %}, "fields": {{ fields|tojson }}{% endif %}}}}'
+)
+_ES_PRESET: dict[str, Any] = {
+    "url_suffix": "/_search",
+    "method": "POST",
+    "body": _ES_BODY,
+    "results_path": "hits.hits",
+    "id_field": "_id",
+    "score_field": "_score",
+}
+PRESETS: dict[str, dict[str, Any]] = {
+    "elasticsearch": _ES_PRESET,
+    "opensearch": _ES_PRESET,
+    "solr": {
+        "url_suffix": "/select",
+        "method": "GET",
+        "query_params": {
+            "q": "{{ query }}",
+            "rows": "{{ depth }}",
+            "fl": "id,score",
+            "wt": "json",
+            "defType": "edismax",
+            "qf": "{{ fields|join(' ') }}",
+        },
+        "results_path": "response.docs",
+        "id_field": "id",
+        "score_field": "score",
+    },
+}
+_DEFAULTS: dict[str, Any] = {
+    "method": "GET",
+    "body": None,
+    "query_params": {},
+    "id_field": "id",
+    "score_field": "score",
+}
+_NATIVE = re.compile(r"^\{\{\s*(depth|query|query_id)\s*\}\}$")
+_PROBE = ("evalplat-check", "evalplat", 1)
+
+
+class HttpSearcher(Searcher):
+    """Sends rendered requests through one pooled ``httpx.Client`` shared by all threads."""
+
+    kind = "http"
+
+    def __init__(self, params: dict[str, Any], context: SearchContext) -> None:
+        import httpx
+        import jinja2.sandbox
+
+        settings = _settings(params)
+        self.label = settings["url"]  # as configured: placeholders unexpanded
+        self.retries = params["retries"]
+        self.timeout: float = params["timeout"]
+        self.fields: list[str] = params["fields"]
+        self.method: str = settings["method"].upper()
+        environment = jinja2.sandbox.SandboxedEnvironment(autoescape=False)
+        environment.filters["tojson"] = lambda value: json.dumps(value, ensure_ascii=False)
+        compile_ = _compiler(environment)
+        self._url = compile_(expand_env(settings["url"]), "url")
+        self._headers = {
+            name: compile_(value, f"header {name}")
+            for name, value in expand_env(params["headers"]).items()
+        }
+        self._query_params = {
+            name: compile_(str(value), f"query param {name}")
+            for name, value in expand_env(settings["query_params"]).items()
+        }
+        self._body = _compile_body(expand_env(settings["body"]), compile_)
+        self._json_body = not any(
+            name.lower() == "content-type" and "json" not in str(value).lower()
+            for name, value in params["headers"].items()
+        )
+        if settings["results_path"] is None:
+            raise InputError("http searcher needs results_path (or a preset)")
+        self._results_path = parse_path(settings["results_path"])
+        self._id_path = parse_path(settings["id_field"])
+        self._score_path = parse_path(settings["score_field"]) if settings["score_field"] else None
+        auth = expand_env(params["auth"]) if params["auth"] else None
+        size = max(1, context.concurrency)
+        self.client = httpx.Client(
+            timeout=self.timeout,
+            limits=httpx.Limits(max_connections=size, max_keepalive_connections=size),
+            auth=tuple(auth.split(":", 1)) if auth else None,
+            verify=params["verify"],
+            follow_redirects=True,
+        )
+
+    def build_request(self, query_id: str, text: str, depth: int) -> httpx.Request:
+        """The request for one query (rendered templates, not yet sent)."""
+        variables = {"query": text, "query_id": query_id, "depth": depth, "fields": self.fields}
+        headers = {name: template.render(variables) for name, template in self._headers.items()}
+        query_params = {name: t.render(variables) for name, t in self._query_params.items()}
+        content: str | None = None
+        if self._body is not None:
+            content = _render_body(self._body, variables)
+            if self._json_body:
+                try:
+                    json.loads(content)
+                except json.JSONDecodeError as error:
+                    raise SearchError(
+                        f"http searcher body for query {query_id!r} is not valid JSON "
+                        f"({error.msg}): {shorten(content)!r}"
+                    ) from None
+                if not any(name.lower() == "content-type" for name in headers):
+                    headers["Content-Type"] = "application/json"
+        return self.client.build_request(
+            self.method,
+            self._url.render(variables),
+            params={name: value for name, value in query_params.items() if value != ""},
+            headers=headers,
+            content=content,
+        )
+
+    def search(self, query_id: str, text: str, depth: int) -> list[Hit]:
+        response = self._send(self.build_request(query_id, text, depth), query_id)
+        if not response.is_success:
+            raise _status_error(response, self.label, query_id)
+        try:
+            document = json.loads(response.content)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            raise SearchError(
+                f"{self.label}: query {query_id!r} got a response that is not JSON: "
+                f"{shorten(response.content[:200].decode('utf-8', 'replace'))!r}"
+            ) from None
+        try:
+            return self._hits(document)
+        except SearchError as error:
+            raise SearchError(f"{self.label}: query {query_id!r}: {error}") from None
+
+    def _hits(self, document: Any) -> list[Hit]:
+        items = select_hits(document, self._results_path)
+        hits: list[Hit] = []
+        for rank, item in enumerate(items):
+            doc_id = select_one(item, self._id_path)
+            if doc_id is None or isinstance(doc_id, dict | list | bool):
+                raise SearchError(f"hit {rank + 1} has no usable {self._id_path.text!r}")
+            score = select_one(item, self._score_path) if self._score_path else None
+            if score is None:
+                score = score_from_rank(rank, len(items))
+            if isinstance(score, bool) or not isinstance(score, int | float | str):
+                raise SearchError(f"hit {rank + 1} has a non-numeric score {score!r}")
+            try:
+                hits.append((str(doc_id), float(score)))
+            except ValueError:
+                raise SearchError(f"hit {rank + 1} has a non-numeric score {score!r}") from None
+        return hits
+
+    def _send(self, request: httpx.Request, query_id: str) -> httpx.Response:
+        import httpx
+
+        try:
+            return self.client.send(request)
+        except httpx.TimeoutException:
+            raise TransientSearchError(
+                f"{self.label}: query {query_id!r} timed out after {self.timeout:g}s"
+            ) from None
+        except httpx.UnsupportedProtocol as error:
+            raise SearchError(f"{self.label}: {error}") from None
+        except httpx.TransportError as error:
+            raise TransientSearchError(
+                f"{self.label}: cannot reach the server ({type(error).__name__}: {error})"
+            ) from None
+
+    def check(self) -> None:
+        """Send one probe query: unreachable, 401, 403 or 404 means the run cannot work."""
+        try:
+            response = self._send(self.build_request(*_PROBE), _PROBE[0])
+        except SearchError as error:
+            raise BackendUnavailableError(str(error)) from None
+        if response.status_code in (401, 403, 404):
+            raise BackendUnavailableError(str(_status_error(response, self.label, _PROBE[0])))
+
+    def close(self) -> None:
+        self.client.close()
+
+
+def _settings(params: dict[str, Any]) -> dict[str, Any]:
+    """Explicit params over preset over defaults; the preset's url suffix appended if needed."""
+    preset = PRESETS.get(params["preset"] or "", {})
+    merged = {**_DEFAULTS, **preset}
+    merged.update({name: value for name, value in params.items() if value is not None})
+    url = params["url"].rstrip("/")
+    suffix = preset.get("url_suffix")
+    if suffix and not url.endswith(suffix):
+        url += suffix
+    merged["url"] = url
+    merged.setdefault("results_path", None)
+    return merged
+
+
+def _compiler(environment: jinja2.Environment) -> Any:
+    import jinja2
+
+    def compile_(source: str, what: str) -> jinja2.Template:
+        try:
+            return environment.from_string(source)
+        except jinja2.TemplateSyntaxError as error:
+            raise InputError(f"http searcher {what} template: {error.message}") from None
+
+    return compile_
+
+
+def _compile_body(body: Any, compile_: Any) -> Any:
+    """Body templates: a string -> one template; tables/lists -> same shape, strings compiled."""
+    if body is None:
+        return None
+    if isinstance(body, str):
+        return compile_(body, "body")
+    if isinstance(body, dict):
+        return {key: _compile_leaf(value, compile_) for key, value in body.items()}
+    if isinstance(body, list):
+        return [_compile_leaf(value, compile_) for value in body]
+    raise InputError(f"http searcher body must be a string, table or list, got {body!r}")
+
+
+def _compile_leaf(value: Any, compile_: Any) -> Any:
+    if isinstance(value, str):
+        native = _NATIVE.match(value)
+        return ("native", native.group(1)) if native else compile_(value, "body")
+    if isinstance(value, dict | list):
+        return _compile_body(value, compile_)
+    return value
+
+
+def _render_body(body: Any, variables: dict[str, Any]) -> str:
+    if hasattr(body, "render"):
+        return str(body.render(variables))
+    return json.dumps(_render_leaf(body, variables), ensure_ascii=False)
+
+
+def _render_leaf(value: Any, variables: dict[str, Any]) -> Any:
+    if isinstance(value, tuple):
+        return variables[value[1]]
+    if hasattr(value, "render"):
+        return value.render(variables)
+    if isinstance(value, dict):
+        return {key: _render_leaf(item, variables) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_render_leaf(item, variables) for item in value]
+    return value
+
+
+def _status_error(response: httpx.Response, label: str, query_id: str) -> SearchError:
+    body = shorten(response.content[:200].decode("utf-8", "replace"))
+    message = f"{label}: query {query_id!r} got HTTP {response.status_code}: {body!r}"
+    status = response.status_code
+    if status in (408, 429) or status >= 500:
+        retry_after = parse_retry_after(response.headers.get("retry-after"))
+        return TransientSearchError(message, retry_after=retry_after)
+    return SearchError(message)
+
+
+def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
+    """Seconds to wait from a ``Retry-After`` header: delta-seconds or an HTTP date (RFC 9110).
+
+    A date in the past gives 0; an unreadable value gives None (use the normal backoff).
+    """
+    if value is None or not value.strip():
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        moment = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if moment.tzinfo is None:
+        return None
+    return max(0.0, moment.timestamp() - (time.time() if now is None else now))
+
+
+def _create(params: dict[str, Any], context: SearchContext) -> Searcher:
+    return HttpSearcher(params, context)
+
+
+KIND = SearcherKind(
+    name="http",
+    description="a templated HTTP request per query (Elasticsearch, OpenSearch, Solr, JSON APIs)",
+    params=(
+        Param(
+            "url",
+            "str",
+            None,
+            "endpoint URL (a template); for presets the index/core URL",
+            required=True,
+        ),
+        Param("preset", "str", None, "elasticsearch, opensearch or solr", choices=tuple(PRESETS)),
+        Param("method", "str", None, "HTTP method (default GET, or the preset's)"),
+        Param("body", "json", None, "request body template (JSON text or a table)"),
+        Param("headers", "mapping", {}, "header name -> template, e.g. ${ENV} secrets"),
+        Param("query_params", "mapping", None, "URL query parameter -> template"),
+        Param("auth", "str", "", "HTTP basic auth as user:password (use ${ENV})"),
+        Param("fields", "list", [], "fields the presets search, e.g. title^2 text"),
+        Param("results_path", "str", None, "path to the list of hits, e.g. hits.hits"),
+        Param("id_field", "str", None, "path to the doc id in a hit (default id)"),
+        Param("score_field", "str", None, "path to the score in a hit (default score)"),
+        Param("timeout", "float", 10.0, "seconds per request"),
+        Param("retries", "int", 3, "retries of a timed-out, refused, 429 or 5xx request"),
+        Param("verify", "bool", True, "verify TLS certificates"),
+    ),
+    factory=_create,
+)

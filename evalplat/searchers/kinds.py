@@ -1,0 +1,200 @@
+"""A searcher kind: its name, one-line description, declared params and factory.
+
+Params arrive from a stored config: from a TOML file (typed values) or from
+``config add --param K=V`` (strings). ``SearcherKind.validate`` accepts both: a string is
+converted when the param's type is int, float, bool, mapping or list; anything else of the
+wrong type, and any unknown name, is an ``InputError`` that lists the valid params. Validation
+never expands ``${ENV}`` placeholders: the validated params are what gets stored.
+
+Param types:
+- ``str``, ``int``, ``float``, ``bool`` (``true/false/yes/no/1/0`` from a string);
+- ``mapping``: a table, or ``"k=v,k2=v2"`` from the command line (values stay strings);
+- ``list``: a list of strings, or a string split like a shell command line;
+- ``json``: any JSON value as given (a string stays a string).
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from evalplat.errors import InputError
+
+if TYPE_CHECKING:
+    from evalplat.searchers.base import Searcher
+
+ParamType = Literal["str", "int", "float", "bool", "mapping", "list", "json"]
+
+_TRUE = {"true", "yes", "on", "1"}
+_FALSE = {"false", "no", "off", "0"}
+
+
+@dataclass(frozen=True)
+class Param:
+    """One declared param. ``default=None`` with ``required=True`` means it must be given."""
+
+    name: str
+    type: ParamType
+    default: Any
+    help: str
+    choices: tuple[str, ...] = ()
+    required: bool = False
+
+
+@dataclass(frozen=True)
+class SearchContext:
+    """What a searcher may need besides its params.
+
+    ``documents``: the test set's corpus (a DataFrame or an iterable of mappings with
+    ``doc_id`` or ``id`` plus text fields), only the ``builtin`` searcher reads it.
+    ``corpus_key``: a content hash of those documents, naming cached indexes.
+    ``cache_dir``: where indexes are cached (``None``: a temporary folder per searcher).
+    ``concurrency``: how many threads will call ``search`` at once (sizes connection pools).
+    """
+
+    documents: Iterable[Mapping[str, Any]] | Any | None = None
+    corpus_key: str | None = None
+    cache_dir: Path | None = None
+    concurrency: int = 1
+
+
+@dataclass(frozen=True)
+class SearcherKind:
+    """A registered searcher kind. ``extra_params`` lets unknown names through (``python``)."""
+
+    name: str
+    description: str
+    params: tuple[Param, ...]
+    factory: Callable[[dict[str, Any], SearchContext], Searcher]
+    extra_params: bool = False
+    _by_name: dict[str, Param] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_by_name", {param.name: param for param in self.params})
+
+    def validate(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        """Return ``params`` converted to their declared types with defaults filled in."""
+        result: dict[str, Any] = {}
+        for name, value in params.items():
+            spec = self._by_name.get(name)
+            if spec is None:
+                if self.extra_params:
+                    result[name] = value
+                    continue
+                raise InputError(
+                    f"{self.name} searcher has no param {name!r}; valid params: "
+                    + ", ".join(param.name for param in self.params)
+                )
+            result[name] = _convert(self.name, spec, value)
+        for spec in self.params:
+            if spec.name not in result:
+                if spec.required:
+                    raise InputError(
+                        f"{self.name} searcher needs the param {spec.name!r} ({spec.help})"
+                    )
+                result[spec.name] = spec.default
+        return result
+
+    def create(self, params: Mapping[str, Any], context: SearchContext | None = None) -> Searcher:
+        """Validate ``params`` and build a searcher (expanding ``${ENV}`` in memory only)."""
+        return self.factory(self.validate(params), context or SearchContext())
+
+
+def _convert(kind: str, spec: Param, value: Any) -> Any:
+    converted = _CONVERTERS[spec.type](value)
+    if converted is _INVALID:
+        raise InputError(
+            f"{kind} searcher param {spec.name!r} must be {_TYPE_WORDS[spec.type]}, got {value!r}"
+        )
+    if spec.choices and converted not in spec.choices:
+        raise InputError(
+            f"{kind} searcher param {spec.name!r} must be one of "
+            f"{', '.join(spec.choices)}; got {converted!r}"
+        )
+    return converted
+
+
+_INVALID = object()
+
+
+def _to_str(value: Any) -> Any:
+    return value if isinstance(value, str) else _INVALID
+
+
+def _to_int(value: Any) -> Any:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        try:
+            return int(value.strip())
+        except ValueError:
+            return _INVALID
+    return _INVALID
+
+
+def _to_float(value: Any) -> Any:
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return float(value.strip())
+        except ValueError:
+            return _INVALID
+    return _INVALID
+
+
+def _to_bool(value: Any) -> Any:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
+        return value.strip().lower() in _TRUE
+    return _INVALID
+
+
+def _to_mapping(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return dict(value)
+    if not isinstance(value, str):
+        return _INVALID
+    result: dict[str, str] = {}
+    for item in filter(None, (part.strip() for part in value.split(","))):
+        key, sep, item_value = item.partition("=")
+        if not sep or not key.strip():
+            return _INVALID
+        result[key.strip()] = item_value.strip()
+    return result
+
+
+def _to_list(value: Any) -> Any:
+    if isinstance(value, list | tuple) and all(isinstance(item, str) for item in value):
+        return list(value)
+    if isinstance(value, str):
+        try:
+            return shlex.split(value)
+        except ValueError:
+            return _INVALID
+    return _INVALID
+
+
+_CONVERTERS: dict[ParamType, Callable[[Any], Any]] = {
+    "str": _to_str,
+    "int": _to_int,
+    "float": _to_float,
+    "bool": _to_bool,
+    "mapping": _to_mapping,
+    "list": _to_list,
+    "json": lambda value: value,
+}
+
+_TYPE_WORDS: dict[ParamType, str] = {
+    "str": "a string",
+    "int": "an integer",
+    "float": "a number",
+    "bool": "true or false",
+    "mapping": "a table or 'key=value,key=value'",
+    "list": "a list of strings or a command line",
+    "json": "a JSON value",
+}
