@@ -20,7 +20,7 @@ loads need no id round trips.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, ClassVar
 
 from sqlalchemy import (
@@ -33,6 +33,7 @@ from sqlalchemy import (
     MetaData,
     String,
     Text,
+    TypeDecorator,
     UniqueConstraint,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
@@ -56,12 +57,29 @@ RUN_TRIGGERS = ("manual", "nightly", "ci", "import")
 ALERT_STATES = ("pending", "open", "acknowledged", "resolved")
 
 
+class UTCDateTime(TypeDecorator[datetime]):
+    """A timezone-aware UTC timestamp on every backend (SQLite stores no zone: add it back)."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Any) -> datetime | None:
+        if value is not None and value.tzinfo is None:
+            raise ValueError("naive datetime given; evalplat stores timezone-aware UTC times")
+        return value
+
+    def process_result_value(self, value: datetime | None, dialect: Any) -> datetime | None:
+        if value is not None and value.tzinfo is None:
+            return value.replace(tzinfo=UTC)
+        return value
+
+
 def _id() -> Mapped[int]:
     return mapped_column(Integer, primary_key=True, autoincrement=True)
 
 
 def _created() -> Mapped[datetime]:
-    return mapped_column(DateTime(timezone=True), nullable=False)
+    return mapped_column(UTCDateTime(), nullable=False)
 
 
 class Base(DeclarativeBase):
@@ -208,14 +226,14 @@ class Run(Base):
     # heartbeat is stale belongs to a dead process and is shown as interrupted.
     host: Mapped[str | None] = mapped_column(String(200), nullable=True)
     pid: Mapped[int | None] = mapped_column(Integer, nullable=True)
-    heartbeat_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    heartbeat_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
     started_at: Mapped[datetime] = _created()
-    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
     queries_total: Mapped[int] = mapped_column(Integer, default=0)
     queries_failed: Mapped[int] = mapped_column(Integer, default=0)
     error: Mapped[str | None] = mapped_column(Text, nullable=True)
     results_pruned_at: Mapped[datetime | None] = mapped_column(
-        DateTime(timezone=True), nullable=True
+        UTCDateTime(), nullable=True
     )
     options: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
 
@@ -361,8 +379,8 @@ class Alert(Base):
     )
     details: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     opened_at: Mapped[datetime] = _created()
-    acknowledged_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
-    resolved_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    acknowledged_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+    resolved_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
 
 
 class AlertDelivery(Base):
@@ -386,4 +404,4 @@ class Lock(Base):
     name: Mapped[str] = mapped_column(String(80), primary_key=True)
     holder: Mapped[str] = mapped_column(String(200))
     acquired_at: Mapped[datetime] = _created()
-    expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime())
