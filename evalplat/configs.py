@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 import tomllib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -78,12 +79,21 @@ def load_params_file(path: Path) -> dict[str, Any]:
         try:
             data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as error:
-            line = getattr(error, "lineno", None)
-            raise InputError(f"invalid TOML: {error.args[0]}", path=path, line=line) from None
+            problem, line = toml_error(error)
+            raise InputError(f"invalid TOML: {problem}", path=path, line=line) from None
     if not isinstance(data, dict):
         raise InputError("expected a table of parameters at the top level", path=path)
     params: dict[str, Any] = _plain(data, path)
     return params
+
+
+def toml_error(error: tomllib.TOMLDecodeError) -> tuple[str, int | None]:
+    """The problem and line of a TOML error (Python 3.11 puts the line only in the message)."""
+    message = str(error.args[0]) if error.args else str(error)
+    match = re.search(r"\s*\(at line (\d+), column \d+\)$", message)
+    if match is None:
+        return message, None
+    return message[: match.start()], int(match.group(1))
 
 
 def merge_params(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:

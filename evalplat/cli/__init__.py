@@ -14,6 +14,7 @@ from typing import Any
 import typer
 from typer.core import TyperGroup
 
+from evalplat.cli.common import close_stores
 from evalplat.errors import EvalplatError
 
 
@@ -26,6 +27,8 @@ class EvalplatGroup(TyperGroup):
         except EvalplatError as error:
             typer.echo(f"error: {error}", err=True)
             raise typer.Exit(error.exit_code) from None
+        finally:
+            close_stores()
 
 
 app = typer.Typer(

@@ -23,11 +23,26 @@ DbOption = Annotated[
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
 
 
-def open_store(db: str | None) -> Store:
-    """Open the store at the resolved database URL, checking that its schema is current."""
+_open_stores: list[Store] = []
+
+
+def open_store(db: str | None, *, check: bool = True, init: bool = False) -> Store:
+    """Open the store at the resolved database URL, checking that its schema is current.
+
+    ``check=False`` skips the schema check (for the migration commands); ``init=True`` creates
+    or upgrades the schema. The store is closed when the command ends (see ``close_stores``).
+    """
     from evalplat.store import Store
 
-    return Store.open(db)
+    store = Store.init(db) if init else Store.open(db, check=check)
+    _open_stores.append(store)
+    return store
+
+
+def close_stores() -> None:
+    """Release the connections of every store a command opened."""
+    while _open_stores:
+        _open_stores.pop().close()
 
 
 def print_json(data: Any) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from evalplat.cli.common import DbOption, JsonOption, print_json
+from evalplat.cli.common import DbOption, JsonOption, open_store, print_json
 
 db_app = typer.Typer(help="Database schema migrations.", no_args_is_help=True)
 
@@ -29,9 +29,8 @@ def upgrade(db: DbOption = None, json_output: JsonOption = False) -> None:
 def current(db: DbOption = None, json_output: JsonOption = False) -> None:
     """Show the database's schema revision and the one this evalplat needs."""
     from evalplat.db import migrate
-    from evalplat.store import Store
 
-    store = Store.open(db, check=False)
+    store = open_store(db, check=False)
     revision = migrate.current_revision(store.engine)
     head = migrate.head_revision()
     if json_output:
@@ -53,9 +52,8 @@ def check(db: DbOption = None, json_output: JsonOption = False) -> None:
     """Check that the schema is current and matches the models; exit 3 if not."""
     from evalplat.db import migrate
     from evalplat.errors import SchemaOutdatedError
-    from evalplat.store import Store
 
-    store = Store.open(db, check=False)
+    store = open_store(db, check=False)
     migrate.ensure_current(store.engine)
     differences = migrate.schema_differences(store.engine)
     if json_output:
@@ -70,9 +68,7 @@ def check(db: DbOption = None, json_output: JsonOption = False) -> None:
 
 
 def _upgrade(db: str | None, json_output: bool) -> None:
-    from evalplat.store import Store
-
-    store = Store.init(db)
+    store = open_store(db, init=True)
     before, after = store.migrated or (None, None)
     if json_output:
         print_json({"database": store.description, "previous": before, "current": after})

@@ -1,0 +1,145 @@
+"""``evalplat testset import | list | show | export``: judged query sets as immutable versions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from evalplat.cli.common import DbOption, JsonOption, echo_err, open_store, print_json
+
+app = typer.Typer(
+    help="Test sets: queries and judgments (and documents), versioned.", no_args_is_help=True
+)
+
+FORMATS = "trec, csv, tsv, jsonl"
+
+
+@app.command("import")
+def import_(
+    name: Annotated[str, typer.Argument(help="Test set name, e.g. cranfield.")],
+    qrels: Annotated[
+        Path, typer.Option("--qrels", help="Judgments: TREC qrels, CSV/TSV or JSONL.")
+    ],
+    queries: Annotated[
+        Path | None, typer.Option("--queries", help="Queries: TSV (qid<TAB>text) or JSONL.")
+    ] = None,
+    docs: Annotated[
+        Path | None,
+        typer.Option("--docs", help="Documents as JSONL (id, title, text, other fields)."),
+    ] = None,
+    format: Annotated[
+        str | None,
+        typer.Option(
+            "--format", help=f"Judgments format when the extension is unclear: {FORMATS}."
+        ),
+    ] = None,
+    db: DbOption = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Validate the files, then store them as a new version (identical content: same version).
+
+    Nothing is written unless every file is valid; an error names the file and the line.
+    """
+    from evalplat.testsets import load_testset
+
+    content = load_testset(qrels, queries=queries, docs=docs, format=format)
+    source = {
+        "qrels": qrels.name,
+        "queries": None if queries is None else queries.name,
+        "docs": None if docs is None else docs.name,
+        "format": format,
+    }
+    outcome = open_store(db).import_test_set(name, content, source=source)
+    info = outcome.version
+    if json_output:
+        print_json({**info.to_dict(), "created": outcome.created})
+        return
+    counts = f"{info.queries} queries, {info.judgments} judgments, {info.documents} documents"
+    if outcome.created:
+        typer.echo(f"imported {info.name}@{info.version}: {counts}")
+    else:
+        echo_err(f"unchanged: identical to {info.name}@{info.version} ({counts}), nothing added")
+
+
+@app.command("list")
+def list_test_sets(db: DbOption = None, json_output: JsonOption = False) -> None:
+    """Every test set with its latest version."""
+    test_sets = open_store(db).list_test_sets()
+    if json_output:
+        print_json([t.to_dict() for t in test_sets])
+        return
+    if not test_sets:
+        echo_err("no test sets yet: import one with `evalplat testset import NAME --qrels F`")
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table("name", "version", "queries", "judgments", "documents", "created")
+    for t in test_sets:
+        table.add_row(
+            t.name,
+            str(t.version),
+            str(t.queries),
+            str(t.judgments),
+            str(t.documents),
+            t.created_at.strftime("%Y-%m-%d %H:%M"),
+        )
+    Console().print(table)
+
+
+@app.command("show")
+def show(
+    ref: Annotated[str, typer.Argument(help="NAME or NAME@VERSION.")],
+    db: DbOption = None,
+    json_output: JsonOption = False,
+) -> None:
+    """One test set version, and the other versions of the same test set."""
+    store = open_store(db)
+    info = store.test_set_version(ref)
+    versions = store.test_set_versions(info.name)
+    if json_output:
+        print_json({**info.to_dict(), "versions": [v.version for v in versions]})
+        return
+    typer.echo(f"{info.name}@{info.version}")
+    typer.echo(f"queries    {info.queries}")
+    typer.echo(f"judgments  {info.judgments}")
+    typer.echo(f"documents  {info.documents}")
+    typer.echo(f"hash       {info.content_hash}")
+    typer.echo(f"created    {info.created_at.isoformat()}")
+    if info.source:
+        files = ", ".join(f"{k}={v}" for k, v in info.source.items() if v)
+        typer.echo(f"source     {files}")
+    typer.echo("versions   " + ", ".join(str(v.version) for v in versions))
+
+
+@app.command("export")
+def export(
+    ref: Annotated[str, typer.Argument(help="NAME or NAME@VERSION.")],
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            help="Folder to write qrels.txt, queries.tsv and docs.jsonl into "
+            "(default: TREC qrels on standard output).",
+        ),
+    ] = None,
+    db: DbOption = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Write a version back out as files that `testset import` reads."""
+    import sys
+
+    from evalplat.testsets import export_testset, write_qrels
+
+    content = open_store(db).load_test_set(ref)
+    if out is None:
+        write_qrels(content, sys.stdout)
+        return
+    written = export_testset(content, out)
+    if json_output:
+        print_json({"files": [str(p) for p in written]})
+    else:
+        for path in written:
+            typer.echo(str(path))
