@@ -130,16 +130,19 @@ def export(
 ) -> None:
     """Write a version back out as files that `testset import` reads."""
     import sys
+    import tempfile
 
     from evalplat.testsets import export_testset, write_qrels
 
     content = open_store(db).load_test_set(ref)
     if out is None:
-        write_qrels(content, sys.stdout)
+        with tempfile.TemporaryDirectory() as folder:
+            path = write_qrels(content.judgments, Path(folder) / "qrels.txt")
+            sys.stdout.write(path.read_text(encoding="utf-8"))
         return
     written = export_testset(content, out)
     if json_output:
-        print_json({"files": [str(p) for p in written]})
+        print_json({"files": {kind: str(path) for kind, path in written.items()}})
     else:
-        for path in written:
+        for path in written.values():
             typer.echo(str(path))
