@@ -58,7 +58,8 @@ class BuiltinSearcher(Searcher):
         )
         self.fields = _index_columns(self.index_path)
         weights = _parse_weights(params["weights"], self.fields)
-        weight_args = ", ".join(repr(weights.get(name, 1.0)) for name in self.fields)
+        # bm25() takes one weight per column in table order, the unindexed doc_id included.
+        weight_args = ", ".join(["0.0", *(repr(weights.get(name, 1.0)) for name in self.fields)])
         self._sql = (
             f"SELECT doc_id, -bm25(docs, {weight_args}) AS score FROM docs "
             "WHERE docs MATCH ? ORDER BY score DESC, doc_id LIMIT ?"

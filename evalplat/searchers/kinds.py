@@ -104,6 +104,8 @@ class SearcherKind:
 
 
 def _convert(kind: str, spec: Param, value: Any) -> Any:
+    if value is None and spec.default is None and not spec.required:
+        return None  # "not set": validating already validated params must give the same params
     converted = _CONVERTERS[spec.type](value)
     if converted is _INVALID:
         raise InputError(

@@ -27,6 +27,15 @@ def test_validation_fills_defaults() -> None:
     assert params == {"tokenizer": "porter", "operator": "or", "weights": {}}
 
 
+def test_validating_validated_params_changes_nothing() -> None:
+    for name, given in [
+        ("http", {"url": "http://x", "preset": "solr"}),
+        ("sql", {"url": "u", "query": "q"}),
+    ]:
+        once = get_kind(name).validate(given)
+        assert get_kind(name).validate(once) == once
+
+
 def test_unknown_param_is_refused_and_valid_params_listed() -> None:
     with pytest.raises(InputError, match="no param 'tokeniser'; valid params: tokenizer"):
         get_kind("builtin").validate({"tokeniser": "porter"})
