@@ -1,0 +1,42 @@
+"""The README's promises: CI runs its test command, and the commands it shows exist."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+README = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def quickstart_commands() -> list[str]:
+    section = README.split("## Quickstart", 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"```bash\n(.*?)```", section, flags=re.S)
+    return [line for block in blocks for line in block.splitlines() if line and line[0] != "#"]
+
+
+def test_quickstart_has_exactly_two_commands() -> None:
+    assert len(quickstart_commands()) == 2
+
+
+def test_ci_runs_the_readme_test_command_verbatim() -> None:
+    test_command = quickstart_commands()[1]
+    assert "pytest" in test_command
+    ci_lines = (REPO_ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    assert test_command in ci_lines
+
+
+def test_every_command_in_the_cli_tour_exists() -> None:
+    from typer.main import get_command
+
+    from evalplat.cli import app
+
+    root = get_command(app)
+    tour = README.split("## CLI tour", 1)[1].split("\n## ", 1)[0]
+    for line in re.findall(r"^evalplat ([a-z-]+(?: [a-z-]+)?)", tour, flags=re.M):
+        words = line.split()
+        command = root.commands.get(words[0])  # type: ignore[attr-defined]
+        assert command is not None, f"README shows `evalplat {words[0]}`, which does not exist"
+        sub = getattr(command, "commands", None)
+        if sub is not None and len(words) > 1:
+            assert words[1] in sub, f"README shows `evalplat {line}`, which does not exist"
