@@ -318,7 +318,11 @@ def _query_rows_json(text: str, path: Path) -> Iterator[_QueryRow]:
         tag_list = obj.get("tags") or []
         if not isinstance(tag_list, list) or not all(isinstance(t, str) and t for t in tag_list):
             raise InputError("tags must be a list of non-empty strings", path=path, line=number)
-        weight = _weight(obj.get("weight"), path, number)
+        raw_weight = obj.get("weight")
+        if isinstance(raw_weight, str):  # JSON has numbers; a string is a mistake upstream
+            problem = f"weight must be a number, found a string {raw_weight!r}"
+            raise InputError(problem, path=path, line=number)
+        weight = _weight(raw_weight, path, number)
         yield number, query_id, query_text.strip(), weight, tag_list
 
 
@@ -399,11 +403,12 @@ def _none_column(length: int) -> pd.Series[Any]:
 
 def _judgment_header(fields: list[str], path: Path, line: int) -> list[str]:
     names = [name.lower() for name in fields]
+    if not set(names) & set(JUDGMENT_COLUMNS):
+        problem = f"expected a header line naming {', '.join(JUDGMENT_COLUMNS[:3])}[, source]"
+        raise InputError(problem, path=path, line=line)
     for name in names:
         if name not in JUDGMENT_COLUMNS:
             problem = f"unknown column {name!r} (judgments have {', '.join(JUDGMENT_COLUMNS)})"
-            if name.isdigit() or not name:
-                problem = f"expected a header line naming {', '.join(JUDGMENT_COLUMNS[:3])}"
             raise InputError(problem, path=path, line=line)
         if names.count(name) > 1:
             raise InputError(f"column {name!r} given twice", path=path, line=line)
