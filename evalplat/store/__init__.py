@@ -7,16 +7,20 @@ it. Each CLI command calls one method here.
 from __future__ import annotations
 
 from evalplat.store.configs import AddConfigOutcome, ConfigsMixin, ConfigVersionInfo
+from evalplat.store.runs import EvaluationRecord, QueryOutcome, RunInfo, RunsMixin
 from evalplat.store.testsets import ImportOutcome, TestSetsMixin, TestSetVersionInfo
 
 __all__ = [
     "AddConfigOutcome",
     "ConfigVersionInfo",
+    "EvaluationRecord",
     "ImportOutcome",
+    "QueryOutcome",
+    "RunInfo",
     "Store",
     "TestSetVersionInfo",
 ]
 
 
-class Store(TestSetsMixin, ConfigsMixin):
+class Store(TestSetsMixin, ConfigsMixin, RunsMixin):
     """Everything the CLI can do, as methods (see the mixins for each noun)."""

@@ -1,0 +1,148 @@
+"""The runs part of the store: life cycle, liveness, references and retention, on both backends."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from datetime import timedelta
+
+import pytest
+from sqlalchemy import update
+
+from evalplat.db.models import Baseline, Config, Run, TestSet
+from evalplat.errors import InputError, NotFoundError
+from evalplat.store import EvaluationRecord, QueryOutcome, Store
+from evalplat.store.base import utcnow
+
+from .helpers import small_content
+
+
+def _new_run(store: Store) -> tuple[int, int]:
+    store.import_test_set("small", small_content())
+    store.add_config("engine", "python", {"function": "json:loads"})
+    version_id = store.test_set_version_id("small")
+    run_id = store.create_run(
+        store.config_version_id("engine"), version_id, depth=10, queries_total=10
+    )
+    return run_id, version_id
+
+
+def _evaluation(version_id: int, value: float) -> EvaluationRecord:
+    per_query = [("P@1", f"q{n}", value) for n in range(10)]
+    return EvaluationRecord(version_id, per_query, {"P@1": (value, 10)})
+
+
+def _dead_pid() -> int:
+    process = subprocess.Popen([sys.executable, "-c", "pass"])
+    process.wait()
+    return process.pid
+
+
+def test_outcomes_and_final_status_are_stored_with_the_evaluation(store: Store) -> None:
+    run_id, version_id = _new_run(store)
+    store.record_outcomes(
+        run_id,
+        [
+            QueryOutcome("q0", "ok", [("d1", 3.0), ("d0", 2.0)], latency_ms=1.5),
+            QueryOutcome("q1", "failed", attempts=4, error="timed out"),
+        ],
+    )
+    running = store.run_info(run_id)
+    assert (running.status, running.queries_done, running.queries_failed) == ("running", 2, 1)
+    info = store.finish_run(run_id, "partial", evaluation=_evaluation(version_id, 0.5))
+    assert info.status == "partial"
+    assert info.means == {"P@1": 0.5}
+    assert info.scored_against_version == 1
+    results = store.load_results(run_id)
+    assert results[["doc_id", "rank"]].values.tolist() == [["d1", 1], ["d0", 2]]
+    assert store.run_failures(run_id) == [{"query_id": "q1", "attempts": 4, "error": "timed out"}]
+    assert len(store.evaluation_scores(run_id)) == 10
+
+
+def test_running_run_of_a_dead_process_is_listed_and_persisted_as_interrupted(
+    store: Store,
+) -> None:
+    run_id, _ = _new_run(store)
+    with store.session() as session:
+        session.execute(update(Run).where(Run.id == run_id).values(pid=_dead_pid()))
+    assert [r.status for r in store.list_runs()] == ["interrupted"]
+    with store.session() as session:
+        assert session.get(Run, run_id).status == "interrupted"  # type: ignore[union-attr]
+
+
+def test_running_run_with_a_stale_heartbeat_is_interrupted(store: Store) -> None:
+    run_id, _ = _new_run(store)
+    assert store.run_info(run_id).status == "running"  # our own, fresh process
+    old = utcnow() - timedelta(minutes=10)
+    with store.session() as session:
+        session.execute(
+            update(Run).where(Run.id == run_id).values(heartbeat_at=old, host="elsewhere")
+        )
+    info = store.run_info(run_id)
+    assert info.status == "interrupted"
+    assert info.error is not None and "no heartbeat" in info.error
+
+
+def test_reopen_keeps_ok_outcomes_and_forgets_failed_ones(store: Store) -> None:
+    run_id, _ = _new_run(store)
+    store.record_outcomes(
+        run_id, [QueryOutcome("q0", "ok", [("d0", 1.0)]), QueryOutcome("q1", "failed", error="x")]
+    )
+    store.finish_run(run_id, "partial")
+    reopened = store.reopen_run(run_id)
+    assert reopened.status == "running"
+    assert store.run_outcomes(run_id)["query_id"].tolist() == ["q0"]
+
+
+def test_reopen_refuses_a_complete_run(store: Store) -> None:
+    run_id, _ = _new_run(store)
+    store.finish_run(run_id, "complete")
+    with pytest.raises(InputError, match="already complete"):
+        store.reopen_run(run_id)
+
+
+def test_run_references_resolve_latest_complete_and_baseline(store: Store) -> None:
+    first, version_id = _new_run(store)
+    store.finish_run(first, "complete")
+    second = store.create_run(
+        store.config_version_id("engine"), version_id, depth=10, queries_total=10
+    )
+    store.finish_run(second, "partial")
+    assert store.resolve_run(str(first)) == first
+    assert store.resolve_run("engine@latest") == first  # a partial run is never "latest"
+    with pytest.raises(NotFoundError, match="no baseline"):
+        store.resolve_run("engine@baseline")
+    with store.session() as session:
+        config = session.query(Config).one()
+        test_set = session.query(TestSet).one()
+        session.add(Baseline(config_id=config.id, test_set_id=test_set.id, run_id=second,
+                             pinned=True, set_at=utcnow()))  # fmt: skip
+    assert store.resolve_run("engine@baseline") == second
+    with pytest.raises(NotFoundError):
+        store.resolve_run("999")
+    with pytest.raises(InputError, match="invalid run reference"):
+        store.resolve_run("engine@yesterday")
+
+
+def test_retention_prunes_results_but_keeps_scores(store: Store) -> None:
+    run_id, version_id = _new_run(store)
+    store.record_outcomes(run_id, [QueryOutcome("q0", "ok", [("d0", 1.0), ("d1", 0.5)])])
+    store.finish_run(run_id, "complete", evaluation=_evaluation(version_id, 0.25))
+    assert store.prune_results(30) == []  # too recent
+    pruned = store.prune_results(30, now=utcnow() + timedelta(days=31))
+    assert pruned == [run_id]
+    info = store.run_info(run_id)
+    assert info.results_pruned_at is not None
+    assert info.means == {"P@1": 0.25}
+    assert len(store.evaluation_scores(run_id)) == 10
+    with pytest.raises(InputError, match="pruned"):
+        store.load_results(run_id)
+
+
+def test_import_config_version_adds_an_import_version_per_new_label(store: Store) -> None:
+    first = store.import_config_version("anserini", "abc123")
+    assert store.import_config_version("anserini", "abc123") == first
+    second = store.import_config_version("anserini", "def456")
+    assert second != first
+    assert store.import_config_version("anserini") == second  # no label: the latest
+    assert store.config_version("anserini@1").searcher == "import"
