@@ -64,17 +64,28 @@ class _EngineProcess:
         stdout, stderr = self.process.stdout, self.process.stderr
         if stdout is None or stderr is None:  # pragma: no cover - PIPE always gives streams
             raise RuntimeError("subprocess pipes missing")
-        threading.Thread(target=self._drain, args=(stdout, True), daemon=True).start()
-        threading.Thread(target=self._drain, args=(stderr, False), daemon=True).start()
+        self._readers = [
+            threading.Thread(target=self._drain, args=(stdout, True), daemon=True),
+            threading.Thread(target=self._drain, args=(stderr, False), daemon=True),
+        ]
+        for reader in self._readers:
+            reader.start()
 
     def _drain(self, stream: IO[str], is_stdout: bool) -> None:
-        for line in stream:
+        # The reader closes its own stream at EOF: closing it from another thread while this one
+        # is blocked reading it is not safe.
+        try:
+            for line in stream:
+                if is_stdout:
+                    self.lines.put(line)
+                else:
+                    self.stderr_tail.append(line.strip())
+        except (OSError, ValueError):
+            pass
+        finally:
+            stream.close()
             if is_stdout:
-                self.lines.put(line)
-            else:
-                self.stderr_tail.append(line.strip())
-        if is_stdout:
-            self.lines.put(None)  # end of output: the process has exited or closed stdout
+                self.lines.put(None)  # end of output: the process has exited
 
     def alive(self) -> bool:
         return self.process.poll() is None
@@ -99,10 +110,14 @@ class _EngineProcess:
             code = self.process.wait(timeout=2)
         except subprocess.TimeoutExpired:
             return "stopped answering"
+        self._readers[1].join(timeout=1)  # let the stderr reader catch the last words
         tail = " | ".join(line for line in self.stderr_tail if line)
         return f"exited with code {code}" + (f": {shorten(tail)}" if tail else "")
 
-    def stop(self) -> None:
+    def stop(self, kill: bool = False) -> None:
+        """End the process (closing stdin asks it to; ``kill`` or 2 s later forces it)."""
+        if kill:
+            self.process.kill()
         if self.process.stdin is not None:
             with contextlib.suppress(OSError):
                 self.process.stdin.close()
@@ -111,6 +126,8 @@ class _EngineProcess:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
+        for reader in self._readers:
+            reader.join(timeout=2)
 
 
 class CommandSearcher(Searcher):
@@ -152,7 +169,7 @@ class CommandSearcher(Searcher):
         try:
             line = engine.request(request, self.timeout)
         except TimeoutError:
-            engine.process.kill()
+            engine.stop(kill=True)
             slot[0] = None
             raise TransientSearchError(
                 f"command {self.label!r}: no answer to query {query_id!r} within "
@@ -160,7 +177,9 @@ class CommandSearcher(Searcher):
             ) from None
         if line is None:
             slot[0] = None
-            raise TransientSearchError(f"command {self.label!r} {engine.describe_exit()}")
+            reason = engine.describe_exit()
+            engine.stop()
+            raise TransientSearchError(f"command {self.label!r} {reason}")
         try:
             return self._parse(line, query_id)
         except SearchError:
