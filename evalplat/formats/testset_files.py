@@ -81,6 +81,7 @@ _QUERY_COLUMNS.update(weight="weight", tags="tags")
 JUDGMENT_COLUMNS = ("query_id", "doc_id", "grade", "source")
 _INTEGER = re.compile(r"[+-]?[0-9]+")
 _WHITESPACE = re.compile(r"\s")
+_BLANK_LINE = re.compile(r"(?:^|\n)[ \t\r\f\v]*(?:\n|$)")
 
 
 @dataclass(frozen=True)
@@ -529,8 +530,14 @@ def _arrow_json(text: str) -> pa.Table | None:
         ),
     )
     # pyarrow accepts two objects on one line; json.loads (the reference) does not
-    records = sum(1 for line in text.split("\n") if line.strip())
-    return table if table.num_rows == records else None
+    return table if table.num_rows == _count_non_blank_lines(text) else None
+
+
+def _count_non_blank_lines(text: str) -> int:
+    body = text[:-1] if text.endswith("\n") else text
+    if _BLANK_LINE.search(body) is None:  # the usual case, counted without a Python loop
+        return body.count("\n") + 1
+    return sum(1 for line in body.split("\n") if line.strip())
 
 
 def _arrow_delimited(text: str, fmt: str, path: Path) -> pa.Table | None:

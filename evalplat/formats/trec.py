@@ -62,17 +62,31 @@ def read_run(path: str | Path) -> pd.DataFrame:
     return frame
 
 
-def read_qrels_table(path: str | Path) -> pa.Table:
-    """:func:`read_qrels` as a pyarrow Table (the engine's fast path, no pandas conversion)."""
-    return _read(Path(path), QRELS_FIELDS, _QRELS_KEEP, exact=True)
+def read_qrels_table(path: str | Path, *, check_duplicates: bool = True) -> pa.Table:
+    """:func:`read_qrels` as a pyarrow Table (the engine's fast path, no pandas conversion).
+
+    ``check_duplicates=False`` is for a caller that checks pairs itself on integer codes and
+    calls :func:`name_first_error` when it finds one.
+    """
+    return _read(Path(path), QRELS_FIELDS, _QRELS_KEEP, exact=True, check=check_duplicates)
 
 
-def read_run_table(path: str | Path) -> pa.Table:
-    """:func:`read_run` as a pyarrow Table (the engine's fast path, no pandas conversion)."""
-    return _read(Path(path), RUN_FIELDS, _RUN_KEEP, exact=False)
+def read_run_table(path: str | Path, *, check_duplicates: bool = True) -> pa.Table:
+    """:func:`read_run` as a pyarrow Table; see :func:`read_qrels_table`."""
+    return _read(Path(path), RUN_FIELDS, _RUN_KEEP, exact=False, check=check_duplicates)
 
 
-def _read(path: Path, n_fields: int, keep: tuple[tuple[int, str], ...], *, exact: bool) -> pa.Table:
+def name_first_error(path: str | Path, kind: str) -> None:
+    """Run the reference pass over a ``"qrels"`` or ``"run"`` file to raise its first error."""
+    if kind == "qrels":
+        _read_slow(Path(path), QRELS_FIELDS, _QRELS_KEEP, exact=True)
+    else:
+        _read_slow(Path(path), RUN_FIELDS, _RUN_KEEP, exact=False)
+
+
+def _read(
+    path: Path, n_fields: int, keep: tuple[tuple[int, str], ...], *, exact: bool, check: bool
+) -> pa.Table:
     if not path.is_file():
         raise InputError("no such file", path=path)
     if path.stat().st_size == 0:
@@ -84,7 +98,7 @@ def _read(path: Path, n_fields: int, keep: tuple[tuple[int, str], ...], *, exact
             break
         except _FastPathFailed:
             continue
-    if table is None or table.num_rows == 0 or _has_duplicates(table):
+    if table is None or table.num_rows == 0 or (check and _has_duplicates(table)):
         # The slow pass raises with the line number (or, for a valid file, returns the table).
         table = _read_slow(path, n_fields, keep, exact=exact)
     return table
@@ -105,15 +119,33 @@ def _arrow_types(keep: tuple[tuple[int, str], ...]) -> dict[str, pa.DataType]:
 
 
 def _sniff_delimiter(path: Path) -> str:
-    """Space or tab, from the first line; fails when the other one also occurs in the file."""
+    """Space or tab, from the first line, when every field on every line is split by exactly one.
+
+    Raises ``_FastPathFailed`` when the other character also occurs, when a delimiter is doubled or
+    touches a line end (an empty field for the CSV reader, nothing for whitespace splitting), so
+    the CSV reader never sees a line the reference pass would split differently. The scan runs at
+    memchr speed, in chunks to keep memory flat.
+    """
     with path.open("rb") as handle:
         first = handle.readline(65536)
         delimiter, other = (b"\t", b" ") if b"\t" in first else (b" ", b"\t")
+        bad = (
+            other,
+            delimiter * 2,
+            b"\n" + delimiter,
+            delimiter + b"\n",
+            delimiter + b"\r",
+            b"\r\r",
+        )
         handle.seek(0)
-        # a chunked scan (memchr speed): mixed whitespace belongs to the splitting tier
+        previous = b"\n"  # the file start behaves like a line start
         while chunk := handle.read(1 << 24):
-            if other in chunk:
+            window = previous + chunk
+            if any(pattern in window for pattern in bad):
                 raise _FastPathFailed
+            previous = chunk[-1:]
+        if previous == delimiter:
+            raise _FastPathFailed
     return delimiter.decode()
 
 
@@ -151,14 +183,9 @@ def _read_delimited(
         raise _FastPathFailed from error
     import pyarrow.compute as pc
 
-    for _, name in keep:
-        column = table.column(name)
-        if types[name] == pa.string():
-            # an empty field means doubled delimiters; a leading '#' means a comment line
-            if pc.any(pc.equal(pc.utf8_length(column), 0)).as_py():
-                raise _FastPathFailed
-        elif types[name] == pa.float64() and not _all_finite_or_inf(column):
-            raise _FastPathFailed
+    if "score" in types and not _all_finite_or_inf(table.column("score")):
+        raise _FastPathFailed
+    # a comment line that happens to have the right number of fields
     if pc.any(pc.starts_with(table.column("query_id"), "#")).as_py():
         raise _FastPathFailed
     return table
@@ -220,11 +247,16 @@ def _read_split(
 
 
 def _has_duplicates(table: pa.Table) -> bool:
-    """True when a (query_id, doc_id) pair occurs twice."""
-    if table.num_rows == 0:
-        return False
-    keys = table.select(["query_id", "doc_id"]).group_by(["query_id", "doc_id"]).aggregate([])
-    return bool(keys.num_rows != table.num_rows)
+    """True when a (query_id, doc_id) pair occurs twice (integer codes, one numpy sort)."""
+    import numpy as np
+    import pyarrow.compute as pc
+
+    queries = pc.dictionary_encode(table.column("query_id")).combine_chunks()
+    docs = pc.dictionary_encode(table.column("doc_id")).combine_chunks()
+    keys = queries.indices.to_numpy().astype(np.int64) * len(docs.dictionary)
+    keys += docs.indices.to_numpy()
+    keys.sort()
+    return bool((keys[1:] == keys[:-1]).any())
 
 
 def _read_slow(

@@ -1,0 +1,224 @@
+"""``evalplat.evaluate``: score a run against qrels; the engine behind the CLI, runs and rescore.
+
+Semantics are trec_eval's ``-c`` by default:
+
+- **Topics** are the test set's query ids (``topics=``; default: the queries of the qrels). Every
+  topic counts; a topic missing from the run scores 0. A run-only query is ignored with a
+  warning. A topic without relevant judgments scores 0 and counts.
+- ``missing="skip"`` averages over the topics that are also in the run (trec_eval 9 without
+  ``-c``); ``exclude_no_relevant=True`` drops topics with no judgment of grade >= 1. Both are
+  recorded in ``Evaluation.options``.
+- **Means** are arithmetic over topics, or ``sum(w v) / sum(w)`` with ``weights`` (query id ->
+  weight; topics without a weight get 1). ``Num*`` measures are sums.
+- **Ordering** ``"score"``: score descending, ties by doc id descending (trec_eval; rank ignored).
+  ``"given"``: the run's ``rank`` column, else its row order (a searcher's own ranking).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from evalplat.errors import InputError
+from evalplat.metrics.registry import Metric, parse_all
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pandas as pd
+    import pyarrow as pa
+    from numpy.typing import NDArray
+
+Ordering = Literal["score", "given"]
+Missing = Literal["zero", "skip"]
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """Per-topic values and means of each metric, with the options that produced them."""
+
+    metrics: list[Metric]
+    query_ids: list[str]
+    values: dict[str, NDArray[np.float64]]  # canonical metric name -> value per query_ids entry
+    means: dict[str, float]
+    options: dict[str, Any]
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def per_query(self) -> pd.DataFrame:
+        """Tidy frame: one row per (query_id, metric) with its ``value``, metrics in given order."""
+        import numpy as np
+        import pandas as pd
+
+        names = [str(m) for m in self.metrics]
+        n = len(self.query_ids)
+        return pd.DataFrame(
+            {
+                "query_id": np.tile(np.asarray(self.query_ids, dtype=object), len(names)),
+                "metric": np.repeat(np.asarray(names, dtype=object), n),
+                "value": np.concatenate([self.values[name] for name in names])
+                if names
+                else np.zeros(0),
+            }
+        )
+
+    def to_frame(self) -> pd.DataFrame:
+        """:attr:`per_query` followed by the means, as rows with ``query_id == "all"``."""
+        import pandas as pd
+
+        means = pd.DataFrame(
+            {
+                "query_id": ["all"] * len(self.means),
+                "metric": list(self.means),
+                "value": list(self.means.values()),
+            }
+        )
+        return pd.concat([self.per_query, means], ignore_index=True)
+
+
+def evaluate(
+    qrels: pd.DataFrame | pa.Table | str | Path,
+    run: pd.DataFrame | pa.Table | str | Path,
+    metrics: Sequence[str | Metric] | str | Metric | None = None,
+    *,
+    ordering: Ordering = "score",
+    topics: Sequence[str] | None = None,
+    missing: Missing = "zero",
+    exclude_no_relevant: bool = False,
+    weights: Mapping[str, float] | pd.Series | None = None,
+) -> Evaluation:
+    """Score ``run`` against ``qrels`` for ``metrics`` (default: ``DEFAULT_METRICS``).
+
+    ``qrels``: a TREC qrels path or a frame with ``query_id``, ``doc_id``, ``grade``.
+    ``run``: a TREC run path or a frame with ``query_id``, ``doc_id``, ``score`` (and ``rank``
+    for ``ordering="given"``). Raises ``InputError`` for malformed input, unknown metrics and
+    duplicate pairs (with file and line when read from a path).
+    """
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from evalplat.metrics import compute
+    from evalplat.metrics.ranking import DuplicateError, build_judgments, build_ranking
+
+    if missing not in ("zero", "skip"):
+        raise InputError(f"missing must be 'zero' or 'skip', got {missing!r}")
+    if isinstance(metrics, (str, Metric)):
+        metrics = [metrics]
+    chosen = parse_all([str(m) for m in metrics] if metrics else None)
+    qrels_table = _as_table(qrels, "qrels", ("query_id", "doc_id", "grade"))
+    run_table = _as_table(run, "run", ("query_id", "doc_id", "score"), ordering=ordering)
+    if topics is None:
+        topic_ids = pc.unique(qrels_table.column("query_id"))
+    else:
+        topic_ids = pa.array(sorted({str(t) for t in topics}), pa.string())
+    topic_ids = topic_ids.take(pc.array_sort_indices(topic_ids))
+    try:
+        judgments, keys, grades, docs = build_judgments(qrels_table, topic_ids)
+        ranking, run_only = build_ranking(run_table, topic_ids, keys, grades, docs,
+                                          ordering=ordering)  # fmt: skip
+    except DuplicateError as error:
+        source, kind = (qrels, "qrels") if error.kind == "judgment" else (run, "run")
+        _name_line(source, kind)
+        raise InputError(
+            f"duplicate {error.kind}: query {error.query_id!r}, doc {error.doc_id!r}"
+        ) from None
+    warnings = []
+    if run_only:
+        shown = ", ".join(run_only[:5]) + (" ..." if len(run_only) > 5 else "")
+        warnings.append(f"{len(run_only)} run queries are not topics and were ignored: {shown}")
+    query_ids: list[str] = topic_ids.to_pylist()
+    keep = np.ones(len(query_ids), dtype=bool)
+    if missing == "skip":
+        keep &= ranking.num_ret > 0
+    if exclude_no_relevant:
+        keep &= judgments.relevant_count(1) > 0
+    weight = _weights(weights, query_ids)[keep]
+    values: dict[str, NDArray[np.float64]] = {}
+    means: dict[str, float] = {}
+    for metric in chosen:
+        name = str(metric)
+        per_topic = compute(metric, ranking, judgments)[keep]
+        values[name] = per_topic
+        if metric.spec.aggregate == "sum":
+            means[name] = float(per_topic.sum())
+        elif weight.sum() > 0:
+            means[name] = float(np.dot(per_topic, weight) / weight.sum())
+        else:
+            means[name] = 0.0
+    options = {
+        "ordering": ordering,
+        "missing": missing,
+        "exclude_no_relevant": exclude_no_relevant,
+        "weighted": weights is not None,
+        "topics": "given" if topics is not None else "qrels",
+    }
+    kept_ids = [q for q, k in zip(query_ids, keep, strict=True) if k]
+    return Evaluation(chosen, kept_ids, values, means, options, warnings)
+
+
+def _as_table(
+    source: pd.DataFrame | pa.Table | str | Path,
+    kind: str,
+    columns: tuple[str, ...],
+    *,
+    ordering: str = "score",
+) -> pa.Table:
+    """A pyarrow table with string ids, from a path or a frame; validates columns and nulls."""
+    import pyarrow as pa
+
+    from evalplat.formats.trec import read_qrels_table, read_run_table
+
+    if isinstance(source, (str, Path)):
+        reader = read_qrels_table if kind == "qrels" else read_run_table
+        return reader(source, check_duplicates=False)
+    wanted = list(columns)
+    if kind == "run" and ordering == "given" and "rank" in _column_names(source):
+        wanted.append("rank")
+    missing = [c for c in columns if c not in _column_names(source)]
+    if missing:
+        raise InputError(f"{kind} has no column {', '.join(missing)}")
+    if isinstance(source, pa.Table):
+        table = source.select(wanted)
+    else:
+        table = pa.Table.from_pandas(source[wanted], preserve_index=False)
+    types = {"query_id": pa.string(), "doc_id": pa.string(), "grade": pa.int64(),
+             "score": pa.float64(), "rank": pa.float64()}  # fmt: skip
+    try:
+        table = pa.table({name: table.column(name).cast(types[name]) for name in wanted})
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as error:
+        raise InputError(f"{kind}: {error}") from None
+    for name in wanted:
+        if table.column(name).null_count:
+            raise InputError(f"{kind} column {name} has missing values")
+    if table.num_rows == 0:
+        raise InputError(f"{kind} is empty")
+    return table
+
+
+def _column_names(source: pd.DataFrame | pa.Table) -> list[str]:
+    return [str(c) for c in (source.column_names if hasattr(source, "column_names")
+                             else source.columns)]  # fmt: skip
+
+
+def _name_line(source: object, kind: str) -> None:
+    """For a file, raise the reference reader's error, which names the line."""
+    from evalplat.formats.trec import name_first_error
+
+    if isinstance(source, (str, Path)):
+        name_first_error(source, kind)
+
+
+def _weights(
+    weights: Mapping[str, float] | pd.Series | None, query_ids: list[str]
+) -> NDArray[np.float64]:
+    import numpy as np
+
+    if weights is None:
+        return np.ones(len(query_ids))
+    lookup = {str(k): float(v) for k, v in dict(weights).items()}
+    result = np.array([lookup.get(q, 1.0) for q in query_ids], dtype=float)
+    if (result < 0).any() or not np.isfinite(result).all():
+        raise InputError("query weights must be finite and not negative")
+    return result

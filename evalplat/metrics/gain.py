@@ -1,0 +1,85 @@
+"""Graded measures: DCG, nDCG (trec_eval's ndcg, ndcg_cut_k) and ERR.
+
+Gain of grade g: ``g`` (linear, trec_eval's default) or ``2^g - 1`` (exp, Burges et al.);
+negative grades and unjudged documents gain 0. Discount at 1-based rank r: ``1 / log2(r + 1)``.
+The ideal ranking sorts every judgment of the topic by grade, retrieved or not, so nDCG is 0
+when no document has a positive grade. The relevance threshold ``rel`` plays no part here,
+as in trec_eval (``-l2`` leaves ndcg unchanged).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from evalplat.metrics.binary import safe_divide, view
+from evalplat.metrics.ranking import Judgments, Ranking
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+    from evalplat.metrics.registry import Metric
+
+
+def gains(grade: NDArray[np.int32], kind: str) -> NDArray[np.float64]:
+    """Gain per document; grades <= 0 (and UNJUDGED) give 0."""
+    positive: NDArray[np.float64] = np.maximum(grade, 0).astype(float)
+    if kind == "exp":
+        exponential: NDArray[np.float64] = np.power(2.0, positive) - 1.0
+        return exponential
+    return positive
+
+
+def _discounted(rank: NDArray[np.int64], gain: NDArray[np.float64]) -> NDArray[np.float64]:
+    discounted: NDArray[np.float64] = gain / np.log2(rank + 2.0)
+    return discounted
+
+
+def dcg(ranking: Ranking, judgments: Judgments, metric: Metric) -> NDArray[np.float64]:
+    """DCG@k = sum over r <= k of gain(g_r) / log2(r + 1)."""
+    ranked = view(ranking, metric)
+    mask = ranked.grade > 0
+    if metric.cutoff is not None:
+        mask &= ranked.rank < metric.cutoff
+    values = _discounted(ranked.rank[mask], gains(ranked.grade[mask], metric.gain))
+    return np.bincount(ranked.topic[mask], weights=values, minlength=ranked.n_topics).astype(float)
+
+
+def ideal_dcg(judgments: Judgments, metric: Metric) -> NDArray[np.float64]:
+    """DCG@k of the ideal ranking of all judgments of each topic."""
+    topic, grade, rank = judgments.ideal
+    mask = grade > 0
+    if metric.cutoff is not None:
+        mask &= rank < metric.cutoff
+    values = _discounted(rank[mask], gains(grade[mask], metric.gain))
+    return np.bincount(topic[mask], weights=values, minlength=judgments.n_topics).astype(float)
+
+
+def ndcg(ranking: Ranking, judgments: Judgments, metric: Metric) -> NDArray[np.float64]:
+    """nDCG@k = DCG@k / IDCG@k; 0 when IDCG@k = 0."""
+    return safe_divide(dcg(ranking, judgments, metric), ideal_dcg(judgments, metric))
+
+
+def err(ranking: Ranking, judgments: Judgments, metric: Metric) -> NDArray[np.float64]:
+    """ERR@k = sum_{r<=k} (1/r) p_r prod_{i<r} (1 - p_i), p = (2^g - 1) / 2^gmax.
+
+    gmax is the ``gmax`` parameter, else the highest grade in the qrels; grades above gmax are
+    capped at it, negative grades and unjudged documents give p = 0.
+    """
+    ranked = view(ranking, metric)
+    gmax = metric.gmax if metric.gmax is not None else judgments.max_grade
+    if gmax <= 0 or len(ranked.grade) == 0:
+        return np.zeros(ranked.n_topics)
+    grade = np.clip(ranked.grade, 0, gmax).astype(float)
+    stop = (np.exp2(grade) - 1.0) / 2.0**gmax
+    # prod_{i<r}(1 - p_i) as the exp of an exclusive running sum of logs within the topic
+    log_continue = np.log1p(-stop)
+    running = np.cumsum(log_continue)
+    before_segment = np.concatenate(([0.0], running))[ranked.segment_start]
+    exclusive = running - before_segment - log_continue
+    values = stop * np.exp(exclusive) / (ranked.rank + 1.0)
+    mask = stop > 0
+    if metric.cutoff is not None:
+        mask &= ranked.rank < metric.cutoff
+    return ranked.per_topic(values, mask)
