@@ -156,3 +156,13 @@ def test_without_a_cache_dir_a_private_folder_is_used_and_removed(tmp_path: Path
     assert ids(searcher.search("q", "heat", 10)) == ["d2"]
     searcher.close()
     assert not folder.exists()
+
+
+def test_fields_stored_as_json_text_are_indexed_as_their_own_columns(tmp_path: Path) -> None:
+    docs = [
+        {"doc_id": "a", "title": "wings", "fields": '{"author": "smith", "year": 1962}'},
+        {"doc_id": "b", "title": "smith chart", "fields": None},
+    ]
+    with make(tmp_path, docs, weights="author=5") as searcher:
+        assert searcher.fields == ["author", "title"]  # the number is not text
+        assert ids(searcher.search("q", "smith", 10)) == ["a", "b"]
