@@ -354,3 +354,12 @@ def test_concurrent_threads_share_one_pooled_client(server: FakeSearchServer) ->
     assert len(results) == 60
     assert all(hits == results[0] for hits in results)
     assert len(results[0]) == 4
+
+
+def test_preset_suffix_is_not_added_twice_and_explicit_params_win(
+    server: FakeSearchServer,
+) -> None:
+    with es(server, "es/idx/_search", score_field="") as searcher:
+        hits = searcher.search("q", "x", 2)
+    assert server.requests[-1]["path"] == "/es/idx/_search"
+    assert hits == [("d1", 2.0), ("d2", 1.0)]  # no score field: scores follow the rank
