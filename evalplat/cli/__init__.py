@@ -48,6 +48,7 @@ _COMMAND_MODULES: list[tuple[str, str | None]] = [
     ("evalplat.cli.config", "config"),
     ("evalplat.cli.evaluate", None),
     ("evalplat.cli.metrics", "metrics"),
+    ("evalplat.cli.run", None),
 ]
 
 

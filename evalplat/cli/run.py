@@ -1,0 +1,275 @@
+"""``evalplat run | import-run | rescore`` and ``evalplat runs list | show``.
+
+Exit codes: 0 when the run is complete; 3 when it is partial, failed or interrupted (one line on
+stderr says how many queries failed and how to finish it); 2 for bad input.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from evalplat.cli.common import DbOption, JsonOption, echo_err, open_store, print_json
+
+if TYPE_CHECKING:
+    from evalplat.store import Store
+    from evalplat.store.runs import RunInfo
+
+MetricOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--metric",
+        "-m",
+        help="Metric to score, repeatable (default: nDCG@10 P@10 R@100 AP RR@10 Judged@10).",
+        show_default=False,
+    ),
+]
+
+runs_app = typer.Typer(help="Stored runs: list them, show one.", no_args_is_help=True)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("run")(run_command)
+    app.command("import-run")(import_run_command)
+    app.command("rescore")(rescore_command)
+    app.add_typer(runs_app, name="runs")
+
+
+def run_command(
+    config: Annotated[
+        str | None, typer.Argument(help="Config to run: NAME or NAME@VERSION.", show_default=False)
+    ] = None,
+    testset: Annotated[
+        str | None,
+        typer.Option("--testset", "-t", help="Test set: NAME or NAME@VERSION.", show_default=False),
+    ] = None,
+    metric: MetricOption = None,
+    depth: Annotated[int, typer.Option("--depth", help="Results asked per query.")] = 100,
+    concurrency: Annotated[
+        int, typer.Option("--concurrency", "-c", help="Queries searched at once.")
+    ] = 4,
+    rate_limit: Annotated[
+        float | None,
+        typer.Option(
+            "--rate-limit", help="At most this many requests per second.", show_default=False
+        ),
+    ] = None,
+    trigger: Annotated[
+        str, typer.Option("--trigger", help="Why this run happens: manual, nightly or ci.")
+    ] = "manual",
+    resume: Annotated[
+        str | None,
+        typer.Option(
+            "--resume", help="Finish this interrupted or partial run (an id).", show_default=False
+        ),
+    ] = None,
+    db: DbOption = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Send every query of a test set to a config's searcher; store results and scores.
+
+    Exits 3 when some queries failed (the run is partial) or the backend is unreachable.
+    """
+    from evalplat import runner
+    from evalplat.errors import InputError
+
+    if trigger not in ("manual", "nightly", "ci"):
+        raise InputError(f"--trigger must be manual, nightly or ci, got {trigger!r}")
+    store = open_store(db)
+    settings = runner.RunSettings(depth=depth, concurrency=concurrency, rate_limit=rate_limit)
+    with _progress() as progress:
+        if resume is not None:
+            if config is not None or testset is not None:
+                raise InputError("--resume RUN takes no CONFIG or --testset: the run has both")
+            info = runner.resume(store, resume, settings=settings, progress=progress)
+        else:
+            if config is None or testset is None:
+                raise InputError("give CONFIG and --testset NAME (or --resume RUN)")
+            info = runner.run(
+                store,
+                config,
+                testset,
+                metrics=metric,
+                settings=settings,
+                trigger=trigger,
+                progress=progress,
+            )
+    _report(info, json_output)
+
+
+def import_run_command(
+    file: Annotated[Path, typer.Argument(help="TREC run file: qid Q0 docid rank score tag.")],
+    config: Annotated[
+        str, typer.Option("--config", help="Config the results belong to (created if new).")
+    ],
+    testset: Annotated[
+        str, typer.Option("--testset", "-t", help="Test set: NAME or NAME@VERSION.")
+    ],
+    label: Annotated[
+        str | None,
+        typer.Option("--label", help="Version label, e.g. a git sha.", show_default=False),
+    ] = None,
+    metric: MetricOption = None,
+    db: DbOption = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Store a run file produced elsewhere as a run of a config, ranked as trec_eval does."""
+    from evalplat import runner
+
+    info = runner.import_run(open_store(db), file, config, testset, label=label, metrics=metric)
+    skipped = int(info.options.get("run_only_queries", 0))
+    if skipped:
+        echo_err(f"warning: {skipped} queries of {file.name} are not in the test set; ignored")
+    _report(info, json_output)
+
+
+def rescore_command(
+    run: Annotated[str, typer.Argument(help="Run: an id, CONFIG@latest or CONFIG@baseline.")],
+    testset: Annotated[
+        str | None,
+        typer.Option(
+            "--testset",
+            "-t",
+            help="Judgments version: NAME@VERSION (default: latest).",
+            show_default=False,
+        ),
+    ] = None,
+    metric: MetricOption = None,
+    db: DbOption = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Score a stored run again against another version of its judgments, without searching."""
+    from evalplat import runner
+
+    info = runner.rescore(open_store(db), run, testset, metrics=metric)
+    _report(info, json_output)
+
+
+@runs_app.command("list")
+def list_command(
+    config: Annotated[
+        str | None, typer.Argument(help="Only runs of this config.", show_default=False)
+    ] = None,
+    db: DbOption = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Runs, newest first; a run whose process died shows as interrupted."""
+    runs = open_store(db).list_runs(config)
+    if json_output:
+        print_json([r.to_dict() for r in runs])
+        return
+    if not runs:
+        echo_err("no runs yet: start one with `evalplat run CONFIG --testset NAME`")
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table("id", "status", "config", "test set", "queries", "failed", "started", "nDCG@10")
+    for r in runs:
+        ndcg = r.means.get("nDCG@10")
+        table.add_row(
+            str(r.id),
+            r.status,
+            f"{r.config}@{r.config_version}",
+            f"{r.test_set}@{r.test_set_version}",
+            f"{r.queries_done}/{r.queries_total}",
+            str(r.queries_failed),
+            f"{r.started_at:%Y-%m-%d %H:%M}",
+            "" if ndcg is None else f"{ndcg:.4f}",
+        )
+    Console().print(table)
+
+
+@runs_app.command("show")
+def show_command(
+    run: Annotated[str, typer.Argument(help="Run: an id, CONFIG@latest or CONFIG@baseline.")],
+    db: DbOption = None,
+    json_output: JsonOption = False,
+) -> None:
+    """One run: status, counts, means, latency and its failed queries with their errors."""
+    store = open_store(db)
+    info = store.run_info(run)
+    details = _details(store, info)
+    if json_output:
+        print_json(details)
+        return
+    for key in ("id", "status", "config", "config_version", "test_set", "test_set_version",
+                "trigger", "depth", "started_at", "finished_at", "error"):  # fmt: skip
+        if details[key] is not None:
+            typer.echo(f"{key:<18} {details[key]}")
+    typer.echo(f"{'queries':<18} {info.queries_done}/{info.queries_total} done, "
+               f"{info.queries_failed} failed")  # fmt: skip
+    latency = details["latency_ms"]
+    if latency:
+        typer.echo(f"{'latency ms':<18} p50 {latency['p50']:.1f}  p95 {latency['p95']:.1f}  "
+                   f"p99 {latency['p99']:.1f}")  # fmt: skip
+    for name, value in info.means.items():
+        typer.echo(f"{name:<18} {value:.4f}")
+    for failure in details["failed_queries"][:20]:
+        typer.echo(f"failed {failure['query_id']}: {failure['error']}")
+
+
+def _details(store: Store, info: RunInfo) -> dict[str, Any]:
+    outcomes = store.run_outcomes(info.id)
+    ok = outcomes[outcomes["status"] == "ok"]
+    latency = ok["latency_ms"].dropna().astype(float)
+    data = info.to_dict()
+    data["latency_ms"] = (
+        {f"p{p}": float(latency.quantile(p / 100)) for p in (50, 95, 99)} if len(latency) else None
+    )
+    data["zero_result_rate"] = float((ok["results_count"] == 0).mean()) if len(ok) else None
+    data["failed_queries"] = store.run_failures(info.id)
+    return data
+
+
+def _report(info: RunInfo, json_output: bool) -> None:
+    """Print the run's summary; exit 3 unless it is complete."""
+    if json_output:
+        print_json(info.to_dict())
+    else:
+        typer.echo(
+            f"run {info.id} {info.status}: {info.config}@{info.config_version} on "
+            f"{info.test_set}@{info.test_set_version}, {info.queries_done} queries"
+        )
+        for name, value in info.means.items():
+            typer.echo(f"  {name:<14} {value:.4f}")
+    if info.status == "complete":
+        return
+    missing = info.queries_total - info.queries_done
+    counts = f"{info.queries_failed} of {info.queries_total} queries failed"
+    if missing > 0:
+        counts += f", {missing} not searched"
+    detail = f" ({info.error})" if info.error and info.status == "failed" else ""
+    echo_err(f"error: run {info.id} is {info.status}: {counts}{detail}; "
+             f"finish it with `evalplat run --resume {info.id}`")  # fmt: skip
+    raise typer.Exit(3)
+
+
+@contextmanager
+def _progress() -> Iterator[Callable[[int, int], None] | None]:
+    """A Rich progress bar on a terminal (stderr); nothing when output is not a terminal."""
+    if not sys.stderr.isatty():
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+    with Progress(
+        "[progress.description]{task.description}",
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    ) as bar:
+        task = bar.add_task("searching", total=None)
+
+        def update(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        yield update
