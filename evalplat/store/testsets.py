@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
-from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -12,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from evalplat.db.bulk import bulk_insert
+from evalplat.db.bulk import bulk_insert_frame
 from evalplat.db.models import Corpus, Document, Judgment, Query, TestSet, TestSetVersion
 from evalplat.errors import NotFoundError
 from evalplat.store.base import StoreBase, utcnow
@@ -217,68 +215,26 @@ def _corpus(session: Session, content: TestSetContent) -> Corpus:
     corpus = Corpus(content_hash=corpus_hash, documents_count=len(documents), created_at=utcnow())
     session.add(corpus)
     session.flush()
-    rows = zip(
-        _repeat(corpus.id),
-        documents["doc_id"].tolist(),
-        documents["title"].fillna("").tolist(),
-        documents["text"].fillna("").tolist(),
-        _nullable(documents["fields"].tolist()),
-        strict=False,
-    )
-    bulk_insert(session, Document, ["corpus_id", "doc_id", "title", "text", "fields"], rows)
+    frame = documents[["doc_id", "title", "text", "fields"]].copy()
+    frame["title"] = frame["title"].fillna("")
+    frame["text"] = frame["text"].fillna("")
+    frame.insert(0, "corpus_id", corpus.id)
+    bulk_insert_frame(session, Document, frame)
     return corpus
 
 
 def _insert_queries(session: Session, version_id: int, queries: pd.DataFrame) -> None:
-    rows = zip(
-        _repeat(version_id),
-        queries["query_id"].tolist(),
-        queries["text"].fillna("").tolist(),
-        _nullable(queries["weight"].tolist()),
-        _nullable(queries["tags"].tolist()),
-        strict=False,
-    )
-    bulk_insert(
-        session,
-        Query,
-        ["test_set_version_id", "query_id", "text", "weight", "tags"],
-        rows,
-    )
+    frame = queries[["query_id", "text", "weight", "tags"]].copy()
+    frame["text"] = frame["text"].fillna("")
+    frame.insert(0, "test_set_version_id", version_id)
+    bulk_insert_frame(session, Query, frame)
 
 
 def _insert_judgments(session: Session, version_id: int, judgments: pd.DataFrame) -> None:
-    source = judgments["source"].tolist() if "source" in judgments else [None] * len(judgments)
-    rows = zip(
-        _repeat(version_id),
-        judgments["query_id"].tolist(),
-        judgments["doc_id"].tolist(),
-        judgments["grade"].tolist(),
-        _nullable(source),
-        strict=False,
-    )
-    bulk_insert(
-        session,
-        Judgment,
-        ["test_set_version_id", "query_id", "doc_id", "grade", "source"],
-        rows,
-    )
-
-
-def _repeat(value: int) -> Iterator[int]:
-    while True:
-        yield value
-
-
-def _nullable(values: Sequence[Any]) -> list[Any]:
-    """NaN / pandas NA / None → None, so the database stores NULL."""
-    out: list[Any] = []
-    for value in values:
-        missing = value is None or type(value).__name__ in {"NAType", "NaTType"}
-        if missing or (isinstance(value, float) and math.isnan(value)):
-            out.append(None)
-        else:
-            out.append(value)
-    return out
+    frame = judgments[["query_id", "doc_id", "grade"]].copy()
+    frame["source"] = judgments.get("source")
+    frame.insert(0, "test_set_version_id", version_id)
+    bulk_insert_frame(session, Judgment, frame)
 
 
 def _frame(session: Session, statement: Any, columns: list[str]) -> pd.DataFrame:
