@@ -81,7 +81,8 @@ _QUERY_COLUMNS.update(weight="weight", tags="tags")
 JUDGMENT_COLUMNS = ("query_id", "doc_id", "grade", "source")
 _INTEGER = re.compile(r"[+-]?[0-9]+")
 _WHITESPACE = re.compile(r"\s")
-_BLANK_LINE = re.compile(r"(?:^|\n)[ \t\r\f\v]*(?:\n|$)")
+# starts with a literal so that the scan is fast; a blank first line is checked apart
+_BLANK_LINE = re.compile(r"\n[ \t\r\f\v]*(?:\n|\Z)")
 
 
 @dataclass(frozen=True)
@@ -535,7 +536,8 @@ def _arrow_json(text: str) -> pa.Table | None:
 
 def _count_non_blank_lines(text: str) -> int:
     body = text[:-1] if text.endswith("\n") else text
-    if _BLANK_LINE.search(body) is None:  # the usual case, counted without a Python loop
+    first_blank = not body.split("\n", 1)[0].strip()
+    if not first_blank and _BLANK_LINE.search(body) is None:  # the usual case: no Python loop
         return body.count("\n") + 1
     return sum(1 for line in body.split("\n") if line.strip())
 

@@ -132,6 +132,12 @@ BAD_JUDGMENTS = [
     ("j.jsonl", '{"query_id":"q1","doc_id":"d1","grade":1.5}\n', 1, "is not an integer"),
     ("j.jsonl", '{"query_id":"q1","doc_id":"d1","grade":true}\n', 1, "is not an integer"),
     ("j.jsonl", "[1, 2]\n", 1, "expected a JSON object, found a list"),
+    (
+        "j.jsonl",
+        '{"query_id":"q","doc_id":"d","grade":1}\n\n{"query_id":"q","doc_id":"e","grade":1} {}\n',
+        3,
+        "invalid JSON: Extra data",
+    ),
     ("j.jsonl", '{"query_id":"q","doc_id":"d","grade":1,"by":"x"}\n', 1, "unknown key 'by'"),
     ("j.jsonl", '{"query_id":["q"],"doc_id":"d","grade":1}\n', 1, "query id must be a string"),
     ("j.jsonl", '{"query_id":"q","doc_id":"d","grade":1,"source":5}\n', 1, "source must be"),
