@@ -2,14 +2,9 @@
 
 Formats (``--format`` names) and what each kind of file accepts:
 
-=========  ==================  ======================  ===========
-format     queries             judgments               documents
-=========  ==================  ======================  ===========
-``trec``   --                  ``qid iter docid grade``  --
-``csv``    yes                 yes                     --
-``tsv``    yes                 yes                     --
-``jsonl``  yes                 yes                     yes
-=========  ==================  ======================  ===========
+- ``trec``: judgments only, TREC qrels ``qid iter docid grade``;
+- ``csv`` and ``tsv``: queries and judgments;
+- ``jsonl``: queries, judgments and documents (documents are JSONL only).
 
 Without ``--format`` the extension decides: ``.csv``, ``.tsv``, ``.jsonl``/``.ndjson``; for
 judgments ``.txt``, ``.qrels`` or no extension mean TREC qrels; for queries ``.txt`` means TSV.
