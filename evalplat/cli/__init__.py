@@ -49,6 +49,11 @@ _COMMAND_MODULES: list[tuple[str, str | None]] = [
     ("evalplat.cli.evaluate", None),
     ("evalplat.cli.metrics", "metrics"),
     ("evalplat.cli.run", None),
+    ("evalplat.cli.compare", None),
+    ("evalplat.cli.alerts", "alerts"),
+    ("evalplat.cli.nightly", None),
+    ("evalplat.cli.report", "report"),
+    ("evalplat.cli.demo", None),
 ]
 
 
