@@ -127,7 +127,8 @@ def evaluate(
     warnings = []
     if run_only:
         shown = ", ".join(run_only[:5]) + (" ..." if len(run_only) > 5 else "")
-        warnings.append(f"{len(run_only)} run queries are not topics and were ignored: {shown}")
+        count = f"{len(run_only)} run queries are" if len(run_only) > 1 else "1 run query is"
+        warnings.append(f"{count} not among the topics and ignored: {shown}")
     query_ids: list[str] = topic_ids.to_pylist()
     keep = np.ones(len(query_ids), dtype=bool)
     if missing == "skip":

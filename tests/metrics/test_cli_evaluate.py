@@ -1,0 +1,107 @@
+"""``evalplat evaluate`` and ``evalplat metrics list`` through the real command line."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from evalplat.cli import app
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "trec_eval"
+runner = CliRunner()
+
+
+def _evaluate(*args: str) -> tuple[int, str, str]:
+    result = runner.invoke(
+        app,
+        ["evaluate", "--qrels", str(DATA / "edge.qrels"), "--run", str(DATA / "edge.run"), *args],
+    )
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_trec_format_reproduces_trec_eval_lines_byte_for_byte() -> None:
+    measures = ["map", "P_5", "ndcg_cut_10", "recip_rank", "bpref", "num_ret", "num_rel_ret"]
+    code, out, _ = _evaluate("--format", "trec", "--per-query", *[f"-m{m}" for m in measures])
+    assert code == 0
+    expected = [
+        line
+        for line in (DATA / "edge.out.v10.q.all_trec").read_text(encoding="utf-8").splitlines()
+        if line.split("\t")[0].strip() in measures
+    ]
+    assert sorted(out.splitlines()) == sorted(expected)
+
+
+def test_json_output_has_snake_case_fields_and_the_run_only_warning() -> None:
+    code, out, err = _evaluate("--format", "json", "-m", "AP", "-m", "P@5", "--per-query")
+    assert code == 0
+    data = json.loads(out)
+    assert round(data["means"]["AP"], 4) == 0.3024
+    assert data["queries"] == 4
+    assert {row["query_id"] for row in data["per_query"]} == {"A", "B", "C", "D"}
+    assert "Z" in err
+
+
+def test_csv_output_has_the_means() -> None:
+    code, out, _ = _evaluate("--format", "csv", "-m", "P@5")
+    assert code == 0
+    assert out.splitlines() == ["query_id,metric,value", "all,P@5,0.25"]
+
+
+def test_default_metric_set_is_used_without_metric_options() -> None:
+    code, out, _ = _evaluate()
+    assert code == 0
+    for name in ("nDCG@10", "P@10", "R@100", "AP", "RR@10", "Judged@10"):
+        assert name in out
+
+
+def test_duplicate_doc_in_run_exits_2_naming_the_line() -> None:
+    result = runner.invoke(
+        app,
+        ["evaluate", "--qrels", str(DATA / "edge.qrels"), "--run", str(DATA / "edge.run.dup")],
+    )
+    assert result.exit_code == 2
+    assert "edge.run.dup line 2" in result.stderr
+
+
+def test_unknown_metric_exits_2_with_suggestions() -> None:
+    code, _, err = _evaluate("-m", "nDGC@10")
+    assert code == 2
+    assert "did you mean" in err
+
+
+def test_skip_missing_is_recorded_in_json_options() -> None:
+    code, out, _ = _evaluate("--format", "json", "--skip-missing", "-m", "AP")
+    assert code == 0
+    assert json.loads(out)["options"]["missing"] == "skip"
+
+
+def test_metrics_list_json_covers_the_registry() -> None:
+    from evalplat.metrics import FAMILIES
+
+    result = runner.invoke(app, ["metrics", "list", "--json"])
+    assert result.exit_code == 0
+    rows = json.loads(result.stdout)
+    assert [row["name"] for row in rows] == list(FAMILIES)
+    assert all(row["formula"] and row["description"] for row in rows)
+
+
+def test_commands_have_help_text() -> None:
+    for args in (["evaluate", "--help"], ["metrics", "list", "--help"]):
+        result = runner.invoke(app, args)
+        assert result.exit_code == 0
+        assert len(result.stdout.strip()) > 40
+
+
+def test_cli_help_does_not_import_pandas_or_pyarrow() -> None:
+    code = (
+        "import sys; from evalplat.cli import app; "
+        "print(sorted(m for m in ('pandas', 'pyarrow', 'numpy') if m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert "pandas" not in out and "pyarrow" not in out

@@ -1,0 +1,104 @@
+"""Property tests: ranges, invariance to doc-id renaming, monotonicity."""
+
+from __future__ import annotations
+
+import pandas as pd
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from evalplat.evaluation import evaluate
+from evalplat.metrics import FAMILIES, parse
+
+BOUNDED = [
+    "P@5", "R@5", "F1@5", "Success@3", "RR", "RR@3", "AP", "AP@5", "nDCG", "nDCG@5",
+    "nDCG(gain=exp)@5", "Rprec", "Bpref", "ERR@5", "Judged@5", "AUC", "P(rel=2)@3",
+]  # fmt: skip
+
+
+@st.composite
+def collections(draw: st.DrawFn) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Random qrels and run over a few queries; scores with ties; some unjudged documents."""
+    queries = draw(st.lists(st.sampled_from("abcd"), min_size=1, max_size=4, unique=True))
+    qrels_rows, run_rows = [], []
+    for query in queries:
+        docs = [f"{query}{i}" for i in range(draw(st.integers(1, 8)))]
+        for doc in docs:
+            if draw(st.booleans()):
+                qrels_rows.append((query, doc, draw(st.integers(-1, 3))))
+        ranked = draw(st.lists(st.sampled_from(docs), unique=True, max_size=len(docs)))
+        for doc in ranked:
+            run_rows.append((query, doc, float(draw(st.integers(0, 3)))))
+    if not qrels_rows:
+        qrels_rows.append((queries[0], f"{queries[0]}0", 1))
+    if not run_rows:
+        run_rows.append((queries[0], f"{queries[0]}0", 1.0))
+    qrels = pd.DataFrame(qrels_rows, columns=["query_id", "doc_id", "grade"])
+    run = pd.DataFrame(run_rows, columns=["query_id", "doc_id", "score"])
+    return qrels, run
+
+
+@settings(max_examples=60, deadline=None)
+@given(collections())
+def test_bounded_metrics_stay_in_unit_interval(data: tuple[pd.DataFrame, pd.DataFrame]) -> None:
+    qrels, run = data
+    values = evaluate(qrels, run, BOUNDED).per_query["value"]
+    assert ((values >= 0) & (values <= 1 + 1e-12)).all()
+
+
+@settings(max_examples=40, deadline=None)
+@given(collections())
+def test_renaming_docs_keeping_their_order_changes_nothing(
+    data: tuple[pd.DataFrame, pd.DataFrame],
+) -> None:
+    qrels, run = data
+    # an order-preserving renaming keeps trec_eval's tie-break (doc id descending) intact
+    rename = {
+        doc: f"doc-{index:04d}"
+        for index, doc in enumerate(sorted(set(qrels["doc_id"]) | set(run["doc_id"])))
+    }
+    before = evaluate(qrels, run, BOUNDED).per_query
+    qrels2 = qrels.assign(doc_id=qrels["doc_id"].map(rename))
+    run2 = run.assign(doc_id=run["doc_id"].map(rename))
+    after = evaluate(qrels2, run2, BOUNDED).per_query
+    assert before.equals(after)
+
+
+@settings(max_examples=40, deadline=None)
+@given(collections(), st.integers(1, 6))
+def test_cutoff_monotone_measures_grow_with_k(
+    data: tuple[pd.DataFrame, pd.DataFrame], k: int
+) -> None:
+    qrels, run = data
+    for family in ("R", "Success", "DCG", "AP"):
+        low = evaluate(qrels, run, [f"{family}@{k}"]).values[str(parse(f"{family}@{k}"))]
+        high = evaluate(qrels, run, [f"{family}@{k + 1}"]).values[str(parse(f"{family}@{k + 1}"))]
+        assert (high >= low - 1e-12).all(), family
+
+
+@settings(max_examples=40, deadline=None)
+@given(collections())
+def test_moving_a_relevant_document_to_the_top_never_hurts(
+    data: tuple[pd.DataFrame, pd.DataFrame],
+) -> None:
+    qrels, run = data
+    is_relevant = qrels["grade"] >= 1
+    relevant = set(
+        zip(qrels.loc[is_relevant, "query_id"], qrels.loc[is_relevant, "doc_id"], strict=True)
+    )
+    pairs = zip(run["query_id"], run["doc_id"], strict=True)
+    rows = [i for i, pair in enumerate(pairs) if pair in relevant]
+    if not rows:
+        return
+    boosted = run.copy()
+    boosted.loc[rows[-1], "score"] = run["score"].max() + 1.0
+    # binary measures only: with grades, lifting a grade-1 document above a grade-3 one hurts
+    names = ["P@3", "R@3", "RR", "AP", "Success@1", "Rprec"]
+    before = evaluate(qrels, run, names).values
+    after = evaluate(qrels, boosted, names).values
+    for name in names:
+        assert (after[name] >= before[name] - 1e-12).all(), name
+
+
+def test_every_bounded_family_is_covered_by_the_range_property() -> None:
+    covered = {parse(name).family for name in BOUNDED}
+    assert {f.name for f in FAMILIES.values() if f.bounded} <= covered

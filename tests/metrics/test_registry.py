@@ -1,0 +1,103 @@
+"""Metric names: canonical round trips, aliases, trec_eval names, errors that help."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from evalplat.errors import InputError
+from evalplat.metrics import DEFAULT_METRICS, FAMILIES, Metric, parse
+
+
+@pytest.mark.parametrize(
+    ("alias", "canonical"),
+    [
+        ("Hit@5", "Success@5"),
+        ("MRR@10", "RR@10"),
+        ("MAP@100", "AP@100"),
+        ("NDCG@10", "nDCG@10"),
+        ("ndcg_cut_10", "nDCG@10"),
+        ("P_5", "P@5"),
+        ("recip_rank", "RR"),
+        ("map", "AP"),
+        ("p(rel=2)@5", "P(rel=2)@5"),
+        ("nDCG(gain=linear)@10", "nDCG@10"),
+        ("nDCG( gain = exp )@10", "nDCG(gain=exp)@10"),
+        ("AP(judged_only=true,rel=2)@5", "AP(judged_only=true,rel=2)@5"),
+    ],
+)
+def test_aliases_parse_to_the_canonical_metric(alias: str, canonical: str) -> None:
+    assert str(parse(alias)) == canonical
+
+
+def _metrics() -> st.SearchStrategy[Metric]:
+    def build(family: str, cutoff: int, rel: int, gain: str, judged: bool, gmax: int) -> Metric:
+        spec = FAMILIES[family]
+        return Metric(
+            family,
+            None if spec.cutoff == "none" else cutoff,
+            rel=rel if "rel" in spec.params else 1,
+            gain=gain if "gain" in spec.params else "linear",
+            judged_only=judged if "judged_only" in spec.params else False,
+            gmax=gmax if "gmax" in spec.params else None,
+        )
+
+    return st.builds(
+        build,
+        st.sampled_from(sorted(FAMILIES)),
+        st.integers(1, 1000),
+        st.integers(1, 4),
+        st.sampled_from(["linear", "exp"]),
+        st.booleans(),
+        st.integers(1, 5),
+    )
+
+
+@given(_metrics())
+def test_parse_of_str_is_identity(metric: Metric) -> None:
+    assert parse(str(metric)) == metric
+
+
+def test_unknown_metric_lists_close_matches() -> None:
+    with pytest.raises(InputError, match="did you mean nDCG"):
+        parse("nDGC@10")
+
+
+@pytest.mark.parametrize(
+    ("name", "problem"),
+    [
+        ("P", "needs a cutoff"),
+        ("Rprec@10", "takes no cutoff"),
+        ("P@0", "positive"),
+        ("P@x", "positive integer"),
+        ("P(gain=exp)@5", "no parameter 'gain'"),
+        ("nDCG(gain=cubic)@5", "gain must be"),
+        ("P(colour=red)@5", "unknown parameter"),
+        ("P(rel=two)@5", "must be an integer"),
+    ],
+)
+def test_invalid_names_say_why(name: str, problem: str) -> None:
+    with pytest.raises(InputError, match=problem):
+        parse(name)
+
+
+def test_every_family_has_description_formula_and_direction() -> None:
+    for spec in FAMILIES.values():
+        assert spec.description and spec.formula
+        assert isinstance(spec.higher_is_better, bool)
+
+
+def test_counts_are_not_gateable_and_scores_are() -> None:
+    assert not parse("NumRet").gateable
+    assert parse("nDCG@10").gateable
+    assert parse("nDCG@10").direction == 1
+
+
+def test_trec_names_round_trip_through_parse() -> None:
+    for name in ("P_10", "recall_100", "ndcg_cut_10", "map", "map_cut_5", "bpref", "num_q"):
+        assert parse(name).trec_name == name
+
+
+def test_default_metrics_parse() -> None:
+    assert [str(parse(m)) for m in DEFAULT_METRICS] == list(DEFAULT_METRICS)

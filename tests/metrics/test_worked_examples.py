@@ -1,0 +1,146 @@
+"""Hand-checked examples, including ERR and AUC which trec_eval does not compute."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+
+from evalplat.evaluation import evaluate
+
+
+def _frames(grades: list[int], extra_judgments: dict[str, int] | None = None
+            ) -> tuple[pd.DataFrame, pd.DataFrame]:  # fmt: skip
+    """A one-query run ranking docs d0..dn with the given grades (scores strictly falling)."""
+    docs = [f"d{i}" for i in range(len(grades))]
+    judged = dict(zip(docs, grades, strict=True)) | (extra_judgments or {})
+    qrels = pd.DataFrame({"query_id": "q", "doc_id": list(judged), "grade": list(judged.values())})
+    run = pd.DataFrame(
+        {"query_id": "q", "doc_id": docs, "score": [10.0 - i for i in range(len(docs))]}
+    )
+    return qrels, run
+
+
+def _value(qrels: pd.DataFrame, run: pd.DataFrame, name: str) -> float:
+    result = evaluate(qrels, run, [name])
+    return float(result.means[name])
+
+
+BINARY = [1, 0, 1, 0, 1]  # R N R N R, 3 relevant in total
+
+
+@pytest.mark.parametrize(("k", "expected"), [(1, 1.0), (2, 0.5), (3, 0.6667), (4, 0.5), (5, 0.6)])
+def test_binary_example_precision(k: int, expected: float) -> None:
+    assert round(_value(*_frames(BINARY), f"P@{k}"), 4) == expected
+
+
+@pytest.mark.parametrize(
+    ("k", "expected"), [(1, 0.3333), (2, 0.3333), (3, 0.6667), (4, 0.6667), (5, 1.0)]
+)
+def test_binary_example_recall(k: int, expected: float) -> None:
+    assert round(_value(*_frames(BINARY), f"R@{k}"), 4) == expected
+
+
+def test_binary_example_average_precision() -> None:
+    assert round(_value(*_frames(BINARY), "AP"), 4) == 0.7556
+
+
+# Graded [3, 2, 3, 0, 1], ideal from grades {3, 3, 2, 1}, linear gain. The seed example printed
+# 0.9777 at k=3 and 0.9723 at k=5: those are truncations; rounded they are 0.9778 and 0.9724
+# (0.977781 and 0.972364).
+@pytest.mark.parametrize(
+    ("k", "expected"), [(1, 1.0), (2, 0.8710), (3, 0.9778), (4, 0.9112), (5, 0.9724)]
+)
+def test_graded_example_ndcg(k: int, expected: float) -> None:
+    qrels, run = _frames([3, 2, 3, 0, 1])
+    assert round(_value(qrels, run, f"nDCG@{k}"), 4) == expected
+
+
+def test_exp_gain_uses_two_to_the_grade_minus_one() -> None:
+    qrels, run = _frames([1, 3])
+    dcg = 1 / math.log2(2) + 7 / math.log2(3)
+    ideal = 7 / math.log2(2) + 1 / math.log2(3)
+    assert _value(qrels, run, "nDCG(gain=exp)@2") == pytest.approx(dcg / ideal)
+
+
+def test_err_follows_the_cascade_formula() -> None:
+    # grades 2, 0, 1 with gmax 2: p = 3/4, 0, 1/4
+    qrels, run = _frames([2, 0, 1])
+    expected = 0.75 / 1 + 0 + (0.25 / 3) * (1 - 0.75) * 1
+    assert _value(qrels, run, "ERR@3") == pytest.approx(expected)
+    assert _value(qrels, run, "ERR@1") == pytest.approx(0.75)
+
+
+def test_err_gmax_parameter_rescales_stop_probabilities() -> None:
+    qrels, run = _frames([2, 0, 1])
+    expected = 3 / 16 + (1 / 16 / 3) * (1 - 3 / 16)
+    assert _value(qrels, run, "ERR(gmax=4)@3") == pytest.approx(expected)
+
+
+def test_auc_counts_ordered_pairs_and_half_ties_among_unretrieved() -> None:
+    # ranking R N R; unretrieved: one relevant (r9) and one non-relevant (n9)
+    qrels, run = _frames([1, 0, 1], {"r9": 1, "n9": 0})
+    # relevant d0: above d1 and n9 -> 2; d2: above n9 -> 1; r9 vs n9 tie -> 0.5
+    assert _value(qrels, run, "AUC") == pytest.approx((2 + 1 + 0.5) / (3 * 2))
+
+
+def test_f1_is_the_harmonic_mean_of_precision_and_recall() -> None:
+    qrels, run = _frames(BINARY)
+    p, r = 2 / 3, 2 / 3
+    assert _value(qrels, run, "F1@3") == pytest.approx(2 * p * r / (p + r))
+
+
+def test_judged_only_drops_unjudged_documents_before_ranking() -> None:
+    qrels = pd.DataFrame({"query_id": "q", "doc_id": ["a", "b"], "grade": [1, 1]})
+    run = pd.DataFrame({"query_id": "q", "doc_id": ["x", "a", "y", "b"], "score": [4.0, 3, 2, 1]})
+    assert _value(qrels, run, "P@2") == 0.5
+    assert _value(qrels, run, "P(judged_only=true)@2") == 1.0
+
+
+def test_weighted_mean_uses_query_weights() -> None:
+    qrels = pd.DataFrame({"query_id": ["a", "b"], "doc_id": ["d", "d"], "grade": [1, 1]})
+    run = pd.DataFrame({"query_id": ["a", "b"], "doc_id": ["d", "x"], "score": [1.0, 1.0]})
+    result = evaluate(qrels, run, ["P@1"], weights={"a": 3.0, "b": 1.0})
+    assert result.means["P@1"] == pytest.approx(0.75)
+    assert result.options["weighted"] is True
+
+
+def test_given_ordering_keeps_the_engine_rank() -> None:
+    qrels = pd.DataFrame({"query_id": "q", "doc_id": ["a"], "grade": [1]})
+    run = pd.DataFrame({"query_id": "q", "doc_id": ["a", "b"], "score": [1.0, 2.0], "rank": [1, 2]})
+    assert evaluate(qrels, run, ["RR"], ordering="given").means["RR"] == 1.0
+    assert evaluate(qrels, run, ["RR"]).means["RR"] == 0.5
+
+
+def test_exclude_no_relevant_drops_topics_without_relevant_judgments() -> None:
+    qrels = pd.DataFrame({"query_id": ["a", "b"], "doc_id": ["d", "d"], "grade": [1, 0]})
+    run = pd.DataFrame({"query_id": ["a", "b"], "doc_id": ["d", "d"], "score": [1.0, 1.0]})
+    assert evaluate(qrels, run, ["P@1"]).means["P@1"] == 0.5
+    result = evaluate(qrels, run, ["P@1"], exclude_no_relevant=True)
+    assert result.means["P@1"] == 1.0
+    assert result.query_ids == ["a"]
+
+
+def test_topics_missing_from_the_run_score_zero_and_count() -> None:
+    qrels = pd.DataFrame({"query_id": ["a"], "doc_id": ["d"], "grade": [1]})
+    run = pd.DataFrame({"query_id": ["a"], "doc_id": ["d"], "score": [1.0]})
+    result = evaluate(qrels, run, ["P@1", "NumQ"], topics=["a", "b"])
+    assert result.means["P@1"] == 0.5
+    assert result.means["NumQ"] == 2
+
+
+def test_duplicate_doc_in_a_dataframe_run_is_an_input_error() -> None:
+    from evalplat.errors import InputError
+
+    qrels = pd.DataFrame({"query_id": ["a"], "doc_id": ["d"], "grade": [1]})
+    run = pd.DataFrame({"query_id": ["a", "a"], "doc_id": ["d", "d"], "score": [1.0, 0.5]})
+    with pytest.raises(InputError, match="duplicate doc id"):
+        evaluate(qrels, run, ["P@1"])
+
+
+def test_to_frame_ends_with_the_means() -> None:
+    qrels, run = _frames(BINARY)
+    frame = evaluate(qrels, run, ["P@1", "AP"]).to_frame()
+    assert list(frame.columns) == ["query_id", "metric", "value"]
+    assert frame.tail(2)["query_id"].tolist() == ["all", "all"]
