@@ -35,6 +35,12 @@ def import_(
             "--format", help=f"Judgments format when the extension is unclear: {FORMATS}."
         ),
     ] = None,
+    queries_format: Annotated[
+        str | None, typer.Option("--queries-format", help="Queries format: tsv, csv or jsonl.")
+    ] = None,
+    docs_format: Annotated[
+        str | None, typer.Option("--docs-format", help="Documents format: jsonl.")
+    ] = None,
     db: DbOption = None,
     json_output: JsonOption = False,
 ) -> None:
@@ -44,7 +50,14 @@ def import_(
     """
     from evalplat.testsets import load_testset
 
-    content = load_testset(qrels, queries=queries, docs=docs, format=format)
+    content = load_testset(
+        qrels,
+        queries=queries,
+        docs=docs,
+        format=format,
+        queries_format=queries_format,
+        docs_format=docs_format,
+    )
     source = {
         "qrels": qrels.name,
         "queries": None if queries is None else queries.name,

@@ -1,0 +1,86 @@
+"""The project file: paths relative to it, validation that names the table's line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from evalplat.errors import InputError
+from evalplat.project import load_project
+
+GOOD = """
+[database]
+url = "sqlite:///evalplat.db"
+
+[[testsets]]
+name = "cranfield"
+qrels = "testsets/cranfield/qrels.txt"
+queries = "testsets/cranfield/queries.tsv"
+
+[[configs]]
+name = "docs-bm25"
+searcher = "builtin"
+testsets = ["cranfield"]
+[configs.params]
+tokenizer = "porter"
+
+[metrics]
+names = ["NDCG@10", "P@5", "AP"]
+
+[[gates]]
+metric = "nDCG@10"
+max_drop = 0.01
+consecutive = 2
+
+[[alerts]]
+type = "webhook"
+url = "${EVALPLAT_WEBHOOK_URL}"
+
+[reports]
+dir = "site"
+
+[retention]
+keep_results_days = 90
+"""
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "evalplat.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_project_paths_are_relative_to_the_file_and_names_canonical(tmp_path: Path) -> None:
+    project = load_project(write(tmp_path, GOOD))
+    assert project.testsets[0].qrels == tmp_path.resolve() / "testsets/cranfield/qrels.txt"
+    assert project.reports_dir == tmp_path.resolve() / "site"
+    assert project.metrics == ("nDCG@10", "P@5", "AP")
+    assert project.configs[0].params == {"tokenizer": "porter"}
+    assert project.gates[0].consecutive == 2 and project.gates[0].test == "randomization"
+    assert project.alerts[0]["url"] == "${EVALPLAT_WEBHOOK_URL}"
+    assert project.keep_results_days == 90
+
+
+@pytest.mark.parametrize(
+    ("change", "line", "message"),
+    [
+        (('testsets = ["cranfield"]', 'testsets = ["trec"]'), 10, "test set 'trec'"),
+        (('metric = "nDCG@10"', 'metric = "nDGC@10"'), 20, "nDGC@10"),
+        (("consecutive = 2", "consecutive = 0"), 20, "consecutive"),
+        (('searcher = "builtin"', 'searcher = "builtin"\nsercher = "x"'), 10, "unknown key"),
+    ],
+)
+def test_invalid_project_names_the_line_of_the_table(
+    tmp_path: Path, change: tuple[str, str], line: int, message: str
+) -> None:
+    path = write(tmp_path, GOOD.replace(*change))
+    with pytest.raises(InputError) as raised:
+        load_project(path)
+    assert f"evalplat.toml line {line}" in str(raised.value)
+    assert message in str(raised.value)
+
+
+def test_missing_project_file_is_an_input_error(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="project file not found"):
+        load_project(tmp_path / "nope.toml")
