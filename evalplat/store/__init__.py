@@ -7,6 +7,7 @@ it. Each CLI command calls one method here.
 from __future__ import annotations
 
 from evalplat.store.configs import AddConfigOutcome, ConfigsMixin, ConfigVersionInfo
+from evalplat.store.locks import LockBusyError, LocksMixin
 from evalplat.store.runs import EvaluationRecord, QueryOutcome, RunInfo, RunsMixin
 from evalplat.store.testsets import ImportOutcome, TestSetsMixin, TestSetVersionInfo
 
@@ -15,6 +16,7 @@ __all__ = [
     "ConfigVersionInfo",
     "EvaluationRecord",
     "ImportOutcome",
+    "LockBusyError",
     "QueryOutcome",
     "RunInfo",
     "Store",
@@ -22,5 +24,5 @@ __all__ = [
 ]
 
 
-class Store(TestSetsMixin, ConfigsMixin, RunsMixin):
+class Store(TestSetsMixin, ConfigsMixin, RunsMixin, LocksMixin):
     """Everything the CLI can do, as methods (see the mixins for each noun)."""

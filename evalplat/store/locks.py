@@ -1,0 +1,117 @@
+"""Named locks across processes: one nightly at a time per database.
+
+PostgreSQL has session-level advisory locks, released by the server if the holder dies. SQLite has
+none, so a row in ``lock`` stands for the lock, with an expiry refreshed while it is held: a row
+left by a killed process expires and is taken over.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import timedelta
+
+from sqlalchemy import delete, select, text, update
+from sqlalchemy.exc import IntegrityError
+
+from evalplat.db.models import Lock
+from evalplat.errors import OperationalError
+from evalplat.store.base import StoreBase, utcnow
+
+
+class LockBusyError(OperationalError):
+    """Another process holds the lock."""
+
+
+class LocksMixin(StoreBase):
+    @contextmanager
+    def lock(
+        self, name: str, *, wait: float = 10.0, ttl: float = 120.0, poll: float = 0.5
+    ) -> Iterator[None]:
+        """Hold lock ``name`` for the ``with`` block; wait up to ``wait`` seconds for it.
+
+        Raises ``LockBusyError`` naming the holder when it stays taken.
+        """
+        holder = f"{socket.gethostname()}:{os.getpid()}"
+        if self.engine.dialect.name == "postgresql":
+            with self._advisory_lock(name, wait, poll):
+                yield
+            return
+        deadline = time.monotonic() + wait
+        while not self._take_row(name, holder, ttl):
+            if time.monotonic() >= deadline:
+                raise LockBusyError(
+                    f"another `{name}` is running (held by {self._holder(name)}); "
+                    "try again when it has finished"
+                )
+            time.sleep(poll)
+        stop = threading.Event()
+        keeper = threading.Thread(
+            target=self._keep_row, args=(name, holder, ttl, stop), daemon=True
+        )
+        keeper.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            keeper.join()
+            with self.session() as session:
+                session.execute(delete(Lock).where(Lock.name == name, Lock.holder == holder))
+
+    @contextmanager
+    def _advisory_lock(self, name: str, wait: float, poll: float) -> Iterator[None]:
+        key = int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "big", signed=True)
+        deadline = time.monotonic() + wait
+        with self.engine.connect() as connection:
+            while not connection.execute(
+                text("SELECT pg_try_advisory_lock(:key)"), {"key": key}
+            ).scalar_one():
+                connection.rollback()
+                if time.monotonic() >= deadline:
+                    raise LockBusyError(
+                        f"another `{name}` is running on this database; "
+                        "try again when it has finished"
+                    )
+                time.sleep(poll)
+            connection.commit()
+            try:
+                yield
+            finally:
+                connection.execute(text("SELECT pg_advisory_unlock(:key)"), {"key": key})
+                connection.commit()
+
+    def _take_row(self, name: str, holder: str, ttl: float) -> bool:
+        now = utcnow()
+        try:
+            with self.session() as session:
+                session.execute(delete(Lock).where(Lock.name == name, Lock.expires_at < now))
+                session.add(
+                    Lock(
+                        name=name,
+                        holder=holder,
+                        acquired_at=now,
+                        expires_at=now + timedelta(seconds=ttl),
+                    )
+                )
+        except IntegrityError:
+            return False
+        return True
+
+    def _keep_row(self, name: str, holder: str, ttl: float, stop: threading.Event) -> None:
+        while not stop.wait(ttl / 4):
+            with self.session() as session:
+                session.execute(
+                    update(Lock)
+                    .where(Lock.name == name, Lock.holder == holder)
+                    .values(expires_at=utcnow() + timedelta(seconds=ttl))
+                )
+
+    def _holder(self, name: str) -> str:
+        with self.session() as session:
+            holder = session.scalar(select(Lock.holder).where(Lock.name == name))
+        return holder or "another process"
