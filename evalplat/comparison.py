@@ -79,7 +79,7 @@ class CompareOptions:
     alpha: float = 0.05
     seed: int = 0
     permutations: int = 10_000
-    bootstrap: int = 10_000
+    bootstrap: int = 2_000
     ci_level: float = 0.95
     tie_tolerance: float = 1e-9
     judged_drop: float = 0.05
