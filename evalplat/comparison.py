@@ -22,13 +22,17 @@ alert); the ungated metrics are corrected as a second family, for display only.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from evalplat.errors import InputError
+from evalplat.metrics.registry import Metric
 
 if TYPE_CHECKING:
+    import numpy as np
     import pandas as pd
+    from numpy.typing import NDArray
 
 TestName = Literal["randomization", "t-test", "wilcoxon"]
 TESTS: tuple[str, ...] = ("randomization", "t-test", "wilcoxon")
@@ -244,3 +248,309 @@ def _plain(value: object) -> object:
     if isinstance(value, float) and not math.isfinite(value):
         return None
     return value
+
+
+# ── computing a comparison ───────────────────────────────────────────────────────────────────
+
+_SEVERITY = {"regression": 3, "needs_judgments": 2, "improvement": 1, "unchanged": 0}
+
+
+def compare_scores(
+    baseline: pd.DataFrame,
+    candidate: pd.DataFrame,
+    metrics: Sequence[str | Metric] | None = None,
+    gates: Sequence[Gate] | None = None,
+    options: CompareOptions | None = None,
+    *,
+    overlap: OverlapSummary | None = None,
+) -> ComparisonResult:
+    """Compare per-query scores of a candidate with a baseline's.
+
+    ``baseline`` and ``candidate`` are tidy frames ``query_id, metric, value`` (as
+    ``Store.evaluation_scores`` returns) over the same topics. ``metrics`` defaults to every
+    metric both sides have (Judged@k columns are also used for the judged-coverage guard).
+    ``gates=None`` gates every gateable metric compared, with ``options``' test and alpha and no
+    threshold; ``gates=()`` gates nothing. Means are arithmetic over topics (sums for ``Num*``
+    counts), unweighted.
+    """
+    import numpy as np
+    import pandas as pd
+
+    options = options or CompareOptions()
+    wide_a, wide_b = _wide(baseline, "baseline"), _wide(candidate, "candidate")
+    if set(wide_a.index) != set(wide_b.index):
+        only_a = len(set(wide_a.index) - set(wide_b.index))
+        only_b = len(set(wide_b.index) - set(wide_a.index))
+        raise InputError(
+            f"the runs were scored over different topics ({only_a} only in the baseline, "
+            f"{only_b} only in the candidate): rescore both against one test set version"
+        )
+    wide_b = wide_b.loc[wide_a.index]
+    chosen = _choose_metrics(metrics, gates, wide_a, wide_b)
+    gate_by_metric = _gates(gates, chosen, options)
+    rows: list[dict[str, Any]] = []
+    per_query = []
+    movers: dict[str, Movers] = {}
+    for metric in chosen:
+        name = str(metric)
+        a = wide_a[name].to_numpy(dtype=np.float64)
+        b = wide_b[name].to_numpy(dtype=np.float64)
+        gate = gate_by_metric.get(name)
+        rows.append(_measure(metric, a, b, gate, options, _judged(metric, wide_a, wide_b)))
+        per_query.append(_per_query_frame(name, wide_a.index, a, b))
+        movers[name] = _movers(name, wide_a.index, a, b, metric.direction, options)
+    _correct(rows)
+    compared = tuple(_decide(row, options) for row in rows)
+    gated = [m.verdict for m in compared if m.gated]
+    verdict = max(gated, key=_SEVERITY.__getitem__) if gated else "unchanged"
+
+    return ComparisonResult(
+        metrics=compared,
+        movers=movers,
+        overlap=overlap,
+        options=options,
+        gates=tuple(gate_by_metric.values()),
+        verdict=verdict,
+        queries=len(wide_a.index),
+        per_query=pd.concat(per_query, ignore_index=True) if per_query else None,
+    )
+
+
+def _wide(scores: pd.DataFrame, side: str) -> pd.DataFrame:
+    missing = {"query_id", "metric", "value"} - set(scores.columns)
+    if missing:
+        raise InputError(f"{side} scores need columns query_id, metric, value")
+    if scores.duplicated(["query_id", "metric"]).any():
+        raise InputError(f"{side} scores have more than one value for a (query, metric)")
+    wide = scores.pivot(index="query_id", columns="metric", values="value")
+    wide.index = wide.index.astype(str)
+    # Keep the metrics in the order they were scored (the user's order), not alphabetical.
+    return wide.sort_index()[list(dict.fromkeys(scores["metric"]))]
+
+
+def _choose_metrics(
+    metrics: Sequence[str | Metric] | None,
+    gates: Sequence[Gate] | None,
+    wide_a: pd.DataFrame,
+    wide_b: pd.DataFrame,
+) -> list[Metric]:
+    from evalplat.metrics.registry import parse
+
+    both = [name for name in wide_a.columns if name in wide_b.columns]
+    names = [str(m) for m in metrics] if metrics else both
+    names += [g.metric for g in gates or () if str(parse(g.metric)) not in
+              {str(parse(n)) for n in names}]  # fmt: skip
+    chosen: list[Metric] = []
+    for name in names:
+        metric = parse(name)
+        key = str(metric)
+        for frame, side in ((wide_a, "baseline"), (wide_b, "candidate")):
+            if key not in frame.columns:
+                raise InputError(f"the {side} run has no scores for {key}: rescore it with it")
+            if frame[key].isna().any():
+                raise InputError(f"the {side} run lacks {key} for some queries: rescore it")
+        if metric not in chosen:
+            chosen.append(metric)
+    return chosen
+
+
+def _gates(
+    gates: Sequence[Gate] | None, chosen: list[Metric], options: CompareOptions
+) -> dict[str, Gate]:
+    from evalplat.metrics.registry import parse
+
+    if gates is None:
+        return {
+            str(m): Gate(str(m), test=options.test, alpha=options.alpha)
+            for m in chosen
+            if m.gateable
+        }
+    result: dict[str, Gate] = {}
+    for gate in gates:
+        metric = parse(gate.metric)
+        if not metric.gateable:
+            raise InputError(f"{metric} is an informational count and cannot be gated")
+        if str(metric) in result:
+            raise InputError(f"more than one gate on {metric}")
+        result[str(metric)] = gate
+    return result
+
+
+def _judged(
+    metric: Metric, wide_a: pd.DataFrame, wide_b: pd.DataFrame
+) -> tuple[float | None, float | None]:
+    """Mean Judged@k of both sides, k = the metric's cutoff; without a cutoff (AP, RR), the
+    deepest Judged@k both sides have. (None, None) when neither side has one."""
+    from evalplat.metrics.registry import parse
+
+    judged = {}
+    for name in wide_a.columns:
+        if name in wide_b.columns and str(name).startswith("Judged@"):
+            parsed = parse(str(name))
+            if parsed.cutoff is not None and not parsed.params:
+                judged[parsed.cutoff] = str(parsed)
+    if not judged:
+        return None, None
+    key = judged.get(metric.cutoff) if metric.cutoff is not None else None
+    key = key or judged[max(judged)]
+    return float(wide_a[key].mean()), float(wide_b[key].mean())
+
+
+def _measure(
+    metric: Metric,
+    a: NDArray[np.float64],
+    b: NDArray[np.float64],
+    gate: Gate | None,
+    options: CompareOptions,
+    judged: tuple[float | None, float | None],
+) -> dict[str, Any]:
+    """Everything but the corrected p-value and the verdict, as a row dict."""
+    from evalplat import stats
+
+    total = metric.spec.aggregate == "sum"
+    mean_a = float(a.sum() if total else a.mean()) if a.size else 0.0
+    mean_b = float(b.sum() if total else b.mean()) if b.size else 0.0
+    delta = mean_b - mean_a
+    d = b - a
+    identical = bool(not d.any())
+    test = gate.test if gate is not None else options.test
+    p_value: float | None = None
+    ci: tuple[float | None, float | None] = (None, None)
+    if identical:
+        p_value, ci = 1.0, (0.0, 0.0)
+    elif metric.gateable and a.size:
+        p_value = _p_value(test, a, b, options)
+        low, high = stats.bootstrap_ci(d, n=options.bootstrap, seed=options.seed,
+                                       level=options.ci_level)  # fmt: skip
+        scale = float(a.size) if total else 1.0
+        ci = (low * scale, high * scale)
+    counts = stats.wins_ties_losses(
+        a, b, tolerance=options.tie_tolerance, higher_is_better=metric.higher_is_better
+    )
+    return {
+        "metric": str(metric),
+        "metric_obj": metric,
+        "higher_is_better": metric.higher_is_better,
+        "baseline": mean_a,
+        "candidate": mean_b,
+        "delta": delta,
+        "relative_delta": delta / abs(mean_a) if mean_a != 0 else None,
+        "ci_low": ci[0],
+        "ci_high": ci[1],
+        "test": test,
+        "p_value": p_value,
+        "effect_size": stats.effect_size(a, b) if a.size else None,
+        "wins": counts.wins,
+        "ties": counts.ties,
+        "losses": counts.losses,
+        "baseline_judged": judged[0],
+        "candidate_judged": judged[1],
+        "gated": gate is not None,
+        "max_drop": None if gate is None else gate.max_drop,
+        "max_relative_drop": None if gate is None else gate.max_relative_drop,
+        "alpha": options.alpha if gate is None else gate.alpha,
+        "identical": identical,
+    }
+
+
+def _p_value(
+    test: str, a: NDArray[np.float64], b: NDArray[np.float64], options: CompareOptions
+) -> float:
+    from evalplat import stats
+
+    if test == "randomization":
+        return stats.randomization_test(a, b, n=options.permutations, seed=options.seed)
+    if test == "t-test":
+        return stats.t_test(a, b)
+    return stats.wilcoxon(a, b)
+
+
+def _correct(rows: list[dict[str, Any]]) -> None:
+    """Holm within the gated family and, separately, within the ungated one (display only)."""
+    from evalplat import stats
+
+    for family in (True, False):
+        members = [r for r in rows if r["gated"] is family and r["p_value"] is not None]
+        adjusted = stats.holm([r["p_value"] for r in members])
+        for row, p in zip(members, adjusted, strict=True):
+            row["p_corrected"] = float(p)
+    for row in rows:
+        row.setdefault("p_corrected", None)
+
+
+def _decide(row: dict[str, Any], options: CompareOptions) -> MetricComparison:
+    metric: Metric = row.pop("metric_obj")
+    identical = row.pop("identical")
+    verdict = "unchanged"
+    p = row["p_corrected"]
+    if not identical and p is not None and p < row["alpha"] and metric.gateable:
+        signed = metric.direction * row["delta"]
+        if _beyond(abs(row["delta"]), row["baseline"], row["max_drop"], row["max_relative_drop"]):
+            if signed > 0:
+                verdict = "improvement"
+            elif signed < 0:
+                verdict = "regression"
+                judged_a, judged_b = row["baseline_judged"], row["candidate_judged"]
+                if (
+                    judged_a is not None
+                    and judged_b is not None
+                    and judged_a - judged_b > options.judged_drop
+                ):
+                    verdict = "needs_judgments"
+    return MetricComparison(verdict=verdict, **row)
+
+
+def _beyond(
+    size: float, baseline: float, max_drop: float | None, max_relative_drop: float | None
+) -> bool:
+    """Is a change of ``size`` larger than the thresholds (all that are set)?"""
+    if size == 0.0:
+        return False
+    if max_drop is not None and not size > max_drop:
+        return False
+    if max_relative_drop is not None:
+        relative = math.inf if baseline == 0 else size / abs(baseline)
+        if not relative > max_relative_drop:
+            return False
+    return True
+
+
+def _per_query_frame(
+    name: str, query_ids: pd.Index, a: NDArray[np.float64], b: NDArray[np.float64]
+) -> pd.DataFrame:
+    import pandas as pd
+
+    return pd.DataFrame(
+        {
+            "metric": name,
+            "query_id": query_ids.to_numpy(dtype=object),
+            "baseline": a,
+            "candidate": b,
+            "delta": b - a,
+        }
+    )
+
+
+def _movers(
+    name: str,
+    query_ids: pd.Index,
+    a: NDArray[np.float64],
+    b: NDArray[np.float64],
+    direction: int,
+    options: CompareOptions,
+) -> Movers:
+    import numpy as np
+
+    signed = direction * (b - a)
+    ids = query_ids.to_numpy(dtype=object)
+    order = np.lexsort((ids.astype(str), signed))  # most negative first, ties by query id
+
+    def moves(indices: Iterable[int]) -> tuple[QueryMove, ...]:
+        return tuple(
+            QueryMove(str(ids[i]), float(a[i]), float(b[i]), float(b[i] - a[i])) for i in indices
+        )
+
+    worse = [i for i in order[: options.movers] if signed[i] < -options.tie_tolerance]
+    better_order = np.lexsort((ids.astype(str), -signed))
+    better = [i for i in better_order[: options.movers] if signed[i] > options.tie_tolerance]
+    return Movers(name, moves(worse), moves(better))
