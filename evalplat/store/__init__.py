@@ -6,6 +6,7 @@ it. Each CLI command calls one method here.
 
 from __future__ import annotations
 
+from evalplat.store.alerts import AlertsMixin
 from evalplat.store.configs import AddConfigOutcome, ConfigsMixin, ConfigVersionInfo
 from evalplat.store.locks import LockBusyError, LocksMixin
 from evalplat.store.runs import EvaluationRecord, QueryOutcome, RunInfo, RunsMixin
@@ -24,5 +25,5 @@ __all__ = [
 ]
 
 
-class Store(TestSetsMixin, ConfigsMixin, RunsMixin, LocksMixin):
+class Store(TestSetsMixin, ConfigsMixin, RunsMixin, LocksMixin, AlertsMixin):
     """Everything the CLI can do, as methods (see the mixins for each noun)."""

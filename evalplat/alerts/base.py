@@ -1,0 +1,172 @@
+"""What every alert channel shares: its parameter spec, the send contract and its errors.
+
+A channel kind (``ChannelKind``) is declared once, in its own module, with the parameters a
+project-file table may set; the registry (``evalplat.alerts.registry``) validates tables
+against it, so an unknown key or type is an ``InputError`` listing the valid ones before
+anything is sent.
+
+``Channel.send(message)`` delivers one message or raises ``DeliveryError``; ``transient``
+tells the delivery loop whether another attempt may succeed (a timeout, HTTP 5xx/429, a
+dropped SMTP connection) or not (HTTP 4xx, a refused login, an unset ``${ENV}`` variable).
+Secrets stay as ``${ENV}`` placeholders in the channel's params and are expanded at each send,
+so a channel object can be printed or stored without leaking them.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from evalplat.alerts.message import AlertMessage
+from evalplat.errors import InputError
+from evalplat.searchers.env import expand_env
+
+# Keys every channel table may have besides its kind's own parameters.
+COMMON_KEYS = ("type", "name")
+
+
+class DeliveryError(Exception):
+    """One delivery attempt failed; ``transient`` means a later attempt may succeed."""
+
+    def __init__(self, problem: str, *, transient: bool, retry_after: float | None = None):
+        super().__init__(problem)
+        self.transient = transient
+        self.retry_after = retry_after
+
+
+@dataclass(frozen=True)
+class Param:
+    """A channel parameter: accepted Python types (from TOML), whether required, its default."""
+
+    name: str
+    types: tuple[type, ...]
+    help: str
+    required: bool = False
+    default: Any = None
+    choices: tuple[str, ...] | None = None
+
+    def check(self, value: Any, kind: str) -> Any:
+        # TOML integers are fine where a float is expected; booleans are not numbers here.
+        ok = isinstance(value, self.types) and not (
+            isinstance(value, bool) and bool not in self.types
+        )
+        if not ok:
+            wanted = " or ".join(_TYPE_NAMES.get(t, t.__name__) for t in self.types)
+            raise InputError(f"{kind} channel: {self.name} must be {wanted}, got {value!r}")
+        if self.choices is not None and value not in self.choices:
+            raise InputError(
+                f"{kind} channel: {self.name} must be one of {', '.join(self.choices)}, "
+                f"got {value!r}"
+            )
+        return value
+
+
+_TYPE_NAMES = {str: "a string", int: "a whole number", float: "a number", bool: "true/false"}
+_TYPE_NAMES.update({dict: "a table", list: "a list"})
+
+
+@dataclass(frozen=True)
+class ChannelKind:
+    """A channel type: its name (the table's ``type``), a description, params and factory."""
+
+    name: str
+    description: str
+    params: tuple[Param, ...]
+    factory: Callable[[str, dict[str, Any]], Channel]
+
+    def validate(self, table: Mapping[str, Any]) -> dict[str, Any]:
+        """Params with defaults filled in; unknown keys, missing keys or bad types raise."""
+        known = {p.name: p for p in self.params}
+        for key in table:
+            if key not in known and key not in COMMON_KEYS:
+                valid = ", ".join([*COMMON_KEYS, *known])
+                raise InputError(
+                    f"{self.name} channel: unknown parameter '{key}'; valid ones: {valid}"
+                )
+        params: dict[str, Any] = {}
+        for param in self.params:
+            if param.name in table:
+                params[param.name] = param.check(table[param.name], self.name)
+            elif param.required:
+                raise InputError(f"{self.name} channel needs {param.name} ({param.help})")
+            else:
+                params[param.name] = param.default
+        return params
+
+
+class Channel(ABC):
+    """A configured destination for alert messages."""
+
+    kind: str = ""
+
+    def __init__(self, name: str, params: dict[str, Any]):
+        self.name = name
+        self.params = params
+
+    @abstractmethod
+    def send(self, message: AlertMessage) -> None:
+        """Deliver ``message`` once; raise ``DeliveryError`` on failure."""
+
+    def expanded(self, key: str) -> Any:
+        """The param with ``${ENV}`` placeholders expanded now; an unset variable is permanent."""
+        try:
+            return expand_env(self.params[key])
+        except InputError as error:
+            raise DeliveryError(f"{key}: {error}", transient=False) from None
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name!r}>"
+
+
+def post_json(
+    url: str, payload: Any, *, timeout: float, headers: Mapping[str, str] | None = None
+) -> None:
+    """POST ``payload`` as JSON; map failures to ``DeliveryError`` (transient or not).
+
+    Transient: connection errors, timeouts, HTTP 408, 425, 429 and 5xx (with the server's
+    ``Retry-After`` in seconds when it sent one). Any other status ≥ 400 is permanent: the URL
+    or payload is wrong and retrying will not fix it.
+    """
+    import httpx
+
+    try:
+        response = httpx.post(url, json=payload, timeout=timeout, headers=dict(headers or {}))
+    except httpx.TimeoutException:
+        raise DeliveryError(
+            f"no answer from {_origin(url)} within {timeout:g}s", transient=True
+        ) from None
+    except (httpx.InvalidURL, httpx.UnsupportedProtocol, ValueError) as error:
+        raise DeliveryError(f"invalid URL: {error}", transient=False) from None
+    except httpx.TransportError as error:
+        raise DeliveryError(
+            f"could not reach {_origin(url)}: {error or type(error).__name__}", transient=True
+        ) from None
+    if response.status_code < 400:
+        return
+    body = " ".join(response.text.split())[:200]
+    status = response.status_code
+    transient = status in (408, 425, 429) or status >= 500
+    raise DeliveryError(
+        f"{_origin(url)} answered HTTP {status}" + (f": {body}" if body else ""),
+        transient=transient,
+        retry_after=_retry_after(response.headers.get("Retry-After")),
+    )
+
+
+def _origin(url: str) -> str:
+    """Scheme, host and port only: webhook paths and queries often embed secret tokens."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.hostname}" + (f":{parts.port}" if parts.port else "")
+
+
+def _retry_after(value: str | None) -> float | None:
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        return None  # an HTTP date: rare for webhooks, and our backoff is bounded anyway

@@ -1,0 +1,57 @@
+"""The JSON channel (``type = "json"``): alerts written to a file for other tools to read.
+
+``mode = "append"`` (default) adds one JSON object per line (JSON Lines) and keeps every alert
+ever sent — a log a dashboard can tail. ``mode = "write"`` rewrites the file as a JSON array of
+the messages this channel object sent (one nightly invocation), like the JUnit channel.
+Each object is the message's fields (``AlertMessage.to_dict``) plus ``title`` and ``sent_at``
+(UTC, ISO 8601). The module is not named ``json`` so that it cannot shadow the standard library.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from evalplat.alerts.base import Channel, ChannelKind, Param
+from evalplat.alerts.junit import PATH, write_atomically
+from evalplat.alerts.message import AlertMessage
+
+MODES = ("append", "write")
+
+
+def record(message: AlertMessage) -> dict[str, Any]:
+    return {
+        "sent_at": datetime.now(UTC).isoformat(),
+        "title": message.title(),
+        **message.to_dict(),
+    }
+
+
+class JsonFileChannel(Channel):
+    kind = "json"
+
+    def __init__(self, name: str, params: dict[str, Any]):
+        super().__init__(name, params)
+        self.sent: list[dict[str, Any]] = []
+
+    def send(self, message: AlertMessage) -> None:
+        path = Path(self.expanded("path"))
+        item = record(message)
+        if self.params["mode"] == "append":
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with path.open("a", encoding="utf-8") as file:
+                file.write(json.dumps(item, ensure_ascii=False) + "\n")
+        else:
+            text = json.dumps([*self.sent, item], indent=2, ensure_ascii=False) + "\n"
+            write_atomically(path, text.encode("utf-8"))
+        self.sent.append(item)
+
+
+KIND = ChannelKind(
+    name="json",
+    description="append alerts to a JSON Lines file, or write them as a JSON array",
+    params=(PATH, Param("mode", (str,), "append or write", default="append", choices=MODES)),
+    factory=JsonFileChannel,
+)

@@ -1,0 +1,165 @@
+"""What an alert says: one metric of one config on one test set, and the queries behind it.
+
+An ``AlertMessage`` is plain data, built by the nightly job from a comparison (or by
+``alerts test``), and rendered by each channel in its own shape. Every channel starts from the
+same two renderings so they never disagree:
+
+- ``title()``: one line, e.g. ``Regression: nDCG@10 of docs-bm25 on cranfield``;
+- ``facts()``: ordered (label, value) pairs: config, test set, metric,
+  ``baseline → candidate``, delta (absolute and relative), p-value, runs, report;
+- ``text()``: the title, the facts and the worst queries as plain text (e-mail, logs).
+
+Numbers are printed with 4 decimals; a missing number (a test message has no
+p-value) is left out rather than printed as ``None``. The delta is ``candidate - baseline``;
+whether that is a drop depends on the metric's direction, which the comparison already decided
+(the ``event`` says whether this is a regression being opened or resolved).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+EVENTS = ("opened", "resolved", "test")
+# How many queries a message lists; the report has the rest.
+WORST_QUERIES_SHOWN = 5
+
+
+@dataclass(frozen=True)
+class QueryMove:
+    """One query's metric value on both sides (``delta = candidate - baseline``)."""
+
+    query_id: str
+    text: str
+    baseline: float
+    candidate: float
+
+    @property
+    def delta(self) -> float:
+        return self.candidate - self.baseline
+
+
+@dataclass(frozen=True)
+class AlertMessage:
+    """An alert event for one (config, test set, metric, baseline) and what to show with it."""
+
+    event: str
+    config: str
+    test_set: str
+    metric: str
+    baseline: float | None = None
+    candidate: float | None = None
+    delta: float | None = None
+    relative_delta: float | None = None
+    p_value: float | None = None
+    test: str | None = None
+    baseline_run: int | None = None
+    candidate_run: int | None = None
+    worst_queries: tuple[QueryMove, ...] = field(default_factory=tuple)
+    report: str | None = None
+    alert_id: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.event not in EVENTS:
+            raise ValueError(f"alert event must be one of {', '.join(EVENTS)}, got {self.event!r}")
+
+    # ── renderings shared by the channels ────────────────────────────────────────────────────
+
+    def title(self) -> str:
+        subject = f"{self.metric} of {self.config} on {self.test_set}"
+        if self.event == "opened":
+            return f"Regression: {subject}"
+        if self.event == "resolved":
+            return f"Resolved: {subject}"
+        return f"Test alert from evalplat: {subject}"
+
+    def change(self) -> str | None:
+        """``0.4120 → 0.3870`` or None when either side is unknown."""
+        if self.baseline is None or self.candidate is None:
+            return None
+        return f"{number(self.baseline)} → {number(self.candidate)}"
+
+    def delta_text(self) -> str | None:
+        """``-0.0250 (-6.07%)``; the relative part only when known."""
+        if self.delta is None:
+            return None
+        text = signed(self.delta)
+        if self.relative_delta is not None:
+            text += f" ({self.relative_delta * 100:+.2f}%)"
+        return text
+
+    def facts(self) -> list[tuple[str, str]]:
+        rows: list[tuple[str, str | None]] = [
+            ("Config", self.config),
+            ("Test set", self.test_set),
+            ("Metric", self.metric),
+            ("Baseline → candidate", self.change()),
+            ("Delta", self.delta_text()),
+            ("p-value", None if self.p_value is None else p_value_text(self.p_value, self.test)),
+            ("Runs", self.runs_text()),
+            ("Report", self.report),
+        ]
+        return [(label, value) for label, value in rows if value is not None]
+
+    def runs_text(self) -> str | None:
+        if self.baseline_run is None and self.candidate_run is None:
+            return None
+        left = "?" if self.baseline_run is None else str(self.baseline_run)
+        right = "?" if self.candidate_run is None else str(self.candidate_run)
+        return f"baseline run {left}, candidate run {right}"
+
+    def query_lines(self) -> list[str]:
+        """One line per shown worst query: ``q12  0.8000 → 0.2000 (-0.6000)  boundary layer``."""
+        return [
+            f"{q.query_id}  {number(q.baseline)} → {number(q.candidate)} "
+            f"({signed(q.delta)})  {q.text}"
+            for q in self.worst_queries[:WORST_QUERIES_SHOWN]
+        ]
+
+    def text(self) -> str:
+        lines = [self.title(), ""]
+        width = max(len(label) for label, _ in self.facts())
+        lines += [f"{label.ljust(width)}  {value}" for label, value in self.facts()]
+        queries = self.query_lines()
+        if queries:
+            lines += ["", "Queries that moved most:"]
+            lines += [f"  {line}" for line in queries]
+        return "\n".join(lines) + "\n"
+
+    # ── plain data ───────────────────────────────────────────────────────────────────────────
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready fields (snake_case); ``worst_queries`` as a list of objects with delta."""
+        data = asdict(self)
+        data["worst_queries"] = [{**asdict(q), "delta": q.delta} for q in self.worst_queries]
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> AlertMessage:
+        """The inverse of ``to_dict`` (extra keys, such as a query's delta, are ignored)."""
+        names = set(cls.__dataclass_fields__)
+        values = {key: value for key, value in data.items() if key in names}
+        values["worst_queries"] = tuple(
+            QueryMove(
+                query_id=str(q["query_id"]),
+                text=str(q.get("text", "")),
+                baseline=float(q["baseline"]),
+                candidate=float(q["candidate"]),
+            )
+            for q in data.get("worst_queries", [])
+        )
+        return cls(**values)
+
+
+def number(value: float) -> str:
+    return f"{value:.4f}"
+
+
+def signed(value: float) -> str:
+    return f"{value:+.4f}"
+
+
+def p_value_text(p_value: float, test: str | None) -> str:
+    # Tiny p-values print in scientific notation so "0.0000" never suggests certainty.
+    text = f"{p_value:.4f}" if p_value >= 1e-4 else f"{p_value:.1e}"
+    return f"{text} ({test})" if test else text

@@ -1,0 +1,89 @@
+"""The Slack channel: an incoming-webhook message with a plain-text fallback and blocks.
+
+Shape (Slack's Block Kit, as accepted by ``hooks.slack.com/services/...`` URLs)::
+
+    {"text": <title — notification fallback>,
+     "blocks": [header(title), section(fields: the facts), section(worst queries, code block),
+                context(report link)]}
+
+Slack limits respected: a header's text ≤ 150 characters, at most 10 fields per section, a
+section's text ≤ 3000 characters. User text is escaped for mrkdwn (``&``, ``<``, ``>``) so a
+query like ``<b> & c`` shows as written and cannot form a link or a mention.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from evalplat.alerts.base import Channel, ChannelKind, Param, post_json
+from evalplat.alerts.message import AlertMessage
+from evalplat.alerts.webhook import TIMEOUT
+
+HEADER_LIMIT = 150
+SECTION_LIMIT = 3000
+FIELDS_LIMIT = 10
+
+
+def escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def payload(message: AlertMessage) -> dict[str, Any]:
+    title = message.title()
+    blocks: list[dict[str, Any]] = [
+        {"type": "header", "text": {"type": "plain_text", "text": _cut(title, HEADER_LIMIT)}}
+    ]
+    facts = [(label, value) for label, value in message.facts() if label != "Report"]
+    blocks.append(
+        {
+            "type": "section",
+            "fields": [
+                {"type": "mrkdwn", "text": _cut(f"*{label}*\n{escape(value)}", 2000)}
+                for label, value in facts[:FIELDS_LIMIT]
+            ],
+        }
+    )
+    queries = message.query_lines()
+    if queries:
+        body = "*Queries that moved most*\n```" + escape("\n".join(queries)) + "```"
+        blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": _cut_code(body)}})
+    if message.report:
+        blocks.append(
+            {"type": "context", "elements": [{"type": "mrkdwn", "text": _report(message.report)}]}
+        )
+    return {"text": title, "blocks": blocks}
+
+
+def _report(report: str) -> str:
+    if report.startswith(("http://", "https://")):
+        return f"<{report}|Open the report>"
+    return f"Report: {escape(report)}"
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _cut_code(text: str) -> str:
+    # Keep the closing fence when cutting, or the rest of the message renders as code.
+    if len(text) <= SECTION_LIMIT:
+        return text
+    return text[: SECTION_LIMIT - 4] + "…```"
+
+
+class SlackChannel(Channel):
+    kind = "slack"
+
+    def send(self, message: AlertMessage) -> None:
+        post_json(self.expanded("url"), payload(message), timeout=float(self.params["timeout"]))
+
+
+KIND = ChannelKind(
+    name="slack",
+    description="a Slack incoming webhook (Block Kit message)",
+    params=(
+        Param("url", (str,), "the incoming-webhook URL, e.g. ${SLACK_WEBHOOK_URL}", required=True),
+        TIMEOUT,
+    ),
+    factory=SlackChannel,
+)

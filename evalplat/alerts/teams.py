@@ -1,0 +1,124 @@
+"""The Microsoft Teams channel: an Adaptive Card (default) or a legacy MessageCard.
+
+``format = "adaptive"`` posts what Teams Workflows ("Post to a channel when a webhook request is
+received") expect::
+
+    {"type": "message",
+     "attachments": [{"contentType": "application/vnd.microsoft.card.adaptive",
+                      "content": {"type": "AdaptiveCard", "version": "1.4",
+                                  "body": [title, FactSet, worst queries], "actions": [...]}}]}
+
+``format = "messagecard"`` posts the Office 365 connector shape (``@type: MessageCard`` with
+``title``, ``summary``, ``themeColor``, a section of ``facts`` and an ``OpenUri`` action) for
+older incoming-webhook URLs. The report becomes an "Open the report" action only when it is an
+http(s) URL; a file path is shown as a fact instead.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from evalplat.alerts.base import Channel, ChannelKind, Param, post_json
+from evalplat.alerts.message import AlertMessage
+from evalplat.alerts.webhook import TIMEOUT
+
+FORMATS = ("adaptive", "messagecard")
+# Red for a regression, green for its resolution, grey for a test.
+COLORS = {"opened": "D70000", "resolved": "2E7D32", "test": "808080"}
+ADAPTIVE_COLORS = {"opened": "attention", "resolved": "good", "test": "default"}
+
+
+def _link(message: AlertMessage) -> str | None:
+    report = message.report
+    return report if report and report.startswith(("http://", "https://")) else None
+
+
+def adaptive_card(message: AlertMessage) -> dict[str, Any]:
+    body: list[dict[str, Any]] = [
+        {
+            "type": "TextBlock",
+            "text": message.title(),
+            "weight": "bolder",
+            "size": "medium",
+            "color": ADAPTIVE_COLORS[message.event],
+            "wrap": True,
+        },
+        {
+            "type": "FactSet",
+            "facts": [{"title": label, "value": value} for label, value in message.facts()],
+        },
+    ]
+    queries = message.query_lines()
+    if queries:
+        body.append({"type": "TextBlock", "text": "Queries that moved most", "weight": "bolder"})
+        body += [
+            {"type": "TextBlock", "text": line, "wrap": True, "fontType": "monospace"}
+            for line in queries
+        ]
+    card: dict[str, Any] = {
+        "$schema": "http://adaptivecards.io/schemas/adaptive-card.json",
+        "type": "AdaptiveCard",
+        "version": "1.4",
+        "body": body,
+    }
+    link = _link(message)
+    if link:
+        card["actions"] = [{"type": "Action.OpenUrl", "title": "Open the report", "url": link}]
+    return {
+        "type": "message",
+        "attachments": [
+            {
+                "contentType": "application/vnd.microsoft.card.adaptive",
+                "contentUrl": None,
+                "content": card,
+            }
+        ],
+    }
+
+
+def message_card(message: AlertMessage) -> dict[str, Any]:
+    section: dict[str, Any] = {
+        "facts": [{"name": label, "value": value} for label, value in message.facts()],
+        "markdown": False,
+    }
+    queries = message.query_lines()
+    if queries:
+        section["text"] = "Queries that moved most:\n\n" + "\n\n".join(queries)
+    card: dict[str, Any] = {
+        "@type": "MessageCard",
+        "@context": "https://schema.org/extensions",
+        "summary": message.title(),
+        "title": message.title(),
+        "themeColor": COLORS[message.event],
+        "sections": [section],
+    }
+    link = _link(message)
+    if link:
+        card["potentialAction"] = [
+            {
+                "@type": "OpenUri",
+                "name": "Open the report",
+                "targets": [{"os": "default", "uri": link}],
+            }
+        ]
+    return card
+
+
+class TeamsChannel(Channel):
+    kind = "teams"
+
+    def send(self, message: AlertMessage) -> None:
+        shape = adaptive_card if self.params["format"] == "adaptive" else message_card
+        post_json(self.expanded("url"), shape(message), timeout=float(self.params["timeout"]))
+
+
+KIND = ChannelKind(
+    name="teams",
+    description="a Microsoft Teams webhook (Adaptive Card or MessageCard)",
+    params=(
+        Param("url", (str,), "the webhook URL, e.g. ${TEAMS_WEBHOOK_URL}", required=True),
+        Param("format", (str,), "card shape", default="adaptive", choices=FORMATS),
+        TIMEOUT,
+    ),
+    factory=TeamsChannel,
+)

@@ -1,0 +1,185 @@
+"""``evalplat alerts list | ack | test | channels``: regression alerts and their channels."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from evalplat.cli.common import DbOption, JsonOption, echo_err, open_store, print_json
+
+if TYPE_CHECKING:
+    from evalplat.alerts import AlertMessage
+
+app = typer.Typer(
+    help="Regression alerts (open → acknowledged → resolved) and their channels.",
+    no_args_is_help=True,
+)
+
+# Kinds that can be tried with an ad-hoc --url (the others need more than a URL).
+URL_KINDS = ("webhook", "slack", "teams")
+
+
+@app.command("list")
+def list_alerts(
+    state: Annotated[
+        str | None,
+        typer.Option(
+            "--state", help="Only alerts in this state: pending, open, acknowledged, resolved."
+        ),
+    ] = None,
+    config: Annotated[str | None, typer.Option("--config", help="Only this config's.")] = None,
+    db: DbOption = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Alerts, newest first, with their state and how many regressed nights in a row."""
+    alerts = open_store(db).list_alerts(state, config=config)
+    if json_output:
+        print_json([a.to_dict() for a in alerts])
+        return
+    if not alerts:
+        echo_err("no alerts" + (f" in state {state}" if state else ""))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table("id", "state", "config", "test set", "metric", "baseline → candidate", "since")
+    for a in alerts:
+        details = a.details or {}
+        left, right = details.get("baseline"), details.get("candidate")
+        numbers = isinstance(left, int | float) and isinstance(right, int | float)
+        change = f"{left:.4f} → {right:.4f}" if numbers else ""
+        table.add_row(
+            str(a.id),
+            a.state,
+            a.config,
+            a.test_set,
+            a.metric,
+            change,
+            a.opened_at.strftime("%Y-%m-%d %H:%M"),
+        )
+    Console().print(table)
+
+
+@app.command("ack")
+def ack(
+    alert_id: Annotated[int, typer.Argument(help="Alert id (see `evalplat alerts list`).")],
+    db: DbOption = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Acknowledge an open alert: someone is on it (its resolution is still announced)."""
+    info = open_store(db).ack(alert_id)
+    if json_output:
+        print_json(info.to_dict())
+        return
+    typer.echo(f"alert {info.id} ({info.metric} of {info.config} on {info.test_set}): {info.state}")
+
+
+@app.command("test")
+def test(
+    channel: Annotated[
+        str | None,
+        typer.Argument(
+            help="Channel name or type from the project file's alerts tables; with --url, the "
+            "type to post as (webhook, slack or teams; default webhook).",
+            show_default=False,
+        ),
+    ] = None,
+    url: Annotated[
+        str | None,
+        typer.Option("--url", help="Send to this URL instead of a channel of the project file."),
+    ] = None,
+    project: Annotated[
+        Path | None,
+        typer.Option("--project", help="Project file (default: ./evalplat.toml)."),
+    ] = None,
+    attempts: Annotated[
+        int, typer.Option("--attempts", min=1, help="Delivery attempts before giving up.")
+    ] = 3,
+    json_output: JsonOption = False,
+) -> None:
+    """Send a sample alert through one channel; exit 3 when it could not be delivered."""
+    from evalplat.alerts import DeliveryPolicy, build_channel, channels_from_tables, find_channel
+    from evalplat.errors import InputError
+    from evalplat.project import load_project
+
+    if url is not None:
+        kind = channel or "webhook"
+        if kind not in URL_KINDS:
+            raise InputError(f"--url works with {', '.join(URL_KINDS)}, not '{kind}'")
+        target = build_channel({"type": kind, "url": url})
+    elif channel is None:
+        raise InputError("name a channel from the project file's [[alerts]] tables, or give --url")
+    else:
+        target = find_channel(channels_from_tables(load_project(project).alerts), channel)
+    from evalplat.alerts import deliver
+
+    result = deliver(target, sample_message(), DeliveryPolicy(attempts=attempts))
+    if json_output:
+        print_json(result.to_dict())
+    elif result.ok:
+        typer.echo(f"sent a test alert to {result.channel} ({result.attempts} attempt(s))")
+    if not result.ok:
+        echo_err(
+            f"error: could not deliver to {result.channel} after {result.attempts} attempt(s): "
+            f"{result.error}"
+        )
+        raise typer.Exit(3)
+
+
+@app.command("channels")
+def channels(json_output: JsonOption = False) -> None:
+    """The alert channel types and their parameters (for the alerts tables of evalplat.toml)."""
+    from evalplat.alerts import CHANNEL_KINDS
+
+    if json_output:
+        print_json(
+            [
+                {
+                    "type": kind.name,
+                    "description": kind.description,
+                    "params": [
+                        {
+                            "name": p.name,
+                            "required": p.required,
+                            "default": p.default,
+                            "choices": list(p.choices) if p.choices else None,
+                            "help": p.help,
+                        }
+                        for p in kind.params
+                    ],
+                }
+                for kind in CHANNEL_KINDS.values()
+            ]
+        )
+        return
+    for kind in CHANNEL_KINDS.values():
+        typer.echo(f"{kind.name}: {kind.description}")
+        for p in kind.params:
+            note = " (required)" if p.required else ""
+            if p.default is not None:
+                note = f" (default {p.default!r})"
+            typer.echo(f"  {p.name}{note}: {p.help}")
+
+
+def sample_message() -> AlertMessage:
+    """A made-up regression, clearly labelled as a test, showing every field a channel renders."""
+    from evalplat.alerts import AlertMessage, QueryMove
+
+    return AlertMessage(
+        event="test",
+        config="example-config",
+        test_set="example-testset",
+        metric="nDCG@10",
+        baseline=0.4120,
+        candidate=0.3870,
+        delta=-0.0250,
+        relative_delta=-0.0250 / 0.4120,
+        p_value=0.0031,
+        test="randomization",
+        worst_queries=(
+            QueryMove("q12", "boundary layer transition", 0.8000, 0.2000),
+            QueryMove("q7", "heat transfer in slip flow", 0.6500, 0.3100),
+        ),
+    )

@@ -1,0 +1,276 @@
+"""Alerts in the store: one state machine per (config, test set, metric, baseline run).
+
+Each night the nightly job calls ``observe`` once per gated metric with that night's verdict.
+States of the key's current alert row (``alert.state``) and what a night does to them::
+
+    (none)   ──regressed──► pending (streak 1) ──► open, event "opened"  when streak ≥ N
+    pending  ──regressed──► streak + 1          ──► open, event "opened"  when streak ≥ N
+    pending  ──not regressed──► row deleted (the streak resets; it never was an alert)
+    open / acknowledged ──regressed──► streak + 1, details refreshed, no event
+    open / acknowledged ──not regressed──► resolved, event "resolved"
+    resolved: history; a later regression starts a new row
+
+``N`` is the gate's ``consecutive`` (1 = alert on the first regressed night). So an alert is
+announced once when it opens and once when it resolves, never every night in between. ``ack``
+records that a human has seen it; an acknowledged alert still announces its resolution. A new
+baseline run
+is a new key: alerts against the old baseline stay as they are until that baseline's
+comparisons stop (the nightly job may resolve them explicitly by observing a non-regression).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import delete, select
+from sqlalchemy.orm import Session
+
+from evalplat.db.models import ALERT_STATES, Alert, AlertDelivery, Config, TestSet
+from evalplat.errors import InputError, NotFoundError
+from evalplat.store.base import StoreBase, utcnow
+
+if TYPE_CHECKING:
+    from evalplat.alerts.delivery import DeliveryResult
+
+ACTIVE_STATES = ("pending", "open", "acknowledged")
+
+
+@dataclass(frozen=True)
+class AlertInfo:
+    id: int
+    config: str
+    test_set: str
+    metric: str
+    baseline_run_id: int
+    state: str
+    streak: int
+    last_comparison_id: int | None
+    details: dict[str, Any] | None
+    opened_at: datetime
+    acknowledged_at: datetime | None
+    resolved_at: datetime | None
+
+    def to_dict(self) -> dict[str, Any]:
+        data = dict(self.__dict__)
+        for key in ("opened_at", "acknowledged_at", "resolved_at"):
+            value = data[key]
+            data[key] = None if value is None else value.isoformat()
+        return data
+
+
+@dataclass(frozen=True)
+class AlertEvent:
+    """Something to announce: ``event`` is ``opened`` or ``resolved``; ``alert`` as it is now."""
+
+    event: str
+    alert: AlertInfo
+
+
+@dataclass(frozen=True)
+class DeliveryInfo:
+    id: int
+    alert_id: int
+    channel: str
+    event: str
+    status: str
+    attempts: int
+    error: str | None
+    created_at: datetime
+
+    def to_dict(self) -> dict[str, Any]:
+        data = dict(self.__dict__)
+        data["created_at"] = self.created_at.isoformat()
+        return data
+
+
+class AlertsMixin(StoreBase):
+    def observe(
+        self,
+        config: str,
+        testset: str,
+        metric: str,
+        baseline_run: int,
+        comparison_id: int | None,
+        regressed: bool,
+        consecutive: int = 1,
+        details: dict[str, Any] | None = None,
+    ) -> list[AlertEvent]:
+        """Record one night's verdict for the key; return the events to deliver (0 or 1).
+
+        ``details`` (JSON-ready, e.g. ``AlertMessage.to_dict()``) is stored on regressed nights
+        so that the alert keeps the figures of its latest regression; a resolving night's
+        details are returned to the caller only through its own message.
+        """
+        if isinstance(consecutive, bool) or consecutive < 1:
+            raise InputError(f"consecutive must be a whole number ≥ 1, got {consecutive}")
+        now = utcnow()
+        with self.session() as session:
+            config_row = _by_name(session, Config, config, "config")
+            test_set_row = _by_name(session, TestSet, testset, "test set")
+            alert = session.scalar(
+                select(Alert)
+                .where(
+                    Alert.config_id == config_row.id,
+                    Alert.test_set_id == test_set_row.id,
+                    Alert.metric == metric,
+                    Alert.baseline_run_id == baseline_run,
+                    Alert.state.in_(ACTIVE_STATES),
+                )
+                .order_by(Alert.id.desc())
+                .limit(1)
+            )
+            if not regressed:
+                if alert is None:
+                    return []
+                if alert.state == "pending":
+                    session.execute(delete(Alert).where(Alert.id == alert.id))
+                    return []
+                alert.state = "resolved"
+                alert.resolved_at = now
+                if comparison_id is not None:
+                    alert.last_comparison_id = comparison_id
+                session.flush()
+                return [AlertEvent("resolved", _info(alert, config, testset))]
+            if alert is None:
+                alert = Alert(
+                    config_id=config_row.id,
+                    test_set_id=test_set_row.id,
+                    metric=metric,
+                    baseline_run_id=baseline_run,
+                    state="pending",
+                    streak=0,
+                    opened_at=now,
+                )
+                session.add(alert)
+            alert.streak += 1
+            alert.last_comparison_id = comparison_id
+            alert.details = details
+            events: list[AlertEvent] = []
+            if alert.state == "pending" and alert.streak >= consecutive:
+                alert.state = "open"
+                alert.opened_at = now
+                session.flush()
+                events.append(AlertEvent("opened", _info(alert, config, testset)))
+            session.flush()
+            return events
+
+    def ack(self, alert_id: int) -> AlertInfo:
+        """Acknowledge an open alert (idempotent for one already acknowledged)."""
+        with self.session() as session:
+            alert = _alert(session, alert_id)
+            if alert.state in ("pending", "resolved"):
+                raise InputError(
+                    f"alert {alert_id} is {alert.state}; only open alerts can be acknowledged"
+                )
+            if alert.state == "open":
+                alert.state = "acknowledged"
+                alert.acknowledged_at = utcnow()
+                session.flush()
+            return _infos(session, [alert])[0]
+
+    def list_alerts(
+        self, state: str | None = None, *, config: str | None = None
+    ) -> list[AlertInfo]:
+        """Alerts, newest first; only those in ``state`` and of ``config`` when given."""
+        if state is not None and state not in ALERT_STATES:
+            raise InputError(f"unknown alert state '{state}'; valid: {', '.join(ALERT_STATES)}")
+        with self.session() as session:
+            query = select(Alert).order_by(Alert.id.desc())
+            if state is not None:
+                query = query.where(Alert.state == state)
+            if config is not None:
+                config_row = _by_name(session, Config, config, "config")
+                query = query.where(Alert.config_id == config_row.id)
+            return _infos(session, session.scalars(query).all())
+
+    def alert_info(self, alert_id: int) -> AlertInfo:
+        with self.session() as session:
+            return _infos(session, [_alert(session, alert_id)])[0]
+
+    def record_delivery(self, alert_id: int, result: DeliveryResult) -> int:
+        """Store the outcome of delivering one event of an alert to one channel."""
+        with self.session() as session:
+            _alert(session, alert_id)
+            row = AlertDelivery(
+                alert_id=alert_id,
+                channel=result.channel[:200],
+                event=result.event,
+                status=result.status,
+                attempts=result.attempts,
+                error=result.error,
+                created_at=utcnow(),
+            )
+            session.add(row)
+            session.flush()
+            return row.id
+
+    def deliveries(self, alert_id: int) -> list[DeliveryInfo]:
+        """The recorded deliveries of an alert, oldest first."""
+        with self.session() as session:
+            _alert(session, alert_id)
+            rows = session.scalars(
+                select(AlertDelivery)
+                .where(AlertDelivery.alert_id == alert_id)
+                .order_by(AlertDelivery.id)
+            ).all()
+            return [
+                DeliveryInfo(
+                    id=r.id,
+                    alert_id=r.alert_id,
+                    channel=r.channel,
+                    event=r.event,
+                    status=r.status,
+                    attempts=r.attempts,
+                    error=r.error,
+                    created_at=r.created_at,
+                )
+                for r in rows
+            ]
+
+
+def _by_name(session: Session, model: type[Config] | type[TestSet], name: str, what: str) -> Any:
+    row = session.scalar(select(model).where(model.name == name))
+    if row is None:
+        raise NotFoundError(f"no {what} named '{name}'")
+    return row
+
+
+def _alert(session: Session, alert_id: int) -> Alert:
+    alert = session.get(Alert, alert_id)
+    if alert is None:
+        raise NotFoundError(f"no alert with id {alert_id} (see `evalplat alerts list`)")
+    return alert
+
+
+def _info(alert: Alert, config: str, test_set: str) -> AlertInfo:
+    return AlertInfo(
+        id=alert.id,
+        config=config,
+        test_set=test_set,
+        metric=alert.metric,
+        baseline_run_id=alert.baseline_run_id,
+        state=alert.state,
+        streak=alert.streak,
+        last_comparison_id=alert.last_comparison_id,
+        details=alert.details,
+        opened_at=alert.opened_at,
+        acknowledged_at=alert.acknowledged_at,
+        resolved_at=alert.resolved_at,
+    )
+
+
+def _infos(session: Session, alerts: Any) -> list[AlertInfo]:
+    alerts = list(alerts)
+    config_ids = {a.config_id for a in alerts}
+    test_set_ids = {a.test_set_id for a in alerts}
+    configs = dict(
+        session.execute(select(Config.id, Config.name).where(Config.id.in_(config_ids))).tuples()
+    )
+    test_sets = dict(
+        session.execute(
+            select(TestSet.id, TestSet.name).where(TestSet.id.in_(test_set_ids))
+        ).tuples()
+    )
+    return [_info(a, configs[a.config_id], test_sets[a.test_set_id]) for a in alerts]
