@@ -343,7 +343,12 @@ def _drive(
         except KeyboardInterrupt:
             store.finish_run(run_id, "interrupted", error="interrupted by the user (Ctrl-C)")
             raise RunInterruptedError(run_id) from None
-        return _finish(store, run_id, content, metrics)
+        try:
+            return _finish(store, run_id, content, metrics)
+        except Exception as error:
+            # Scoring failed after the searching: keep the results, say why, let it surface.
+            store.finish_run(run_id, "failed", error=f"scoring failed: {error}")
+            raise
     finally:
         heartbeat.stop()
 

@@ -150,3 +150,25 @@ def test_builtin_searcher_on_cranfield_lands_near_the_reference_ndcg(
     assert info.status == "complete"
     assert info.queries_done == 225
     assert info.means["nDCG@10"] == pytest.approx(0.36, abs=0.015)
+
+
+def test_runs_list_filters_by_config_and_names_unknown_ones(
+    db_url: str, cli: Callable[..., object], tmp_path: Path
+) -> None:
+    run_file = tmp_path / "a.run"
+    run_file.write_text("q0 Q0 d0 1 5.0 a\n")
+    with Store.open(db_url) as store:
+        store.import_test_set("small", small_content())
+    for config in ("alpha", "beta"):
+        imported = cli("import-run", str(run_file), "--config", config, "--testset", "small",
+                       "--db", db_url)  # fmt: skip
+        assert imported.exit_code == 0  # type: ignore[attr-defined]
+    listed = json.loads(cli("runs", "list", "beta", "--db", db_url, "--json").stdout)  # type: ignore[attr-defined]
+    assert [(r["config"], r["status"]) for r in listed] == [("beta", "complete")]
+    table = cli("runs", "list", "--db", db_url)
+    assert "alpha@1" in table.stdout and "beta@1" in table.stdout  # type: ignore[attr-defined]
+    shown = cli("runs", "show", "alpha@latest", "--db", db_url)
+    assert "status             complete" in shown.stdout  # type: ignore[attr-defined]
+    missing = cli("runs", "list", "gamma", "--db", db_url)
+    assert missing.exit_code == 2  # type: ignore[attr-defined]
+    assert "no config named 'gamma'" in missing.stderr  # type: ignore[attr-defined]
