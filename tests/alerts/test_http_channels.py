@@ -1,0 +1,158 @@
+"""Webhook, Slack and Teams channels against a real HTTP server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from evalplat.alerts import DeliveryPolicy, build_channel, deliver
+
+from .messages import regression
+from .servers import CaptureServer, capture_server, dead_url
+
+FAST = DeliveryPolicy(attempts=3, backoff=0.01, max_backoff=0.05)
+
+
+@pytest.fixture
+def server() -> CaptureServer:
+    with capture_server() as running:
+        yield running  # type: ignore[misc]
+
+
+def test_webhook_posts_the_alert_fields_with_headers_from_the_environment(
+    server: CaptureServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOOK_URL", f"{server.url}/ok")
+    monkeypatch.setenv("HOOK_TOKEN", "s3cret")
+    channel = build_channel(
+        {
+            "type": "webhook",
+            "url": "${HOOK_URL}",
+            "headers": {"Authorization": "Bearer ${HOOK_TOKEN}"},
+        }
+    )
+    result = deliver(channel, regression(), FAST)
+    assert (result.status, result.attempts, result.error) == ("sent", 1, None)
+    [request] = server.received("/ok")
+    assert request.headers["Authorization"] == "Bearer s3cret"
+    body = request.body
+    assert body["event"] == "opened"
+    assert body["title"] == "Regression: nDCG@10 of docs-bm25 on cranfield"
+    alert = body["alert"]
+    assert (alert["config"], alert["test_set"], alert["metric"]) == (
+        "docs-bm25",
+        "cranfield",
+        "nDCG@10",
+    )
+    assert (alert["baseline"], alert["candidate"], alert["p_value"]) == (0.412, 0.387, 0.0031)
+    assert alert["worst_queries"][0]["query_id"] == "q12"
+    assert alert["worst_queries"][0]["delta"] == pytest.approx(-0.6)
+    assert alert["report"] == "https://ci.example/r/7.html"
+    # the placeholder, not the secret, is what the channel keeps
+    assert "s3cret" not in repr(channel.params)
+
+
+def test_slack_payload_has_fallback_text_fields_and_escaped_queries(server: CaptureServer) -> None:
+    channel = build_channel({"type": "slack", "url": f"{server.url}/ok"})
+    assert deliver(channel, regression(), FAST).ok
+    [request] = server.received("/ok")
+    body = request.body
+    assert body["text"] == "Regression: nDCG@10 of docs-bm25 on cranfield"
+    kinds = [block["type"] for block in body["blocks"]]
+    assert kinds == ["header", "section", "section", "context"]
+    fields = [f["text"] for f in body["blocks"][1]["fields"]]
+    assert "*Baseline → candidate*\n0.4120 → 0.3870" in fields
+    assert any(f.startswith("*p-value*\n0.0031 (randomization)") for f in fields)
+    queries = body["blocks"][2]["text"]["text"]
+    assert "&lt;transition&gt; &amp; drag" in queries and "<transition>" not in queries
+    assert (
+        body["blocks"][3]["elements"][0]["text"] == "<https://ci.example/r/7.html|Open the report>"
+    )
+
+
+def test_teams_adaptive_card_and_message_card_shapes(server: CaptureServer) -> None:
+    adaptive = build_channel({"type": "teams", "url": f"{server.url}/ok"})
+    legacy = build_channel(
+        {"type": "teams", "url": f"{server.url}/ok", "format": "messagecard", "name": "old"}
+    )
+    assert deliver(adaptive, regression("resolved"), FAST).ok
+    assert deliver(legacy, regression(), FAST).ok
+    first, second = (r.body for r in server.received("/ok"))
+    attachment = first["attachments"][0]
+    assert first["type"] == "message"
+    assert attachment["contentType"] == "application/vnd.microsoft.card.adaptive"
+    card = attachment["content"]
+    assert card["type"] == "AdaptiveCard"
+    assert card["body"][0]["text"] == "Resolved: nDCG@10 of docs-bm25 on cranfield"
+    facts = {f["title"]: f["value"] for f in card["body"][1]["facts"]}
+    assert facts["Delta"] == "-0.0250 (-6.07%)"
+    assert card["actions"][0]["url"] == "https://ci.example/r/7.html"
+    assert second["@type"] == "MessageCard"
+    assert second["themeColor"] == "D70000"
+    assert {f["name"]: f["value"] for f in second["sections"][0]["facts"]}["Metric"] == "nDCG@10"
+    assert second["potentialAction"][0]["targets"][0]["uri"] == "https://ci.example/r/7.html"
+
+
+def test_server_error_is_retried_until_it_answers(server: CaptureServer) -> None:
+    channel = build_channel({"type": "webhook", "url": f"{server.url}/flaky"})
+    result = deliver(channel, regression(), FAST)
+    assert (result.status, result.attempts) == ("sent", 3)
+    assert len(server.received("/flaky")) == 3
+
+
+def test_retries_give_up_after_the_last_attempt_and_keep_the_error(server: CaptureServer) -> None:
+    channel = build_channel({"type": "webhook", "url": f"{server.url}/flaky"})
+    result = deliver(channel, regression(), DeliveryPolicy(attempts=2, backoff=0.01))
+    assert (result.status, result.attempts) == ("failed", 2)
+    assert result.error is not None and "HTTP 500" in result.error
+
+
+def test_rate_limited_answer_is_retried(server: CaptureServer) -> None:
+    channel = build_channel({"type": "slack", "url": f"{server.url}/busy"})
+    result = deliver(channel, regression(), FAST)
+    assert (result.status, result.attempts) == ("failed", 3)
+    assert len(server.received("/busy")) == 3
+
+
+def test_client_error_is_not_retried(server: CaptureServer) -> None:
+    channel = build_channel({"type": "slack", "url": f"{server.url}/bad"})
+    result = deliver(channel, regression(), FAST)
+    assert (result.status, result.attempts) == ("failed", 1)
+    assert result.error is not None and "HTTP 400: invalid_payload" in result.error
+
+
+def test_dead_webhook_fails_after_retries_without_raising() -> None:
+    channel = build_channel({"type": "webhook", "url": dead_url()})
+    waits: list[float] = []
+    result = deliver(
+        channel, regression(), DeliveryPolicy(attempts=3, backoff=0.5), sleep=waits.append
+    )
+    assert (result.status, result.attempts) == ("failed", 3)
+    assert waits == [0.5, 1.0]  # backoff doubles between attempts
+    assert result.error is not None and "could not reach http://127.0.0.1:" in result.error
+
+
+def test_timeout_is_reported_with_the_limit(server: CaptureServer) -> None:
+    channel = build_channel({"type": "webhook", "url": f"{server.url}/slow", "timeout": 0.2})
+    started = time.monotonic()
+    result = deliver(channel, regression(), DeliveryPolicy(attempts=1))
+    assert time.monotonic() - started < 1.5
+    assert result.status == "failed"
+    assert result.error == f"no answer from {server.url} within 0.2s"
+
+
+def test_unset_environment_variable_fails_once_and_names_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("NO_SUCH_HOOK", raising=False)
+    channel = build_channel({"type": "webhook", "url": "${NO_SUCH_HOOK}"})
+    result = deliver(channel, regression(), FAST)
+    assert (result.status, result.attempts) == ("failed", 1)
+    assert result.error is not None and "NO_SUCH_HOOK is not set" in result.error
+
+
+def test_error_messages_do_not_reveal_the_webhook_path(server: CaptureServer) -> None:
+    channel = build_channel({"type": "slack", "url": f"{server.url}/bad?token=T0PSECRET"})
+    result = deliver(channel, regression(), FAST)
+    assert result.error is not None and "T0PSECRET" not in result.error
