@@ -7,6 +7,7 @@ it. Each CLI command calls one method here.
 from __future__ import annotations
 
 from evalplat.store.alerts import AlertsMixin
+from evalplat.store.comparisons import ComparisonsMixin
 from evalplat.store.configs import AddConfigOutcome, ConfigsMixin, ConfigVersionInfo
 from evalplat.store.locks import LockBusyError, LocksMixin
 from evalplat.store.runs import EvaluationRecord, QueryOutcome, RunInfo, RunsMixin
@@ -25,5 +26,5 @@ __all__ = [
 ]
 
 
-class Store(TestSetsMixin, ConfigsMixin, RunsMixin, LocksMixin, AlertsMixin):
+class Store(TestSetsMixin, ConfigsMixin, ComparisonsMixin, RunsMixin, LocksMixin, AlertsMixin):
     """Everything the CLI can do, as methods (see the mixins for each noun)."""

@@ -1,0 +1,354 @@
+"""``evalplat compare | unjudged | history`` and ``evalplat baseline set | show``.
+
+``compare`` exits 0 unless ``--fail-on-regression`` is given and a gated metric regressed
+(exit 1). Refusals (different test set versions: exit 2; incomplete runs: exit 3) come from the
+store as errors and print one line.
+"""
+
+from __future__ import annotations
+
+import html
+import importlib
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from evalplat.cli.common import DbOption, JsonOption, echo_err, open_store, print_json
+
+if TYPE_CHECKING:
+    from evalplat.comparison import ComparisonResult
+    from evalplat.metrics.registry import Metric
+    from evalplat.store import Store
+
+baseline_app = typer.Typer(
+    help="Baselines: the pinned run each config is compared with.", no_args_is_help=True
+)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("compare")(compare_command)
+    app.command("unjudged")(unjudged_command)
+    app.command("history")(history_command)
+    app.add_typer(baseline_app, name="baseline")
+
+
+def compare_command(
+    baseline: Annotated[
+        str, typer.Argument(help="Baseline run: ID, CONFIG@latest or CONFIG@baseline.")
+    ],
+    candidate: Annotated[
+        str, typer.Argument(help="Candidate run: ID, CONFIG@latest or CONFIG@baseline.")
+    ],
+    metric: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--metric",
+            "-m",
+            help="Metric to compare and gate, repeatable "
+            "(default: every metric both runs were scored with).",
+            show_default=False,
+        ),
+    ] = None,
+    test: Annotated[
+        str, typer.Option("--test", help="Paired test: randomization, t-test or wilcoxon.")
+    ] = "randomization",
+    alpha: Annotated[
+        float, typer.Option("--alpha", help="Significance level (after Holm).")
+    ] = 0.05,
+    max_drop: Annotated[
+        float | None,
+        typer.Option(
+            "--max-drop", help="Absolute drop a regression must exceed.", show_default=False
+        ),
+    ] = None,
+    max_relative_drop: Annotated[
+        float | None,
+        typer.Option(
+            "--max-relative-drop",
+            help="Relative drop (0.02 = 2%) a regression must exceed.",
+            show_default=False,
+        ),
+    ] = None,
+    seed: Annotated[
+        int, typer.Option("--seed", help="Seed of the permutations and bootstrap.")
+    ] = 0,
+    allow_partial: Annotated[
+        bool, typer.Option("--allow-partial", help="Compare partial, failed or interrupted runs.")
+    ] = False,
+    report: Annotated[
+        Path | None, typer.Option("--report", help="Write an HTML report here.", show_default=False)
+    ] = None,
+    junit: Annotated[
+        Path | None,
+        typer.Option(
+            "--junit", help="Write JUnit XML here: a testcase per gated metric.", show_default=False
+        ),
+    ] = None,
+    fail_on_regression: Annotated[
+        bool, typer.Option("--fail-on-regression", help="Exit 1 when a gated metric regressed.")
+    ] = False,
+    as_json: JsonOption = False,
+    db: DbOption = None,
+) -> None:
+    """Compare a candidate run with a baseline run: deltas, CIs, p-values and verdicts."""
+    from evalplat.comparison import CompareOptions, Gate
+    from evalplat.metrics.registry import parse_all
+
+    options = CompareOptions(test=test, alpha=alpha, seed=seed, allow_partial=allow_partial)
+    store = open_store(db)
+    gates = None
+    if metric or max_drop is not None or max_relative_drop is not None:
+        chosen = parse_all(metric) if metric else None
+        scored = _scored_metrics(store, baseline) if chosen is None else chosen
+        gates = [
+            Gate(
+                str(m),
+                max_drop=max_drop,
+                max_relative_drop=max_relative_drop,
+                test=test,
+                alpha=alpha,
+            )
+            for m in scored
+            if m.gateable
+        ]
+    result = store.compare_runs(
+        baseline, candidate, metrics=metric or None, gates=gates, options=options
+    )
+    if junit is not None:
+        write_junit(result, junit)
+    if report is not None:
+        write_report(result, report)
+    if as_json:
+        print_json(result.to_dict())
+    else:
+        _print_comparison(result)
+    if fail_on_regression and result.regressions:
+        raise typer.Exit(1)
+
+
+def _scored_metrics(store: Store, run_ref: str) -> list[Metric]:
+    """The metrics a run was scored with, in their stored order."""
+    from evalplat.metrics.registry import parse
+
+    run_id = store.resolve_run(run_ref)
+    names = dict.fromkeys(store.evaluation_scores(run_id)["metric"])
+    return [parse(str(name)) for name in names]
+
+
+def _print_comparison(result: ComparisonResult) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    console.print(
+        f"baseline  {result.baseline_label}\ncandidate {result.candidate_label}"
+        f"\ntest set  {result.test_set}, {result.queries} queries",
+        markup=False,
+        highlight=False,
+    )
+    table = Table(
+        "metric",
+        "baseline",
+        "candidate",
+        "delta",
+        "95% CI",
+        "p (Holm)",
+        "w/t/l",
+        "judged",
+        "verdict",
+    )
+    for m in result.metrics:
+        ci = "" if m.ci_low is None else f"[{m.ci_low:+.4f}, {m.ci_high:+.4f}]"
+        p = "" if m.p_value is None else f"{m.p_value:.4f} ({m.p_corrected:.4f})"
+        judged = (
+            "" if m.baseline_judged is None else f"{m.baseline_judged:.2f}→{m.candidate_judged:.2f}"
+        )
+        verdict = m.verdict + ("" if m.gated else " (not gated)")
+        table.add_row(
+            m.metric,
+            f"{m.baseline:.4f}",
+            f"{m.candidate:.4f}",
+            f"{m.delta:+.4f}",
+            ci,
+            p,
+            f"{m.wins}/{m.ties}/{m.losses}",
+            judged,
+            verdict,
+        )
+    console.print(table)
+    if result.overlap is not None:
+        o = result.overlap
+        tau = "n/a" if o.kendall_tau is None else f"{o.kendall_tau:.3f}"
+        console.print(
+            f"overlap: Jaccard@{o.k} {o.jaccard:.3f}, RBO(p={o.p}) {o.rbo:.3f}, Kendall tau {tau}",
+            highlight=False,
+        )
+    for m in result.regressions:
+        worst = result.movers[m.metric].worse[:5]
+        listed = ", ".join(f"{q.query_id} ({q.delta:+.3f})" for q in worst)
+        console.print(f"{m.metric} regressed; worst queries: {listed}", markup=False)
+    console.print(f"verdict: {result.verdict} (comparison {result.id})", highlight=False)
+
+
+def write_junit(result: ComparisonResult, path: Path) -> None:
+    """One testcase per gated metric; a ``<failure>`` for each regression."""
+    import xml.etree.ElementTree as ET
+
+    gated = [m for m in result.metrics if m.gated]
+    suite = ET.Element(
+        "testsuite",
+        name="evalplat compare",
+        tests=str(len(gated)),
+        failures=str(len(result.regressions)),
+        errors="0",
+        skipped="0",
+    )
+    for m in gated:
+        case = ET.SubElement(
+            suite, "testcase", classname=f"evalplat.{result.test_set}", name=m.metric
+        )
+        summary = (
+            f"{m.metric}: {m.baseline:.4f} -> {m.candidate:.4f} (delta {m.delta:+.4f}, "
+            f"p={m.p_value}, corrected {m.p_corrected}, {m.test}): {m.verdict}"
+        )
+        if m.verdict == "regression":
+            failure = ET.SubElement(case, "failure", message=summary, type="regression")
+            worst = result.movers[m.metric].worse[:10]
+            failure.text = "\n".join(
+                f"{q.query_id}: {q.baseline:.4f} -> {q.candidate:.4f}" for q in worst
+            )
+        else:
+            ET.SubElement(case, "system-out").text = summary
+    root = ET.Element("testsuites")
+    root.append(suite)
+    ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)
+
+
+def write_report(result: ComparisonResult, path: Path) -> None:
+    """``evalplat.reports.render_comparison`` when the reports package has it, else a plain page."""
+    try:
+        reports = importlib.import_module("evalplat.reports")
+    except ModuleNotFoundError:
+        reports = None
+    render = getattr(reports, "render_comparison", None)
+    if render is not None:
+        render(result, path)
+        return
+    rows = "".join(
+        "<tr>"
+        + "".join(
+            f"<td>{html.escape(str(v))}</td>"
+            for v in (
+                m.metric,
+                f"{m.baseline:.4f}",
+                f"{m.candidate:.4f}",
+                f"{m.delta:+.4f}",
+                m.p_value,
+                m.p_corrected,
+                m.verdict,
+            )
+        )
+        + "</tr>"
+        for m in result.metrics
+    )
+    title = html.escape(f"{result.candidate_label} vs {result.baseline_label}")
+    path.write_text(
+        f"<!doctype html><html><head><meta charset='utf-8'><title>{title}</title></head><body>"
+        f"<h1>{title}</h1><p>verdict: {html.escape(result.verdict)}</p><table><tr><th>metric</th>"
+        "<th>baseline</th><th>candidate</th><th>delta</th><th>p</th><th>p (Holm)</th>"
+        f"<th>verdict</th></tr>{rows}</table></body></html>\n",
+        encoding="utf-8",
+    )
+
+
+def unjudged_command(
+    run: Annotated[str, typer.Argument(help="Run: ID, CONFIG@latest or CONFIG@baseline.")],
+    k: Annotated[int, typer.Option("--k", help="Look at the top k results of each query.")] = 10,
+    as_json: JsonOption = False,
+    db: DbOption = None,
+) -> None:
+    """Top-k documents of a run without judgments, as CSV for annotators."""
+    frame = open_store(db).unjudged(run, k)
+    if as_json:
+        print_json(frame.to_dict(orient="records"))
+        return
+    frame.to_csv(sys.stdout, index=False)
+    echo_err(
+        f"{len(frame)} unjudged documents in the top {k} of {frame['query_id'].nunique()} queries"
+    )
+
+
+def history_command(
+    config: Annotated[str, typer.Argument(help="Config name.")],
+    metric: Annotated[
+        str, typer.Option("--metric", "-m", help="Metric to show over time.")
+    ] = "nDCG@10",
+    testset: Annotated[
+        str | None,
+        typer.Option("--testset", "-t", help="Only runs on this test set.", show_default=False),
+    ] = None,
+    as_json: JsonOption = False,
+    db: DbOption = None,
+) -> None:
+    """Runs of a config over time: a metric's mean and the verdict against the baseline."""
+    from evalplat.metrics.registry import parse
+
+    name = str(parse(metric))
+    points = open_store(db).history(config, testset)
+    if as_json:
+        print_json([p.to_dict() for p in points])
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table("run", "started", "status", "config", "test set", name, "verdict")
+    for p in points:
+        value = p.means.get(name)
+        table.add_row(
+            str(p.run_id) + (" *" if p.is_baseline else ""),
+            f"{p.started_at:%Y-%m-%d %H:%M}",
+            p.status,
+            f"v{p.config_version}" + (f" {p.label}" if p.label else ""),
+            f"{p.test_set}@{p.test_set_version}",
+            "" if value is None else f"{value:.4f}",
+            p.verdict or "",
+        )
+    Console().print(table)
+    Console().print("* baseline", highlight=False)
+
+
+@baseline_app.command("set")
+def baseline_set_command(
+    config: Annotated[str, typer.Argument(help="Config name.")],
+    run: Annotated[str, typer.Argument(help="Run to pin: ID or CONFIG@latest.")],
+    as_json: JsonOption = False,
+    db: DbOption = None,
+) -> None:
+    """Pin a complete run as the config's baseline on that run's test set."""
+    info = open_store(db).set_baseline(config, run)
+    if as_json:
+        print_json(info.to_dict())
+    else:
+        typer.echo(f"baseline of {info.config} on {info.test_set}: run {info.run_id} (pinned)")
+
+
+@baseline_app.command("show")
+def baseline_show_command(
+    config: Annotated[
+        str | None, typer.Argument(help="Config name (default: all).", show_default=False)
+    ] = None,
+    as_json: JsonOption = False,
+    db: DbOption = None,
+) -> None:
+    """Show the baselines of one config or of all configs."""
+    infos = open_store(db).baselines(config)
+    if as_json:
+        print_json([i.to_dict() for i in infos])
+        return
+    if not infos:
+        echo_err("no baselines yet: a config's first complete run becomes its baseline")
+    for i in infos:
+        how = "pinned" if i.pinned else "first complete run"
+        typer.echo(f"{i.config}\t{i.test_set}\trun {i.run_id}\t{how}\t{i.set_at:%Y-%m-%d %H:%M}")
