@@ -265,12 +265,14 @@ def _infos(session: Session, alerts: Any) -> list[AlertInfo]:
     alerts = list(alerts)
     config_ids = {a.config_id for a in alerts}
     test_set_ids = {a.test_set_id for a in alerts}
-    configs = dict(
-        session.execute(select(Config.id, Config.name).where(Config.id.in_(config_ids))).tuples()
-    )
-    test_sets = dict(
-        session.execute(
+    configs: dict[int, str] = {
+        row[0]: row[1]
+        for row in session.execute(select(Config.id, Config.name).where(Config.id.in_(config_ids)))
+    }
+    test_sets: dict[int, str] = {
+        row[0]: row[1]
+        for row in session.execute(
             select(TestSet.id, TestSet.name).where(TestSet.id.in_(test_set_ids))
-        ).tuples()
-    )
+        )
+    }
     return [_info(a, configs[a.config_id], test_sets[a.test_set_id]) for a in alerts]
