@@ -105,6 +105,11 @@ def _byte_sums(d: FloatArray) -> FloatArray:
     return table
 
 
+def _constant(d: FloatArray) -> bool:
+    """All differences equal up to floating-point rounding (``b = a + c`` computed in floats)."""
+    return float(np.ptp(d)) <= 1e-12 * max(1.0, float(np.abs(d).max()))
+
+
 def t_test(a: ArrayLike, b: ArrayLike) -> float:
     """Two-sided paired Student t-test: ``t = mean(d) / (sd(d) / sqrt(m))``, ``m - 1`` dof.
 
@@ -117,7 +122,7 @@ def t_test(a: ArrayLike, b: ArrayLike) -> float:
     d = right - left
     if d.size < 2 or not d.any():
         return 1.0
-    if np.ptp(d) == 0.0:
+    if _constant(d):
         return 0.0
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
@@ -217,9 +222,9 @@ def effect_size(a: ArrayLike, b: ArrayLike) -> float | None:
         return 0.0
     if d.size < 2:
         return None
-    sd = float(d.std(ddof=1))
-    if sd == 0.0:
+    if _constant(d):
         return None
+    sd = float(d.std(ddof=1))
     return float(d.mean()) / sd
 
 
