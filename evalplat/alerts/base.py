@@ -53,7 +53,9 @@ class Param:
             isinstance(value, bool) and bool not in self.types
         )
         if not ok:
-            wanted = " or ".join(_TYPE_NAMES.get(t, t.__name__) for t in self.types)
+            # "a number" already covers whole numbers
+            shown = [t for t in self.types if not (t is int and float in self.types)]
+            wanted = " or ".join(_TYPE_NAMES.get(t, t.__name__) for t in shown)
             raise InputError(f"{kind} channel: {self.name} must be {wanted}, got {value!r}")
         if self.choices is not None and value not in self.choices:
             raise InputError(
