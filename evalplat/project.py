@@ -42,6 +42,8 @@ class ConfigSpec:
     label: str | None = None
     depth: int = 100
     concurrency: int = 4
+    # Compare with this config's baseline instead of its own (a "production" config).
+    compare_to: str | None = None
 
 
 @dataclass(frozen=True)
@@ -156,6 +158,14 @@ class _Reader:
         for i, name in enumerate(config_names):
             if config_names.index(name) != i:
                 raise self.fail(f"config '{name}' is defined twice", "configs", i)
+        for i, spec in enumerate(configs):
+            if spec.compare_to is not None and spec.compare_to not in config_names:
+                raise self.fail(
+                    f"config '{spec.name}': compare_to names '{spec.compare_to}', "
+                    "which is not a config of this project",
+                    "configs",
+                    i,
+                )
         metrics = self.metrics(data.get("metrics", {}))
         gates = tuple(self.gate(g, i) for i, g in enumerate(self.tables(data, "gates")))
         alerts = tuple(self.alert(a, i) for i, a in enumerate(self.tables(data, "alerts")))

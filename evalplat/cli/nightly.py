@@ -1,0 +1,61 @@
+"""``evalplat nightly``: one night of the project file's evaluation loop."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from evalplat.cli.common import DbOption, JsonOption
+
+
+def register(app: typer.Typer) -> None:
+    app.command("nightly")(nightly)
+
+
+def nightly(
+    project: Annotated[
+        Path,
+        typer.Option("--project", "-p", help="Project file (default: ./evalplat.toml)."),
+    ] = Path("evalplat.toml"),
+    dry_run: Annotated[
+        bool,
+        typer.Option(
+            "--dry-run", help="Validate everything and say what would run; write nothing."
+        ),
+    ] = False,
+    db: DbOption = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Import changed test sets, register configs, run, compare with baselines, alert, report.
+
+    Exit 0: no regression; 1: a regression is confirmed (alerted once, not every night);
+    3: a run could not complete. One line per step on stdout (JSON lines with --json).
+    """
+    from evalplat.nightly import run_nightly
+    from evalplat.project import load_project
+
+    loaded = load_project(project)
+    outcome = run_nightly(
+        loaded, db_url=db, dry_run=dry_run, log=_json_line if json_output else _text_line
+    )
+    raise typer.Exit(outcome.exit_code)
+
+
+def _json_line(entry: dict[str, Any]) -> None:
+    typer.echo(json.dumps(entry, default=str, ensure_ascii=False))
+
+
+def _text_line(entry: dict[str, Any]) -> None:
+    fields = " ".join(f"{key}={_value(value)}" for key, value in entry.items() if key != "step")
+    typer.echo(f"nightly {entry['step']:<14} {fields}".rstrip())
+
+
+def _value(value: Any) -> str:
+    if isinstance(value, dict):
+        return ",".join(f"{k}:{_value(v)}" for k, v in value.items())
+    if isinstance(value, float):
+        return f"{value:.4f}"
+    return str(value)
