@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 
 import pytest
 
@@ -15,9 +16,9 @@ FAST = DeliveryPolicy(attempts=3, backoff=0.01, max_backoff=0.05)
 
 
 @pytest.fixture
-def server() -> CaptureServer:
+def server() -> Iterator[CaptureServer]:
     with capture_server() as running:
-        yield running  # type: ignore[misc]
+        yield running
 
 
 def test_webhook_posts_the_alert_fields_with_headers_from_the_environment(
