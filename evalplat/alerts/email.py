@@ -25,6 +25,7 @@ from typing import Any
 
 from evalplat.alerts.base import Channel, ChannelKind, DeliveryError, Param
 from evalplat.alerts.message import AlertMessage
+from evalplat.errors import InputError
 
 SECURITY = ("starttls", "ssl", "none")
 DEFAULT_PORTS = {"starttls": 587, "ssl": 465, "none": 25}
@@ -43,6 +44,12 @@ def build_email(message: AlertMessage, sender: str, recipients: list[str], prefi
 
 class EmailChannel(Channel):
     kind = "email"
+
+    def __init__(self, name: str, params: dict[str, Any]):
+        to = params["to"]
+        if isinstance(to, list) and (not to or not all(isinstance(r, str) and r for r in to)):
+            raise InputError("email channel: to must be an address or a non-empty list of them")
+        super().__init__(name, params)
 
     def send(self, message: AlertMessage) -> None:
         security = self.params["security"]

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from evalplat.alerts.base import Channel, ChannelKind, DeliveryError, Param, post_json
+from evalplat.alerts.base import Channel, ChannelKind, Param, post_json
 from evalplat.alerts.message import AlertMessage
+from evalplat.errors import InputError
 
 URL = Param("url", (str,), "the URL to POST to, e.g. ${EVALPLAT_WEBHOOK_URL}", required=True)
 TIMEOUT = Param("timeout", (int, float), "seconds to wait for the server", default=10.0)
@@ -34,15 +35,18 @@ def payload(message: AlertMessage) -> dict[str, Any]:
 class WebhookChannel(Channel):
     kind = "webhook"
 
-    def send(self, message: AlertMessage) -> None:
-        headers = self.expanded("headers") or {}
+    def __init__(self, name: str, params: dict[str, Any]):
+        headers = params["headers"] or {}
         if not all(isinstance(v, str) for v in headers.values()):
-            raise DeliveryError("headers values must be strings", transient=False)
+            raise InputError("webhook channel: headers values must be strings")
+        super().__init__(name, params)
+
+    def send(self, message: AlertMessage) -> None:
         post_json(
             self.expanded("url"),
             payload(message),
             timeout=float(self.params["timeout"]),
-            headers=headers,
+            headers=self.expanded("headers") or {},
         )
 
 

@@ -45,6 +45,10 @@ def test_missing_required_parameter_and_wrong_type_are_named() -> None:
         build_channel({"type": "teams", "url": "x", "format": "html"})
     with pytest.raises(InputError, match="timeout must be a number, got True"):
         build_channel({"type": "webhook", "url": "x", "timeout": True})
+    with pytest.raises(InputError, match="headers values must be strings"):
+        build_channel({"type": "webhook", "url": "x", "headers": {"X-Retries": 3}})
+    with pytest.raises(InputError, match="to must be an address or a non-empty list"):
+        build_channel({"type": "email", "host": "h", "from": "a@b", "to": []})
 
 
 def test_channels_are_named_by_name_key_or_type_and_found_by_either() -> None:
