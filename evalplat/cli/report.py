@@ -1,0 +1,89 @@
+"""``evalplat report run | compare | site``: write static HTML reports from the stored runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from evalplat.cli.common import DbOption, JsonOption, open_store, print_json
+
+app = typer.Typer(help="Static HTML reports: run, comparison and the report site.",
+                  no_args_is_help=True)  # fmt: skip
+
+OutOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--out",
+        help="A file ending in .html, or a folder (created) to write the page into.",
+        show_default=False,
+    ),
+]
+
+
+def _target(out: Path | None, default_name: str) -> Path:
+    """``--out x.html`` is the file; any other ``--out`` is a folder; none is the current one."""
+    if out is None:
+        return Path(default_name)
+    if out.suffix.lower() in (".html", ".htm"):
+        return out
+    return out / default_name
+
+
+def _done(path: Path, as_json: bool) -> None:
+    if as_json:
+        print_json({"path": str(path)})
+    else:
+        typer.echo(str(path))
+
+
+@app.command("run")
+def report_run(
+    run: Annotated[str, typer.Argument(help="Run id, CONFIG@latest or CONFIG@baseline.")],
+    out: OutOption = None,
+    db: DbOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Write the page of one run: metrics, distributions, latency, failures, every query."""
+    from evalplat.reports import render_run
+
+    store = open_store(db)
+    run_id = store.resolve_run(run)
+    _done(render_run(store, run_id, _target(out, f"run-{run_id}.html")), as_json)
+
+
+@app.command("compare")
+def report_compare(
+    baseline: Annotated[
+        str, typer.Argument(help="Baseline run: id, CONFIG@latest, CONFIG@baseline.")
+    ],
+    candidate: Annotated[
+        str, typer.Argument(help="Candidate run: id, CONFIG@latest, CONFIG@baseline.")
+    ],
+    out: OutOption = None,
+    db: DbOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Compare two runs (stored as a comparison) and write the comparison page."""
+    from evalplat.reports import render_comparison
+
+    store = open_store(db)
+    result = store.compare_runs(baseline, candidate)
+    name = f"compare-{result.baseline_run_id}-{result.candidate_run_id}.html"
+    _done(render_comparison(result, _target(out, name), store), as_json)
+
+
+@app.command("site")
+def report_site(
+    out: Annotated[Path, typer.Option("--out", help="Folder of the report site (created).")] = Path(
+        "reports"
+    ),
+    db: DbOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Write the report site: index, history per config, run and comparison pages."""
+    from evalplat.reports import render_site
+
+    store = open_store(db)
+    _done(render_site(store, out), as_json)

@@ -1,0 +1,367 @@
+"""Inline SVG charts drawn on the server: pure functions from numbers to an SVG string.
+
+Every chart is a complete ``<svg>`` element with ``role="img"``, a ``<title>`` and an
+``aria-label`` (screen readers), colours taken from CSS classes (``c-base``, ``c-cand``,
+``c-good``, ``c-bad``, ``c-axis``...) so that the page's light and dark themes apply, and no
+script or external reference. All text passes through ``html.escape``. Coordinates are rounded to
+one decimal so the output is deterministic and compact (golden files compare it byte for byte).
+
+Edge rules: an empty series draws an empty frame with a "no data" note; a constant series is
+drawn on a range padded by ±0.5 (or ±|v|·10 %) so it sits mid-height instead of dividing by 0;
+``None``/NaN values are gaps (line charts) or skipped (histogram, scatter).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from html import escape
+
+PointKind = str  # "run" | "baseline" | "regression" | "improvement"
+
+
+@dataclass(frozen=True)
+class LinePoint:
+    """One x position of a line chart: its label, value (None = gap) and what it marks."""
+
+    label: str
+    value: float | None
+    kind: PointKind = "run"
+    note: str = ""  # tooltip text, e.g. "run 12 · config v3"
+
+
+def _f(value: float) -> str:
+    text = f"{value:.1f}"
+    return "0.0" if text == "-0.0" else text
+
+
+def _finite(values: Sequence[float | None]) -> list[float]:
+    return [v for v in values if v is not None and math.isfinite(v)]
+
+
+def _padded_range(values: Sequence[float]) -> tuple[float, float]:
+    """(low, high) covering ``values``; a single value gets a margin so it is not at an edge."""
+    if not values:
+        return 0.0, 1.0
+    low, high = min(values), max(values)
+    if high - low < 1e-12:
+        margin = abs(low) * 0.1 or 0.5
+        return low - margin, high + margin
+    margin = (high - low) * 0.08
+    return low - margin, high + margin
+
+
+def _open(width: int, height: int, label: str, css: str) -> str:
+    text = escape(label)
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="chart {css}" viewBox="0 0 {width} '
+        f'{height}" width="{width}" height="{height}" role="img" aria-label="{text}">'
+        f"<title>{text}</title>"
+    )
+
+
+def _no_data(width: int, height: int) -> str:
+    return (
+        f'<text class="c-note" x="{width / 2:.1f}" y="{height / 2:.1f}" '
+        'text-anchor="middle">no data</text>'
+    )
+
+
+def _fmt_tick(value: float) -> str:
+    text = f"{value:.3g}"
+    return "0" if text in ("-0", "0") else text
+
+
+def line_chart(
+    points: Sequence[LinePoint],
+    *,
+    label: str,
+    version_changes: Sequence[int] = (),
+    width: int = 640,
+    height: int = 200,
+) -> str:
+    """A line with a marker per point; baseline and regression points get their own symbols.
+
+    ``version_changes`` are indices where a new config version starts: a dashed vertical line
+    is drawn just before that point. Markers: circle = run, square = baseline, downward
+    triangle = regression, upward triangle = improvement (shape as well as colour).
+    """
+    left, right, top, bottom = 48, 12, 12, 28
+    out = [_open(width, height, label, "line-chart")]
+    values = _finite([p.value for p in points])
+    if not values:
+        out.append(_no_data(width, height))
+        return "".join(out) + "</svg>"
+    low, high = _padded_range(values)
+    plot_w, plot_h = width - left - right, height - top - bottom
+    step = plot_w / max(len(points) - 1, 1)
+
+    def x_of(i: int) -> float:
+        return left + (i * step if len(points) > 1 else plot_w / 2)
+
+    def y_of(v: float) -> float:
+        return top + plot_h * (1 - (v - low) / (high - low))
+
+    for tick in (low, (low + high) / 2, high):
+        y = y_of(tick)
+        out.append(
+            f'<line class="c-grid" x1="{left}" x2="{width - right}" y1="{_f(y)}" y2="{_f(y)}"/>'
+            f'<text class="c-tick" x="{left - 4}" y="{_f(y + 3)}" text-anchor="end">'
+            f"{_fmt_tick(tick)}</text>"
+        )
+    for index in version_changes:
+        if 0 < index < len(points):
+            x = (x_of(index - 1) + x_of(index)) / 2
+            out.append(
+                f'<line class="c-version" x1="{_f(x)}" x2="{_f(x)}" y1="{top}" '
+                f'y2="{height - bottom}"><title>new config version</title></line>'
+            )
+    segments: list[list[str]] = [[]]
+    for i, point in enumerate(points):
+        if point.value is None or not math.isfinite(point.value):
+            segments.append([])
+            continue
+        segments[-1].append(f"{_f(x_of(i))},{_f(y_of(point.value))}")
+    for segment in segments:
+        if len(segment) > 1:
+            out.append(f'<polyline class="c-line" points="{" ".join(segment)}"/>')
+    for i, point in enumerate(points):
+        if point.value is None or not math.isfinite(point.value):
+            continue
+        tip = escape(
+            f"{point.label}: {point.value:.4f}" + (f" · {point.note}" if point.note else "")
+        )
+        out.append(_marker(point.kind, x_of(i), y_of(point.value), tip))
+    for i in _label_positions(len(points)):
+        out.append(
+            f'<text class="c-tick" x="{_f(x_of(i))}" y="{height - 8}" text-anchor="middle">'
+            f"{escape(points[i].label)}</text>"
+        )
+    return "".join(out) + "</svg>"
+
+
+def _label_positions(count: int, most: int = 6) -> list[int]:
+    """At most ``most`` evenly spread x labels, always including the first and the last."""
+    if count <= most:
+        return list(range(count))
+    step = (count - 1) / (most - 1)
+    return sorted({round(i * step) for i in range(most)})
+
+
+def _marker(kind: PointKind, x: float, y: float, tip: str) -> str:
+    title = f"<title>{tip}</title>"
+    if kind == "baseline":
+        return (
+            f'<rect class="m-baseline" x="{_f(x - 5)}" y="{_f(y - 5)}" width="10" height="10">'
+            f"{title}</rect>"
+        )
+    if kind == "regression":
+        path = f"M{_f(x - 6)},{_f(y - 4)} L{_f(x + 6)},{_f(y - 4)} L{_f(x)},{_f(y + 6)} Z"
+        return f'<path class="m-regression" d="{path}">{title}</path>'
+    if kind == "improvement":
+        path = f"M{_f(x - 6)},{_f(y + 4)} L{_f(x + 6)},{_f(y + 4)} L{_f(x)},{_f(y - 6)} Z"
+        return f'<path class="m-improvement" d="{path}">{title}</path>'
+    return f'<circle class="m-run" cx="{_f(x)}" cy="{_f(y)}" r="3.5">{title}</circle>'
+
+
+def sparkline(
+    values: Sequence[float | None], *, label: str, width: int = 120, height: int = 28
+) -> str:
+    """A small trend line without axes; the last point is marked with a dot."""
+    out = [_open(width, height, label, "sparkline")]
+    finite = _finite(values)
+    if not finite:
+        return "".join(out) + "</svg>"
+    low, high = _padded_range(finite)
+    pad = 3
+    step = (width - 2 * pad) / max(len(values) - 1, 1)
+    coords = [
+        (pad + i * step if len(values) > 1 else width / 2,
+         pad + (height - 2 * pad) * (1 - (v - low) / (high - low)))
+        for i, v in enumerate(values)
+        if v is not None and math.isfinite(v)
+    ]  # fmt: skip
+    if len(coords) > 1:
+        joined = " ".join(f"{_f(x)},{_f(y)}" for x, y in coords)
+        out.append(f'<polyline class="c-line" points="{joined}"/>')
+    x, y = coords[-1]
+    out.append(f'<circle class="m-run" cx="{_f(x)}" cy="{_f(y)}" r="2.5"/>')
+    return "".join(out) + "</svg>"
+
+
+def delta_histogram(
+    deltas: Sequence[float | None],
+    *,
+    label: str,
+    higher_is_better: bool = True,
+    bins: int = 21,
+    width: int = 420,
+    height: int = 180,
+) -> str:
+    """Histogram of per-query deltas on a range symmetric around 0.
+
+    The middle bin holds the (near-)zero deltas and is drawn neutral; bins on the side where the
+    candidate is worse (negative deltas when higher is better) are ``c-bad``, the other side
+    ``c-good``. ``bins`` is forced odd so that 0 is the centre of a bin.
+    """
+    bins = bins if bins % 2 == 1 else bins + 1
+    left, right, top, bottom = 36, 8, 10, 30
+    out = [_open(width, height, label, "histogram")]
+    values = _finite(deltas)
+    if not values:
+        out.append(_no_data(width, height))
+        return "".join(out) + "</svg>"
+    extent = max(abs(v) for v in values) or 1.0
+    bin_width = 2 * extent / bins
+    counts = [0] * bins
+    for value in values:
+        counts[min(bins - 1, max(0, int((value + extent) / bin_width)))] += 1
+    peak = max(counts)
+    plot_w, plot_h = width - left - right, height - top - bottom
+    bar_w = plot_w / bins
+    middle = bins // 2
+    for i, count in enumerate(counts):
+        if count == 0:
+            continue
+        worse = (i < middle) == higher_is_better
+        css = "c-neutral" if i == middle else ("c-bad" if worse else "c-good")
+        bar_h = plot_h * count / peak
+        low_edge = -extent + i * bin_width
+        tip = f"{count} queries with delta in [{low_edge:.3f}, {low_edge + bin_width:.3f})"
+        out.append(
+            f'<rect class="{css}" x="{_f(left + i * bar_w + 0.5)}" y="{_f(top + plot_h - bar_h)}" '
+            f'width="{_f(bar_w - 1)}" height="{_f(bar_h)}"><title>{tip}</title></rect>'
+        )
+    axis_y = top + plot_h
+    out.append(
+        f'<line class="c-axis" x1="{left}" x2="{width - right}" y1="{axis_y}" y2="{axis_y}"/>'
+    )
+    out.append(f'<text class="c-tick" x="{left - 4}" y="{top + 8}" text-anchor="end">{peak}</text>')
+    for x, text in (
+        (left, _fmt_tick(-extent)),
+        (left + plot_w / 2, "0"),
+        (width - right, _fmt_tick(extent)),
+    ):
+        out.append(
+            f'<text class="c-tick" x="{_f(x)}" y="{axis_y + 14}" text-anchor="middle">{text}</text>'
+        )
+    out.append(
+        f'<text class="c-note" x="{_f(left + plot_w / 2)}" y="{height - 2}" text-anchor="middle">'
+        "delta (candidate \u2212 baseline)</text>"
+    )
+    return "".join(out) + "</svg>"
+
+
+def value_histogram(
+    values: Sequence[float | None],
+    *,
+    label: str,
+    bins: int = 10,
+    width: int = 300,
+    height: int = 140,
+) -> str:
+    """Distribution of per-query values of a run (equal-width bins over the values' range;
+    metrics bounded in [0, 1] use that range so charts of different runs line up)."""
+    left, right, top, bottom = 32, 8, 8, 22
+    out = [_open(width, height, label, "histogram")]
+    finite = _finite(values)
+    if not finite:
+        out.append(_no_data(width, height))
+        return "".join(out) + "</svg>"
+    low, high = min(finite), max(finite)
+    if low >= 0 and high <= 1:
+        low, high = 0.0, 1.0
+    elif high - low < 1e-12:
+        low, high = low - 0.5, high + 0.5
+    bin_width = (high - low) / bins
+    counts = [0] * bins
+    for value in finite:
+        counts[min(bins - 1, int((value - low) / bin_width))] += 1
+    peak = max(counts)
+    plot_w, plot_h = width - left - right, height - top - bottom
+    bar_w = plot_w / bins
+    for i, count in enumerate(counts):
+        if count == 0:
+            continue
+        bar_h = plot_h * count / peak
+        edge = low + i * bin_width
+        out.append(
+            f'<rect class="c-cand" x="{_f(left + i * bar_w + 0.5)}" y="{_f(top + plot_h - bar_h)}" '
+            f'width="{_f(bar_w - 1)}" height="{_f(bar_h)}"><title>{count} queries in '
+            f"[{edge:.3g}, {edge + bin_width:.3g})</title></rect>"
+        )
+    axis_y = top + plot_h
+    out.append(
+        f'<line class="c-axis" x1="{left}" x2="{width - right}" y1="{axis_y}" y2="{axis_y}"/>'
+    )
+    out.append(f'<text class="c-tick" x="{left - 4}" y="{top + 8}" text-anchor="end">{peak}</text>')
+    for x, text in ((left, _fmt_tick(low)), (width - right, _fmt_tick(high))):
+        out.append(
+            f'<text class="c-tick" x="{_f(x)}" y="{axis_y + 14}" text-anchor="middle">{text}</text>'
+        )
+    return "".join(out) + "</svg>"
+
+
+def scatter(
+    baseline: Sequence[float | None],
+    candidate: Sequence[float | None],
+    *,
+    label: str,
+    higher_is_better: bool = True,
+    size: int = 260,
+) -> str:
+    """Baseline (x) against candidate (y) per query, with the diagonal y = x.
+
+    Points above the diagonal are better for the candidate when higher is better (``c-good``),
+    below are worse (``c-bad``), on it neutral. Identical (x, y) pairs are drawn once with a
+    radius growing with their count, so 10,000 queries stay a light SVG.
+    """
+    pad = 34
+    out = [_open(size, size, label, "scatter")]
+    pairs = [
+        (b, c)
+        for b, c in zip(baseline, candidate, strict=True)
+        if b is not None and c is not None and math.isfinite(b) and math.isfinite(c)
+    ]
+    if not pairs:
+        out.append(_no_data(size, size))
+        return "".join(out) + "</svg>"
+    low, high = _padded_range([v for pair in pairs for v in pair])
+    if min(v for p in pairs for v in p) >= 0 and max(v for p in pairs for v in p) <= 1:
+        low, high = 0.0, 1.0
+    span = size - 2 * pad
+
+    def at(v: float) -> float:
+        return span * (v - low) / (high - low)
+
+    out.append(
+        f'<rect class="c-frame" x="{pad}" y="{pad}" width="{span}" height="{span}"/>'
+        f'<line class="c-diagonal" x1="{pad}" y1="{size - pad}" x2="{size - pad}" y2="{pad}"/>'
+    )
+    counts: dict[tuple[str, str], tuple[int, float, float]] = {}
+    for b, c in pairs:
+        key = (_f(pad + at(b)), _f(size - pad - at(c)))
+        previous = counts.get(key)
+        counts[key] = (1 if previous is None else previous[0] + 1, b, c)
+    for (x, y), (count, b, c) in sorted(counts.items()):
+        better = (c - b) * (1 if higher_is_better else -1)
+        css = "c-neutral" if abs(c - b) < 1e-12 else ("c-good" if better > 0 else "c-bad")
+        radius = min(2.0 + math.log2(count), 8.0)
+        tip = f"baseline {b:.3f} → candidate {c:.3f}" + (f" ({count} queries)" if count > 1 else "")
+        out.append(f'<circle class="{css}" cx="{x}" cy="{y}" r="{radius:.1f}">')
+        out.append(f"<title>{tip}</title></circle>")
+    for v, text in ((low, _fmt_tick(low)), (high, _fmt_tick(high))):
+        out.append(
+            f'<text class="c-tick" x="{_f(pad + at(v))}" y="{size - pad + 14}" '
+            f'text-anchor="middle">{text}</text>'
+            f'<text class="c-tick" x="{pad - 4}" y="{_f(size - pad - at(v) + 3)}" '
+            f'text-anchor="end">{text}</text>'
+        )
+    out.append(
+        f'<text class="c-note" x="{size / 2:.1f}" y="{size - 4}" text-anchor="middle">'
+        "baseline</text>"
+        f'<text class="c-note" x="10" y="{size / 2:.1f}" text-anchor="middle" '
+        f'transform="rotate(-90 10 {size / 2:.1f})">candidate</text>'
+    )
+    return "".join(out) + "</svg>"

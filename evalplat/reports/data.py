@@ -1,0 +1,579 @@
+"""Plain data for each report page, assembled from results, judgments and scores.
+
+The ``*_page`` functions are pure (frames and dataclasses in, a frozen page dataclass out) so the
+templates can be tested with fixed data; :mod:`evalplat.reports.gather` fetches their inputs from
+the store. Nothing here formats numbers for display: that is the templates' job.
+
+Side-by-side results (comparison page), per query and k (default 10):
+
+- a candidate document is marked ``new`` when the baseline's ranking for that query does not
+  contain it at all, ``up``/``down`` when the baseline ranked it lower/higher (``other_rank`` is
+  the baseline's rank), nothing when the rank is the same;
+- a baseline document is marked ``gone`` when it is not in the candidate's top k
+  (``other_rank`` = the candidate's rank beyond k, or None when it left the ranking);
+- ``grade`` is the judgment's grade, or None for an unjudged document (shown as unjudged, which
+  every metric counts as non-relevant).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from evalplat.comparison import ComparisonResult, MetricComparison
+    from evalplat.store.runs import RunInfo
+
+PAGE_SIZE = 50  # rows of the per-query table rendered on the server (the first page)
+
+
+@dataclass(frozen=True)
+class RunHeader:
+    """What a page says about one run."""
+
+    id: int
+    config: str
+    config_version: int
+    label: str | None
+    searcher: str
+    test_set: str
+    test_set_version: int
+    status: str
+    trigger: str
+    started_at: str
+    finished_at: str | None
+    queries_total: int
+    queries_failed: int
+
+    @classmethod
+    def from_info(cls, info: RunInfo, label: str | None = None) -> RunHeader:
+        return cls(
+            id=info.id,
+            config=info.config,
+            config_version=info.config_version,
+            label=label,
+            searcher=info.searcher,
+            test_set=info.test_set,
+            test_set_version=info.scored_against_version or info.test_set_version,
+            status=info.status,
+            trigger=info.trigger,
+            started_at=format_time(info.started_at),
+            finished_at=None if info.finished_at is None else format_time(info.finished_at),
+            queries_total=info.queries_total,
+            queries_failed=info.queries_failed,
+        )
+
+
+def format_time(moment: datetime | str | None) -> str:
+    """``2026-05-01 03:12 UTC``; strings (ISO 8601 from stored data) are parsed first."""
+    if moment is None:
+        return ""
+    if isinstance(moment, str):
+        moment = datetime.fromisoformat(moment)
+    return moment.strftime("%Y-%m-%d %H:%M") + (" UTC" if moment.tzinfo is not None else "")
+
+
+# ── per-query tables ─────────────────────────────────────────────────────────────────────────
+
+
+@dataclass(frozen=True)
+class Column:
+    """A per-query table column. ``kind``: ``id``, ``text``, ``num`` or ``delta``; a delta
+    column carries its metric's direction so the page can colour and filter it."""
+
+    key: str
+    label: str
+    kind: str
+    higher_is_better: bool = True
+    group: str = ""  # header group (the metric name) above baseline/candidate/delta
+
+
+@dataclass(frozen=True)
+class QueryTable:
+    """All rows (embedded as JSON for the script) and the first page (rendered as HTML).
+
+    ``rows`` are sorted by ``sort_key`` ascending/descending; values are str, float or None.
+    """
+
+    columns: tuple[Column, ...]
+    rows: tuple[tuple[Any, ...], ...]
+    sort_key: str
+    descending: bool
+    page_size: int = PAGE_SIZE
+
+    @property
+    def first_page(self) -> tuple[tuple[Any, ...], ...]:
+        return self.rows[: self.page_size]
+
+    def to_json_data(self) -> dict[str, Any]:
+        """The blob the page's script reads; floats rounded to 6 digits (plenty for display)."""
+        return {
+            "columns": [
+                {"key": c.key, "label": c.label, "kind": c.kind, "hib": c.higher_is_better}
+                for c in self.columns
+            ],
+            "rows": [[_json_value(v) for v in row] for row in self.rows],
+            "sort": self.sort_key,
+            "descending": self.descending,
+            "page_size": self.page_size,
+        }
+
+
+def _json_value(value: Any) -> Any:
+    if isinstance(value, float):
+        return None if not math.isfinite(value) else round(value, 6)
+    return value
+
+
+def _sorted_rows(
+    rows: list[tuple[Any, ...]], index: int, descending: bool
+) -> tuple[tuple[Any, ...], ...]:
+    """Sort by one numeric column, missing values last, ties by the first column (query id)."""
+
+    def key(row: tuple[Any, ...]) -> tuple[int, float, str]:
+        value = row[index]
+        missing = value is None or (isinstance(value, float) and math.isnan(value))
+        number = 0.0 if missing else float(value)
+        return (1 if missing else 0, -number if descending else number, str(row[0]))
+
+    return tuple(sorted(rows, key=key))
+
+
+# ── comparison page ──────────────────────────────────────────────────────────────────────────
+
+
+@dataclass(frozen=True)
+class Hit:
+    rank: int
+    doc_id: str
+    grade: int | None
+    change: str = ""  # "", "new", "up", "down", "gone"
+    other_rank: int | None = None
+
+
+@dataclass(frozen=True)
+class SideBySide:
+    """One moved query with both runs' top-k results."""
+
+    query_id: str
+    text: str
+    baseline: float
+    candidate: float
+    delta: float
+    baseline_hits: tuple[Hit, ...]
+    candidate_hits: tuple[Hit, ...]
+
+
+@dataclass(frozen=True)
+class MetricRow:
+    comparison: MetricComparison
+    description: str
+
+
+@dataclass(frozen=True)
+class ComparisonPage:
+    result: ComparisonResult
+    baseline: RunHeader
+    candidate: RunHeader
+    metrics: tuple[MetricRow, ...]
+    primary: str
+    primary_higher_is_better: bool
+    worse: tuple[SideBySide, ...]
+    better: tuple[SideBySide, ...]
+    k: int
+    results_available: bool
+    table: QueryTable
+    # the primary metric's per-query values, in query id order, for the charts
+    baseline_values: tuple[float, ...] = field(repr=False, default=())
+    candidate_values: tuple[float, ...] = field(repr=False, default=())
+
+
+def comparison_page(
+    result: ComparisonResult,
+    *,
+    baseline: RunHeader,
+    candidate: RunHeader,
+    query_text: Mapping[str, str],
+    judgments: pd.DataFrame,
+    baseline_results: pd.DataFrame | None,
+    candidate_results: pd.DataFrame | None,
+    k: int = 10,
+    movers: int = 10,
+) -> ComparisonPage:
+    """Assemble the comparison page. ``result.per_query`` must be set (the tidy frame
+    ``metric, query_id, baseline, candidate, delta``). The primary metric — the one whose movers
+    are shown side by side and whose delta orders the table — is the first gated metric, else
+    the first one. Results frames may be None (pruned by retention): the page says so."""
+    from evalplat.errors import InputError
+    from evalplat.metrics.registry import parse
+
+    if result.per_query is None:
+        raise InputError("the comparison has no per-query scores to report")
+    if not result.metrics:
+        raise InputError("the comparison has no metrics to report")
+    gated = [m for m in result.metrics if m.gated]
+    primary = (gated or list(result.metrics))[0]
+    rows = tuple(MetricRow(m, parse(m.metric).spec.description) for m in result.metrics)
+    per_query = result.per_query
+    table = _comparison_table(per_query, result.metrics, primary, query_text)
+    primary_frame = per_query[per_query["metric"] == primary.metric].sort_values("query_id")
+    worse, better = _movers(result, primary, per_query, movers)
+    available = baseline_results is not None and candidate_results is not None
+    side = _side_by_side_builder(
+        [q.query_id for q in worse + better], judgments, baseline_results, candidate_results, k
+    )
+    return ComparisonPage(
+        result=result,
+        baseline=baseline,
+        candidate=candidate,
+        metrics=rows,
+        primary=primary.metric,
+        primary_higher_is_better=primary.higher_is_better,
+        worse=tuple(side(q, query_text) for q in worse),
+        better=tuple(side(q, query_text) for q in better),
+        k=k,
+        results_available=available,
+        table=table,
+        baseline_values=tuple(float(v) for v in primary_frame["baseline"]),
+        candidate_values=tuple(float(v) for v in primary_frame["candidate"]),
+    )
+
+
+@dataclass(frozen=True)
+class _Move:
+    query_id: str
+    baseline: float
+    candidate: float
+    delta: float
+
+
+def _movers(
+    result: ComparisonResult, primary: MetricComparison, per_query: pd.DataFrame, count: int
+) -> tuple[list[_Move], list[_Move]]:
+    """The result's movers of the primary metric; recomputed from per-query deltas when the
+    result has none for it (a stored comparison read back without them)."""
+    known = result.movers.get(primary.metric)
+    if known is not None:
+        return (
+            [_Move(q.query_id, q.baseline, q.candidate, q.delta) for q in known.worse[:count]],
+            [_Move(q.query_id, q.baseline, q.candidate, q.delta) for q in known.better[:count]],
+        )
+    sign = 1 if primary.higher_is_better else -1
+    frame = per_query[per_query["metric"] == primary.metric]
+    moves = [
+        _Move(str(q), float(b), float(c), float(d))
+        for q, b, c, d in frame[["query_id", "baseline", "candidate", "delta"]].itertuples(
+            index=False
+        )
+        if d != 0
+    ]
+    worse = sorted(
+        (m for m in moves if sign * m.delta < 0), key=lambda m: (sign * m.delta, m.query_id)
+    )
+    better = sorted(
+        (m for m in moves if sign * m.delta > 0), key=lambda m: (-sign * m.delta, m.query_id)
+    )
+    return worse[:count], better[:count]
+
+
+def _comparison_table(
+    per_query: pd.DataFrame,
+    metrics: Sequence[MetricComparison],
+    primary: MetricComparison,
+    query_text: Mapping[str, str],
+) -> QueryTable:
+    columns = [Column("q", "Query", "id"), Column("t", "Text", "text")]
+    wide: dict[str, dict[str, tuple[float, float, float]]] = {}
+    for metric, query_id, b, c, d in per_query[
+        ["metric", "query_id", "baseline", "candidate", "delta"]
+    ].itertuples(index=False):
+        wide.setdefault(str(query_id), {})[str(metric)] = (float(b), float(c), float(d))
+    for i, m in enumerate(metrics):
+        hib = m.higher_is_better
+        columns += [
+            Column(f"b{i}", "baseline", "num", hib, m.metric),
+            Column(f"c{i}", "candidate", "num", hib, m.metric),
+            Column(f"d{i}", "Δ", "delta", hib, m.metric),
+        ]
+    rows: list[tuple[Any, ...]] = []
+    for query_id in sorted(wide):
+        values: list[Any] = [query_id, query_text.get(query_id, "")]
+        for m in metrics:
+            values.extend(wide[query_id].get(m.metric, (None, None, None)))
+        rows.append(tuple(values))
+    index = [c.key for c in columns].index(f"d{list(metrics).index(primary)}")
+    # Worst first: ascending deltas when higher is better, descending otherwise.
+    descending = not primary.higher_is_better
+    return QueryTable(
+        tuple(columns), _sorted_rows(rows, index, descending), columns[index].key, descending
+    )
+
+
+def _side_by_side_builder(
+    query_ids: Sequence[str],
+    judgments: pd.DataFrame,
+    baseline_results: pd.DataFrame | None,
+    candidate_results: pd.DataFrame | None,
+    k: int,
+) -> Any:
+    """A function ``(move, query_text) -> SideBySide`` over pre-indexed results and grades of
+    only the queries shown (results of 10,000 queries by 100 documents are never walked per
+    query)."""
+    wanted = set(query_ids)
+    grades: dict[tuple[str, str], int] = {}
+    if len(judgments):
+        mine = judgments[judgments["query_id"].isin(wanted)]
+        for q, d, g in mine[["query_id", "doc_id", "grade"]].itertuples(index=False):
+            grades[(str(q), str(d))] = int(g)
+
+    def rankings(frame: pd.DataFrame | None) -> dict[str, list[str]]:
+        if frame is None or not len(frame):
+            return {}
+        mine = frame[frame["query_id"].isin(wanted)].sort_values(["query_id", "rank"])
+        out: dict[str, list[str]] = {}
+        for q, d in mine[["query_id", "doc_id"]].itertuples(index=False):
+            out.setdefault(str(q), []).append(str(d))
+        return out
+
+    base, cand = rankings(baseline_results), rankings(candidate_results)
+
+    def build(move: _Move, query_text: Mapping[str, str]) -> SideBySide:
+        a, b = base.get(move.query_id, []), cand.get(move.query_id, [])
+        return SideBySide(
+            query_id=move.query_id,
+            text=query_text.get(move.query_id, ""),
+            baseline=move.baseline,
+            candidate=move.candidate,
+            delta=move.delta,
+            baseline_hits=tuple(_baseline_hits(move.query_id, a, b, k, grades)),
+            candidate_hits=tuple(_candidate_hits(move.query_id, a, b, k, grades)),
+        )
+
+    return build
+
+
+def _baseline_hits(
+    query_id: str, a: list[str], b: list[str], k: int, grades: Mapping[tuple[str, str], int]
+) -> Iterable[Hit]:
+    rank_in_b = {doc: i + 1 for i, doc in enumerate(b)}
+    for i, doc in enumerate(a[:k]):
+        other = rank_in_b.get(doc)
+        change = "gone" if other is None or other > k else ""
+        yield Hit(i + 1, doc, grades.get((query_id, doc)), change, other if change else None)
+
+
+def _candidate_hits(
+    query_id: str, a: list[str], b: list[str], k: int, grades: Mapping[tuple[str, str], int]
+) -> Iterable[Hit]:
+    rank_in_a = {doc: i + 1 for i, doc in enumerate(a)}
+    for i, doc in enumerate(b[:k]):
+        rank, other = i + 1, rank_in_a.get(doc)
+        if other is None:
+            change = "new"
+        elif other > rank:
+            change = "up"
+        elif other < rank:
+            change = "down"
+        else:
+            change = ""
+        yield Hit(rank, doc, grades.get((query_id, doc)), change, other)
+
+
+# ── run page ─────────────────────────────────────────────────────────────────────────────────
+
+
+@dataclass(frozen=True)
+class MeanRow:
+    metric: str
+    value: float
+    description: str
+    higher_is_better: bool
+
+
+@dataclass(frozen=True)
+class Failure:
+    query_id: str
+    text: str
+    attempts: int
+    error: str
+
+
+@dataclass(frozen=True)
+class Latency:
+    """Per-query latency over the ok queries, in milliseconds (nearest-rank percentiles)."""
+
+    count: int
+    mean: float
+    p50: float
+    p95: float
+    p99: float
+    max: float
+
+
+@dataclass(frozen=True)
+class RunPage:
+    run: RunHeader
+    means: tuple[MeanRow, ...]
+    distributions: tuple[tuple[str, tuple[float, ...]], ...]
+    table: QueryTable
+    failures: tuple[Failure, ...]
+    latency: Latency | None
+    zero_results: int
+    error: str | None = None
+
+
+def run_page(
+    run: RunHeader,
+    *,
+    scores: pd.DataFrame,
+    outcomes: pd.DataFrame,
+    query_text: Mapping[str, str],
+    means: Mapping[str, float],
+    error: str | None = None,
+) -> RunPage:
+    """Assemble the run page from the latest evaluation's per-query ``scores`` (``query_id,
+    metric, value``) and the run's ``outcomes`` (``query_id, status, latency_ms, attempts,
+    results_count, error``). ``means`` are the stored aggregates (sums for counts)."""
+    from evalplat.metrics.registry import parse
+
+    metric_names = list(dict.fromkeys(str(m) for m in scores["metric"])) or list(means)
+    parsed = {name: parse(name) for name in metric_names}
+    mean_rows = tuple(
+        MeanRow(
+            name, float(means[name]), parsed[name].spec.description, parsed[name].higher_is_better
+        )
+        for name in metric_names
+        if name in means
+    )
+    values: dict[str, dict[str, float]] = {}
+    for q, metric, v in scores[["query_id", "metric", "value"]].itertuples(index=False):
+        values.setdefault(str(metric), {})[str(q)] = float(v)
+    latency_by_query = {
+        str(q): (
+            None if lat is None or (isinstance(lat, float) and math.isnan(lat)) else float(lat)
+        )
+        for q, lat in outcomes[["query_id", "latency_ms"]].itertuples(index=False)
+    }
+    count_by_query = {
+        str(q): int(n) for q, n in outcomes[["query_id", "results_count"]].itertuples(index=False)
+    }
+    query_ids = sorted(set(query_text) | {q for per in values.values() for q in per})
+    columns = [Column("q", "Query", "id"), Column("t", "Text", "text")]
+    columns += [
+        Column(f"m{i}", name, "num", parsed[name].higher_is_better)
+        for i, name in enumerate(metric_names)
+    ]
+    columns += [Column("n", "results", "int", True), Column("l", "latency ms", "ms", False)]
+    rows = [
+        (q, query_text.get(q, ""), *(values.get(n, {}).get(q) for n in metric_names),
+         count_by_query.get(q), latency_by_query.get(q))
+        for q in query_ids
+    ]  # fmt: skip
+    # Worst first on the first metric, so the page opens on the queries that need attention.
+    first = 2 if metric_names else 0
+    descending = bool(metric_names) and not parsed[metric_names[0]].higher_is_better
+    table = QueryTable(
+        tuple(columns), _sorted_rows(rows, first, descending), columns[first].key, descending
+    )
+    failed = outcomes[outcomes["status"] != "ok"].sort_values("query_id")
+    failures = tuple(
+        Failure(str(q), query_text.get(str(q), ""), int(a), str(e or ""))
+        for q, a, e in failed[["query_id", "attempts", "error"]].itertuples(index=False)
+    )
+    ok = outcomes[outcomes["status"] == "ok"]
+    return RunPage(
+        run=run,
+        means=mean_rows,
+        distributions=tuple(
+            (name, tuple(values.get(name, {}).values())) for name in metric_names[:6]
+        ),
+        table=table,
+        failures=failures,
+        latency=latency_summary([v for v in ok["latency_ms"] if v is not None]),
+        zero_results=int((ok["results_count"] == 0).sum()),
+        error=error,
+    )
+
+
+def latency_summary(latencies: Sequence[float]) -> Latency | None:
+    """Nearest-rank percentiles: ``p`` = the value at rank ⌈p/100 · n⌉ of the sorted values."""
+    finite = sorted(float(v) for v in latencies if v is not None and math.isfinite(v))
+    if not finite:
+        return None
+
+    def pct(p: float) -> float:
+        return finite[max(0, math.ceil(p / 100 * len(finite)) - 1)]
+
+    return Latency(len(finite), sum(finite) / len(finite), pct(50), pct(95), pct(99), finite[-1])
+
+
+# ── history page and site index ──────────────────────────────────────────────────────────────
+
+
+@dataclass(frozen=True)
+class HistoryRun:
+    run: RunHeader
+    means: Mapping[str, float]
+    is_baseline: bool
+    verdict: str | None  # of this run's comparison with its baseline, when one is known
+    comparison_id: int | None = None
+
+
+@dataclass(frozen=True)
+class HistoryPage:
+    config: str
+    test_set: str
+    metrics: tuple[str, ...]
+    runs: tuple[HistoryRun, ...]  # oldest first
+
+
+def history_page(
+    config: str,
+    test_set: str,
+    runs: Sequence[HistoryRun],
+    metrics: Sequence[str] | None = None,
+) -> HistoryPage:
+    """Runs oldest first; metrics default to every metric of any run, in first-seen order."""
+    ordered = tuple(sorted(runs, key=lambda r: r.run.id))
+    names = (
+        list(metrics) if metrics else list(dict.fromkeys(name for r in ordered for name in r.means))
+    )
+    return HistoryPage(config, test_set, tuple(names), ordered)
+
+
+@dataclass(frozen=True)
+class AlertRow:
+    id: int
+    config: str
+    test_set: str
+    metric: str
+    state: str
+    opened_at: str
+    summary: str
+
+
+@dataclass(frozen=True)
+class SiteEntry:
+    """One (config, test set) line of the site index, with links relative to the index."""
+
+    latest: RunHeader
+    primary: str | None
+    primary_value: float | None
+    trend: tuple[float | None, ...]
+    verdict: str | None
+    run_link: str
+    history_link: str
+    comparison_link: str | None
+    baseline_id: int | None
+
+
+@dataclass(frozen=True)
+class SiteIndex:
+    entries: tuple[SiteEntry, ...]
+    alerts: tuple[AlertRow, ...]
+    generated_from: str  # the newest run's time: the page never says "now"

@@ -1,0 +1,181 @@
+"""Fetch each page's inputs from the store and hand them to the pure builders in ``data``.
+
+Kept apart from :mod:`evalplat.reports.data` so that the page builders stay testable without a
+database. Only store methods are used here (never a session). Test set content is loaded once
+per version and shared between pages of one site (``TestSetCache``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from evalplat.errors import InputError
+from evalplat.reports.data import (
+    AlertRow,
+    ComparisonPage,
+    HistoryPage,
+    HistoryRun,
+    RunHeader,
+    RunPage,
+    comparison_page,
+    format_time,
+    history_page,
+    run_page,
+)
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from evalplat.comparison import ComparisonResult
+    from evalplat.store import Store
+    from evalplat.store.runs import RunInfo
+
+
+class TestSetCache:
+    """Query texts and judgments per test set version (``NAME@VER``), loaded on first use."""
+
+    __test__ = False
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+        self._loaded: dict[str, tuple[dict[str, str], pd.DataFrame]] = {}
+
+    def get(self, name: str, version: int) -> tuple[dict[str, str], pd.DataFrame]:
+        key = f"{name}@{version}"
+        if key not in self._loaded:
+            content = self._store.load_test_set(key)
+            texts = {
+                str(q): str(t or "")
+                for q, t in content.queries[["query_id", "text"]].itertuples(index=False)
+            }
+            self._loaded[key] = (texts, content.judgments)
+        return self._loaded[key]
+
+
+def run_header(store: Store, info: RunInfo) -> RunHeader:
+    label = store.config_version(f"{info.config}@{info.config_version}").label
+    return RunHeader.from_info(info, label)
+
+
+def gather_comparison(
+    store: Store,
+    result: ComparisonResult,
+    *,
+    k: int = 10,
+    cache: TestSetCache | None = None,
+) -> ComparisonPage:
+    """The comparison page of ``result`` (which must name its two runs, as stored ones do)."""
+    if result.baseline_run_id is None or result.candidate_run_id is None:
+        raise InputError("the comparison does not name its runs; compare stored runs to report it")
+    cache = cache or TestSetCache(store)
+    infos = [store.run_info(result.baseline_run_id), store.run_info(result.candidate_run_id)]
+    if result.per_query is None:
+        raise InputError("the comparison has no per-query scores; load it from the store")
+    candidate = infos[1]
+    texts, judgments = cache.get(
+        candidate.test_set, candidate.scored_against_version or candidate.test_set_version
+    )
+    return comparison_page(
+        result,
+        baseline=run_header(store, infos[0]),
+        candidate=run_header(store, infos[1]),
+        query_text=texts,
+        judgments=judgments,
+        baseline_results=_results(store, infos[0]),
+        candidate_results=_results(store, infos[1]),
+        k=k,
+        movers=result.options.movers or 10,
+    )
+
+
+def _results(store: Store, info: RunInfo) -> pd.DataFrame | None:
+    if info.results_pruned_at is not None:
+        return None  # kept scores only: the page says the ranked results are gone
+    return store.load_results(info.id)
+
+
+def gather_run(store: Store, run_ref: str | int, *, cache: TestSetCache | None = None) -> RunPage:
+    info = store.run_info(run_ref)
+    cache = cache or TestSetCache(store)
+    texts, _ = cache.get(info.test_set, info.scored_against_version or info.test_set_version)
+    return run_page(
+        run_header(store, info),
+        scores=store.evaluation_scores(info.id),
+        outcomes=store.run_outcomes(info.id),
+        query_text=texts,
+        means=info.means,
+        error=info.error,
+    )
+
+
+def gather_history(
+    store: Store, config: str, test_set: str | None = None, *, limit: int = 200
+) -> list[HistoryPage]:
+    """One history page per test set the config ran on (or only ``test_set``), each with at
+    most the ``limit`` most recent finished runs."""
+    points = store.history(config, test_set)
+    infos = {info.id: info for info in store.list_runs(config)}
+    labels: dict[int, str | None] = {}
+    by_test_set: dict[str, list[HistoryRun]] = {}
+    chosen: dict[str, list[str]] = {}  # metrics as the latest run asked for them, per test set
+    for point in points:
+        info = infos.get(point.run_id)
+        if info is None:
+            continue
+        if point.config_version not in labels:
+            labels[point.config_version] = point.label
+        header = RunHeader.from_info(info, point.label)
+        asked = info.options.get("metrics") if isinstance(info.options, dict) else None
+        if isinstance(asked, list) and asked:
+            chosen[point.test_set] = [str(m) for m in asked]
+        by_test_set.setdefault(point.test_set, []).append(
+            HistoryRun(
+                header, dict(point.means), point.is_baseline, point.verdict, point.comparison_id
+            )
+        )
+    if test_set is not None and test_set not in by_test_set:
+        raise InputError(f"config '{config}' has no finished run on test set '{test_set}'")
+    pages = []
+    for name, runs in sorted(by_test_set.items()):
+        runs = runs[-limit:]
+        present = {metric for r in runs for metric in r.means}
+        order = [m for m in chosen.get(name, []) if m in present]
+        order += sorted(present - set(order))
+        pages.append(history_page(config, name, runs, order))
+    return pages
+
+
+def open_alerts(store: Store) -> list[AlertRow]:
+    """Alerts that still need attention (open or acknowledged), newest first."""
+    rows = []
+    for alert in store.list_alerts():
+        if alert.state not in ("open", "acknowledged"):
+            continue
+        rows.append(
+            AlertRow(
+                id=alert.id,
+                config=alert.config,
+                test_set=alert.test_set,
+                metric=alert.metric,
+                state=alert.state,
+                opened_at=format_time(alert.opened_at),
+                summary=_alert_summary(alert.details),
+            )
+        )
+    return rows
+
+
+def _alert_summary(details: dict[str, Any] | None) -> str:
+    """``0.4120 → 0.3850 (-0.0270), p = 0.003`` from the stored details, whatever is there."""
+    if not details:
+        return ""
+    parts = []
+    baseline, candidate, delta = (details.get(k) for k in ("baseline", "candidate", "delta"))
+    if isinstance(baseline, int | float) and isinstance(candidate, int | float):
+        parts.append(f"{baseline:.4f} → {candidate:.4f}")
+    if isinstance(delta, int | float):
+        parts.append(f"Δ {delta:+.4f}")
+    p_value = details.get("p_corrected", details.get("p_value"))
+    if isinstance(p_value, int | float):
+        parts.append(f"p = {p_value:.3g}")
+    return ", ".join(parts)

@@ -1,0 +1,393 @@
+"""Render report pages with Jinja2 from ``templates/`` and write them to disk.
+
+Two layers: ``*_html(page, links)`` turn page data into one self-contained HTML string (pure,
+deterministic: golden-file tested), and ``render_*`` fetch the data from a store and write files.
+
+Site layout written by :func:`render_site` (every link relative, so the folder can be moved)::
+
+    index.html
+    runs/run-<id>.html
+    history/<config>--<test set>.html
+    compare/compare-<comparison id>.html
+
+Escaping: autoescape is on for every template; SVG charts are built with ``html.escape`` and
+marked safe; the per-query JSON is embedded in a ``<script type="application/json">`` with every
+``<`` written ``\\u003c``, so no text can close the script element.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from evalplat.reports import charts
+from evalplat.reports.data import (
+    ComparisonPage,
+    HistoryPage,
+    QueryTable,
+    RunHeader,
+    RunPage,
+    SiteEntry,
+    SiteIndex,
+    comparison_page,
+)
+
+if TYPE_CHECKING:
+    import jinja2
+
+    from evalplat.comparison import ComparisonResult
+    from evalplat.store import Store
+
+DASH = "\u2013"  # shown for a missing value
+MINUS = "\u2212"  # a real minus sign: as wide as "+", so columns of deltas line up
+RUN_PAGES_PER_HISTORY = 30  # older runs stay in the history table, without a page of their own
+_VERDICT_SYMBOLS = {"regression": "▼", "improvement": "▲", "unchanged": "=", "needs_judgments": "?"}
+_VERDICT_TITLES = {
+    "regression": "Regression",
+    "improvement": "Improvement",
+    "unchanged": "No significant change",
+    "needs_judgments": "Needs judgments",
+}
+
+
+@dataclass(frozen=True)
+class Links:
+    """Where a page's links go. Outside a site (a single written file) nothing is linked."""
+
+    root: str = ""  # from this page to the site root, e.g. "../"
+    runs: frozenset[int] = frozenset()
+    comparisons: Mapping[int, str] = field(default_factory=dict)  # candidate run → site path
+    history: str | None = None  # site path of the relevant history page
+    index: bool = False
+
+    def run(self, run_id: int) -> str | None:
+        return f"{self.root}runs/run-{run_id}.html" if run_id in self.runs else None
+
+    def comparison(self, run_id: int) -> str | None:
+        path = self.comparisons.get(run_id)
+        return None if path is None else self.root + path
+
+    def context(self) -> dict[str, Any]:
+        return {
+            "link_run": self.run,
+            "link_comparison": self.comparison,
+            "history_link": None if self.history is None else self.root + self.history,
+            "index_link": f"{self.root}index.html" if self.index else None,
+        }
+
+
+# ── formatting filters ───────────────────────────────────────────────────────────────────────
+
+
+def _missing(value: object) -> bool:
+    return value is None or (isinstance(value, float) and not math.isfinite(value))
+
+
+def fmt_num(value: float | None, digits: int = 4) -> str:
+    return DASH if _missing(value) else f"{value:.{digits}f}"
+
+
+def fmt_signed(value: float | None, digits: int = 4) -> str:
+    """``+0.0123``, ``\u22120.0123`` (a real minus sign, U+2212), ``0.0000``."""
+    if value is None or _missing(value):
+        return DASH
+    text = f"{abs(value):.{digits}f}"
+    if float(text) == 0:
+        return text
+    return ("+" if value > 0 else MINUS) + text
+
+
+def fmt_pct(value: float | None, signed: bool = False) -> str:
+    if value is None or _missing(value):
+        return DASH
+    return (fmt_signed(value * 100, 1) if signed else f"{value * 100:.1f}") + " %"
+
+
+def fmt_pvalue(value: float | None) -> str:
+    if value is None or _missing(value):
+        return DASH
+    return "< 0.001" if value < 0.001 else f"{value:.3f}"
+
+
+def fmt_ms(value: float | None) -> str:
+    return DASH if value is None or _missing(value) else f"{value:.1f}"
+
+
+def fmt_cell(value: Any, kind: str) -> str:
+    """A numeric table cell, as the page's script formats it (first page and later pages
+    must look the same)."""
+    if _missing(value):
+        return DASH
+    if kind == "int":
+        return str(round(value))
+    if kind == "ms":
+        return fmt_ms(value)
+    return fmt_num(value)
+
+
+def delta_class(delta: float | None, higher_is_better: bool) -> str:
+    """``better``/``worse`` in the metric's direction, ``same`` within 1e-12."""
+    if delta is None or _missing(delta) or abs(delta) < 1e-12:
+        return "same"
+    return "better" if (delta > 0) == higher_is_better else "worse"
+
+
+def script_json(data: Any) -> str:
+    """JSON safe inside ``<script>``: ``<`` escaped so ``</script>`` or ``<!--`` cannot occur."""
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False).replace(
+        "<", "\\u003c"
+    )
+
+
+@functools.cache
+def environment() -> jinja2.Environment:
+    import jinja2
+
+    from evalplat.resources import data_dir
+
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(data_dir("templates"))),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters.update(
+        num=fmt_num,
+        signed=fmt_signed,
+        pct=fmt_pct,
+        pvalue=fmt_pvalue,
+        ms=fmt_ms,
+        cell=fmt_cell,
+        delta_class=delta_class,
+        delta_symbol=lambda cls: {"better": "▲", "worse": "▼"}.get(cls, "="),
+        verdict_symbol=lambda v: _VERDICT_SYMBOLS.get(v, "·"),
+        verdict_title=lambda v: _VERDICT_TITLES.get(v, str(v)),
+    )
+    return env
+
+
+def _render(template: str, links: Links | None, **context: Any) -> str:
+    from markupsafe import Markup
+
+    for key, value in list(context.items()):
+        if isinstance(value, QueryTable):
+            context[key + "_json"] = Markup(script_json(value.to_json_data()))
+    html = environment().get_template(template).render(**(links or Links()).context(), **context)
+    return html if html.endswith("\n") else html + "\n"
+
+
+def _safe(svg: str) -> Any:
+    from markupsafe import Markup
+
+    return Markup(svg)  # built by evalplat.reports.charts, which escapes every text it writes
+
+
+# ── pages (pure) ─────────────────────────────────────────────────────────────────────────────
+
+
+def comparison_html(page: ComparisonPage, links: Links | None = None) -> str:
+    deltas = [c - b for b, c in zip(page.baseline_values, page.candidate_values, strict=True)]
+    hib = page.primary_higher_is_better
+    figures = {
+        "delta": _safe(
+            charts.delta_histogram(
+                deltas, label=f"Distribution of per-query Δ {page.primary}", higher_is_better=hib
+            )
+        ),
+        "scatter": _safe(
+            charts.scatter(
+                page.baseline_values,
+                page.candidate_values,
+                label=f"{page.primary} per query: baseline vs candidate",
+                higher_is_better=hib,
+            )
+        ),
+    }
+    return _render("comparison.html", links, page=page, charts=figures, table=page.table)
+
+
+def run_html(page: RunPage, links: Links | None = None) -> str:
+    figures = [
+        (name, _safe(charts.value_histogram(values, label=f"Distribution of {name} per query")))
+        for name, values in page.distributions
+    ]
+    return _render("run.html", links, page=page, charts=figures, table=page.table)
+
+
+def history_html(page: HistoryPage, links: Links | None = None) -> str:
+    kinds = {"regression": "regression", "improvement": "improvement"}
+    changes = [
+        i
+        for i in range(1, len(page.runs))
+        if page.runs[i].run.config_version != page.runs[i - 1].run.config_version
+    ]
+    figures = []
+    for name in page.metrics:
+        points = [
+            charts.LinePoint(
+                label=f"#{h.run.id}",
+                value=h.means.get(name),
+                kind="baseline" if h.is_baseline else kinds.get(h.verdict or "", "run"),
+                note=f"{h.run.started_at} · config v{h.run.config_version}"
+                + (f" · {h.verdict}" if h.verdict else ""),
+            )
+            for h in page.runs
+        ]
+        svg = charts.line_chart(points, label=f"{name} over time", version_changes=changes)
+        figures.append((name, _safe(svg)))
+    return _render("history.html", links, page=page, charts=figures)
+
+
+def index_html(index: SiteIndex) -> str:
+    sparks = [
+        _safe(charts.sparkline(e.trend, label=f"{e.primary} trend of {e.latest.config}"))
+        for e in index.entries
+    ]
+    return _render("index.html", None, index=index, sparklines=sparks)
+
+
+# ── writing files from the store ─────────────────────────────────────────────────────────────
+
+
+def _write(path: Path, html: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(html, encoding="utf-8")
+    return path
+
+
+def render_comparison(
+    result: ComparisonResult, out: str | Path, store: Store | None = None, *, k: int = 10
+) -> Path:
+    """Write the comparison page of ``result`` to the file ``out``.
+
+    With the ``store`` the page has query texts, both runs' details and the moved queries'
+    top-k results side by side. Without it (a result computed from files) it shows the metrics,
+    charts and per-query table only.
+    """
+    from evalplat.reports.gather import gather_comparison
+
+    if store is not None:
+        page = gather_comparison(store, result, k=k)
+    else:
+        page = _storeless_page(result, k)
+    return _write(Path(out), comparison_html(page))
+
+
+def _storeless_page(result: ComparisonResult, k: int) -> ComparisonPage:
+    import pandas as pd
+
+    def header(label: str, run_id: int | None) -> RunHeader:
+        return RunHeader(run_id or 0, label, 0, None, "", result.test_set or "", 0, "", "",
+                         "", None, result.queries, 0)  # fmt: skip
+
+    empty = pd.DataFrame({"query_id": [], "doc_id": [], "grade": []})
+    return comparison_page(
+        result,
+        baseline=header(result.baseline_label, result.baseline_run_id),
+        candidate=header(result.candidate_label, result.candidate_run_id),
+        query_text={},
+        judgments=empty,
+        baseline_results=None,
+        candidate_results=None,
+        k=k,
+    )
+
+
+def render_run(store: Store, run_ref: str | int, out: str | Path) -> Path:
+    """Write the page of one run (summary, distributions, failures, per-query table)."""
+    from evalplat.reports.gather import gather_run
+
+    return _write(Path(out), run_html(gather_run(store, run_ref)))
+
+
+def render_history(
+    store: Store, config: str, out: str | Path, *, test_set: str | None = None
+) -> Path:
+    """Write the history page of ``config`` (on ``test_set``, needed when it ran on several)."""
+    from evalplat.errors import InputError
+    from evalplat.reports.gather import gather_history
+
+    pages = gather_history(store, config, test_set)
+    if len(pages) != 1:
+        names = ", ".join(p.test_set for p in pages) or "none"
+        raise InputError(f"config '{config}' ran on several test sets ({names}): name one")
+    return _write(Path(out), history_html(pages[0]))
+
+
+def slug(text: str) -> str:
+    """A file-name-safe form of a config or test set name; a short hash keeps distinct names
+    that differ only in unsafe characters apart."""
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("._") or "x"
+    if safe != text:
+        safe += "-" + hashlib.sha256(text.encode()).hexdigest()[:6]
+    return safe[:80]
+
+
+def render_site(store: Store, out_dir: str | Path) -> Path:
+    """Write the whole report site into ``out_dir``; return the path of ``index.html``.
+
+    Per (config, test set): a history page, pages of its ``RUN_PAGES_PER_HISTORY`` latest runs,
+    and the page of the latest run's stored comparison with its baseline when there is one.
+    """
+    from evalplat.reports.gather import (
+        TestSetCache,
+        gather_comparison,
+        gather_history,
+        gather_run,
+        open_alerts,
+    )
+
+    out = Path(out_dir)
+    cache = TestSetCache(store)
+    configs = sorted({info.config for info in store.list_runs()})
+    histories = [page for config in configs for page in gather_history(store, config)]
+    run_ids: set[int] = set()
+    comparisons: dict[int, str] = {}
+    entries: list[SiteEntry] = []
+    newest = ""
+    for history in histories:
+        run_ids.update(h.run.id for h in history.runs[-RUN_PAGES_PER_HISTORY:])
+        latest = history.runs[-1]
+        newest = max(newest, latest.run.started_at)
+        history_path = f"history/{slug(history.config)}--{slug(history.test_set)}.html"
+        comparison_id = latest.comparison_id
+        if comparison_id is not None:
+            path = f"compare/compare-{comparison_id}.html"
+            comparisons[latest.run.id] = path
+            page = gather_comparison(store, store.load_comparison(comparison_id), cache=cache)
+            links = Links("../", frozenset(run_ids), {}, history_path, index=True)
+            _write(out / path, comparison_html(page, links))
+        primary = history.metrics[0] if history.metrics else None
+        baseline = next((h.run.id for h in history.runs if h.is_baseline), None)
+        entries.append(
+            SiteEntry(
+                latest=latest.run,
+                primary=primary,
+                primary_value=None if primary is None else latest.means.get(primary),
+                trend=tuple(h.means.get(primary) for h in history.runs[-30:]) if primary else (),
+                verdict=latest.verdict,
+                run_link=f"runs/run-{latest.run.id}.html",
+                history_link=history_path,
+                comparison_link=comparisons.get(latest.run.id),
+                baseline_id=baseline,
+            )
+        )
+    frozen_runs = frozenset(run_ids)
+    for history in histories:
+        history_path = f"history/{slug(history.config)}--{slug(history.test_set)}.html"
+        links = Links("../", frozen_runs, comparisons, None, index=True)
+        _write(out / history_path, history_html(history, links))
+        for h in history.runs[-RUN_PAGES_PER_HISTORY:]:
+            page_links = Links("../", frozen_runs, comparisons, history_path, index=True)
+            run_page = gather_run(store, h.run.id, cache=cache)
+            _write(out / f"runs/run-{h.run.id}.html", run_html(run_page, page_links))
+    index = SiteIndex(tuple(entries), tuple(open_alerts(store)), newest)
+    return _write(out / "index.html", index_html(index))

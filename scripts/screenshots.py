@@ -1,0 +1,92 @@
+"""Regenerate docs/screenshots/*.png: the comparison and history pages on the Cranfield set.
+
+Builds a throw-away SQLite database: imports the bundled Cranfield test set, runs the builtin
+engine with the porter tokenizer (twice, as two nights) and with unicode61 (no stemming), compares
+them, writes the report site and photographs two of its pages with Debian's chromium driven by
+Playwright (``pip install playwright``; the browser is /usr/bin/chromium, never downloaded).
+
+    python scripts/screenshots.py [--keep DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]  # fmt: skip
+
+
+def build_site(workdir: Path) -> Path:
+    """Runs, comparisons and the report site in ``workdir``; returns the site's index.html."""
+    from evalplat import runner
+    from evalplat.reports import render_site
+    from evalplat.resources import bundled_testset
+    from evalplat.store import Store
+    from evalplat.testsets import load_testset
+
+    folder = bundled_testset("cranfield")
+    content = load_testset(
+        folder / "qrels.txt", queries=folder / "queries.tsv", docs=folder / "docs.jsonl"
+    )
+    with Store.init(f"sqlite:///{workdir / 'evalplat.db'}") as store:
+        store.import_test_set("cranfield", content)
+        settings = runner.RunSettings(depth=100, concurrency=2, cache_dir=workdir / "cache")
+        store.add_config("docs-bm25", "builtin", {"tokenizer": "porter"}, label="porter")
+        first = runner.run(store, "docs-bm25", "cranfield", settings=settings, trigger="nightly")
+        second = runner.run(store, "docs-bm25", "cranfield", settings=settings, trigger="nightly")
+        store.add_config("docs-bm25", "builtin", {"tokenizer": "unicode61"}, label="unicode61")
+        third = runner.run(store, "docs-bm25", "cranfield", settings=settings, trigger="nightly")
+        store.set_baseline("docs-bm25", first.id)
+        store.compare_runs(first.id, second.id)
+        store.compare_runs(first.id, third.id)
+        return render_site(store, workdir / "site")
+
+
+def photograph(index: Path, out_dir: Path) -> list[Path]:
+    from playwright.sync_api import sync_playwright
+
+    site = index.parent
+    pages = {
+        "comparison.png": next(iter(sorted((site / "compare").glob("*.html")))),
+        "history.png": next(iter(sorted((site / "history").glob("*.html")))),
+    }
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = []
+    with sync_playwright() as driver:
+        browser = driver.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1280, "height": 1500}, device_scale_factor=1)
+        for name, html in pages.items():
+            page.goto(html.as_uri())
+            target = out_dir / name
+            page.screenshot(path=str(target), full_page=False)
+            written.append(target)
+        browser.close()
+    return written
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--keep", type=Path, help="build in this folder and keep it")
+    args = parser.parse_args()
+    if args.keep is not None:
+        args.keep.mkdir(parents=True, exist_ok=True)
+        index = build_site(args.keep)
+        paths = photograph(index, ROOT / "docs" / "screenshots")
+    else:
+        with tempfile.TemporaryDirectory() as tmp:
+            index = build_site(Path(tmp))
+            paths = photograph(index, ROOT / "docs" / "screenshots")
+    for path in paths:
+        print(path.relative_to(ROOT))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
