@@ -141,7 +141,8 @@ def _print_comparison(result: ComparisonResult) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    console = Console()
+    # Piped output (CI logs, files) has no terminal width: keep the table whole, unwrapped.
+    console = Console() if sys.stdout.isatty() else Console(width=160)
     console.print(
         f"baseline  {result.baseline_label}\ncandidate {result.candidate_label}"
         f"\ntest set  {result.test_set}, {result.queries} queries",
