@@ -232,9 +232,7 @@ class Run(Base):
     queries_total: Mapped[int] = mapped_column(Integer, default=0)
     queries_failed: Mapped[int] = mapped_column(Integer, default=0)
     error: Mapped[str | None] = mapped_column(Text, nullable=True)
-    results_pruned_at: Mapped[datetime | None] = mapped_column(
-        UTCDateTime(), nullable=True
-    )
+    results_pruned_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
     options: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
 
     config_version: Mapped[ConfigVersion] = relationship()
