@@ -100,7 +100,7 @@ def evaluate(
     import pyarrow.compute as pc
 
     from evalplat.metrics import compute
-    from evalplat.metrics.ranking import DuplicateError, build_judgments, build_ranking
+    from evalplat.metrics.ranking import DuplicateError, build
 
     if missing not in ("zero", "skip"):
         raise InputError(f"missing must be 'zero' or 'skip', got {missing!r}")
@@ -115,9 +115,7 @@ def evaluate(
         topic_ids = pa.array(sorted({str(t) for t in topics}), pa.string())
     topic_ids = topic_ids.take(pc.array_sort_indices(topic_ids))
     try:
-        judgments, keys, grades, docs = build_judgments(qrels_table, topic_ids)
-        ranking, run_only = build_ranking(run_table, topic_ids, keys, grades, docs,
-                                          ordering=ordering)  # fmt: skip
+        judgments, ranking, run_only = build(qrels_table, run_table, topic_ids, ordering=ordering)
     except DuplicateError as error:
         source, kind = (qrels, "qrels") if error.kind == "judgment" else (run, "run")
         _name_line(source, kind)

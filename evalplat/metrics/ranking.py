@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
@@ -132,18 +132,48 @@ def topic_codes(ids: pa.ChunkedArray | pa.Array, topics: pa.Array) -> NDArray[np
 
 
 def _filled(codes: pa.ChunkedArray | pa.Array) -> NDArray[np.int32]:
-    if isinstance(codes, pa.ChunkedArray):
-        codes = codes.combine_chunks() if codes.num_chunks != 1 else codes.chunk(0)
-    return np.asarray(pc.fill_null(codes, -1).to_numpy(zero_copy_only=False), dtype=np.int32)
+    """int32 codes with nulls as -1, read from the Arrow buffers (``fill_null`` imports pandas)."""
+    array = _combined(codes)
+    values = np.frombuffer(array.buffers()[1], dtype=np.int32)[
+        array.offset : array.offset + len(array)
+    ].copy()
+    if array.null_count:
+        values[~np.asarray(array.is_valid())] = -1
+    return values
+
+
+def numeric(values: pa.ChunkedArray | pa.Array, dtype: type[np.generic]) -> NDArray[Any]:
+    """A null-free numeric Arrow column as numpy, straight from its buffers.
+
+    ``Array.to_numpy`` would import pandas (half a second of the command's start-up).
+    """
+    array = _combined(values)
+    if array.null_count:
+        raise InputError("missing values in a numeric column")
+    arrow_dtype = np.dtype(array.type.to_pandas_dtype())
+    raw = np.frombuffer(array.buffers()[1], dtype=arrow_dtype)
+    return raw[array.offset : array.offset + len(array)].astype(dtype, copy=False)
+
+
+def arrow(values: NDArray[Any]) -> pa.Array:
+    """A numpy array of int64 or bool as Arrow, without ``pa.array`` (which imports pandas)."""
+    if values.dtype == np.bool_:
+        packed = np.packbits(values, bitorder="little")
+        return pa.Array.from_buffers(pa.bool_(), len(values), [None, pa.py_buffer(packed)])
+    data = np.ascontiguousarray(values, dtype=np.int64)
+    return pa.Array.from_buffers(pa.int64(), len(data), [None, pa.py_buffer(data)])
+
+
+def _combined(values: pa.ChunkedArray | pa.Array) -> pa.Array:
+    if isinstance(values, pa.ChunkedArray):
+        return values.combine_chunks() if values.num_chunks else pa.array([], values.type)
+    return values
 
 
 def _dictionary(values: pa.ChunkedArray | pa.Array) -> tuple[NDArray[np.int64], pa.Array]:
-    encoded = pc.dictionary_encode(values)
-    if isinstance(encoded, pa.ChunkedArray):
-        encoded = encoded.unify_dictionaries().combine_chunks() if encoded.num_chunks else None
-    if encoded is None:
-        return np.zeros(0, dtype=np.int64), pa.array([], pa.string())
-    return encoded.indices.to_numpy().astype(np.int64), encoded.dictionary
+    """(code per value, dictionary); one chunk first, so there is one dictionary to unify."""
+    encoded = pc.dictionary_encode(_combined(values))
+    return numeric(encoded.indices, np.int64), encoded.dictionary
 
 
 def _first_duplicate(keys: NDArray[np.int64]) -> int | None:
@@ -167,96 +197,97 @@ def _check_pairs(table: pa.Table, kind: str) -> None:
         )
 
 
-def build_judgments(
-    qrels: pa.Table, topics: pa.Array
-) -> tuple[Judgments, NDArray[np.int64], NDArray[np.int32], pa.Array]:
-    """Code the qrels: (judgments, sorted join keys, grades along the keys, doc dictionary).
+def _raise_on_duplicate(keys: NDArray[np.int64], table: pa.Table, kind: str) -> None:
+    first = _first_duplicate(keys)
+    if first is not None:
+        raise DuplicateError(
+            kind, str(table.column("query_id")[first]), str(table.column("doc_id")[first])
+        )
 
-    Judgments of queries outside ``topics`` are dropped. Raises ``DuplicateError``.
+
+def _inside(table: pa.Table, topic: NDArray[np.int32], kind: str
+            ) -> tuple[pa.Table, NDArray[np.int32], list[str]]:  # fmt: skip
+    """Rows of known topics; rows of other queries are checked for duplicates, then dropped."""
+    outside = topic < 0
+    if not outside.any():
+        return table, topic, []
+    ignored = table.filter(arrow(outside))
+    _check_pairs(ignored, kind)  # trec_eval refuses these too
+    others = sorted(set(pc.unique(ignored.column("query_id")).to_pylist()))
+    return table.filter(arrow(~outside)), topic[~outside], others
+
+
+def build(
+    qrels: pa.Table, run: pa.Table, topics: pa.Array, *, ordering: str
+) -> tuple[Judgments, Ranking, list[str]]:
+    """Code, join and order: (judgments, ranking, run query ids that are not topics).
+
+    Doc ids of the qrels and the run share one dictionary (a single hash pass over both), so a
+    (topic, doc) pair is one int64 key and the join is a ``searchsorted`` into the sorted qrels
+    keys. Raises ``DuplicateError`` for a repeated judgment or a doc repeated in one ranking.
     """
-    _check_pairs(qrels, "judgment")
-    topic = topic_codes(qrels.column("query_id"), topics)
-    doc, doc_dict = _dictionary(qrels.column("doc_id"))
-    grade = np.asarray(qrels.column("grade").to_numpy(), dtype=np.int64)
-    keys = topic.astype(np.int64) * max(len(doc_dict), 1) + doc
-    keep = topic >= 0
-    topic, keys, grade = topic[keep], keys[keep], grade[keep]
+    qrels, qrels_topic, _ = _inside(
+        qrels, topic_codes(qrels.column("query_id"), topics), "judgment"
+    )
+    run, run_topic, run_only = _inside(
+        run, topic_codes(run.column("query_id"), topics), "doc id in one ranking"
+    )
+    docs = pa.concat_arrays([_combined(qrels.column("doc_id")), _combined(run.column("doc_id"))])
+    codes, dictionary = _dictionary(docs)
+    width = max(len(dictionary), 1)
+    qrels_keys = qrels_topic.astype(np.int64) * width + codes[: qrels.num_rows]
+    run_doc = codes[qrels.num_rows :]
+    run_keys = run_topic.astype(np.int64) * width + run_doc
+    del codes
+    _raise_on_duplicate(qrels_keys, qrels, "judgment")
+    _raise_on_duplicate(run_keys, run, "doc id in one ranking")
+    grade = numeric(qrels.column("grade"), np.int64)
     if grade.size and (grade.max() > np.iinfo(np.int32).max or grade.min() <= UNJUDGED):
         raise InputError("grades must fit in 32 bits")
-    order = np.argsort(keys)
     grade32 = grade.astype(np.int32)
-    return Judgments(len(topics), topic, grade32), keys[order], grade32[order], doc_dict
-
-
-def build_ranking(
-    run: pa.Table,
-    topics: pa.Array,
-    judged_keys: NDArray[np.int64],
-    judged_grades: NDArray[np.int32],
-    qrels_docs: pa.Array,
-    *,
-    ordering: str,
-) -> tuple[Ranking, list[str]]:
-    """Join the run to the qrels and order it; returns the ranking and the run-only query ids.
-
-    Raises ``DuplicateError`` when a doc id occurs twice in one query's ranking.
-    """
-    topic = topic_codes(run.column("query_id"), topics)
-    outside = topic < 0
-    run_only: list[str] = []
-    if outside.any():
-        ignored = run.filter(pa.array(outside))
-        _check_pairs(ignored, "doc id in one ranking")  # trec_eval refuses these too
-        run_only = sorted(set(pc.unique(ignored.column("query_id")).to_pylist()))
-        inside = ~outside
-        run = run.filter(pa.array(inside))
-        topic = topic[inside]
-    doc, doc_dict = _dictionary(run.column("doc_id"))
-    first = _first_duplicate(topic.astype(np.int64) * max(len(doc_dict), 1) + doc)
-    if first is not None:
-        raise DuplicateError("doc id in one ranking", str(run.column("query_id")[first]),
-                             str(doc_dict[int(doc[first])]))  # fmt: skip
-    grade = _join_grades(topic, doc, doc_dict, judged_keys, judged_grades, qrels_docs)
-    if ordering == "score":
-        score = np.asarray(run.column("score").to_numpy(), dtype=np.float64)
-        if np.isnan(score).any():
-            raise InputError("run has NaN scores")
-        order = _score_order(topic, score, doc, doc_dict)
-    elif ordering == "given":
-        if "rank" in run.column_names:
-            rank = np.asarray(run.column("rank").to_numpy(), dtype=np.float64)
-            order = np.lexsort((rank, topic))
-        else:
-            order = np.argsort(topic, kind="stable")
-    else:
-        raise InputError(f"ordering must be 'score' or 'given', got {ordering!r}")
+    judgments = Judgments(len(topics), qrels_topic, grade32)
+    run_grade = _join(run_keys, qrels_keys, grade32)
+    del run_keys
+    order = _order(run, run_topic, run_doc, dictionary, ordering)
     if order is not None:
-        topic, grade = topic[order], grade[order]
-    return Ranking(len(topics), topic, grade), run_only
+        run_topic, run_grade = run_topic[order], run_grade[order]
+    return judgments, Ranking(len(topics), run_topic, run_grade), run_only
 
 
-def _join_grades(
+def _join(
+    run_keys: NDArray[np.int64], qrels_keys: NDArray[np.int64], grades: NDArray[np.int32]
+) -> NDArray[np.int32]:
+    """Grade of each run row, UNJUDGED when its (topic, doc) pair has no judgment."""
+    result = np.full(len(run_keys), UNJUDGED, dtype=np.int32)
+    if len(qrels_keys) == 0 or len(run_keys) == 0:
+        return result
+    by_key = np.argsort(qrels_keys)
+    sorted_keys = qrels_keys[by_key]
+    position = np.searchsorted(sorted_keys, run_keys)
+    position[position == len(sorted_keys)] = 0
+    found = sorted_keys[position] == run_keys
+    result[found] = grades[by_key[position[found]]]
+    return result
+
+
+def _order(
+    run: pa.Table,
     topic: NDArray[np.int32],
     doc: NDArray[np.int64],
-    doc_dict: pa.Array,
-    judged_keys: NDArray[np.int64],
-    judged_grades: NDArray[np.int32],
-    qrels_docs: pa.Array,
-) -> NDArray[np.int32]:
-    """Grade of each run row from the qrels, UNJUDGED when the pair is not judged."""
-    grade = np.full(len(topic), UNJUDGED, dtype=np.int32)
-    if len(judged_keys) == 0 or len(topic) == 0:
-        return grade
-    # map the run's doc dictionary onto qrels doc codes once, then per row through it
-    to_qrels = _filled(pc.index_in(doc_dict, value_set=qrels_docs)).astype(np.int64)
-    qdoc = to_qrels[doc]
-    candidates = np.flatnonzero(qdoc >= 0)
-    keys = topic[candidates].astype(np.int64) * max(len(qrels_docs), 1) + qdoc[candidates]
-    position = np.searchsorted(judged_keys, keys)
-    position[position == len(judged_keys)] = 0
-    found = judged_keys[position] == keys
-    grade[candidates[found]] = judged_grades[position[found]]
-    return grade
+    dictionary: pa.Array,
+    ordering: str,
+) -> NDArray[np.int64] | None:
+    if ordering == "score":
+        score = numeric(run.column("score"), np.float64)
+        if np.isnan(score).any():
+            raise InputError("run has NaN scores")
+        return _score_order(topic, score, doc, dictionary)
+    if ordering == "given":
+        if "rank" in run.column_names:
+            rank = numeric(run.column("rank"), np.float64)
+            return np.lexsort((rank, topic))
+        return np.argsort(topic, kind="stable")
+    raise InputError(f"ordering must be 'score' or 'given', got {ordering!r}")
 
 
 def _score_order(
@@ -287,7 +318,7 @@ def _score_order(
     new_group[1:] = ~tie[rows[1:] - 1]
     group = np.cumsum(new_group)
     unique_docs, inverse = np.unique(doc[rows], return_inverse=True)
-    by_text = pc.array_sort_indices(doc_dict.take(pa.array(unique_docs))).to_numpy()
+    by_text = numeric(pc.array_sort_indices(doc_dict.take(arrow(unique_docs))), np.int64)
     text_rank = np.empty(len(unique_docs), dtype=np.int64)
     text_rank[by_text] = np.arange(len(unique_docs))
     key = group.astype(np.int64) * len(unique_docs) + (len(unique_docs) - 1 - text_rank[inverse])
