@@ -378,9 +378,16 @@ def _gates(
 
 def _judged(
     metric: Metric, wide_a: pd.DataFrame, wide_b: pd.DataFrame
-) -> tuple[float | None, float | None]:
-    """Mean Judged@k of both sides, k = the metric's cutoff; without a cutoff (AP, RR), the
-    deepest Judged@k both sides have. (None, None) when neither side has one."""
+) -> tuple[float | None, float | None, float | None]:
+    """Mean Judged@k of both sides, and how much the unjudged share of the top k rose.
+
+    k is the metric's cutoff; without a cutoff (AP, RR), the deepest Judged@k both sides have.
+    Judged@k divides by k, so a candidate that simply returns fewer documents also lowers it
+    without showing a single unjudged document. When both sides have ``NumRet``, the guard
+    therefore uses the unjudged share U@k = (min(k, NumRet) - k * Judged@k) / k per query, and
+    the third value is mean U@k of the candidate minus the baseline's. Without ``NumRet`` it is
+    the fall of Judged@k. (None, None, None) when neither side has a Judged@k.
+    """
     from evalplat.metrics.registry import parse
 
     judged = {}
@@ -390,10 +397,19 @@ def _judged(
             if parsed.cutoff is not None and not parsed.params:
                 judged[parsed.cutoff] = str(parsed)
     if not judged:
-        return None, None
+        return None, None, None
     key = judged.get(metric.cutoff) if metric.cutoff is not None else None
-    key = key or judged[max(judged)]
-    return float(wide_a[key].mean()), float(wide_b[key].mean())
+    k = metric.cutoff if key is not None and metric.cutoff is not None else max(judged)
+    key = key or judged[k]
+    mean_a, mean_b = float(wide_a[key].mean()), float(wide_b[key].mean())
+    if "NumRet" in wide_a.columns and "NumRet" in wide_b.columns:
+
+        def unjudged(wide: pd.DataFrame) -> float:
+            shown = wide["NumRet"].clip(upper=k)
+            return float(((shown - k * wide[key]) / k).clip(lower=0.0).mean())
+
+        return mean_a, mean_b, unjudged(wide_b) - unjudged(wide_a)
+    return mean_a, mean_b, mean_a - mean_b
 
 
 def _measure(
@@ -402,7 +418,7 @@ def _measure(
     b: NDArray[np.float64],
     gate: Gate | None,
     options: CompareOptions,
-    judged: tuple[float | None, float | None],
+    judged: tuple[float | None, float | None, float | None],
 ) -> dict[str, Any]:
     """Everything but the corrected p-value and the verdict, as a row dict."""
     from evalplat import stats
@@ -450,6 +466,7 @@ def _measure(
         "max_relative_drop": None if gate is None else gate.max_relative_drop,
         "alpha": options.alpha if gate is None else gate.alpha,
         "identical": identical,
+        "unjudged_rise": judged[2],
     }
 
 
@@ -481,6 +498,7 @@ def _correct(rows: list[dict[str, Any]]) -> None:
 def _decide(row: dict[str, Any], options: CompareOptions) -> MetricComparison:
     metric: Metric = row.pop("metric_obj")
     identical = row.pop("identical")
+    unjudged_rise = row.pop("unjudged_rise")
     verdict = "unchanged"
     p = row["p_corrected"]
     if not identical and p is not None and p < row["alpha"] and metric.gateable:
@@ -490,12 +508,7 @@ def _decide(row: dict[str, Any], options: CompareOptions) -> MetricComparison:
                 verdict = "improvement"
             elif signed < 0:
                 verdict = "regression"
-                judged_a, judged_b = row["baseline_judged"], row["candidate_judged"]
-                if (
-                    judged_a is not None
-                    and judged_b is not None
-                    and judged_a - judged_b > options.judged_drop
-                ):
+                if unjudged_rise is not None and unjudged_rise > options.judged_drop:
                     verdict = "needs_judgments"
     return MetricComparison(verdict=verdict, **row)
 

@@ -97,7 +97,7 @@ def run(
 ) -> RunInfo:
     """Run every query of a test set version through a config version; return the stored run."""
     settings = settings or RunSettings()
-    chosen = [str(m) for m in parse_all([str(m) for m in metrics] if metrics else None)]
+    chosen = _with_coverage(metrics)
     config = store.config_version(config_ref)
     test_set = store.test_set_version(test_set_ref)
     config_key = VersionRef(config.name, config.version)
@@ -162,6 +162,16 @@ def resume(
         return _drive(store, info.id, searcher, queries, content, metrics, settings, progress)
 
 
+# Always scored with a run: a comparison's judged-coverage guard needs how many documents each
+# query returned, to tell "more unjudged documents" from "fewer documents".
+COVERAGE_METRICS = ("NumRet",)
+
+
+def _with_coverage(metrics: Sequence[str | Metric] | None) -> list[str]:
+    chosen = [str(m) for m in parse_all([str(m) for m in metrics] if metrics else None)]
+    return chosen + [m for m in COVERAGE_METRICS if m not in chosen]
+
+
 def default_cache_dir(store: Store) -> Path:
     """Where searchers cache indexes: next to a SQLite database file, else the user cache."""
     database = sqlite_file(store.url)
@@ -190,9 +200,9 @@ def rescore(
             "rescoring needs a version of the same test set"
         )
     key = VersionRef(target.name, target.version)
-    chosen = [str(m) for m in parse_all([str(m) for m in metrics] if metrics else None)]
+    chosen = _with_coverage(metrics)
     if not metrics:
-        chosen = [str(m) for m in parse_all(info.options.get("metrics"))]
+        chosen = _with_coverage(info.options.get("metrics"))
     content = store.load_test_set(key)
     record = evaluation_record(
         content, store.load_results(info.id), chosen, store.test_set_version_id(key)
@@ -218,7 +228,7 @@ def import_run(
     """
     from evalplat.formats.trec import read_run
 
-    chosen = [str(m) for m in parse_all([str(m) for m in metrics] if metrics else None)]
+    chosen = _with_coverage(metrics)
     frame = read_run(path)
     test_set = store.test_set_version(test_set_ref)
     key = VersionRef(test_set.name, test_set.version)
