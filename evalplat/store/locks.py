@@ -65,9 +65,13 @@ class LocksMixin(StoreBase):
 
     @contextmanager
     def _advisory_lock(self, name: str, wait: float, poll: float) -> Iterator[None]:
-        key = int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "big", signed=True)
         deadline = time.monotonic() + wait
         with self.engine.connect() as connection:
+            # Advisory locks are server-wide: key them by database too, so that two evalplat
+            # databases on one server do not keep each other's nightly waiting.
+            database = connection.execute(text("SELECT current_database()")).scalar_one()
+            digest = hashlib.sha256(f"{database}\0{name}".encode()).digest()
+            key = int.from_bytes(digest[:8], "big", signed=True)
             while not connection.execute(
                 text("SELECT pg_try_advisory_lock(:key)"), {"key": key}
             ).scalar_one():
