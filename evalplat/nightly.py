@@ -416,7 +416,10 @@ def _observe(
     emit: LogFunction,
 ) -> list[tuple[Any, dict[str, Any]]]:
     """Feed each gated verdict to the alert state machine; collect events to announce."""
-    events = []
+    events: list[tuple[Any, dict[str, Any]]] = []
+    baseline_run = result.baseline_run_id
+    if baseline_run is None:  # a stored comparison always has one; nothing to key alerts on
+        return events
     for gate in project.gates:
         metric = result.metric(gate.metric)
         message = _message_fields(spec.name, test_set, metric, result, content)
