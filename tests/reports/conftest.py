@@ -1,0 +1,173 @@
+"""Fixed report data: a small comparison, run, history and site index built by hand (no
+database), plus a hostile query text, so rendered pages are deterministic for golden files."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from evalplat.comparison import (
+    CompareOptions,
+    ComparisonResult,
+    MetricComparison,
+    Movers,
+    OverlapSummary,
+    QueryMove,
+)
+from evalplat.reports.data import (
+    AlertRow,
+    ComparisonPage,
+    HistoryPage,
+    HistoryRun,
+    RunHeader,
+    RunPage,
+    SiteEntry,
+    SiteIndex,
+    comparison_page,
+    history_page,
+    run_page,
+)
+
+HOSTILE = "<script>alert(1)</script>"
+GOLDEN = Path(__file__).resolve().parent / "golden"
+
+
+def header(run_id: int, version: int, label: str | None, day: int) -> RunHeader:
+    return RunHeader(
+        id=run_id, config="docs-bm25", config_version=version, label=label, searcher="builtin",
+        test_set="mini", test_set_version=1, status="complete", trigger="nightly",
+        started_at=f"2026-05-{day:02d} 03:00 UTC", finished_at=f"2026-05-{day:02d} 03:02 UTC",
+        queries_total=4, queries_failed=0,
+    )  # fmt: skip
+
+
+QUERY_TEXT = {"q1": "laminar flow", "q2": HOSTILE, "q3": "shock & boundary layers", "q4": ""}
+# per-query nDCG@10 and P@5, baseline then candidate
+SCORES = {
+    "nDCG@10": {"q1": (0.8, 0.5), "q2": (0.4, 0.1), "q3": (0.3, 0.6), "q4": (0.0, 0.0)},
+    "P@5": {"q1": (0.6, 0.4), "q2": (0.2, 0.2), "q3": (0.2, 0.4), "q4": (0.0, 0.0)},
+}
+
+
+def _metric(name: str, b: float, c: float, verdict: str, gated: bool) -> MetricComparison:
+    return MetricComparison(
+        metric=name, higher_is_better=True, baseline=b, candidate=c, delta=c - b,
+        relative_delta=(c - b) / b, ci_low=-0.2, ci_high=0.05, test="randomization",
+        p_value=0.0312, p_corrected=0.0624 if gated else None, effect_size=-0.5, wins=1, ties=1,
+        losses=2, baseline_judged=0.75, candidate_judged=0.6, gated=gated, verdict=verdict,
+        max_drop=0.01,
+    )  # fmt: skip
+
+
+def comparison_result() -> ComparisonResult:
+    rows = [(metric, q, b, c, c - b) for metric, per in SCORES.items() for q, (b, c) in per.items()]
+    per_query = pd.DataFrame(rows, columns=["metric", "query_id", "baseline", "candidate", "delta"])
+    movers = Movers(
+        "nDCG@10",
+        worse=(QueryMove("q1", 0.8, 0.5, -0.3), QueryMove("q2", 0.4, 0.1, -0.3)),
+        better=(QueryMove("q3", 0.3, 0.6, 0.3),),
+    )
+    return ComparisonResult(
+        metrics=(
+            _metric("nDCG@10", 0.375, 0.3, "regression", True),
+            _metric("P@5", 0.25, 0.25, "unchanged", False),
+        ),
+        movers={"nDCG@10": movers},
+        overlap=OverlapSummary(k=10, p=0.9, jaccard=0.5, rbo=0.61, kendall_tau=0.2, queries=4),
+        options=CompareOptions(),
+        gates=(),
+        verdict="regression",
+        queries=4,
+        per_query=per_query,
+        id=7,
+        baseline_run_id=1,
+        candidate_run_id=2,
+        test_set="mini@1",
+        created_at="2026-05-02T03:05:00+00:00",
+    )
+
+
+def results(rankings: dict[str, list[str]]) -> pd.DataFrame:
+    rows = [(q, d, r + 1, 10.0 - r) for q, docs in rankings.items() for r, d in enumerate(docs)]
+    return pd.DataFrame(rows, columns=["query_id", "doc_id", "rank", "score"])
+
+
+JUDGMENTS = pd.DataFrame(
+    [("q1", "d1", 2), ("q1", "d2", 0), ("q1", "d3", 1), ("q2", HOSTILE, 1), ("q3", "d7", 1)],
+    columns=["query_id", "doc_id", "grade"],
+)
+BASELINE_RESULTS = results({"q1": ["d1", "d2", "d3"], "q2": [HOSTILE, "d5"], "q3": ["d6"]})
+CANDIDATE_RESULTS = results({"q1": ["d2", "d1", "d9"], "q2": ["d5", "d8"], "q3": ["d7", "d6"]})
+
+
+@pytest.fixture
+def make_comparison_page() -> Callable[..., ComparisonPage]:
+    def build(**changes: object) -> ComparisonPage:
+        arguments: dict[str, object] = {
+            "baseline": header(1, 1, "porter", 1),
+            "candidate": header(2, 2, "unicode61", 2),
+            "query_text": QUERY_TEXT,
+            "judgments": JUDGMENTS,
+            "baseline_results": BASELINE_RESULTS,
+            "candidate_results": CANDIDATE_RESULTS,
+            "k": 3,
+        }
+        arguments.update(changes)
+        return comparison_page(comparison_result(), **arguments)  # type: ignore[arg-type]
+
+    return build
+
+
+@pytest.fixture
+def fixed_run_page() -> RunPage:
+    scores = pd.DataFrame(
+        [(q, metric, b) for metric, per in SCORES.items() for q, (b, _) in per.items()],
+        columns=["query_id", "metric", "value"],
+    )
+    outcomes = pd.DataFrame(
+        [
+            ("q1", "ok", 12.5, 1, 3, None),
+            ("q2", "ok", 30.0, 1, 2, None),
+            ("q3", "ok", 8.25, 2, 1, None),
+            ("q4", "failed", None, 3, 0, "HTTP 503 from <backend>"),
+        ],
+        columns=["query_id", "status", "latency_ms", "attempts", "results_count", "error"],
+    )
+    return run_page(
+        header(1, 1, "porter", 1),
+        scores=scores,
+        outcomes=outcomes,
+        query_text=QUERY_TEXT,
+        means={"nDCG@10": 0.375, "P@5": 0.25},
+    )
+
+
+@pytest.fixture
+def fixed_history_page() -> HistoryPage:
+    runs = [
+        HistoryRun(header(1, 1, "porter", 1), {"nDCG@10": 0.375, "P@5": 0.25}, True, None),
+        HistoryRun(header(3, 1, "porter", 3), {"nDCG@10": 0.37, "P@5": 0.25}, False, "unchanged"),
+        HistoryRun(header(2, 2, HOSTILE, 2), {"nDCG@10": 0.3, "P@5": 0.25}, False, "regression"),
+    ]
+    return history_page("docs-bm25", "mini", runs, ["nDCG@10", "P@5"])
+
+
+@pytest.fixture
+def fixed_index() -> SiteIndex:
+    entry = SiteEntry(
+        latest=header(2, 2, "unicode61", 2),
+        primary="nDCG@10",
+        primary_value=0.3,
+        trend=(0.375, 0.37, 0.3),
+        verdict="regression",
+        run_link="runs/run-2.html",
+        history_link="history/docs-bm25--mini.html",
+        comparison_link="compare/compare-7.html",
+        baseline_id=1,
+    )
+    alert = AlertRow(7, "docs-bm25", "mini", "nDCG@10", "open", "2026-05-02 03:05 UTC",
+                     "0.3750 → 0.3000, Δ -0.0750, p = 0.0624")  # fmt: skip
+    return SiteIndex((entry,), (alert,), "2026-05-02 03:00 UTC")

@@ -1,0 +1,164 @@
+"""A real headless browser (Debian's chromium driven by Playwright) opens the pages from disk.
+
+Skipped, with the reason, when /usr/bin/chromium or the playwright package is missing.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from evalplat.reports import comparison_html, history_html, index_html, run_html
+from evalplat.reports.data import ComparisonPage, HistoryPage, RunPage, SiteIndex
+
+CHROMIUM = "/usr/bin/chromium"
+ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]  # fmt: skip
+HOSTILE = "<script>alert(1)</script>"
+
+if not os.path.exists(CHROMIUM):
+    pytest.skip(f"{CHROMIUM} is missing: install Debian's chromium package", allow_module_level=True)
+sync_api = pytest.importorskip("playwright.sync_api", reason="pip install playwright")
+
+
+@dataclass
+class Visit:
+    """What happened while a page was open."""
+
+    page: Any
+    errors: list[str] = field(default_factory=list)
+    requests: list[str] = field(default_factory=list)
+    dialogs: list[str] = field(default_factory=list)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    with sync_api.sync_playwright() as driver:
+        launched = driver.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def visit(browser: Any, tmp_path: Path) -> Iterator[Callable[[str, str], Visit]]:
+    opened: list[Any] = []
+
+    def open_page(name: str, html: str) -> Visit:
+        path = tmp_path / name
+        path.write_text(html, encoding="utf-8")
+        page = browser.new_page()
+        opened.append(page)
+        seen = Visit(page)
+        page.on("console", lambda m: seen.errors.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: seen.errors.append(str(e)))
+        page.on("request", lambda r: seen.requests.append(r.url))
+        page.on("dialog", lambda d: (seen.dialogs.append(d.message), d.dismiss()))
+        page.goto(path.as_uri())
+        page.wait_for_load_state("load")
+        return seen
+
+    yield open_page
+    for page in opened:
+        page.close()
+
+
+def first_column(page: Any) -> list[str]:
+    return list(page.eval_on_selector_all("#query-table tbody tr td:first-child",
+                                          "cells => cells.map(c => c.textContent)"))  # fmt: skip
+
+
+def assert_clean(seen: Visit) -> None:
+    assert seen.errors == []
+    assert seen.dialogs == []
+    assert all(url.startswith(("file:", "data:")) for url in seen.requests), seen.requests
+
+
+def test_every_page_loads_without_errors_or_network(
+    visit: Callable[[str, str], Visit],
+    make_comparison_page: Callable[..., ComparisonPage],
+    fixed_run_page: RunPage,
+    fixed_history_page: HistoryPage,
+    fixed_index: SiteIndex,
+) -> None:
+    pages = {
+        "comparison.html": comparison_html(make_comparison_page()),
+        "run.html": run_html(fixed_run_page),
+        "history.html": history_html(fixed_history_page),
+        "index.html": index_html(fixed_index),
+    }
+    for name, html in pages.items():
+        seen = visit(name, html)
+        assert_clean(seen)
+        assert seen.page.locator("h1").count() == 1
+
+
+def test_clicking_a_header_sorts_the_per_query_table(
+    visit: Callable[[str, str], Visit], make_comparison_page: Callable[..., ComparisonPage]
+) -> None:
+    seen = visit("comparison.html", comparison_html(make_comparison_page()))
+    assert first_column(seen.page) == ["q1", "q2", "q4", "q3"]  # worst nDCG@10 delta first
+    header = seen.page.locator("#query-table th[data-key='q'] button")
+    header.click()
+    assert first_column(seen.page) == ["q1", "q2", "q3", "q4"]
+    header.click()
+    assert first_column(seen.page) == ["q4", "q3", "q2", "q1"]
+    sort = seen.page.get_attribute("#query-table th[data-key='q']", "aria-sort")
+    assert sort == "descending"
+    assert_clean(seen)
+
+
+def test_script_tag_query_text_stays_text_in_the_browser(
+    visit: Callable[[str, str], Visit], make_comparison_page: Callable[..., ComparisonPage]
+) -> None:
+    seen = visit("comparison.html", comparison_html(make_comparison_page()))
+    # re-render the rows from the JSON blob too, so both code paths are exercised
+    seen.page.locator("#query-table th[data-key='t'] button").click()
+    texts = seen.page.eval_on_selector_all(
+        "#query-table td.text", "cells => cells.map(c => c.textContent)"
+    )
+    assert HOSTILE in texts
+    assert seen.page.evaluate("document.querySelectorAll('script').length") == 2
+    assert seen.dialogs == []
+    assert_clean(seen)
+
+
+def test_filter_and_pages_work_on_many_queries(
+    visit: Callable[[str, str], Visit], make_comparison_page: Callable[..., ComparisonPage]
+) -> None:
+    from dataclasses import replace
+
+    page = make_comparison_page()
+    base = page.table.rows[0]
+    rows = tuple((f"x{i:03d}", f"text {i}", *base[2:]) for i in range(120))
+    seen = visit("many.html", comparison_html(replace(page, table=replace(page.table, rows=rows))))
+    assert seen.page.locator("#query-table tbody tr").count() == 50
+    assert seen.page.text_content("#q-status") == "1–50 of 120 queries (120 in all)"
+    seen.page.click("#q-next")
+    assert first_column(seen.page)[0] == "x050"
+    seen.page.fill("#q-filter", "text 11")
+    assert sorted(first_column(seen.page)) == ["x011", "x110", "x111", "x112", "x113", "x114",
+                                               "x115", "x116", "x117", "x118", "x119"]  # fmt: skip
+    seen.page.fill("#q-filter", "")
+    seen.page.select_option("#q-move", "better")
+    assert seen.page.locator("#query-table tbody tr").count() == 0  # every row got worse
+    assert_clean(seen)
+
+
+def test_the_first_page_is_there_without_javascript(
+    browser: Any, tmp_path: Path, make_comparison_page: Callable[..., ComparisonPage]
+) -> None:
+    path = tmp_path / "nojs.html"
+    path.write_text(comparison_html(make_comparison_page()), encoding="utf-8")
+    context = browser.new_context(java_script_enabled=False)
+    page = context.new_page()
+    page.goto(path.as_uri())
+    assert first_column(page) == ["q1", "q2", "q4", "q3"]
+    assert page.locator("#q-controls").is_hidden()
+    context.close()

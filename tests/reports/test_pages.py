@@ -1,0 +1,153 @@
+"""Rendered pages for fixed data: golden files, escaping, side-by-side marks, links.
+
+Goldens are rewritten only on purpose: ``EVALPLAT_UPDATE_GOLDEN=1 pytest tests/reports``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from evalplat.reports import comparison_html, history_html, index_html, run_html
+from evalplat.reports.data import ComparisonPage, HistoryPage, RunPage, SiteIndex
+from evalplat.reports.render import Links, script_json
+
+GOLDEN = Path(__file__).resolve().parent / "golden"
+HOSTILE = "<script>alert(1)</script>"
+
+
+def check_golden(name: str, html: str) -> None:
+    path = GOLDEN / name
+    if os.environ.get("EVALPLAT_UPDATE_GOLDEN") == "1":
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(html, encoding="utf-8")
+    if not path.exists():
+        pytest.fail(f"golden file {name} is missing: run with EVALPLAT_UPDATE_GOLDEN=1 once")
+    expected = path.read_text(encoding="utf-8")
+    if html != expected:
+        diff = next(i for i, (a, b) in enumerate(zip(html, expected, strict=False)) if a != b)
+        pytest.fail(f"{name} differs from its golden file at character {diff}: "
+                    f"{html[max(0, diff - 80):diff + 80]!r}")  # fmt: skip
+
+
+def test_comparison_page_matches_its_golden_file(
+    make_comparison_page: Callable[..., ComparisonPage],
+) -> None:
+    links = Links("../", frozenset({1, 2}), {}, "history/docs-bm25--mini.html", index=True)
+    check_golden("comparison.html", comparison_html(make_comparison_page(), links))
+
+
+def test_run_page_matches_its_golden_file(fixed_run_page: RunPage) -> None:
+    check_golden("run.html", run_html(fixed_run_page))
+
+
+def test_history_page_matches_its_golden_file(fixed_history_page: HistoryPage) -> None:
+    links = Links("../", frozenset({1, 2, 3}), {2: "compare/compare-7.html"}, index=True)
+    check_golden("history.html", history_html(fixed_history_page, links))
+
+
+def test_site_index_matches_its_golden_file(fixed_index: SiteIndex) -> None:
+    check_golden("index.html", index_html(fixed_index))
+
+
+def test_rendering_twice_gives_identical_bytes(
+    make_comparison_page: Callable[..., ComparisonPage],
+) -> None:
+    assert comparison_html(make_comparison_page()) == comparison_html(make_comparison_page())
+
+
+@pytest.mark.parametrize("page", ["comparison", "run", "history"])
+def test_script_tag_in_user_text_is_escaped_everywhere(
+    page: str,
+    make_comparison_page: Callable[..., ComparisonPage],
+    fixed_run_page: RunPage,
+    fixed_history_page: HistoryPage,
+) -> None:
+    html = {
+        "comparison": lambda: comparison_html(make_comparison_page()),
+        "run": lambda: run_html(fixed_run_page),
+        "history": lambda: history_html(fixed_history_page),
+    }[page]()
+    assert HOSTILE not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    # the only script elements are the page's own: the JSON blob and the table script
+    assert len(re.findall(r"<script\b", html)) == (0 if page == "history" else 2)
+
+
+def test_embedded_json_cannot_close_its_script_element() -> None:
+    text = script_json({"rows": [["q", "</script><script>alert(1)</script><!--"]]})
+    assert "<" not in text
+    assert json.loads(text)["rows"][0][1].startswith("</script>")
+
+
+def test_side_by_side_marks_new_moved_gone_and_unjudged_documents(
+    make_comparison_page: Callable[..., ComparisonPage],
+) -> None:
+    page = make_comparison_page()
+    q1 = next(s for s in page.worse if s.query_id == "q1")
+    assert [(h.doc_id, h.change, h.other_rank, h.grade) for h in q1.candidate_hits] == [
+        ("d2", "up", 2, 0),
+        ("d1", "down", 1, 2),
+        ("d9", "new", None, None),
+    ]
+    assert [(h.doc_id, h.change) for h in q1.baseline_hits] == [
+        ("d1", ""),
+        ("d2", ""),
+        ("d3", "gone"),
+    ]
+    html = comparison_html(page)
+    assert "★ new" in html and "? unjudged" in html and "✕ dropped" in html
+
+
+def test_worst_queries_come_first_in_the_server_rendered_table(
+    make_comparison_page: Callable[..., ComparisonPage],
+) -> None:
+    table = make_comparison_page().table
+    order = [row[0] for row in table.first_page]
+    assert order == ["q1", "q2", "q4", "q3"]  # deltas -0.3, -0.3 (ties by id), 0, +0.3
+    assert table.sort_key == "d0" and not table.descending
+
+
+def test_pruned_results_say_so_instead_of_showing_empty_rankings(
+    make_comparison_page: Callable[..., ComparisonPage],
+) -> None:
+    html = comparison_html(make_comparison_page(baseline_results=None))
+    assert "were pruned by the retention policy" in html
+    assert 'class="hits"' not in html
+
+
+def test_lower_is_better_metric_sorts_its_worst_queries_first() -> None:
+    from evalplat.reports.data import Column, QueryTable, _sorted_rows
+
+    rows = [("a", "", 10.0), ("b", "", 30.0), ("c", "", None), ("d", "", 20.0)]
+    table = QueryTable((Column("q", "Query", "id"),), _sorted_rows(rows, 2, True), "l", True)
+    assert [r[0] for r in table.rows] == ["b", "d", "a", "c"]  # missing values last
+
+
+def test_run_page_lists_failures_and_nearest_rank_latency(fixed_run_page: RunPage) -> None:
+    assert [f.query_id for f in fixed_run_page.failures] == ["q4"]
+    latency = fixed_run_page.latency
+    assert latency is not None
+    assert (latency.count, latency.p50, latency.p95, latency.max) == (3, 12.5, 30.0, 30.0)
+    assert "HTTP 503 from &lt;backend&gt;" in run_html(fixed_run_page)
+
+
+def test_pages_load_nothing_from_the_network(
+    make_comparison_page: Callable[..., ComparisonPage],
+    fixed_run_page: RunPage,
+    fixed_history_page: HistoryPage,
+    fixed_index: SiteIndex,
+) -> None:
+    for html in (
+        comparison_html(make_comparison_page()),
+        run_html(fixed_run_page),
+        history_html(fixed_history_page),
+        index_html(fixed_index),
+    ):
+        assert not re.search(r"""(src|href)=["']?(https?:)?//""", html)
+        assert "@import" not in html and "url(" not in html
