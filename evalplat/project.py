@@ -225,7 +225,16 @@ class _Reader:
     def config(self, table: dict[str, Any], index: int, testsets: set[str]) -> ConfigSpec:
         self.only(
             table,
-            {"name", "searcher", "testsets", "params", "label", "depth", "concurrency"},
+            {
+                "name",
+                "searcher",
+                "testsets",
+                "params",
+                "label",
+                "depth",
+                "concurrency",
+                "compare_to",
+            },
             "configs",
             index,
         )
@@ -258,6 +267,7 @@ class _Reader:
             label=self.string(table, "label", "configs", index, required=False),
             depth=depth,
             concurrency=concurrency,
+            compare_to=self.string(table, "compare_to", "configs", index, required=False),
         )
 
     def metrics(self, table: Any) -> tuple[str, ...]:

@@ -84,3 +84,13 @@ def test_invalid_project_names_the_line_of_the_table(
 def test_missing_project_file_is_an_input_error(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="project file not found"):
         load_project(tmp_path / "nope.toml")
+
+
+def test_compare_to_must_name_a_config_of_the_project(tmp_path: Path) -> None:
+    text = GOOD.replace('testsets = ["cranfield"]', 'testsets = ["cranfield"]\ncompare_to = "prod"')
+    with pytest.raises(InputError, match="compare_to names 'prod'"):
+        load_project(write(tmp_path, text))
+    ok = GOOD.replace(
+        'testsets = ["cranfield"]', 'testsets = ["cranfield"]\ncompare_to = "docs-bm25"'
+    )
+    assert load_project(write(tmp_path, ok)).configs[0].compare_to == "docs-bm25"

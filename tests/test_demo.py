@@ -1,0 +1,38 @@
+"""`evalplat demo`: a real regression report from nothing but the package, twice."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+
+def test_demo_builds_a_project_reports_regressions_and_exits_0(
+    cli: Callable[..., Any], tmp_path: Path, monkeypatch: Any
+) -> None:
+    monkeypatch.chdir(tmp_path)  # relative --dir, as a newcomer types it
+    first = cli("demo", "--dir", "demo", "--json")
+    assert first.exit_code == 0, first.stderr
+    data = json.loads(first.stdout)
+    folder = tmp_path / "demo"
+    assert data["created"] is True
+    assert Path(data["report"]).is_file()
+    assert Path(data["report"]).is_relative_to(folder)
+    verdicts = {
+        (c["config"], m["metric"]): m["verdict"]
+        for c in data["comparisons"]
+        for m in c["metrics"]
+        if m["gated"]
+    }
+    # the AND operator loses most relevant documents: a regression by any honest test
+    assert verdicts[("bm25-and", "nDCG@10")] == "regression"
+    assert verdicts[("bm25-nostem", "nDCG@10")] in {"regression", "unchanged"}
+    alerts = (folder / "alerts.jsonl").read_text(encoding="utf-8").splitlines()
+    assert len(alerts) == len(data["alerts"]) >= 2
+
+    second = cli("demo", "--dir", "demo", "--json")  # another night, nothing changed
+    assert second.exit_code == 0, second.stderr
+    again = json.loads(second.stdout)
+    assert again["created"] is False and again["alerts"] == []
+    assert len((folder / "alerts.jsonl").read_text(encoding="utf-8").splitlines()) == len(alerts)
