@@ -188,6 +188,8 @@ class ComparisonPage:
     k: int
     results_available: bool
     table: QueryTable
+    # (metrics sharing it, baseline Judged@k, candidate Judged@k), one row per distinct pair
+    coverage: tuple[tuple[str, float, float], ...] = ()
     # the primary metric's per-query values, in query id order, for the charts
     baseline_values: tuple[float, ...] = field(repr=False, default=())
     candidate_values: tuple[float, ...] = field(repr=False, default=())
@@ -207,8 +209,9 @@ def comparison_page(
 ) -> ComparisonPage:
     """Assemble the comparison page. ``result.per_query`` must be set (the tidy frame
     ``metric, query_id, baseline, candidate, delta``). The primary metric — the one whose movers
-    are shown side by side and whose delta orders the table — is the first gated metric, else
-    the first one. Results frames may be None (pruned by retention): the page says so."""
+    are shown side by side and whose delta orders the table — is the first gated metric whose
+    verdict is the overall verdict, else the first gated metric, else the first one. Results
+    frames may be None (pruned by retention): the page says so."""
     from evalplat.errors import InputError
     from evalplat.metrics.registry import parse
 
@@ -217,7 +220,8 @@ def comparison_page(
     if not result.metrics:
         raise InputError("the comparison has no metrics to report")
     gated = [m for m in result.metrics if m.gated]
-    primary = (gated or list(result.metrics))[0]
+    decisive = [m for m in gated if m.verdict == result.verdict]
+    primary = (decisive or gated or list(result.metrics))[0]
     rows = tuple(MetricRow(m, parse(m.metric).spec.description) for m in result.metrics)
     per_query = result.per_query
     table = _comparison_table(per_query, result.metrics, primary, query_text)
@@ -239,9 +243,19 @@ def comparison_page(
         k=k,
         results_available=available,
         table=table,
+        coverage=_coverage(result.metrics),
         baseline_values=tuple(float(v) for v in primary_frame["baseline"]),
         candidate_values=tuple(float(v) for v in primary_frame["candidate"]),
     )
+
+
+def _coverage(metrics: Sequence[MetricComparison]) -> tuple[tuple[str, float, float], ...]:
+    """Judged coverage rows: metrics measured against the same Judged@k share one row."""
+    groups: dict[tuple[float, float], list[str]] = {}
+    for m in metrics:
+        if m.baseline_judged is not None and m.candidate_judged is not None:
+            groups.setdefault((m.baseline_judged, m.candidate_judged), []).append(m.metric)
+    return tuple((", ".join(names), b, c) for (b, c), names in groups.items())
 
 
 @dataclass(frozen=True)

@@ -241,7 +241,9 @@ def history_html(page: HistoryPage, links: Links | None = None) -> str:
             )
             for h in page.runs
         ]
-        svg = charts.line_chart(points, label=f"{name} over time", version_changes=changes)
+        svg = charts.line_chart(
+            points, label=f"{name} over time", version_changes=changes, width=540, height=190
+        )
         figures.append((name, _safe(svg)))
     return _render("history.html", links, page=page, charts=figures)
 
