@@ -21,6 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from evalplat.errors import InputError
+from evalplat.metrics.doc_keys import StringColumn, mix
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -222,9 +223,11 @@ def build(
 ) -> tuple[Judgments, Ranking, list[str]]:
     """Code, join and order: (judgments, ranking, run query ids that are not topics).
 
-    Doc ids of the qrels and the run share one dictionary (a single hash pass over both), so a
-    (topic, doc) pair is one int64 key and the join is a ``searchsorted`` into the sorted qrels
-    keys. Raises ``DuplicateError`` for a repeated judgment or a doc repeated in one ranking.
+    A (topic, doc) pair becomes one 64-bit key (the doc id's fingerprint mixed with the topic
+    code), so duplicate checks are a sort and the join is a ``searchsorted`` into the sorted qrels
+    keys. Every match and every clash is verified on the strings; if a fingerprint ever collides,
+    the exact path (one dictionary over all doc ids) takes over. Raises ``DuplicateError`` for a
+    repeated judgment or a doc repeated in one ranking.
     """
     qrels, qrels_topic, _ = _inside(
         qrels, topic_codes(qrels.column("query_id"), topics), "judgment"
@@ -232,26 +235,117 @@ def build(
     run, run_topic, run_only = _inside(
         run, topic_codes(run.column("query_id"), topics), "doc id in one ranking"
     )
-    docs = pa.concat_arrays([_combined(qrels.column("doc_id")), _combined(run.column("doc_id"))])
-    codes, dictionary = _dictionary(docs)
-    width = max(len(dictionary), 1)
-    qrels_keys = qrels_topic.astype(np.int64) * width + codes[: qrels.num_rows]
-    run_doc = codes[qrels.num_rows :]
-    run_keys = run_topic.astype(np.int64) * width + run_doc
-    del codes
-    _raise_on_duplicate(qrels_keys, qrels, "judgment")
-    _raise_on_duplicate(run_keys, run, "doc id in one ranking")
     grade = numeric(qrels.column("grade"), np.int64)
     if grade.size and (grade.max() > np.iinfo(np.int32).max or grade.min() <= UNJUDGED):
         raise InputError("grades must fit in 32 bits")
     grade32 = grade.astype(np.int32)
-    judgments = Judgments(len(topics), qrels_topic, grade32)
-    run_grade = _join(run_keys, qrels_keys, grade32)
-    del run_keys
-    order = _order(run, run_topic, run_doc, dictionary, ordering)
+    run_docs = StringColumn.of(_combined(run.column("doc_id")))
+    try:
+        run_grade = _join_fingerprints(qrels, qrels_topic, grade32, run, run_topic, run_docs)
+    except _Collision:
+        run_grade = _join_exact(qrels, qrels_topic, grade32, run, run_topic)
+    order = _order(run, run_topic, run_docs, ordering)
     if order is not None:
         run_topic, run_grade = run_topic[order], run_grade[order]
+    judgments = Judgments(len(topics), qrels_topic, grade32)
     return judgments, Ranking(len(topics), run_topic, run_grade), run_only
+
+
+class _Collision(Exception):
+    """Internal: two different (topic, doc) pairs share a key; use the exact path."""
+
+
+def _pair_keys(topic: NDArray[np.int32], docs: StringColumn) -> NDArray[np.int64]:
+    with np.errstate(over="ignore"):
+        keys = mix(docs.fingerprint() ^ (topic.astype(np.uint64) * _TOPIC_STEP))
+    return keys.view(np.int64)
+
+
+_TOPIC_STEP = np.uint64(0xD6E8FEB86659FD93)
+
+
+def _same_pairs(
+    left: pa.Table,
+    left_rows: NDArray[np.int64],
+    right: pa.Table,
+    right_rows: NDArray[np.int64],
+    left_topic: NDArray[np.int32],
+    right_topic: NDArray[np.int32],
+) -> NDArray[np.bool_]:
+    """Whether each (left row, right row) pair has the same topic and the same doc id."""
+    if len(left_rows) == 0:
+        return np.zeros(0, dtype=bool)
+    docs_left = _combined(left.column("doc_id")).take(arrow(left_rows))
+    docs_right = _combined(right.column("doc_id")).take(arrow(right_rows))
+    same_doc = np.asarray(pc.equal(docs_left, docs_right).to_pylist(), dtype=bool)
+    same: NDArray[np.bool_] = same_doc & (left_topic[left_rows] == right_topic[right_rows])
+    return same
+
+
+def _check_unique(
+    keys: NDArray[np.int64], table: pa.Table, topic: NDArray[np.int32], kind: str
+) -> NDArray[np.int64]:
+    """Sorted-key order of ``keys``; raises ``DuplicateError`` or ``_Collision`` on clashes."""
+    order = np.argsort(keys)
+    ordered = keys[order]
+    clash = np.flatnonzero(ordered[1:] == ordered[:-1])
+    if len(clash):
+        first, second = order[clash], order[clash + 1]
+        real = _same_pairs(table, first, table, second, topic, topic)
+        if real.any():
+            row = int(second[np.argmax(real)])
+            raise DuplicateError(
+                kind, str(table.column("query_id")[row]), str(table.column("doc_id")[row])
+            )
+        raise _Collision
+    return order
+
+
+def _join_fingerprints(
+    qrels: pa.Table,
+    qrels_topic: NDArray[np.int32],
+    grades: NDArray[np.int32],
+    run: pa.Table,
+    run_topic: NDArray[np.int32],
+    run_docs: StringColumn,
+) -> NDArray[np.int32]:
+    qrels_keys = _pair_keys(qrels_topic, StringColumn.of(_combined(qrels.column("doc_id"))))
+    run_keys = _pair_keys(run_topic, run_docs)
+    by_key = _check_unique(qrels_keys, qrels, qrels_topic, "judgment")
+    run_by_key = _check_unique(run_keys, run, run_topic, "doc id in one ranking")
+    result = np.full(len(run_keys), UNJUDGED, dtype=np.int32)
+    if len(qrels_keys) == 0 or len(run_keys) == 0:
+        return result
+    sorted_keys = qrels_keys[by_key]
+    # searching sorted needles walks both arrays in order: far fewer cache misses
+    run_sorted = run_keys[run_by_key]
+    position = np.searchsorted(sorted_keys, run_sorted)
+    position[position == len(sorted_keys)] = 0
+    hits = np.flatnonzero(sorted_keys[position] == run_sorted)
+    rows = run_by_key[hits]
+    matched = by_key[position[hits]]
+    if not _same_pairs(run, rows, qrels, matched, run_topic, qrels_topic).all():
+        raise _Collision
+    result[rows] = grades[matched]
+    return result
+
+
+def _join_exact(
+    qrels: pa.Table,
+    qrels_topic: NDArray[np.int32],
+    grades: NDArray[np.int32],
+    run: pa.Table,
+    run_topic: NDArray[np.int32],
+) -> NDArray[np.int32]:
+    """The reference join: one dictionary over the doc ids of both tables."""
+    docs = pa.concat_arrays([_combined(qrels.column("doc_id")), _combined(run.column("doc_id"))])
+    codes, dictionary = _dictionary(docs)
+    width = max(len(dictionary), 1)
+    qrels_keys = qrels_topic.astype(np.int64) * width + codes[: qrels.num_rows]
+    run_keys = run_topic.astype(np.int64) * width + codes[qrels.num_rows :]
+    _raise_on_duplicate(qrels_keys, qrels, "judgment")
+    _raise_on_duplicate(run_keys, run, "doc id in one ranking")
+    return _join(run_keys, qrels_keys, grades)
 
 
 def _join(
@@ -271,17 +365,13 @@ def _join(
 
 
 def _order(
-    run: pa.Table,
-    topic: NDArray[np.int32],
-    doc: NDArray[np.int64],
-    dictionary: pa.Array,
-    ordering: str,
+    run: pa.Table, topic: NDArray[np.int32], docs: StringColumn, ordering: str
 ) -> NDArray[np.int64] | None:
     if ordering == "score":
         score = numeric(run.column("score"), np.float64)
         if np.isnan(score).any():
             raise InputError("run has NaN scores")
-        return _score_order(topic, score, doc, dictionary)
+        return _score_order(topic, score, docs)
     if ordering == "given":
         if "rank" in run.column_names:
             rank = numeric(run.column("rank"), np.float64)
@@ -291,12 +381,13 @@ def _order(
 
 
 def _score_order(
-    topic: NDArray[np.int32], score: NDArray[np.float64], doc: NDArray[np.int64], doc_dict: pa.Array
+    topic: NDArray[np.int32], score: NDArray[np.float64], docs: StringColumn
 ) -> NDArray[np.int64] | None:
     """Permutation into (topic segments, score desc, doc id desc); None when already in order.
 
     Most run files are already grouped by topic and sorted by score, so the common case costs
-    two vectorised comparisons; only tied rows need doc-id strings, and only theirs are sorted.
+    two vectorised comparisons; only tied rows need their doc ids, compared as big-endian words
+    (byte order, as trec_eval's ``strcmp``).
     """
     n = len(topic)
     same_topic = topic[1:] == topic[:-1]
@@ -305,7 +396,7 @@ def _score_order(
     order: NDArray[np.int64] | None = None
     if not (contiguous and not (same_topic & (score[1:] > score[:-1])).any()):
         order = np.lexsort((-score, topic))
-        topic, score, doc = topic[order], score[order], doc[order]
+        topic, score = topic[order], score[order]
         same_topic = topic[1:] == topic[:-1]
     tie = same_topic & (score[1:] == score[:-1])
     if not tie.any():
@@ -317,12 +408,9 @@ def _score_order(
     new_group = np.ones(len(rows), dtype=bool)
     new_group[1:] = ~tie[rows[1:] - 1]
     group = np.cumsum(new_group)
-    unique_docs, inverse = np.unique(doc[rows], return_inverse=True)
-    by_text = numeric(pc.array_sort_indices(doc_dict.take(arrow(unique_docs))), np.int64)
-    text_rank = np.empty(len(unique_docs), dtype=np.int64)
-    text_rank[by_text] = np.arange(len(unique_docs))
-    key = group.astype(np.int64) * len(unique_docs) + (len(unique_docs) - 1 - text_rank[inverse])
-    within = rows[np.argsort(key, kind="stable")]
+    words = docs.sort_words(rows if order is None else order[rows])
+    # lexsort: last key is primary; inverted words sort doc ids descending within a group
+    within = rows[np.lexsort([~word for word in reversed(words)] + [group])]
     fix = np.arange(n, dtype=np.int64)
     fix[rows] = within
     return fix if order is None else order[fix]

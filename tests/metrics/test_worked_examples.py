@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -144,3 +145,31 @@ def test_to_frame_ends_with_the_means() -> None:
     frame = evaluate(qrels, run, ["P@1", "AP"]).to_frame()
     assert list(frame.columns) == ["query_id", "metric", "value"]
     assert frame.tail(2)["query_id"].tolist() == ["all", "all"]
+
+
+def test_fingerprint_collisions_fall_back_to_the_exact_join(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Forcing every doc id to one fingerprint must not change a single value."""
+    import numpy as np
+
+    from evalplat.metrics.doc_keys import StringColumn
+
+    data = Path(__file__).resolve().parents[1] / "data" / "trec_eval"
+    names = ["AP", "P@10", "nDCG@10", "Bpref", "NumRelRet"]
+    expected = evaluate(data / "qrels.test", data / "results.test", names).means
+    monkeypatch.setattr(
+        StringColumn, "fingerprint", lambda self: np.zeros(len(self.starts), dtype=np.uint64)
+    )
+    assert evaluate(data / "qrels.test", data / "results.test", names).means == expected
+
+
+def test_doc_ids_sharing_long_prefixes_break_ties_in_byte_order() -> None:
+    prefix = "msmarco_v2.1_doc_00_880019750#"
+    docs = [f"{prefix}{i}_x" for i in (3, 10, 2, 1)]
+    qrels = pd.DataFrame({"query_id": "q", "doc_id": [f"{prefix}3_x"], "grade": [1]})
+    run = pd.DataFrame({"query_id": "q", "doc_id": docs, "score": 1.0})
+    # descending byte order: ...3_x > ...2_x > ...1_x > ...10_x ("0" < "_")
+    assert evaluate(qrels, run, ["RR"]).means["RR"] == 1.0
+    qrels2 = qrels.assign(doc_id=[f"{prefix}10_x"])
+    assert evaluate(qrels2, run, ["RR"]).means["RR"] == 0.25

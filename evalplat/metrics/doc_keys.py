@@ -1,0 +1,111 @@
+"""Doc ids as 64-bit numbers, computed in numpy straight from Arrow's string buffers.
+
+Hashing millions of distinct doc ids into a dictionary is the most expensive step of an
+evaluation. Here each id is read as big-endian 8-byte words (bytes past its end are zero), which
+gives two things without a hash table:
+
+- a **fingerprint** (the words and the length mixed into one uint64): equal ids always get equal
+  fingerprints; different ids collide with probability ~2^-64, and callers verify every match
+  and every clash on the real strings, falling back to an exact dictionary when one is false;
+- **sort keys**: comparing the word sequences as unsigned integers is comparing the ids byte by
+  byte (``strcmp`` order, which trec_eval uses to break score ties), for ids without NUL bytes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pyarrow as pa
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+_MIX_1 = np.uint64(0xFF51AFD7ED558CCD)
+_MIX_2 = np.uint64(0xC4CEB9FE1A85EC53)
+_STEP = np.uint64(0x9E3779B97F4A7C15)
+_SHIFT_33 = np.uint64(33)
+# _MASKS[r] keeps the first r bytes of a big-endian word
+_MASKS = np.array(
+    [0] + [(0xFFFFFFFFFFFFFFFF << (64 - 8 * r)) & 0xFFFFFFFFFFFFFFFF for r in range(1, 9)],
+    dtype=np.uint64,
+)
+
+
+def mix(values: NDArray[np.uint64]) -> NDArray[np.uint64]:
+    """A 64-bit finaliser (murmur3's fmix64): spreads every input bit over the output."""
+    values = values ^ (values >> _SHIFT_33)
+    values *= _MIX_1
+    values ^= values >> _SHIFT_33
+    values *= _MIX_2
+    values ^= values >> _SHIFT_33
+    return values
+
+
+@dataclass(frozen=True)
+class StringColumn:
+    """The bytes and offsets of one Arrow string array, as numpy views (no copy of the data)."""
+
+    data: NDArray[np.uint8]
+    starts: NDArray[np.int64]
+    lengths: NDArray[np.int64]
+
+    @classmethod
+    def of(cls, array: pa.Array) -> StringColumn:
+        """Views over a (single-chunk) string or large_string array."""
+        offset_type = np.int64 if pa.types.is_large_string(array.type) else np.int32
+        buffers = array.buffers()
+        offsets = np.frombuffer(buffers[1], dtype=offset_type)[
+            array.offset : array.offset + len(array) + 1
+        ].astype(np.int64)
+        data = (
+            np.frombuffer(buffers[2], dtype=np.uint8)
+            if buffers[2] is not None
+            else np.zeros(0, np.uint8)
+        )
+        if len(data) < 8:  # the unaligned 8-byte view needs at least 8 bytes
+            data = np.concatenate([data, np.zeros(8, np.uint8)])
+        return cls(data, offsets[:-1], np.diff(offsets))
+
+    def word(self, rows: NDArray[np.int64] | slice, index: int) -> NDArray[np.uint64]:
+        """Big-endian bytes ``8*index .. 8*index+7`` of the selected ids, zero past each end."""
+        starts = self.starts[rows] + 8 * index
+        limit = len(self.data) - 8
+        # every byte position as the start of an unaligned little-endian uint64 (a strided view)
+        words = np.ndarray(shape=(limit + 1,), dtype="<u8", buffer=self.data.data, strides=(1,))
+        tail = np.flatnonzero(starts > limit)
+        if len(tail):
+            # ids ending in the last 7 bytes: load the final word, shift their bytes to the front
+            shift = ((starts[tail] - limit) * 8).astype(np.uint64)
+            starts = starts.copy()
+            starts[tail] = limit
+        loaded: NDArray[np.uint64] = words[starts].byteswap()
+        if len(tail):
+            loaded[tail] <<= shift
+        remaining = self.lengths[rows] - 8 * index
+        np.clip(remaining, 0, 8, out=remaining)
+        loaded &= _MASKS[remaining]
+        return loaded
+
+    def fingerprint(self) -> NDArray[np.uint64]:
+        """One uint64 per id: equal ids give equal values."""
+        result = mix(self.lengths.astype(np.uint64) * _STEP)
+        rows: NDArray[np.int64] | slice = slice(None)
+        for index in range(int(self.lengths.max(initial=0) + 7) // 8):
+            if index:
+                # only ids this long take part in later words
+                longer = np.flatnonzero(self.lengths > 8 * index)
+                rows = longer
+            word = self.word(rows, index)
+            if isinstance(rows, slice):
+                result = mix(result * _STEP + word)
+            else:
+                result[rows] = mix(result[rows] * _STEP + word)
+        return result
+
+    def sort_words(self, rows: NDArray[np.int64]) -> list[NDArray[np.uint64]]:
+        """Words of the selected ids, most significant first: their lexicographic order is the
+        byte order of the ids."""
+        longest = int(self.lengths[rows].max(initial=0))
+        return [self.word(rows, index) for index in range((longest + 7) // 8)]
