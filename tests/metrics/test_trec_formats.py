@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from evalplat.errors import InputError
 from evalplat.formats import read_qrels, read_run
@@ -147,3 +149,47 @@ def test_tabs_and_spaces_mixed_read_like_whitespace(tmp_path: Path) -> None:
 def test_missing_file_is_an_input_error(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="no such file"):
         read_qrels(tmp_path / "absent.txt")
+
+
+_FIELD = st.text(alphabet="ab1#.-_é", min_size=1, max_size=4)
+_SEP = st.sampled_from([" ", "  ", "\t", " \t"])
+
+
+@st.composite
+def _qrels_text(draw: st.DrawFn) -> str:
+    """Qrels-like text: mostly valid lines, with odd whitespace, comments, blanks, bad lines."""
+    lines = []
+    for _ in range(draw(st.integers(1, 6))):
+        kind = draw(st.sampled_from(["ok", "ok", "ok", "comment", "blank", "short", "badgrade"]))
+        fields = [draw(_FIELD), "0", draw(_FIELD), str(draw(st.integers(-1, 3)))]
+        if kind == "comment":
+            fields = ["#", draw(_FIELD), "x", "1"]
+        elif kind == "blank":
+            fields = []
+        elif kind == "short":
+            fields = fields[:3]
+        elif kind == "badgrade":
+            fields[3] = "1.5"
+        sep = draw(_SEP)
+        lead = draw(st.sampled_from(["", "", " "]))
+        trail = draw(st.sampled_from(["", "", " ", "\r"]))
+        lines.append(lead + sep.join(fields) + trail)
+    return "\n".join(lines) + draw(st.sampled_from(["", "\n"]))
+
+
+@settings(max_examples=150, deadline=None)
+@given(_qrels_text())
+def test_fast_reader_agrees_with_reference_pass_on_any_input(text: str) -> None:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "qrels.txt"
+        path.write_bytes(text.encode("utf-8"))
+        try:
+            expected = _read_slow(path, QRELS_FIELDS, _QRELS_KEEP, exact=True).to_pylist()
+        except InputError as error:
+            with pytest.raises(InputError) as caught:
+                read_qrels(path)
+            assert (caught.value.line, caught.value.problem) == (error.line, error.problem)
+            return
+        assert read_qrels(path).to_dict(orient="records") == expected
