@@ -37,7 +37,7 @@
     } else if (col.kind === "ms") {
       td.textContent = v.toFixed(1);
     } else {
-      td.textContent = v.toFixed(4);
+      td.textContent = Math.abs(v) >= 100 && Number.isInteger(v) ? String(v) : v.toFixed(4);
     }
     return td;
   }

@@ -69,6 +69,8 @@ def _no_data(width: int, height: int) -> str:
 
 
 def _fmt_tick(value: float) -> str:
+    if abs(value) >= 1000:
+        return f"{value:,.0f}"  # counts (NumRet...): 22,500 rather than 2.25e+04
     text = f"{value:.3g}"
     return "0" if text in ("-0", "0") else text
 
@@ -87,7 +89,7 @@ def line_chart(
     is drawn just before that point. Markers: circle = run, square = baseline, downward
     triangle = regression, upward triangle = improvement (shape as well as colour).
     """
-    left, right, top, bottom = 48, 12, 12, 28
+    left, right, top, bottom = 56, 12, 12, 28
     out = [_open(width, height, label, "line-chart")]
     values = _finite([p.value for p in points])
     if not values:

@@ -91,7 +91,12 @@ def _missing(value: object) -> bool:
 
 
 def fmt_num(value: float | None, digits: int = 4) -> str:
-    return DASH if _missing(value) else f"{value:.{digits}f}"
+    """Four decimals; whole numbers of 100 or more (sums such as NumRet) without decimals."""
+    if value is None or _missing(value):
+        return DASH
+    if abs(value) >= 100 and float(value).is_integer():
+        return f"{value:.0f}"
+    return f"{value:.{digits}f}"
 
 
 def fmt_signed(value: float | None, digits: int = 4) -> str:
