@@ -173,3 +173,27 @@ def test_doc_ids_sharing_long_prefixes_break_ties_in_byte_order() -> None:
     assert evaluate(qrels, run, ["RR"]).means["RR"] == 1.0
     qrels2 = qrels.assign(doc_id=[f"{prefix}10_x"])
     assert evaluate(qrels2, run, ["RR"]).means["RR"] == 0.25
+
+
+def test_err_matches_ir_measures_gdeval_when_installed() -> None:
+    """ir_measures computes ERR with gdeval.pl, whose maximum grade is fixed at 4."""
+    ir_measures = pytest.importorskip("ir_measures")
+    import shutil
+
+    if shutil.which("perl") is None:
+        pytest.skip("ir_measures' ERR runs gdeval.pl, and perl is not installed")
+    grades = {"a": 3, "b": 0, "c": 1, "d": 2, "e": 4}
+    scores = {"a": 5.0, "b": 4.0, "c": 3.0, "d": 2.0, "e": 1.0}
+    qrels = [ir_measures.Qrel("1", doc, grade) for doc, grade in grades.items()]
+    run = [ir_measures.ScoredDoc("1", doc, score) for doc, score in scores.items()]
+    theirs = {
+        str(m.measure): m.value
+        for m in ir_measures.iter_calc([ir_measures.ERR @ 3, ir_measures.ERR @ 10], qrels, run)
+    }
+    ours = evaluate(
+        pd.DataFrame({"query_id": "1", "doc_id": list(grades), "grade": list(grades.values())}),
+        pd.DataFrame({"query_id": "1", "doc_id": list(scores), "score": list(scores.values())}),
+        ["ERR(gmax=4)@3", "ERR(gmax=4)@10"],
+    ).means
+    assert ours["ERR(gmax=4)@3"] == pytest.approx(theirs["ERR@3"], abs=1e-5)
+    assert ours["ERR(gmax=4)@10"] == pytest.approx(theirs["ERR@10"], abs=1e-5)
