@@ -133,11 +133,12 @@ def _json_value(value: Any) -> Any:
 def _sorted_rows(
     rows: list[tuple[Any, ...]], index: int, descending: bool
 ) -> tuple[tuple[Any, ...], ...]:
-    """Sort by one numeric column, missing values last, ties by the first column (query id)."""
+    """Sort by one numeric column, missing values last, ties by the first column (query id);
+    a text column sorts by the query id alone."""
 
     def key(row: tuple[Any, ...]) -> tuple[int, float, str]:
         value = row[index]
-        missing = value is None or (isinstance(value, float) and math.isnan(value))
+        missing = not isinstance(value, int | float) or math.isnan(value)
         number = 0.0 if missing else float(value)
         return (1 if missing else 0, -number if descending else number, str(row[0]))
 
@@ -449,13 +450,18 @@ def run_page(
     query_text: Mapping[str, str],
     means: Mapping[str, float],
     error: str | None = None,
+    order: Sequence[str] = (),
 ) -> RunPage:
     """Assemble the run page from the latest evaluation's per-query ``scores`` (``query_id,
     metric, value``) and the run's ``outcomes`` (``query_id, status, latency_ms, attempts,
-    results_count, error``). ``means`` are the stored aggregates (sums for counts)."""
+    results_count, error``). ``means`` are the stored aggregates (sums for counts). Metrics
+    follow ``order`` (the run's own), then the scores' order; distributions are drawn for at
+    most six metrics bounded in [0, 1] (a histogram of counts says little)."""
     from evalplat.metrics.registry import parse
 
-    metric_names = list(dict.fromkeys(str(m) for m in scores["metric"])) or list(means)
+    scored = list(dict.fromkeys(str(m) for m in scores["metric"])) or list(means)
+    # the order the run asked for its metrics in, then any other scored metric
+    metric_names = [m for m in order if m in scored] + [m for m in scored if m not in order]
     parsed = {name: parse(name) for name in metric_names}
     mean_rows = tuple(
         MeanRow(
@@ -504,7 +510,8 @@ def run_page(
         run=run,
         means=mean_rows,
         distributions=tuple(
-            (name, tuple(values.get(name, {}).values())) for name in metric_names[:6]
+            (name, tuple(values.get(name, {}).values()))
+            for name in [n for n in metric_names if parsed[n].spec.bounded][:6]
         ),
         table=table,
         failures=failures,

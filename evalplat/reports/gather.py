@@ -105,6 +105,7 @@ def gather_run(store: Store, run_ref: str | int, *, cache: TestSetCache | None =
         query_text=texts,
         means=info.means,
         error=info.error,
+        order=[str(m) for m in info.options.get("metrics") or []],
     )
 
 

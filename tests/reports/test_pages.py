@@ -151,3 +151,23 @@ def test_pages_load_nothing_from_the_network(
     ):
         assert not re.search(r"""(src|href)=["']?(https?:)?//""", html)
         assert "@import" not in html and "url(" not in html
+
+
+def test_run_without_evaluation_renders_its_queries_and_says_it_has_no_scores() -> None:
+    import pandas as pd
+
+    from evalplat.reports.data import RunHeader, run_page
+
+    header = RunHeader(9, "c", 1, None, "http", "t", 1, "failed", "manual", "2026-05-01 03:00 UTC",
+                       None, 2, 2)  # fmt: skip
+    outcomes = pd.DataFrame(
+        [("b", "failed", None, 3, 0, "timeout"), ("a", "failed", None, 3, 0, "timeout")],
+        columns=["query_id", "status", "latency_ms", "attempts", "results_count", "error"],
+    )
+    scores = pd.DataFrame(columns=["query_id", "metric", "value"])
+    page = run_page(header, scores=scores, outcomes=outcomes, query_text={"a": "x", "b": "y"},
+                    means={}, error="backend unreachable")  # fmt: skip
+    assert [row[0] for row in page.table.rows] == ["a", "b"]
+    assert page.latency is None and len(page.failures) == 2
+    html = run_html(page)
+    assert "This run has no evaluation yet." in html and "backend unreachable" in html
