@@ -126,7 +126,7 @@ def test_script_tag_query_text_stays_text_in_the_browser(
         "#query-table td.text", "cells => cells.map(c => c.textContent)"
     )
     assert HOSTILE in texts
-    assert seen.page.evaluate("document.querySelectorAll('script').length") == 2
+    assert seen.page.evaluate("document.querySelectorAll('script').length") == 3
     assert seen.dialogs == []
     assert_clean(seen)
 
@@ -150,6 +150,22 @@ def test_filter_and_pages_work_on_many_queries(
     seen.page.fill("#q-filter", "")
     seen.page.select_option("#q-move", "better")
     assert seen.page.locator("#query-table tbody tr").count() == 0  # every row got worse
+    assert_clean(seen)
+
+
+def test_printing_opens_every_moved_query(
+    visit: Callable[[str, str], Visit], make_comparison_page: Callable[..., ComparisonPage]
+) -> None:
+    from dataclasses import replace
+
+    page = make_comparison_page()
+    many = replace(page, worse=page.worse * 3)  # more than the three shown open on screen
+    seen = visit("print.html", comparison_html(many))
+    closed = "document.querySelectorAll('details.mover:not([open])').length"
+    assert seen.page.evaluate(closed) > 0
+    seen.page.emulate_media(media="print")
+    seen.page.evaluate("window.dispatchEvent(new Event('beforeprint'))")
+    assert seen.page.evaluate(closed) == 0
     assert_clean(seen)
 
 
