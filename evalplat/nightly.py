@@ -359,7 +359,7 @@ def _compare(
             }
         )
         return None
-    metrics = list(project.metrics)
+    metrics = list(dict.fromkeys([*project.metrics, *(g.metric for g in project.gates)]))
     result = store.compare_runs(baseline.run_id, run.id, metrics=metrics, gates=_gates(project))
     emit(
         {

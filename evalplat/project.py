@@ -169,6 +169,21 @@ class _Reader:
         metrics = self.metrics(data.get("metrics", {}))
         gates = tuple(self.gate(g, i) for i, g in enumerate(self.tables(data, "gates")))
         alerts = tuple(self.alert(a, i) for i, a in enumerate(self.tables(data, "alerts")))
+        for key, allowed in (
+            ("database", {"url"}),
+            ("reports", {"dir"}),
+            ("retention", {"keep_results_days"}),
+        ):
+            table = data.get(key, {})
+            if not isinstance(table, dict):
+                raise self.fail(f"[{key}] must be a table", key)
+            for name in table:
+                if name not in allowed:
+                    raise self.fail(
+                        f"[{key}] has unknown key '{name}'; expected one of: "
+                        f"{', '.join(sorted(allowed))}",
+                        key,
+                    )
         reports = data.get("reports", {})
         retention = data.get("retention", {})
         keep = retention.get("keep_results_days")

@@ -94,3 +94,8 @@ def test_compare_to_must_name_a_config_of_the_project(tmp_path: Path) -> None:
         'testsets = ["cranfield"]', 'testsets = ["cranfield"]\ncompare_to = "docs-bm25"'
     )
     assert load_project(write(tmp_path, ok)).configs[0].compare_to == "docs-bm25"
+
+
+def test_unknown_key_in_a_plain_table_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match=r"\[reports\] has unknown key 'directory'"):
+        load_project(write(tmp_path, GOOD.replace('dir = "site"', 'directory = "site"')))

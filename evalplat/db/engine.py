@@ -43,7 +43,11 @@ def resolve_url(cli_url: str | None = None, project_file: Path | None = None) ->
             raise InputError(f"not a valid TOML file: {error}", path=path) from None
         url = project.get("database", {}).get("url")
         if url:
-            return _relative_to(normalise_url(str(url)), path.resolve().parent)
+            # A password may come from the environment: expanded here, at use, never stored.
+            from evalplat.searchers.env import expand_env
+
+            expanded = expand_env(str(url))
+            return _relative_to(normalise_url(expanded), path.resolve().parent)
     return DEFAULT_URL
 
 

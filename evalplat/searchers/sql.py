@@ -53,7 +53,9 @@ class SqlSearcher(Searcher):
         if "query" not in binds:
             raise InputError("sql searcher query must use the :query parameter")
         self._uses_depth = "depth" in binds
-        url = sa.make_url(expand_env(params["url"])) if params["url"] else None
+        from evalplat.db.engine import normalise_url
+
+        url = sa.make_url(normalise_url(expand_env(params["url"]))) if params["url"] else None
         if url is None:
             raise InputError("sql searcher needs a url")
         connect_args: dict[str, Any] = {}
