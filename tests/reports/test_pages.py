@@ -171,3 +171,14 @@ def test_run_without_evaluation_renders_its_queries_and_says_it_has_no_scores() 
     assert page.latency is None and len(page.failures) == 2
     html = run_html(page)
     assert "This run has no evaluation yet." in html and "backend unreachable" in html
+
+
+def test_every_template_compiles_with_autoescape_on() -> None:
+    from evalplat.reports.render import environment
+
+    env = environment()
+    names = env.list_templates()
+    assert {"base.html", "comparison.html", "run.html", "history.html", "index.html"} <= set(names)
+    for name in names:
+        env.get_template(name)  # raises TemplateSyntaxError on a broken template
+    assert env.from_string("{{ x }}").render(x="<b>") == "&lt;b&gt;"
