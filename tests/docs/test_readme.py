@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 README = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
 
@@ -40,3 +42,16 @@ def test_every_command_in_the_cli_tour_exists() -> None:
         sub = getattr(command, "commands", None)
         if sub is not None and len(words) > 1:
             assert words[1] in sub, f"README shows `evalplat {line}`, which does not exist"
+
+
+def test_python_tour_runs_as_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    section = README.split("## Python API", 1)[1].split("\n## ", 1)[0]
+    (code,) = re.findall(r"```python\n(.*?)```", section, flags=re.S)
+    (tmp_path / "testsets").symlink_to(REPO_ROOT / "testsets")
+    monkeypatch.chdir(tmp_path)
+    namespace: dict[str, object] = {}
+    exec(compile(code, "README.md", "exec"), namespace)
+    means = namespace["scores"].means  # type: ignore[attr-defined]
+    assert round(means["AP"], 4) == 0.25
+    comparison = namespace["result"]
+    assert {m.metric for m in comparison.metrics} == {"nDCG@10", "AP"}  # type: ignore[attr-defined]
