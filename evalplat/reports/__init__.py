@@ -1,8 +1,9 @@
 """Static HTML reports: comparison, run, history pages and the site index.
 
 Every page is one self-contained file (inline CSS, server-drawn SVG, a little inline script for
-the per-query table) rendered with Jinja2 from ``templates/``. ``data`` builds plain page data,
-``gather`` fetches it from the store, ``charts`` draws SVG, ``render`` writes the files.
+the per-query table) rendered with Jinja2 from ``templates/``. ``data`` and ``compared`` build
+plain page data, ``gather`` fetches it from the store, ``charts`` draws SVG, ``render`` writes
+the files.
 """
 
 from __future__ import annotations

@@ -10,14 +10,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from evalplat.errors import InputError
+from evalplat.reports.compared import ComparisonPage, comparison_page
 from evalplat.reports.data import (
     AlertRow,
-    ComparisonPage,
     HistoryPage,
     HistoryRun,
     RunHeader,
     RunPage,
-    comparison_page,
     format_time,
     history_page,
     run_page,

@@ -28,16 +28,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalplat.reports import charts
-from evalplat.reports.data import (
-    ComparisonPage,
-    HistoryPage,
-    QueryTable,
-    RunHeader,
-    RunPage,
-    SiteEntry,
-    SiteIndex,
-    comparison_page,
-)
+from evalplat.reports.compared import ComparisonPage, comparison_page
+from evalplat.reports.data import HistoryPage, QueryTable, RunHeader, RunPage, SiteEntry, SiteIndex
 
 if TYPE_CHECKING:
     import jinja2

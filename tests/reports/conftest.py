@@ -17,16 +17,15 @@ from evalplat.comparison import (
     OverlapSummary,
     QueryMove,
 )
+from evalplat.reports.compared import ComparisonPage, comparison_page
 from evalplat.reports.data import (
     AlertRow,
-    ComparisonPage,
     HistoryPage,
     HistoryRun,
     RunHeader,
     RunPage,
     SiteEntry,
     SiteIndex,
-    comparison_page,
     history_page,
     run_page,
 )

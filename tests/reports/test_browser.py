@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 
 from evalplat.reports import comparison_html, history_html, index_html, run_html
-from evalplat.reports.data import ComparisonPage, HistoryPage, RunPage, SiteIndex
+from evalplat.reports.compared import ComparisonPage
+from evalplat.reports.data import HistoryPage, RunPage, SiteIndex
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = [

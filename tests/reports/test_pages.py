@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from evalplat.reports import comparison_html, history_html, index_html, run_html
-from evalplat.reports.data import ComparisonPage, HistoryPage, RunPage, SiteIndex
+from evalplat.reports.compared import ComparisonPage
+from evalplat.reports.data import HistoryPage, RunPage, SiteIndex
 from evalplat.reports.render import Links, script_json
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
@@ -122,10 +123,10 @@ def test_pruned_results_say_so_instead_of_showing_empty_rankings(
 
 
 def test_lower_is_better_metric_sorts_its_worst_queries_first() -> None:
-    from evalplat.reports.data import Column, QueryTable, _sorted_rows
+    from evalplat.reports.data import Column, QueryTable, sorted_rows
 
     rows = [("a", "", 10.0), ("b", "", 30.0), ("c", "", None), ("d", "", 20.0)]
-    table = QueryTable((Column("q", "Query", "id"),), _sorted_rows(rows, 2, True), "l", True)
+    table = QueryTable((Column("q", "Query", "id"),), sorted_rows(rows, 2, True), "l", True)
     assert [r[0] for r in table.rows] == ["b", "d", "a", "c"]  # missing values last
 
 

@@ -13,7 +13,8 @@ import pytest
 
 from evalplat.comparison import CompareOptions, compare_scores
 from evalplat.reports import comparison_html, run_html
-from evalplat.reports.data import RunHeader, comparison_page, run_page
+from evalplat.reports.compared import comparison_page
+from evalplat.reports.data import RunHeader, run_page
 
 QUERIES = 10_000
 DEPTH = 100
