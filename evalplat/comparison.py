@@ -382,9 +382,9 @@ def _judged(
     """Mean Judged@k of both sides, and how much the unjudged share of the top k rose.
 
     k is the metric's cutoff; without a cutoff (AP, RR), the deepest Judged@k both sides have.
-    Judged@k divides by k, so a candidate that simply returns fewer documents also lowers it
+    Judged@k is 0 for a query with no results, so a candidate that returns nothing lowers it
     without showing a single unjudged document. When both sides have ``NumRet``, the guard
-    therefore uses the unjudged share U@k = (min(k, NumRet) - k * Judged@k) / k per query, and
+    therefore uses the unjudged share U@k = min(k, NumRet) * (1 - Judged@k) / k per query, and
     the third value is mean U@k of the candidate minus the baseline's. Without ``NumRet`` it is
     the fall of Judged@k. (None, None, None) when neither side has a Judged@k.
     """
@@ -405,8 +405,10 @@ def _judged(
     if "NumRet" in wide_a.columns and "NumRet" in wide_b.columns:
 
         def unjudged(wide: pd.DataFrame) -> float:
+            # Judged@k is judged / min(k, retrieved), so the unjudged documents shown are
+            # min(k, retrieved) * (1 - Judged@k); a query with no results shows none.
             shown = wide["NumRet"].clip(upper=k)
-            return float(((shown - k * wide[key]) / k).clip(lower=0.0).mean())
+            return float((shown * (1.0 - wide[key]) / k).mean())
 
         return mean_a, mean_b, unjudged(wide_b) - unjudged(wide_a)
     return mean_a, mean_b, mean_a - mean_b

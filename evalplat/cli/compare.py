@@ -7,8 +7,6 @@ store as errors and print one line.
 
 from __future__ import annotations
 
-import html
-import importlib
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -119,7 +117,7 @@ def compare_command(
     if junit is not None:
         write_junit(result, junit)
     if report is not None:
-        write_report(result, report)
+        write_report(result, report, store)
     if as_json:
         print_json(result.to_dict())
     else:
@@ -227,41 +225,11 @@ def write_junit(result: ComparisonResult, path: Path) -> None:
     ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)
 
 
-def write_report(result: ComparisonResult, path: Path) -> None:
-    """``evalplat.reports.render_comparison`` when the reports package has it, else a plain page."""
-    try:
-        reports = importlib.import_module("evalplat.reports")
-    except ModuleNotFoundError:
-        reports = None
-    render = getattr(reports, "render_comparison", None)
-    if render is not None:
-        render(result, path)
-        return
-    rows = "".join(
-        "<tr>"
-        + "".join(
-            f"<td>{html.escape(str(v))}</td>"
-            for v in (
-                m.metric,
-                f"{m.baseline:.4f}",
-                f"{m.candidate:.4f}",
-                f"{m.delta:+.4f}",
-                m.p_value,
-                m.p_corrected,
-                m.verdict,
-            )
-        )
-        + "</tr>"
-        for m in result.metrics
-    )
-    title = html.escape(f"{result.candidate_label} vs {result.baseline_label}")
-    path.write_text(
-        f"<!doctype html><html><head><meta charset='utf-8'><title>{title}</title></head><body>"
-        f"<h1>{title}</h1><p>verdict: {html.escape(result.verdict)}</p><table><tr><th>metric</th>"
-        "<th>baseline</th><th>candidate</th><th>delta</th><th>p</th><th>p (Holm)</th>"
-        f"<th>verdict</th></tr>{rows}</table></body></html>\n",
-        encoding="utf-8",
-    )
+def write_report(result: ComparisonResult, path: Path, store: Store) -> None:
+    """The comparison page, with query texts and both runs' results from the store."""
+    from evalplat.reports import render_comparison
+
+    render_comparison(result, path, store)
 
 
 def unjudged_command(
