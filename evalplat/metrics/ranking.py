@@ -284,21 +284,28 @@ def _same_pairs(
 
 def _check_unique(
     keys: NDArray[np.int64], table: pa.Table, topic: NDArray[np.int32], kind: str
-) -> NDArray[np.int64]:
-    """Sorted-key order of ``keys``; raises ``DuplicateError`` or ``_Collision`` on clashes."""
-    order = np.argsort(keys)
+) -> None:
+    """Raise ``DuplicateError`` (a real repeat) or ``_Collision`` (a fingerprint clash).
+
+    A plain sort (much cheaper than an argsort) decides; rows are located only on a clash.
+    """
+    ordered = np.sort(keys)
+    if not (ordered[1:] == ordered[:-1]).any():
+        return
+    order = np.argsort(keys, kind="stable")
     ordered = keys[order]
     clash = np.flatnonzero(ordered[1:] == ordered[:-1])
-    if len(clash):
-        first, second = order[clash], order[clash + 1]
-        real = _same_pairs(table, first, table, second, topic, topic)
-        if real.any():
-            row = int(second[np.argmax(real)])
-            raise DuplicateError(
-                kind, str(table.column("query_id")[row]), str(table.column("doc_id")[row])
-            )
-        raise _Collision
-    return order
+    first, second = order[clash], order[clash + 1]
+    real = _same_pairs(table, first, table, second, topic, topic)
+    if real.any():
+        row = int(second[np.argmax(real)])
+        raise DuplicateError(
+            kind, str(table.column("query_id")[row]), str(table.column("doc_id")[row])
+        )
+    raise _Collision
+
+
+_FILTER_BITS = 1 << 24
 
 
 def _join_fingerprints(
@@ -311,18 +318,24 @@ def _join_fingerprints(
 ) -> NDArray[np.int32]:
     qrels_keys = _pair_keys(qrels_topic, StringColumn.of(_combined(qrels.column("doc_id"))))
     run_keys = _pair_keys(run_topic, run_docs)
-    by_key = _check_unique(qrels_keys, qrels, qrels_topic, "judgment")
-    run_by_key = _check_unique(run_keys, run, run_topic, "doc id in one ranking")
+    _check_unique(qrels_keys, qrels, qrels_topic, "judgment")
+    _check_unique(run_keys, run, run_topic, "doc id in one ranking")
     result = np.full(len(run_keys), UNJUDGED, dtype=np.int32)
     if len(qrels_keys) == 0 or len(run_keys) == 0:
         return result
+    # a one-byte-per-slot filter on the low key bits drops most unjudged rows before the
+    # binary search (keys are mixed, so low bits are uniform)
+    mask = np.int64(_FILTER_BITS - 1)
+    judged_slot = np.zeros(_FILTER_BITS, dtype=bool)
+    judged_slot[qrels_keys & mask] = True
+    candidates = np.flatnonzero(judged_slot[run_keys & mask])
+    by_key = np.argsort(qrels_keys)
     sorted_keys = qrels_keys[by_key]
-    # searching sorted needles walks both arrays in order: far fewer cache misses
-    run_sorted = run_keys[run_by_key]
-    position = np.searchsorted(sorted_keys, run_sorted)
+    needles = run_keys[candidates]
+    position = np.searchsorted(sorted_keys, needles)
     position[position == len(sorted_keys)] = 0
-    hits = np.flatnonzero(sorted_keys[position] == run_sorted)
-    rows = run_by_key[hits]
+    hits = np.flatnonzero(sorted_keys[position] == needles)
+    rows = candidates[hits]
     matched = by_key[position[hits]]
     if not _same_pairs(run, rows, qrels, matched, run_topic, qrels_topic).all():
         raise _Collision
@@ -386,31 +399,62 @@ def _score_order(
     """Permutation into (topic segments, score desc, doc id desc); None when already in order.
 
     Most run files are already grouped by topic and sorted by score, so the common case costs
-    two vectorised comparisons; only tied rows need their doc ids, compared as big-endian words
-    (byte order, as trec_eval's ``strcmp``).
+    a few vectorised comparisons. Only tied rows need their doc ids, compared as big-endian words
+    (byte order, as trec_eval's ``strcmp``); groups already descending stay, groups written
+    ascending (a common tool convention) are reversed, anything else is sorted.
     """
     n = len(topic)
+    if n == 0:
+        return None
     same_topic = topic[1:] == topic[:-1]
-    segments = n - int(same_topic.sum()) if n else 0
-    contiguous = segments == len(np.unique(topic)) if n else True
+    segment_topics = topic[np.flatnonzero(np.concatenate(([True], ~same_topic)))]
+    contiguous = np.bincount(segment_topics).max() <= 1
     order: NDArray[np.int64] | None = None
     if not (contiguous and not (same_topic & (score[1:] > score[:-1])).any()):
         order = np.lexsort((-score, topic))
         topic, score = topic[order], score[order]
         same_topic = topic[1:] == topic[:-1]
     tie = same_topic & (score[1:] == score[:-1])
-    if not tie.any():
+    pairs = np.flatnonzero(tie)  # row i ties with row i + 1
+    if len(pairs) == 0:
         return order
+    source = (lambda rows: rows) if order is None else (lambda rows: order[rows])
     in_tie = np.zeros(n, dtype=bool)
-    in_tie[1:] |= tie
-    in_tie[:-1] |= tie
+    in_tie[pairs] = True
+    in_tie[pairs + 1] = True
     rows = np.flatnonzero(in_tie)
+    longest = int(docs.lengths[source(rows)].max())
+    above = [docs.word(source(pairs), index) for index in range((longest + 7) // 8)]
+    below = [docs.word(source(pairs + 1), index) for index in range((longest + 7) // 8)]
+    direction = _compare_words(above, below)
+    if (direction > 0).all():
+        return order
     new_group = np.ones(len(rows), dtype=bool)
     new_group[1:] = ~tie[rows[1:] - 1]
     group = np.cumsum(new_group)
-    words = docs.sort_words(rows if order is None else order[rows])
-    # lexsort: last key is primary; inverted words sort doc ids descending within a group
-    within = rows[np.lexsort([~word for word in reversed(words)] + [group])]
+    if (direction < 0).all():
+        # each group written ascending: reverse it in place
+        starts = np.flatnonzero(new_group)
+        ends = np.append(starts[1:], len(rows))
+        first = np.repeat(starts, ends - starts)
+        last = np.repeat(ends - 1, ends - starts)
+        within = rows[first + last - np.arange(len(rows))]
+    else:
+        keys = docs.sort_words(source(rows))
+        within = rows[np.lexsort([~word for word in reversed(keys)] + [group])]
     fix = np.arange(n, dtype=np.int64)
     fix[rows] = within
     return fix if order is None else order[fix]
+
+
+def _compare_words(
+    left: list[NDArray[np.uint64]], right: list[NDArray[np.uint64]]
+) -> NDArray[np.int8]:
+    """Per row: 1 when the left id sorts after the right one in byte order, -1 before, 0 same."""
+    result = np.zeros(len(left[0]) if left else 0, dtype=np.int8)
+    undecided = np.ones(len(result), dtype=bool)
+    for a, b in zip(left, right, strict=True):
+        result[undecided & (a > b)] = 1
+        result[undecided & (a < b)] = -1
+        undecided &= a == b
+    return result

@@ -197,3 +197,19 @@ def test_err_matches_ir_measures_gdeval_when_installed() -> None:
     ).means
     assert ours["ERR(gmax=4)@3"] == pytest.approx(theirs["ERR@3"], abs=1e-5)
     assert ours["ERR(gmax=4)@10"] == pytest.approx(theirs["ERR@10"], abs=1e-5)
+
+
+@pytest.mark.parametrize(
+    "written",
+    [["d1", "d2", "d3"], ["d3", "d2", "d1"], ["d2", "d3", "d1"]],
+    ids=["ascending", "descending", "mixed"],
+)
+def test_tied_scores_rank_doc_ids_descending_whatever_the_file_order(written: list[str]) -> None:
+    qrels = pd.DataFrame({"query_id": "q", "doc_id": ["d3", "d1"], "grade": [1, 1]})
+    run = pd.DataFrame(
+        {"query_id": "q", "doc_id": ["top", *written, "x"], "score": [9.0, 5, 5, 5, 1]}
+    )
+    # ranking: top, d3, d2, d1, x -> relevant at ranks 2 and 4
+    result = evaluate(qrels, run, ["RR", "AP"]).means
+    assert result["RR"] == 0.5
+    assert result["AP"] == pytest.approx((1 / 2 + 2 / 4) / 2)
