@@ -14,7 +14,7 @@ gives two things without a hash table:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
@@ -48,17 +48,19 @@ class StringColumn:
     """The bytes and offsets of one Arrow string array, as numpy views (no copy of the data)."""
 
     data: NDArray[np.uint8]
-    starts: NDArray[np.int64]
-    lengths: NDArray[np.int64]
+    starts: NDArray[np.signedinteger[Any]]  # int32 (string) or int64 (large_string) views
+    lengths: NDArray[np.signedinteger[Any]]
 
     @classmethod
     def of(cls, array: pa.Array) -> StringColumn:
         """Views over a (single-chunk) string or large_string array."""
-        offset_type = np.int64 if pa.types.is_large_string(array.type) else np.int32
         buffers = array.buffers()
-        offsets = np.frombuffer(buffers[1], dtype=offset_type)[
-            array.offset : array.offset + len(array) + 1
-        ].astype(np.int64)
+        offsets: NDArray[np.signedinteger[Any]]
+        if pa.types.is_large_string(array.type):
+            offsets = np.frombuffer(buffers[1], dtype=np.int64)
+        else:
+            offsets = np.frombuffer(buffers[1], dtype=np.int32)
+        offsets = offsets[array.offset : array.offset + len(array) + 1]
         data = (
             np.frombuffer(buffers[2], dtype=np.uint8)
             if buffers[2] is not None
@@ -70,39 +72,34 @@ class StringColumn:
 
     def word(self, rows: NDArray[np.int64] | slice, index: int) -> NDArray[np.uint64]:
         """Big-endian bytes ``8*index .. 8*index+7`` of the selected ids, zero past each end."""
-        starts = self.starts[rows] + 8 * index
+        starts = self.starts[rows] + 8 * index if index else self.starts[rows]
         limit = len(self.data) - 8
         # every byte position as the start of an unaligned little-endian uint64 (a strided view)
         words = np.ndarray(shape=(limit + 1,), dtype="<u8", buffer=self.data.data, strides=(1,))
         tail = np.flatnonzero(starts > limit)
         if len(tail):
             # ids ending in the last 7 bytes: load the final word, shift their bytes to the front
-            shift = ((starts[tail] - limit) * 8).astype(np.uint64)
+            shift = ((starts[tail].astype(np.int64) - limit) * 8).astype(np.uint64)
             starts = starts.copy()
             starts[tail] = limit
         loaded: NDArray[np.uint64] = words[starts].byteswap()
         if len(tail):
             loaded[tail] <<= shift
-        remaining = self.lengths[rows] - 8 * index
-        np.clip(remaining, 0, 8, out=remaining)
+        remaining = np.clip(self.lengths[rows] - 8 * index, 0, 8)
         loaded &= _MASKS[remaining]
         return loaded
 
     def fingerprint(self) -> NDArray[np.uint64]:
         """One uint64 per id: equal ids give equal values."""
-        result = mix(self.lengths.astype(np.uint64) * _STEP)
-        rows: NDArray[np.int64] | slice = slice(None)
-        for index in range(int(self.lengths.max(initial=0) + 7) // 8):
-            if index:
-                # only ids this long take part in later words
-                longer = np.flatnonzero(self.lengths > 8 * index)
-                rows = longer
-            word = self.word(rows, index)
-            if isinstance(rows, slice):
-                result = mix(result * _STEP + word)
-            else:
-                result[rows] = mix(result[rows] * _STEP + word)
-        return result
+        result = self.lengths.astype(np.uint64)
+        result *= _STEP
+        if len(result) == 0:
+            return result
+        result ^= self.word(slice(None), 0)
+        for index in range(1, (int(self.lengths.max()) + 7) // 8):
+            rows = np.flatnonzero(self.lengths > 8 * index)  # only ids this long go on
+            result[rows] = mix(result[rows]) * _STEP + self.word(rows, index)
+        return mix(result)
 
     def sort_words(self, rows: NDArray[np.int64]) -> list[NDArray[np.uint64]]:
         """Words of the selected ids, most significant first: their lexicographic order is the

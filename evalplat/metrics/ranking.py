@@ -167,6 +167,8 @@ def arrow(values: NDArray[Any]) -> pa.Array:
 
 def _combined(values: pa.ChunkedArray | pa.Array) -> pa.Array:
     if isinstance(values, pa.ChunkedArray):
+        if values.num_chunks == 1:
+            return values.chunk(0)
         return values.combine_chunks() if values.num_chunks else pa.array([], values.type)
     return values
 
@@ -235,6 +237,9 @@ def build(
     run, run_topic, run_only = _inside(
         run, topic_codes(run.column("query_id"), topics), "doc id in one ranking"
     )
+    # one chunk per doc id column, made once: later steps take rows from it repeatedly
+    qrels = _with_single_chunk(qrels, "doc_id")
+    run = _with_single_chunk(run, "doc_id")
     grade = numeric(qrels.column("grade"), np.int64)
     if grade.size and (grade.max() > np.iinfo(np.int32).max or grade.min() <= UNJUDGED):
         raise InputError("grades must fit in 32 bits")
@@ -249,6 +254,11 @@ def build(
         run_topic, run_grade = run_topic[order], run_grade[order]
     judgments = Judgments(len(topics), qrels_topic, grade32)
     return judgments, Ranking(len(topics), run_topic, run_grade), run_only
+
+
+def _with_single_chunk(table: pa.Table, name: str) -> pa.Table:
+    index = table.column_names.index(name)
+    return table.set_column(index, name, pa.chunked_array([_combined(table.column(name))]))
 
 
 class _Collision(Exception):
