@@ -76,23 +76,34 @@ class StringColumn:
         limit = len(self.data) - 8
         # every byte position as the start of an unaligned little-endian uint64 (a strided view)
         words = np.ndarray(shape=(limit + 1,), dtype="<u8", buffer=self.data.data, strides=(1,))
-        tail = np.flatnonzero(starts > limit)
+        if isinstance(rows, slice):  # offsets ascend: the ids near the end are a suffix
+            tail = np.arange(int(np.searchsorted(starts, limit, side="right")), len(starts))
+        else:
+            tail = np.flatnonzero(starts > limit)
         if len(tail):
             # ids ending in the last 7 bytes: load the final word, shift their bytes to the front
             shift = ((starts[tail].astype(np.int64) - limit) * 8).astype(np.uint64)
             starts = starts.copy()
             starts[tail] = limit
-        loaded: NDArray[np.uint64] = words[starts].byteswap()
+        loaded: NDArray[np.uint64] = words[starts]
+        loaded.byteswap(inplace=True)
         if len(tail):
             loaded[tail] <<= shift
-        remaining = np.clip(self.lengths[rows] - 8 * index, 0, 8)
-        loaded &= _MASKS[remaining]
+        # keep the id's own bytes: shift the rest out and back (a shift of 64 gives 0 in numpy)
+        missing = 8 * index + 8 - self.lengths[rows]
+        if missing.max(initial=0) > 0:
+            bits = (np.clip(missing, 0, 8) * 8).astype(np.uint64)
+            loaded >>= bits
+            loaded <<= bits
         return loaded
 
-    def fingerprint(self) -> NDArray[np.uint64]:
-        """One uint64 per id: equal ids give equal values."""
+    def fingerprint(self, salt: NDArray[np.uint64] | None = None) -> NDArray[np.uint64]:
+        """One uint64 per id (and per ``salt`` value, e.g. a scaled topic code): equal inputs
+        give equal values."""
         result = self.lengths.astype(np.uint64)
         result *= _STEP
+        if salt is not None:
+            result ^= salt
         if len(result) == 0:
             return result
         result ^= self.word(slice(None), 0)

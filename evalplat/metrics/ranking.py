@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from evalplat.errors import InputError
-from evalplat.metrics.doc_keys import StringColumn, mix
+from evalplat.metrics.doc_keys import StringColumn
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -266,9 +266,10 @@ class _Collision(Exception):
 
 
 def _pair_keys(topic: NDArray[np.int32], docs: StringColumn) -> NDArray[np.int64]:
-    with np.errstate(over="ignore"):
-        keys = mix(docs.fingerprint() ^ (topic.astype(np.uint64) * _TOPIC_STEP))
-    return keys.view(np.int64)
+    salt = topic.astype(np.uint64)
+    salt *= _TOPIC_STEP
+    keys: NDArray[np.int64] = docs.fingerprint(salt).view(np.int64)
+    return keys
 
 
 _TOPIC_STEP = np.uint64(0xD6E8FEB86659FD93)
