@@ -100,7 +100,7 @@ def evaluate(
     import pyarrow.compute as pc
 
     from evalplat.metrics import compute
-    from evalplat.metrics.ranking import DuplicateError, build
+    from evalplat.metrics.build import DuplicateError, build
 
     if missing not in ("zero", "skip"):
         raise InputError(f"missing must be 'zero' or 'skip', got {missing!r}")

@@ -1,0 +1,379 @@
+"""From qrels and run tables to coded :class:`Judgments` and an ordered :class:`Ranking`.
+
+Query ids become topic codes; a (topic, doc) pair becomes one 64-bit key, so the join of the run
+to the qrels is a sort and a binary search, and the run is ordered once.
+
+Ordering (``ordering="score"``, trec_eval's): score descending, ties by doc id descending in byte
+order (trec_eval compares docnos with ``strcmp``); the run's rank column is ignored.
+``ordering="given"``: the ``rank`` column when present, else the row order.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from evalplat.errors import InputError
+from evalplat.metrics.doc_keys import StringColumn
+from evalplat.metrics.ranking import UNJUDGED, Judgments, Ranking
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+
+class DuplicateError(Exception):
+    """Internal: a duplicate pair was found; the caller names the line or the pair."""
+
+    def __init__(self, kind: str, query_id: str, doc_id: str) -> None:
+        super().__init__(kind, query_id, doc_id)
+        self.kind = kind
+        self.query_id = query_id
+        self.doc_id = doc_id
+
+
+def topic_codes(ids: pa.ChunkedArray | pa.Array, topics: pa.Array) -> NDArray[np.int32]:
+    """Code of each id in ``topics`` (sorted unique strings), -1 when absent."""
+    codes = pc.index_in(ids, value_set=topics)
+    return _filled(codes)
+
+
+def _filled(codes: pa.ChunkedArray | pa.Array) -> NDArray[np.int32]:
+    """int32 codes with nulls as -1, read from the Arrow buffers (``fill_null`` imports pandas)."""
+    array = _combined(codes)
+    values = np.frombuffer(array.buffers()[1], dtype=np.int32)[
+        array.offset : array.offset + len(array)
+    ].copy()
+    if array.null_count:
+        values[~np.asarray(array.is_valid())] = -1
+    return values
+
+
+def numeric(values: pa.ChunkedArray | pa.Array, dtype: type[np.generic]) -> NDArray[Any]:
+    """A null-free numeric Arrow column as numpy, straight from its buffers.
+
+    ``Array.to_numpy`` would import pandas (half a second of the command's start-up).
+    """
+    array = _combined(values)
+    if array.null_count:
+        raise InputError("missing values in a numeric column")
+    arrow_dtype = np.dtype(array.type.to_pandas_dtype())
+    raw = np.frombuffer(array.buffers()[1], dtype=arrow_dtype)
+    return raw[array.offset : array.offset + len(array)].astype(dtype, copy=False)
+
+
+def arrow(values: NDArray[Any]) -> pa.Array:
+    """A numpy array of int64 or bool as Arrow, without ``pa.array`` (which imports pandas)."""
+    if values.dtype == np.bool_:
+        packed = np.packbits(values, bitorder="little")
+        return pa.Array.from_buffers(pa.bool_(), len(values), [None, pa.py_buffer(packed)])
+    data = np.ascontiguousarray(values, dtype=np.int64)
+    return pa.Array.from_buffers(pa.int64(), len(data), [None, pa.py_buffer(data)])
+
+
+def _combined(values: pa.ChunkedArray | pa.Array) -> pa.Array:
+    if isinstance(values, pa.ChunkedArray):
+        if values.num_chunks == 1:
+            return values.chunk(0)
+        return values.combine_chunks() if values.num_chunks else pa.array([], values.type)
+    return values
+
+
+def _dictionary(values: pa.ChunkedArray | pa.Array) -> tuple[NDArray[np.int64], pa.Array]:
+    """(code per value, dictionary); one chunk first, so there is one dictionary to unify."""
+    encoded = pc.dictionary_encode(_combined(values))
+    return numeric(encoded.indices, np.int64), encoded.dictionary
+
+
+def _first_duplicate(keys: NDArray[np.int64]) -> int | None:
+    """Index (into ``keys``) of a key that occurs twice, or None."""
+    if len(keys) < 2:
+        return None
+    order = np.argsort(keys)
+    ordered = keys[order]
+    same = np.flatnonzero(ordered[1:] == ordered[:-1])
+    return None if len(same) == 0 else int(order[same[0] + 1])
+
+
+def _check_pairs(table: pa.Table, kind: str) -> None:
+    """Raise ``DuplicateError`` when a (query_id, doc_id) pair repeats in ``table``."""
+    query, _ = _dictionary(table.column("query_id"))
+    doc, doc_dict = _dictionary(table.column("doc_id"))
+    first = _first_duplicate(query * max(len(doc_dict), 1) + doc)
+    if first is not None:
+        raise DuplicateError(
+            kind, str(table.column("query_id")[first]), str(table.column("doc_id")[first])
+        )
+
+
+def _raise_on_duplicate(keys: NDArray[np.int64], table: pa.Table, kind: str) -> None:
+    first = _first_duplicate(keys)
+    if first is not None:
+        raise DuplicateError(
+            kind, str(table.column("query_id")[first]), str(table.column("doc_id")[first])
+        )
+
+
+def _inside(table: pa.Table, topic: NDArray[np.int32], kind: str
+            ) -> tuple[pa.Table, NDArray[np.int32], list[str]]:  # fmt: skip
+    """Rows of known topics; rows of other queries are checked for duplicates, then dropped."""
+    outside = topic < 0
+    if not outside.any():
+        return table, topic, []
+    ignored = table.filter(arrow(outside))
+    _check_pairs(ignored, kind)  # trec_eval refuses these too
+    others = sorted(set(pc.unique(ignored.column("query_id")).to_pylist()))
+    return table.filter(arrow(~outside)), topic[~outside], others
+
+
+def build(
+    qrels: pa.Table, run: pa.Table, topics: pa.Array, *, ordering: str
+) -> tuple[Judgments, Ranking, list[str]]:
+    """Code, join and order: (judgments, ranking, run query ids that are not topics).
+
+    A (topic, doc) pair becomes one 64-bit key (the doc id's fingerprint mixed with the topic
+    code), so duplicate checks are a sort and the join is a ``searchsorted`` into the sorted qrels
+    keys. Every match and every clash is verified on the strings; if a fingerprint ever collides,
+    the exact path (one dictionary over all doc ids) takes over. Raises ``DuplicateError`` for a
+    repeated judgment or a doc repeated in one ranking.
+    """
+    qrels, qrels_topic, _ = _inside(
+        qrels, topic_codes(qrels.column("query_id"), topics), "judgment"
+    )
+    run, run_topic, run_only = _inside(
+        run, topic_codes(run.column("query_id"), topics), "doc id in one ranking"
+    )
+    # one chunk per doc id column, made once: later steps take rows from it repeatedly
+    qrels = _with_single_chunk(qrels, "doc_id")
+    run = _with_single_chunk(run, "doc_id")
+    grade = numeric(qrels.column("grade"), np.int64)
+    if grade.size and (grade.max() > np.iinfo(np.int32).max or grade.min() <= UNJUDGED):
+        raise InputError("grades must fit in 32 bits")
+    grade32 = grade.astype(np.int32)
+    run_docs = StringColumn.of(_combined(run.column("doc_id")))
+    try:
+        run_grade = _join_fingerprints(qrels, qrels_topic, grade32, run, run_topic, run_docs)
+    except _Collision:
+        run_grade = _join_exact(qrels, qrels_topic, grade32, run, run_topic)
+    order = _order(run, run_topic, run_docs, ordering)
+    if order is not None:
+        run_topic, run_grade = run_topic[order], run_grade[order]
+    judgments = Judgments(len(topics), qrels_topic, grade32)
+    return judgments, Ranking(len(topics), run_topic, run_grade), run_only
+
+
+def _with_single_chunk(table: pa.Table, name: str) -> pa.Table:
+    index = table.column_names.index(name)
+    return table.set_column(index, name, pa.chunked_array([_combined(table.column(name))]))
+
+
+class _Collision(Exception):
+    """Internal: two different (topic, doc) pairs share a key; use the exact path."""
+
+
+def _pair_keys(topic: NDArray[np.int32], docs: StringColumn) -> NDArray[np.int64]:
+    salt = topic.astype(np.uint64)
+    salt *= _TOPIC_STEP
+    keys: NDArray[np.int64] = docs.fingerprint(salt).view(np.int64)
+    return keys
+
+
+_TOPIC_STEP = np.uint64(0xD6E8FEB86659FD93)
+
+
+def _same_pairs(
+    left: pa.Table,
+    left_rows: NDArray[np.int64],
+    right: pa.Table,
+    right_rows: NDArray[np.int64],
+    left_topic: NDArray[np.int32],
+    right_topic: NDArray[np.int32],
+) -> NDArray[np.bool_]:
+    """Whether each (left row, right row) pair has the same topic and the same doc id."""
+    if len(left_rows) == 0:
+        return np.zeros(0, dtype=bool)
+    docs_left = _combined(left.column("doc_id")).take(arrow(left_rows))
+    docs_right = _combined(right.column("doc_id")).take(arrow(right_rows))
+    same_doc = np.asarray(pc.equal(docs_left, docs_right).to_pylist(), dtype=bool)
+    same: NDArray[np.bool_] = same_doc & (left_topic[left_rows] == right_topic[right_rows])
+    return same
+
+
+def _check_unique(
+    keys: NDArray[np.int64], table: pa.Table, topic: NDArray[np.int32], kind: str
+) -> None:
+    """Raise ``DuplicateError`` (a real repeat) or ``_Collision`` (a fingerprint clash).
+
+    A plain sort (much cheaper than an argsort) decides; rows are located only on a clash.
+    """
+    ordered = np.sort(keys)
+    if not (ordered[1:] == ordered[:-1]).any():
+        return
+    order = np.argsort(keys, kind="stable")
+    ordered = keys[order]
+    clash = np.flatnonzero(ordered[1:] == ordered[:-1])
+    first, second = order[clash], order[clash + 1]
+    real = _same_pairs(table, first, table, second, topic, topic)
+    if real.any():
+        row = int(second[np.argmax(real)])
+        raise DuplicateError(
+            kind, str(table.column("query_id")[row]), str(table.column("doc_id")[row])
+        )
+    raise _Collision
+
+
+_FILTER_BITS = 1 << 24
+
+
+def _join_fingerprints(
+    qrels: pa.Table,
+    qrels_topic: NDArray[np.int32],
+    grades: NDArray[np.int32],
+    run: pa.Table,
+    run_topic: NDArray[np.int32],
+    run_docs: StringColumn,
+) -> NDArray[np.int32]:
+    qrels_keys = _pair_keys(qrels_topic, StringColumn.of(_combined(qrels.column("doc_id"))))
+    run_keys = _pair_keys(run_topic, run_docs)
+    _check_unique(qrels_keys, qrels, qrels_topic, "judgment")
+    _check_unique(run_keys, run, run_topic, "doc id in one ranking")
+    result = np.full(len(run_keys), UNJUDGED, dtype=np.int32)
+    if len(qrels_keys) == 0 or len(run_keys) == 0:
+        return result
+    # a one-byte-per-slot filter on the low key bits drops most unjudged rows before the
+    # binary search (keys are mixed, so low bits are uniform)
+    mask = np.int64(_FILTER_BITS - 1)
+    judged_slot = np.zeros(_FILTER_BITS, dtype=bool)
+    judged_slot[qrels_keys & mask] = True
+    candidates = np.flatnonzero(judged_slot[run_keys & mask])
+    by_key = np.argsort(qrels_keys)
+    sorted_keys = qrels_keys[by_key]
+    needles = run_keys[candidates]
+    position = np.searchsorted(sorted_keys, needles)
+    position[position == len(sorted_keys)] = 0
+    hits = np.flatnonzero(sorted_keys[position] == needles)
+    rows = candidates[hits]
+    matched = by_key[position[hits]]
+    if not _same_pairs(run, rows, qrels, matched, run_topic, qrels_topic).all():
+        raise _Collision
+    result[rows] = grades[matched]
+    return result
+
+
+def _join_exact(
+    qrels: pa.Table,
+    qrels_topic: NDArray[np.int32],
+    grades: NDArray[np.int32],
+    run: pa.Table,
+    run_topic: NDArray[np.int32],
+) -> NDArray[np.int32]:
+    """The reference join: one dictionary over the doc ids of both tables."""
+    docs = pa.concat_arrays([_combined(qrels.column("doc_id")), _combined(run.column("doc_id"))])
+    codes, dictionary = _dictionary(docs)
+    width = max(len(dictionary), 1)
+    qrels_keys = qrels_topic.astype(np.int64) * width + codes[: qrels.num_rows]
+    run_keys = run_topic.astype(np.int64) * width + codes[qrels.num_rows :]
+    _raise_on_duplicate(qrels_keys, qrels, "judgment")
+    _raise_on_duplicate(run_keys, run, "doc id in one ranking")
+    return _join(run_keys, qrels_keys, grades)
+
+
+def _join(
+    run_keys: NDArray[np.int64], qrels_keys: NDArray[np.int64], grades: NDArray[np.int32]
+) -> NDArray[np.int32]:
+    """Grade of each run row, UNJUDGED when its (topic, doc) pair has no judgment."""
+    result = np.full(len(run_keys), UNJUDGED, dtype=np.int32)
+    if len(qrels_keys) == 0 or len(run_keys) == 0:
+        return result
+    by_key = np.argsort(qrels_keys)
+    sorted_keys = qrels_keys[by_key]
+    position = np.searchsorted(sorted_keys, run_keys)
+    position[position == len(sorted_keys)] = 0
+    found = sorted_keys[position] == run_keys
+    result[found] = grades[by_key[position[found]]]
+    return result
+
+
+def _order(
+    run: pa.Table, topic: NDArray[np.int32], docs: StringColumn, ordering: str
+) -> NDArray[np.int64] | None:
+    if ordering == "score":
+        score = numeric(run.column("score"), np.float64)
+        if np.isnan(score).any():
+            raise InputError("run has NaN scores")
+        return _score_order(topic, score, docs)
+    if ordering == "given":
+        if "rank" in run.column_names:
+            rank = numeric(run.column("rank"), np.float64)
+            return np.lexsort((rank, topic))
+        return np.argsort(topic, kind="stable")
+    raise InputError(f"ordering must be 'score' or 'given', got {ordering!r}")
+
+
+def _score_order(
+    topic: NDArray[np.int32], score: NDArray[np.float64], docs: StringColumn
+) -> NDArray[np.int64] | None:
+    """Permutation into (topic segments, score desc, doc id desc); None when already in order.
+
+    Most run files are already grouped by topic and sorted by score, so the common case costs
+    a few vectorised comparisons. Only tied rows need their doc ids, compared as big-endian words
+    (byte order, as trec_eval's ``strcmp``); groups already descending stay, groups written
+    ascending (a common tool convention) are reversed, anything else is sorted.
+    """
+    n = len(topic)
+    if n == 0:
+        return None
+    same_topic = topic[1:] == topic[:-1]
+    segment_topics = topic[np.flatnonzero(np.concatenate(([True], ~same_topic)))]
+    contiguous = np.bincount(segment_topics).max() <= 1
+    order: NDArray[np.int64] | None = None
+    if not (contiguous and not (same_topic & (score[1:] > score[:-1])).any()):
+        order = np.lexsort((-score, topic))
+        topic, score = topic[order], score[order]
+        same_topic = topic[1:] == topic[:-1]
+    tie = same_topic & (score[1:] == score[:-1])
+    pairs = np.flatnonzero(tie)  # row i ties with row i + 1
+    if len(pairs) == 0:
+        return order
+    source = (lambda rows: rows) if order is None else (lambda rows: order[rows])
+    in_tie = np.zeros(n, dtype=bool)
+    in_tie[pairs] = True
+    in_tie[pairs + 1] = True
+    rows = np.flatnonzero(in_tie)
+    longest = int(docs.lengths[source(rows)].max())
+    above = [docs.word(source(pairs), index) for index in range((longest + 7) // 8)]
+    below = [docs.word(source(pairs + 1), index) for index in range((longest + 7) // 8)]
+    direction = _compare_words(above, below)
+    if (direction > 0).all():
+        return order
+    new_group = np.ones(len(rows), dtype=bool)
+    new_group[1:] = ~tie[rows[1:] - 1]
+    group = np.cumsum(new_group)
+    if (direction < 0).all():
+        # each group written ascending: reverse it in place
+        starts = np.flatnonzero(new_group)
+        ends = np.append(starts[1:], len(rows))
+        first = np.repeat(starts, ends - starts)
+        last = np.repeat(ends - 1, ends - starts)
+        within = rows[first + last - np.arange(len(rows))]
+    else:
+        keys = docs.sort_words(source(rows))
+        within = rows[np.lexsort([~word for word in reversed(keys)] + [group])]
+    fix = np.arange(n, dtype=np.int64)
+    fix[rows] = within
+    return fix if order is None else order[fix]
+
+
+def _compare_words(
+    left: list[NDArray[np.uint64]], right: list[NDArray[np.uint64]]
+) -> NDArray[np.int8]:
+    """Per row: 1 when the left id sorts after the right one in byte order, -1 before, 0 same."""
+    result = np.zeros(len(left[0]) if left else 0, dtype=np.int8)
+    undecided = np.ones(len(result), dtype=bool)
+    for a, b in zip(left, right, strict=True):
+        result[undecided & (a > b)] = 1
+        result[undecided & (a < b)] = -1
+        undecided &= a == b
+    return result
