@@ -111,7 +111,7 @@ def test_nightly_loop_alerts_once_and_resolves_once(
         path = project_file(tmp_path, operator, hook.url)
         result = cli("nightly", "--project", str(path), "--db", db_url, "--json")
         steps = [json.loads(line) for line in result.stdout.splitlines()]
-        return result.exit_code, steps + [{"step": "stderr", "text": result.stderr}]
+        return result.exit_code, [*steps, {"step": "stderr", "text": result.stderr}]
 
     code, steps = night("or")  # first night: the run becomes the baseline
     assert code == 0, steps
