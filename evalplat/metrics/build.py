@@ -224,9 +224,6 @@ def _check_unique(
     raise _Collision
 
 
-_FILTER_BITS = 1 << 24
-
-
 def _join_fingerprints(
     qrels: pa.Table,
     qrels_topic: NDArray[np.int32],
@@ -242,24 +239,43 @@ def _join_fingerprints(
     result = np.full(len(run_keys), UNJUDGED, dtype=np.int32)
     if len(qrels_keys) == 0 or len(run_keys) == 0:
         return result
-    # a one-byte-per-slot filter on the low key bits drops most unjudged rows before the
-    # binary search (keys are mixed, so low bits are uniform)
-    mask = np.int64(_FILTER_BITS - 1)
-    judged_slot = np.zeros(_FILTER_BITS, dtype=bool)
-    judged_slot[qrels_keys & mask] = True
-    candidates = np.flatnonzero(judged_slot[run_keys & mask])
-    by_key = np.argsort(qrels_keys)
-    sorted_keys = qrels_keys[by_key]
-    needles = run_keys[candidates]
-    position = np.searchsorted(sorted_keys, needles)
-    position[position == len(sorted_keys)] = 0
-    hits = np.flatnonzero(sorted_keys[position] == needles)
-    rows = candidates[hits]
-    matched = by_key[position[hits]]
+    rows, matched = _lookup(qrels_keys, run_keys)
     if not _same_pairs(run, rows, qrels, matched, run_topic, qrels_topic).all():
         raise _Collision
     result[rows] = grades[matched]
     return result
+
+
+def _lookup(
+    table_keys: NDArray[np.int64], keys: NDArray[np.int64]
+) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """(positions in ``keys``, positions in ``table_keys``) of the keys found in the table.
+
+    A direct-address table on the low key bits (keys are mixed, so those are uniform) answers
+    most lookups with two gathers; keys whose slot several table keys share go through a binary
+    search. ``table_keys`` must be unique.
+    """
+    bits = max(16, min(24, (4 * len(table_keys)).bit_length()))
+    mask = np.int64((1 << bits) - 1)
+    table_slot = table_keys & mask
+    slots = np.full(1 << bits, -1, dtype=np.int32)
+    slots[table_slot] = np.arange(len(table_keys), dtype=np.int32)  # the last writer wins
+    lost = slots[table_slot] != np.arange(len(table_keys), dtype=np.int32)
+    slots[table_slot[lost]] = -2  # shared slot: answered by the binary search below
+    entry = slots[keys & mask]
+    direct = np.flatnonzero(entry >= 0)
+    found = table_keys[entry[direct]] == keys[direct]
+    rows, matched = direct[found], entry[direct[found]].astype(np.int64)
+    shared = np.flatnonzero(entry == -2)
+    if len(shared):
+        by_key = np.argsort(table_keys)
+        ordered = table_keys[by_key]
+        position = np.searchsorted(ordered, keys[shared])
+        position[position == len(ordered)] = 0
+        hits = np.flatnonzero(ordered[position] == keys[shared])
+        rows = np.concatenate((rows, shared[hits]))
+        matched = np.concatenate((matched, by_key[position[hits]]))
+    return rows, matched
 
 
 def _join_exact(

@@ -102,3 +102,23 @@ def test_moving_a_relevant_document_to_the_top_never_hurts(
 def test_every_bounded_family_is_covered_by_the_range_property() -> None:
     covered = {parse(name).family for name in BOUNDED}
     assert {f.name for f in FAMILIES.values() if f.bounded} <= covered
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    st.lists(st.integers(0, 2**40), min_size=1, max_size=200, unique=True),
+    st.lists(st.integers(0, 2**40), max_size=200),
+)
+def test_key_lookup_finds_exactly_the_table_keys(table: list[int], probes: list[int]) -> None:
+    """The join's direct-address lookup, including keys that share a slot (same low bits)."""
+    import numpy as np
+
+    from evalplat.metrics.build import _lookup
+
+    table_keys = np.array(table + [k + (1 << 30) for k in table[:3]], dtype=np.int64)
+    table_keys = np.unique(table_keys)
+    keys = np.array(probes + table_keys.tolist()[::2], dtype=np.int64)
+    rows, matched = _lookup(table_keys, keys)
+    where = {int(k): i for i, k in enumerate(table_keys)}
+    expected = {i: where[int(k)] for i, k in enumerate(keys) if int(k) in where}
+    assert dict(zip(rows.tolist(), matched.tolist(), strict=True)) == expected
