@@ -47,7 +47,10 @@ def _filled(codes: pa.ChunkedArray | pa.Array) -> NDArray[np.int32]:
         array.offset : array.offset + len(array)
     ].copy()
     if array.null_count:
-        values[~np.asarray(array.is_valid())] = -1
+        # the validity bitmap, unpacked by hand (converting a BooleanArray imports pandas)
+        bitmap = np.frombuffer(array.buffers()[0], dtype=np.uint8)
+        valid = np.unpackbits(bitmap, bitorder="little")[array.offset : array.offset + len(array)]
+        values[valid == 0] = -1
     return values
 
 

@@ -105,3 +105,16 @@ def test_cli_help_does_not_import_pandas_or_pyarrow() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
     assert "pandas" not in out and "pyarrow" not in out
+
+
+def test_evaluate_command_does_not_import_pandas() -> None:
+    """pandas costs ~0.3 s of start-up; the file-to-numbers path never needs it."""
+    code = (
+        "import sys; from evalplat.cli import app\n"
+        f"sys.argv = ['evalplat', 'evaluate', '--qrels', {str(DATA / 'edge.qrels')!r}, "
+        f"'--run', {str(DATA / 'edge.run')!r}, '--format', 'trec']\n"
+        "try:\n    app()\nexcept SystemExit:\n    pass\n"
+        "print('pandas' in sys.modules, file=sys.stderr)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stderr.strip().endswith("False")
