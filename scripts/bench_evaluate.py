@@ -13,6 +13,17 @@ tool runs as a fresh process reading the same two files and computing the same m
 (P@10, R@100, nDCG@10, nDCG@100, AP, RR); the table shows the median wall time, the peak
 resident memory of the process (``wait4`` rusage) and the ratio to pytrec_eval. Tools that are not
 installed are skipped. Means are compared with evalplat's at 4 decimals.
+
+Measured on the development machine (2 shared cores, Python 3.11; medians of 3 interleaved runs;
+the machine was shared, so single runs vary by up to 2x):
+
+    1M lines    evalplat 1.23 s / 331 MiB   pytrec_eval 2.02 s / 288 MiB (0.61x time, 1.15x mem)
+                ir_measures 4.35 s (2.16x)   ranx 14.6 s (6.4x, numba compilation included)
+    10M lines   evalplat 5.6-7.0 s / 1324 MiB   pytrec_eval 14.0-15.4 s / 1744 MiB
+                (0.40-0.45x time, 0.76x mem)   ir_measures 24-26 s (1.7x)
+
+All tools agree with evalplat's means to 1e-14, except ranx (9.6e-05: it breaks score ties by
+file order, not by doc id as trec_eval does).
 """
 
 from __future__ import annotations

@@ -258,7 +258,7 @@ def _lookup(
     most lookups with two gathers; keys whose slot several table keys share go through a binary
     search. ``table_keys`` must be unique.
     """
-    bits = max(16, min(24, (4 * len(table_keys)).bit_length()))
+    bits = max(16, min(24, (8 * len(table_keys)).bit_length()))
     mask = np.int64((1 << bits) - 1)
     table_slot = table_keys & mask
     slots = np.full(1 << bits, -1, dtype=np.int32)
