@@ -13,7 +13,7 @@ from evalplat.configs import content_hash
 from evalplat.db.models import Config, ConfigVersion
 from evalplat.errors import InputError, NotFoundError
 from evalplat.store.base import StoreBase, utcnow
-from evalplat.store.refs import VersionRef, check_name, parse_version_ref
+from evalplat.store.refs import VersionRef, check_name, parse_version_ref, pick_version
 
 
 @dataclass(frozen=True)
@@ -104,15 +104,7 @@ class ConfigsMixin(StoreBase):
 def resolve_config_version(session: Session, ref: str | VersionRef) -> tuple[Config, ConfigVersion]:
     parsed = parse_version_ref(ref, "config reference") if isinstance(ref, str) else ref
     config = _config(session, parsed.name)
-    if not config.versions:
-        raise NotFoundError(f"config '{parsed.name}' has no versions")
-    if parsed.version is None:
-        return config, config.versions[-1]
-    for version in config.versions:
-        if version.version == parsed.version:
-            return config, version
-    known = ", ".join(str(v.version) for v in config.versions)
-    raise NotFoundError(f"config '{parsed.name}' has no version {parsed.version} (has {known})")
+    return config, pick_version(config.versions, parsed, "config")
 
 
 def _config(session: Session, name: str) -> Config:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol, TypeVar
 
-from evalplat.errors import InputError
+from evalplat.errors import InputError, NotFoundError
 
 
 @dataclass(frozen=True)
@@ -43,3 +45,24 @@ def check_name(name: str, what: str) -> str:
     if len(name) > 200 or any(ch in name for ch in "\n\r\t"):
         raise InputError(f"{what} name {name!r} must be one line of at most 200 characters")
     return name
+
+
+class _Versioned(Protocol):
+    @property
+    def version(self) -> int: ...
+
+
+V = TypeVar("V", bound=_Versioned)
+
+
+def pick_version(versions: Sequence[V], ref: VersionRef, what: str) -> V:
+    """The version ``ref`` names among ``versions`` (oldest first); None means the latest."""
+    if not versions:
+        raise NotFoundError(f"{what} '{ref.name}' has no versions")
+    if ref.version is None:
+        return versions[-1]
+    for version in versions:
+        if version.version == ref.version:
+            return version
+    known = ", ".join(str(v.version) for v in versions)
+    raise NotFoundError(f"{what} '{ref.name}' has no version {ref.version} (has {known})")

@@ -14,7 +14,7 @@ from evalplat.db.bulk import bulk_insert_frame
 from evalplat.db.models import Corpus, Document, Judgment, Query, TestSet, TestSetVersion
 from evalplat.errors import NotFoundError
 from evalplat.store.base import StoreBase, utcnow
-from evalplat.store.refs import VersionRef, check_name, parse_version_ref
+from evalplat.store.refs import VersionRef, check_name, parse_version_ref, pick_version
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -167,15 +167,7 @@ def resolve_test_set_version(
 ) -> tuple[TestSet, TestSetVersion]:
     parsed = parse_version_ref(ref, "test set reference") if isinstance(ref, str) else ref
     test_set = _test_set(session, parsed.name)
-    if not test_set.versions:
-        raise NotFoundError(f"test set '{parsed.name}' has no versions")
-    if parsed.version is None:
-        return test_set, test_set.versions[-1]
-    for version in test_set.versions:
-        if version.version == parsed.version:
-            return test_set, version
-    known = ", ".join(str(v.version) for v in test_set.versions)
-    raise NotFoundError(f"test set '{parsed.name}' has no version {parsed.version} (has {known})")
+    return test_set, pick_version(test_set.versions, parsed, "test set")
 
 
 def _test_set(session: Session, name: str) -> TestSet:
