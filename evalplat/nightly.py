@@ -492,6 +492,19 @@ def _write_reports(store: Store, project: Project, emit: LogFunction) -> Path | 
     return Path(index)
 
 
+def _comparison_id(fields: dict[str, Any]) -> int | None:
+    value = fields.get("comparison_id")
+    return value if isinstance(value, int) else None
+
+
+def _report_link(index: Path | None, comparison_id: int | None) -> str | None:
+    """The comparison's page when the site has one, else the site's index."""
+    if index is None:
+        return None
+    page = index.parent / "compare" / f"compare-{comparison_id}.html"
+    return str(page if comparison_id is not None and page.exists() else index)
+
+
 def _deliver(
     store: Store,
     channels: list[Channel],
@@ -507,7 +520,7 @@ def _deliver(
             **fields,
             "event": event.event,
             "alert_id": event.alert.id,
-            "report": None if outcome.report is None else str(outcome.report),
+            "report": _report_link(outcome.report, _comparison_id(fields)),
         }
         data.pop("comparison_id", None)
         message = AlertMessage.from_dict(data)

@@ -28,7 +28,11 @@ def test_demo_builds_a_project_reports_regressions_and_exits_0(
     # the AND operator loses most relevant documents: a regression by any honest test
     assert verdicts[("bm25-and", "nDCG@10")] == "regression"
     assert verdicts[("bm25-nostem", "nDCG@10")] in {"regression", "unchanged"}
+    pages = sorted((folder / "reports" / "compare").glob("compare-*.html"))
+    assert pages, "the report site has no comparison page"
     alerts = (folder / "alerts.jsonl").read_text(encoding="utf-8").splitlines()
+    # each alert links the page of the comparison behind it
+    assert all(Path(json.loads(a)["report"]).parent.name == "compare" for a in alerts)
     assert len(alerts) == len(data["alerts"]) >= 2
 
     second = cli("demo", "--dir", "demo", "--json")  # another night, nothing changed

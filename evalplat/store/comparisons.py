@@ -492,18 +492,25 @@ def _baseline_info(session: Session, row: Baseline) -> BaselineInfo:
 def _verdict_against(
     session: Session, baseline_run: int | None, run_id: int
 ) -> tuple[str | None, int | None]:
-    """Verdict and id of the latest stored comparison of ``run_id`` with ``baseline_run``."""
-    if baseline_run is None:
-        return None, None
-    base_eval = select(Evaluation.id).where(Evaluation.run_id == baseline_run)
+    """Verdict and id of the latest stored comparison of ``run_id`` with ``baseline_run``.
+
+    Without one, the latest comparison that has ``run_id`` as its candidate at all: a config
+    judged against another config's baseline (nightly's ``compare_to``, or a manual
+    ``compare``) still shows that verdict and links its page.
+    """
     cand_eval = select(Evaluation.id).where(Evaluation.run_id == run_id)
-    row = session.execute(
+    latest = (
         select(Comparison.verdict, Comparison.id)
-        .where(
-            Comparison.baseline_evaluation_id.in_(base_eval),
-            Comparison.candidate_evaluation_id.in_(cand_eval),
-        )
+        .where(Comparison.candidate_evaluation_id.in_(cand_eval))
         .order_by(Comparison.id.desc())
         .limit(1)
-    ).first()
+    )
+    if baseline_run is not None:
+        base_eval = select(Evaluation.id).where(Evaluation.run_id == baseline_run)
+        row = session.execute(
+            latest.where(Comparison.baseline_evaluation_id.in_(base_eval))
+        ).first()
+        if row is not None:
+            return row[0], row[1]
+    row = session.execute(latest).first()
     return (None, None) if row is None else (row[0], row[1])
