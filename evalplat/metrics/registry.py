@@ -43,7 +43,9 @@ class MetricFamily:
     params: tuple[str, ...] = ()
     aliases: tuple[str, ...] = ()
     higher_is_better: bool = True
-    gateable: bool = True  # False for counts (NumRet...): informational, never a regression
+    # False for counts (NumRet...) and Judged@k: informational (Judged@k feeds the coverage
+    # guard of comparisons), never a regression of relevance themselves
+    gateable: bool = True
     aggregate: Literal["mean", "sum"] = "mean"
     trec_name: str | None = None  # with ``{k}`` for the cutoff, e.g. "ndcg_cut_{k}"
     trec_name_no_cutoff: str | None = None
@@ -185,7 +187,7 @@ FAMILIES: dict[str, MetricFamily] = {
            "gain:err", "optional", ("gmax", "judged_only")),
         _F("Judged", "Share of the top k results that have a judgment (any grade).",
            "Judged@k = |judged in top k| / min(k, number retrieved); 0 with no results",
-           "binary:judged", "required"),
+           "binary:judged", "required", gateable=False),
         _F("AUC", "Probability that a judged relevant document is ranked above a judged "
            "non-relevant one (unretrieved documents rank below all retrieved, tied).",
            "AUC = (correct pairs + ties / 2) / (R N) over (relevant, judged non-relevant) "

@@ -87,8 +87,9 @@ def comparison_page(
 ) -> ComparisonPage:
     """Assemble the comparison page. ``result.per_query`` must be set (the tidy frame
     ``metric, query_id, baseline, candidate, delta``). The primary metric — the one whose movers
-    are shown side by side and whose delta orders the table — is the first gated metric whose
-    verdict is the overall verdict, else the first gated metric, else the first one. Results
+    are shown side by side and whose delta orders the table — is, among the gated metrics whose
+    verdict is the overall verdict (else all gated metrics, else all metrics), the one on which
+    the most queries moved (wins + losses; the first on a tie). Results
     frames may be None (pruned by retention): the page says so."""
     from evalplat.errors import InputError
     from evalplat.metrics.registry import parse
@@ -99,7 +100,8 @@ def comparison_page(
         raise InputError("the comparison has no metrics to report")
     gated = [m for m in result.metrics if m.gated]
     decisive = [m for m in gated if m.verdict == result.verdict]
-    primary = (decisive or gated or list(result.metrics))[0]
+    pool = decisive or gated or list(result.metrics)
+    primary = max(pool, key=lambda m: m.wins + m.losses)
     rows = tuple(MetricRow(m, parse(m.metric).spec.description) for m in result.metrics)
     per_query = result.per_query
     table = _comparison_table(per_query, result.metrics, primary, query_text)

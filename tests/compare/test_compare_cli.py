@@ -63,7 +63,8 @@ def test_identical_runs_pass_the_gate_and_print_a_table(
     assert "verdict: unchanged" in result.stdout and "nDCG@10" in result.stdout
     suite = ET.parse(junit).getroot().find("testsuite")
     assert suite is not None and suite.get("failures") == "0"
-    assert int(suite.get("tests") or 0) >= 4  # every gateable metric scored
+    # every gateable metric scored: nDCG@10, P@5, AP (Judged@10 is a coverage figure, not gated)
+    assert int(suite.get("tests") or 0) == 3
 
 
 def test_unknown_test_is_a_usage_error(db_url: str, cli: Callable[..., Any]) -> None:
