@@ -24,7 +24,7 @@ from evalplat.project import ConfigSpec, Project
 
 if TYPE_CHECKING:
     from evalplat.alerts.base import Channel
-    from evalplat.comparison import ComparisonResult, Gate
+    from evalplat.comparison import ComparisonResult
     from evalplat.store import Store
     from evalplat.store.runs import RunInfo
     from evalplat.testsets import TestSetContent
@@ -322,22 +322,6 @@ def _run(
     return info
 
 
-def _gates(project: Project) -> list[Gate]:
-    from evalplat.comparison import Gate
-
-    return [
-        Gate(
-            metric=g.metric,
-            max_drop=g.max_drop,
-            max_relative_drop=g.max_relative_drop,
-            test=g.test,
-            alpha=g.alpha,
-            consecutive=g.consecutive,
-        )
-        for g in project.gates
-    ]
-
-
 def _compare(
     store: Store,
     project: Project,
@@ -360,7 +344,7 @@ def _compare(
         )
         return None
     metrics = list(dict.fromkeys([*project.metrics, *(g.metric for g in project.gates)]))
-    result = store.compare_runs(baseline.run_id, run.id, metrics=metrics, gates=_gates(project))
+    result = store.compare_runs(baseline.run_id, run.id, metrics=metrics, gates=list(project.gates))
     emit(
         {
             "step": "compare",

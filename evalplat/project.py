@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evalplat.comparison import TESTS, Gate
 from evalplat.errors import InputError
 
 PROJECT_FILE = "evalplat.toml"
 DEFAULT_METRICS_FALLBACK = ("nDCG@10", "P@10", "R@100", "AP", "RR@10", "Judged@10")
-TESTS = ("randomization", "t-test", "wilcoxon")
 
 
 @dataclass(frozen=True)
@@ -47,23 +47,13 @@ class ConfigSpec:
 
 
 @dataclass(frozen=True)
-class GateSpec:
-    metric: str
-    max_drop: float | None = None
-    max_relative_drop: float | None = None
-    test: str = "randomization"
-    alpha: float = 0.05
-    consecutive: int = 1
-
-
-@dataclass(frozen=True)
 class Project:
     path: Path
     database_url: str | None
     testsets: tuple[TestSetSpec, ...]
     configs: tuple[ConfigSpec, ...]
     metrics: tuple[str, ...]
-    gates: tuple[GateSpec, ...]
+    gates: tuple[Gate, ...]
     alerts: tuple[dict[str, Any], ...]
     reports_dir: Path
     keep_results_days: int | None
@@ -300,7 +290,7 @@ class _Reader:
         except InputError as error:
             raise self.fail(f"[metrics] {error}", "metrics") from None
 
-    def gate(self, table: dict[str, Any], index: int) -> GateSpec:
+    def gate(self, table: dict[str, Any], index: int) -> Gate:
         self.only(
             table,
             {"metric", "max_drop", "max_relative_drop", "test", "alpha", "consecutive"},
@@ -333,7 +323,7 @@ class _Reader:
             raise self.fail(
                 f"gate {metric}: consecutive must be a whole number ≥ 1", "gates", index
             )
-        return GateSpec(
+        return Gate(
             metric=metric,
             max_drop=numbers["max_drop"],
             max_relative_drop=numbers["max_relative_drop"],
