@@ -14,7 +14,7 @@ comparison has no difference to test, so no metric can pass both the threshold a
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -125,7 +125,7 @@ def _dry_run(
         emit({"step": "database", "would_create": True, "detail": str(error)})
     try:
         for name, content in contents.items():
-            known = _known_test_set_hashes(store, name)
+            known = _known_hashes(None if store is None else store.test_set_versions, name)
             emit(
                 {
                     "step": "testset",
@@ -135,7 +135,7 @@ def _dry_run(
                 }
             )
         for spec in project.configs:
-            known = _known_config_hashes(store, spec.name)
+            known = _known_hashes(None if store is None else store.config_versions, spec.name)
             digest = content_hash(spec.searcher, _stored_params(spec), spec.label)
             emit(
                 {
@@ -153,20 +153,12 @@ def _dry_run(
     return NightlyOutcome(exit_code=0)
 
 
-def _known_test_set_hashes(store: Store | None, name: str) -> set[str]:
-    if store is None:
+def _known_hashes(versions: Callable[[str], Sequence[Any]] | None, name: str) -> set[str]:
+    """Content hashes of the stored versions of ``name`` (none without a database or name)."""
+    if versions is None:
         return set()
     try:
-        return {v.content_hash for v in store.test_set_versions(name)}
-    except EvalplatError:
-        return set()
-
-
-def _known_config_hashes(store: Store | None, name: str) -> set[str]:
-    if store is None:
-        return set()
-    try:
-        return {v.content_hash for v in store.config_versions(name)}
+        return {v.content_hash for v in versions(name)}
     except EvalplatError:
         return set()
 
