@@ -1,0 +1,285 @@
+"""The search driver: search a run's queries, score the stored results, finish the run.
+
+``drive`` checks the backend once (unusable → the run is ``failed`` and
+``BackendUnavailableError`` is raised before any query is sent), then searches with a thread
+pool of ``concurrency`` workers. Each query is retried on transient errors (timeouts,
+connection errors, 429/5xx, honouring ``Retry-After``) by ``call_with_retries``; a query that
+still fails is recorded as ``failed`` with its error, never silently scored 0. Outcomes are
+committed in batches as they finish, from the main thread only (one writer, friendly to SQLite);
+a heartbeat thread keeps the run visibly alive meanwhile.
+
+Final status: ``complete`` when every query succeeded, ``partial`` when some failed, ``failed``
+when none succeeded, ``interrupted`` on Ctrl-C (``RunInterruptedError``). Scores are computed
+from the *stored* results (the engine's order, ``ordering="given"``) and saved with the final
+status in one transaction: a process killed at any moment leaves a ``running`` run that readers
+show as ``interrupted``, never one that looks complete.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from evalplat.errors import InputError, OperationalError
+from evalplat.searchers import (
+    BackendUnavailableError,
+    RateLimiter,
+    RetryPolicy,
+    Searcher,
+    SearchError,
+    call_with_retries,
+)
+from evalplat.store.runs import EvaluationRecord, QueryOutcome, RunInfo
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from evalplat.store import Store
+    from evalplat.testsets import TestSetContent
+
+
+ProgressCallback = Callable[[int, int], None]
+"""Called from the main thread with (queries finished, queries to search)."""
+
+
+class RunInterruptedError(OperationalError):
+    """The user pressed Ctrl-C: the run was stored as ``interrupted`` and can be resumed."""
+
+    def __init__(self, run_id: int) -> None:
+        super().__init__(
+            f"run {run_id} interrupted; finish it with `evalplat run --resume {run_id}`"
+        )
+        self.run_id = run_id
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """How to drive the searcher. ``retry=None`` uses the searcher's own ``retries`` count."""
+
+    depth: int = 100
+    concurrency: int = 4
+    rate_limit: float | None = None  # requests per second over all workers
+    retry: RetryPolicy | None = None
+    batch_size: int = 200  # queries per committed batch
+    flush_seconds: float = 1.0  # ... or fewer, when this long has passed
+    heartbeat_seconds: float = 5.0
+    cache_dir: Path | None = None
+
+    def __post_init__(self) -> None:
+        if self.depth < 1:
+            raise InputError(f"depth must be at least 1, got {self.depth}")
+        if self.concurrency < 1:
+            raise InputError(f"concurrency must be at least 1, got {self.concurrency}")
+        if self.rate_limit is not None and self.rate_limit <= 0:
+            raise InputError(f"rate limit must be more than 0, got {self.rate_limit}")
+
+
+def evaluation_record(
+    content: TestSetContent, results: pd.DataFrame, metrics: list[str], test_set_version_id: int
+) -> EvaluationRecord:
+    """Score ranked ``results`` (``query_id, doc_id, rank, score``) against ``content``'s
+    judgments with the evaluation engine, in the given (stored) order, over the test set's
+    queries as topics."""
+    from evalplat.evaluation import evaluate
+
+    run_frame = results.sort_values(["query_id", "rank"], kind="stable")[
+        ["query_id", "doc_id", "rank", "score"]
+    ].reset_index(drop=True)
+    topics = list(content.queries["query_id"])
+    scored = evaluate(
+        content.judgments[["query_id", "doc_id", "grade"]],
+        run_frame,
+        metrics,
+        ordering="given",
+        topics=topics,
+    )
+    per_query = scored.per_query
+    rows = zip(
+        per_query["metric"].astype(str),
+        per_query["query_id"].astype(str),
+        per_query["value"].astype(float),
+        strict=True,
+    )
+    means = {str(metric): (float(value), len(topics)) for metric, value in scored.means.items()}
+    options = {"ordering": "given", "metrics": metrics, "topics": len(topics)}
+    return EvaluationRecord(test_set_version_id, list(rows), means, options)
+
+
+def drive(
+    store: Store,
+    run_id: int,
+    searcher: Searcher,
+    queries: list[tuple[str, str]],
+    content: TestSetContent,
+    metrics: list[str],
+    settings: RunSettings,
+    progress: ProgressCallback | None,
+) -> RunInfo:
+    """Check the backend, search, score and finish the run; every exit leaves a final status
+    (or, if the process dies, a heartbeat that goes stale)."""
+    heartbeat = _Heartbeat(store, run_id, settings.heartbeat_seconds)
+    heartbeat.start()
+    try:
+        try:
+            searcher.check()
+        except BackendUnavailableError as error:
+            store.finish_run(run_id, "failed", error=str(error))
+            raise BackendUnavailableError(f"{error} (run {run_id} marked failed)") from None
+        try:
+            _search_all(store, run_id, searcher, queries, settings, progress)
+        except KeyboardInterrupt:
+            store.finish_run(run_id, "interrupted", error="interrupted by the user (Ctrl-C)")
+            raise RunInterruptedError(run_id) from None
+        try:
+            return score_and_finish(store, run_id, content, metrics)
+        except Exception as error:
+            # Scoring failed after the searching: keep the results, say why, let it surface.
+            store.finish_run(run_id, "failed", error=f"scoring failed: {error}")
+            raise
+    finally:
+        heartbeat.stop()
+
+
+def _search_all(
+    store: Store,
+    run_id: int,
+    searcher: Searcher,
+    queries: list[tuple[str, str]],
+    settings: RunSettings,
+    progress: ProgressCallback | None,
+) -> None:
+    policy = settings.retry or RetryPolicy(
+        retries=3 if searcher.retries is None else searcher.retries
+    )
+    limiter = None if settings.rate_limit is None else RateLimiter(settings.rate_limit)
+    total = len(queries)
+    finished = 0
+    batch: list[QueryOutcome] = []
+    last_flush = time.monotonic()
+    if progress is not None:
+        progress(0, total)
+    executor = ThreadPoolExecutor(settings.concurrency, thread_name_prefix="evalplat-search")
+    pending: set[Future[QueryOutcome]] = set()
+    try:
+        pending = {
+            executor.submit(_search_one, searcher, qid, text, settings.depth, policy, limiter)
+            for qid, text in queries
+        }
+        while pending:
+            done, pending = wait(
+                pending, timeout=settings.flush_seconds, return_when=FIRST_COMPLETED
+            )
+            batch.extend(future.result() for future in done)
+            finished += len(done)
+            now = time.monotonic()
+            if len(batch) >= settings.batch_size or now - last_flush >= settings.flush_seconds:
+                store.record_outcomes(run_id, batch)
+                batch = []
+                last_flush = now
+            if progress is not None and done:
+                progress(finished, total)
+        store.record_outcomes(run_id, batch)
+        batch = []
+    except KeyboardInterrupt:
+        # Keep what already finished, so resume does not search it again.
+        executor.shutdown(wait=False, cancel_futures=True)
+        batch.extend(f.result() for f in pending if f.done() and not f.cancelled())
+        store.record_outcomes(run_id, batch)
+        raise
+    finally:
+        executor.shutdown(wait=False, cancel_futures=True)
+
+
+def _search_one(
+    searcher: Searcher,
+    query_id: str,
+    text: str,
+    depth: int,
+    policy: RetryPolicy,
+    limiter: RateLimiter | None,
+) -> QueryOutcome:
+    """Search one query with retries. Latency is that of the successful attempt (what the
+    engine costs), not the backoff sleeps before it."""
+    attempts = 0
+    latency_ms: float | None = None
+
+    def attempt() -> list[tuple[str, float]]:
+        nonlocal attempts, latency_ms
+        attempts += 1
+        if limiter is not None:
+            limiter.acquire()
+        start = time.perf_counter()
+        hits = searcher.search(query_id, text, depth)
+        latency_ms = (time.perf_counter() - start) * 1000.0
+        return hits
+
+    try:
+        hits = call_with_retries(attempt, policy)
+    except SearchError as error:
+        return QueryOutcome(query_id, "failed", attempts=attempts, error=str(error))
+    except Exception as error:  # a bug in a user's python/command searcher fails one query
+        message = f"{type(error).__name__}: {error}"
+        return QueryOutcome(query_id, "failed", attempts=attempts, error=message)
+    hits = hits[:depth]
+    seen: set[str] = set()
+    for doc_id, _ in hits:
+        if doc_id in seen:
+            # A ranking with a repeated document has no trec_eval meaning; say so, don't guess.
+            error_text = f"the engine returned document {doc_id!r} twice in one ranking"
+            return QueryOutcome(query_id, "failed", attempts=attempts, error=error_text)
+        seen.add(doc_id)
+    return QueryOutcome(query_id, "ok", hits, latency_ms=latency_ms, attempts=attempts)
+
+
+def score_and_finish(
+    store: Store, run_id: int, content: TestSetContent, metrics: list[str]
+) -> RunInfo:
+    """Score the stored results and set the final status, in one transaction."""
+    outcomes = store.run_outcomes(run_id)
+    ok = int((outcomes["status"] == "ok").sum())
+    failed = int((outcomes["status"] == "failed").sum())
+    missing = len(content.queries) - ok - failed
+    if ok == 0:
+        first = outcomes.loc[outcomes["status"] == "failed", "error"]
+        reason = f"; first error: {first.iloc[0]}" if len(first) else ""
+        return store.finish_run(
+            run_id, "failed", error=f"all {failed + missing} queries failed{reason}"
+        )
+    info = store.run_info(run_id)
+    record = evaluation_record(
+        content, store.load_results(run_id), metrics, info.test_set_version_id
+    )
+    if failed == 0 and missing == 0:
+        return store.finish_run(run_id, "complete", evaluation=record)
+    problem = f"{failed + missing} of {len(content.queries)} queries failed"
+    return store.finish_run(run_id, "partial", error=problem, evaluation=record)
+
+
+class _Heartbeat:
+    """Refreshes the run's heartbeat every ``interval`` seconds from a daemon thread."""
+
+    def __init__(self, store: Store, run_id: int, interval: float) -> None:
+        self._store = store
+        self._run_id = run_id
+        self._interval = interval
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="evalplat-heartbeat", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=self._interval + 5)
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self._interval):
+            try:
+                self._store.heartbeat(self._run_id)
+            except Exception:  # a database hiccup: the next beat (or batch) tries again
+                continue
