@@ -1,0 +1,233 @@
+"""What a comparison says: gates, options, per-metric rows, movers, overlap and the result.
+
+Frozen dataclasses with ``to_dict`` for JSON; NaN and infinities become null. The computation
+that fills them is ``evalplat.comparison.compare_scores``; the store keeps them, reports render
+them.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from evalplat.errors import InputError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+TestName = Literal["randomization", "t-test", "wilcoxon"]
+TESTS: tuple[str, ...] = ("randomization", "t-test", "wilcoxon")
+Verdict = Literal["regression", "improvement", "unchanged", "needs_judgments"]
+VERDICTS: tuple[str, ...] = ("regression", "improvement", "unchanged", "needs_judgments")
+
+
+@dataclass(frozen=True)
+class Gate:
+    """A regression gate on one metric (``[[gates]]`` in evalplat.toml).
+
+    ``max_drop`` is absolute (0.01 = one point of nDCG), ``max_relative_drop`` relative to the
+    baseline mean (0.02 = 2 %). With neither, any credible drop regresses. ``consecutive`` is
+    for the nightly job: nights in a row with a regression verdict before an alert.
+    """
+
+    metric: str
+    max_drop: float | None = None
+    max_relative_drop: float | None = None
+    test: str = "randomization"
+    alpha: float = 0.05
+    consecutive: int = 1
+
+    def __post_init__(self) -> None:
+        if self.test not in TESTS:
+            raise InputError(f"gate on {self.metric}: test must be one of {', '.join(TESTS)}, "
+                             f"got {self.test!r}")  # fmt: skip
+        if not 0.0 < self.alpha < 1.0:
+            raise InputError(f"gate on {self.metric}: alpha must be in (0, 1), got {self.alpha}")
+        for name in ("max_drop", "max_relative_drop"):
+            value = getattr(self, name)
+            if value is not None and (not math.isfinite(value) or value < 0):
+                raise InputError(f"gate on {self.metric}: {name} must be 0 or more, got {value}")
+        if self.consecutive < 1:
+            raise InputError(f"gate on {self.metric}: consecutive must be 1 or more")
+
+
+@dataclass(frozen=True)
+class CompareOptions:
+    """How a comparison is computed; stored with it so that every number can be reproduced.
+
+    ``test``/``alpha`` apply to ungated metrics (a gate carries its own). ``judged_drop`` is the
+    fall of mean Judged@k (absolute, 0.05 = 5 points) beyond which a drop needs judgments.
+    ``tie_tolerance``: per-query deltas within it count as ties.
+    """
+
+    test: str = "randomization"
+    alpha: float = 0.05
+    seed: int = 0
+    permutations: int = 10_000
+    bootstrap: int = 2_000
+    ci_level: float = 0.95
+    tie_tolerance: float = 1e-9
+    judged_drop: float = 0.05
+    movers: int = 10
+    allow_partial: bool = False
+
+    def __post_init__(self) -> None:
+        if self.test not in TESTS:
+            raise InputError(f"test must be one of {', '.join(TESTS)}, got {self.test!r}")
+        if not 0.0 < self.alpha < 1.0:
+            raise InputError(f"alpha must be in (0, 1), got {self.alpha}")
+        if not 0.0 < self.ci_level < 1.0:
+            raise InputError(f"ci_level must be in (0, 1), got {self.ci_level}")
+        if self.permutations < 1 or self.bootstrap < 1:
+            raise InputError("permutations and bootstrap resamples must be 1 or more")
+        if self.tie_tolerance < 0 or self.judged_drop < 0 or self.movers < 0:
+            raise InputError("tie_tolerance, judged_drop and movers must be 0 or more")
+
+
+@dataclass(frozen=True)
+class MetricComparison:
+    """One metric of a comparison: means, delta with CI, test, verdict, wins/ties/losses.
+
+    ``delta = candidate - baseline`` (raw, whatever the direction); ``relative_delta = delta /
+    |baseline|`` (None when the baseline mean is 0). ``wins`` counts queries where the candidate
+    is better in the metric's direction. ``*_judged`` are mean Judged@k of each side (k = the
+    metric's cutoff) when known.
+    """
+
+    metric: str
+    higher_is_better: bool
+    baseline: float
+    candidate: float
+    delta: float
+    relative_delta: float | None
+    ci_low: float | None
+    ci_high: float | None
+    test: str
+    p_value: float | None
+    p_corrected: float | None
+    effect_size: float | None
+    wins: int
+    ties: int
+    losses: int
+    baseline_judged: float | None
+    candidate_judged: float | None
+    gated: bool
+    verdict: str
+    max_drop: float | None = None
+    max_relative_drop: float | None = None
+    alpha: float = 0.05
+
+    def to_dict(self) -> dict[str, Any]:
+        return {key: _plain(value) for key, value in asdict(self).items()}
+
+
+@dataclass(frozen=True)
+class QueryMove:
+    """One query's change on one metric (``delta = candidate - baseline``)."""
+
+    query_id: str
+    baseline: float
+    candidate: float
+    delta: float
+
+
+@dataclass(frozen=True)
+class Movers:
+    """The queries that moved most on one metric: ``worse`` first by size of the loss (in the
+    metric's direction), ``better`` by size of the gain. Unmoved queries are never listed."""
+
+    metric: str
+    worse: tuple[QueryMove, ...]
+    better: tuple[QueryMove, ...]
+
+
+@dataclass(frozen=True)
+class OverlapSummary:
+    """How much the rankings changed, averaged over the queries both runs answered.
+
+    ``jaccard`` is Jaccard@k of the top-k sets, ``rbo`` rank-biased overlap (extrapolated,
+    persistence ``p``), ``kendall_tau`` Kendall's τ-b over the documents both rankings contain
+    (None when no query has two shared documents).
+    """
+
+    k: int
+    p: float
+    jaccard: float
+    rbo: float
+    kendall_tau: float | None
+    queries: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {key: _plain(value) for key, value in asdict(self).items()}
+
+
+@dataclass(frozen=True)
+class ComparisonResult:
+    """A candidate compared with a baseline, metric by metric, with the overall verdict.
+
+    ``verdict`` is the worst over gated metrics: ``regression`` > ``needs_judgments`` >
+    ``improvement`` > ``unchanged``. ``per_query`` is a tidy frame (``metric, query_id,
+    baseline, candidate, delta``) for reports; it is not part of ``to_dict``.
+    """
+
+    metrics: tuple[MetricComparison, ...]
+    movers: dict[str, Movers]
+    overlap: OverlapSummary | None
+    options: CompareOptions
+    gates: tuple[Gate, ...]
+    verdict: str
+    queries: int
+    per_query: pd.DataFrame | None = field(default=None, compare=False, repr=False)
+    id: int | None = None
+    baseline_run_id: int | None = None
+    candidate_run_id: int | None = None
+    baseline_label: str = "baseline"
+    candidate_label: str = "candidate"
+    test_set: str | None = None
+    created_at: str | None = None  # ISO 8601, set when stored
+
+    def metric(self, name: str) -> MetricComparison:
+        for item in self.metrics:
+            if item.metric == name:
+                return item
+        raise KeyError(name)
+
+    @property
+    def regressions(self) -> list[MetricComparison]:
+        """Gated metrics whose verdict is ``regression``."""
+        return [m for m in self.metrics if m.gated and m.verdict == "regression"]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready; ``metrics[]`` carries PRODUCT.md's fields (``metric``, ``baseline``,
+        ``candidate``, ``delta``, ``p_value``, ``verdict``) and the rest of each row."""
+        return {
+            "id": self.id,
+            "baseline_run_id": self.baseline_run_id,
+            "candidate_run_id": self.candidate_run_id,
+            "baseline_label": self.baseline_label,
+            "candidate_label": self.candidate_label,
+            "test_set": self.test_set,
+            "created_at": self.created_at,
+            "verdict": self.verdict,
+            "queries": self.queries,
+            "metrics": [m.to_dict() for m in self.metrics],
+            "movers": {
+                name: {
+                    "worse": [asdict(q) for q in movers.worse],
+                    "better": [asdict(q) for q in movers.better],
+                }
+                for name, movers in self.movers.items()
+            },
+            "overlap": None if self.overlap is None else self.overlap.to_dict(),
+            "options": asdict(self.options),
+            "gates": [asdict(g) for g in self.gates],
+        }
+
+
+def _plain(value: object) -> object:
+    """NaN and infinities are not JSON: report them as null."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
