@@ -14,12 +14,20 @@ comparison has no difference to test, so no metric can pass both the threshold a
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evalplat.errors import EvalplatError, OperationalError, SchemaOutdatedError
+from evalplat.errors import OperationalError
+from evalplat.nightly_alerts import deliver, observe
+from evalplat.nightly_prep import (
+    check_inputs,
+    database_url,
+    dry_run_night,
+    load_test_sets,
+    open_store,
+)
 from evalplat.project import ConfigSpec, Project
 
 if TYPE_CHECKING:
@@ -28,6 +36,7 @@ if TYPE_CHECKING:
     from evalplat.store import Store
     from evalplat.store.runs import RunInfo
     from evalplat.testsets import TestSetContent
+
 
 LogFunction = Callable[[dict[str, Any]], None]
 LOCK_NAME = "nightly"
@@ -54,120 +63,19 @@ def run_nightly(
 ) -> NightlyOutcome:
     """Run one night of ``project`` (see the module docstring for the exit codes)."""
     emit = log or (lambda _entry: None)
-    url = _database_url(project, db_url)
+    url = database_url(project, db_url)
     emit({"step": "start", "project": str(project.path), "dry_run": dry_run})
-    contents = _load_test_sets(project, emit)
-    channels = _check_inputs(project)
+    contents = load_test_sets(project, emit)
+    channels = check_inputs(project)
     if dry_run:
-        return _dry_run(project, url, contents, emit)
-    store = _open_store(url, emit)
+        dry_run_night(project, url, contents, emit)
+        return NightlyOutcome(exit_code=0)
+    store = open_store(url, emit)
     try:
         with store.lock(LOCK_NAME, wait=lock_wait):
             return _night(store, project, contents, channels, emit)
     finally:
         store.close()
-
-
-def _database_url(project: Project, db_url: str | None) -> str:
-    from evalplat.db.engine import resolve_url
-
-    return resolve_url(db_url, project.path)
-
-
-def _load_test_sets(project: Project, emit: LogFunction) -> dict[str, TestSetContent]:
-    """Read and validate every test set file before anything is written."""
-    from evalplat.testsets import load_testset
-
-    contents = {}
-    for spec in project.testsets:
-        contents[spec.name] = load_testset(
-            spec.qrels, queries=spec.queries, docs=spec.docs, format=spec.format
-        )
-        emit({"step": "read", "testset": spec.name, "queries": len(contents[spec.name].queries)})
-    return contents
-
-
-def _check_inputs(project: Project) -> list[Channel]:
-    """Searcher params and alert channels are validated up front, like the files."""
-    from evalplat.alerts.registry import channels_from_tables
-    from evalplat.searchers import get_kind
-
-    for spec in project.configs:
-        get_kind(spec.searcher).validate(spec.params)
-    return channels_from_tables(project.alerts)
-
-
-def _open_store(url: str, emit: LogFunction) -> Store:
-    """Open the database; a missing or empty one is created, an outdated one is refused."""
-    from evalplat.store import Store
-
-    try:
-        return Store.open(url)
-    except SchemaOutdatedError as error:
-        if "run `evalplat init`" not in str(error):
-            raise
-    store = Store.init(url)
-    emit({"step": "database", "created": True, "database": store.description})
-    return store
-
-
-def _dry_run(
-    project: Project, url: str, contents: dict[str, TestSetContent], emit: LogFunction
-) -> NightlyOutcome:
-    """Say what a real night would do, writing nothing."""
-    from evalplat.configs import content_hash
-    from evalplat.store import Store
-
-    store = None
-    try:
-        store = Store.open(url)
-    except SchemaOutdatedError as error:
-        emit({"step": "database", "would_create": True, "detail": str(error)})
-    try:
-        for name, content in contents.items():
-            known = _known_hashes(None if store is None else store.test_set_versions, name)
-            emit(
-                {
-                    "step": "testset",
-                    "testset": name,
-                    "dry_run": True,
-                    "new_version": content.content_hash() not in known,
-                }
-            )
-        for spec in project.configs:
-            known = _known_hashes(None if store is None else store.config_versions, spec.name)
-            digest = content_hash(spec.searcher, _stored_params(spec), spec.label)
-            emit(
-                {
-                    "step": "config",
-                    "config": spec.name,
-                    "dry_run": True,
-                    "new_version": digest not in known,
-                }
-            )
-            for test_set in spec.testsets:
-                emit({"step": "run", "config": spec.name, "testset": test_set, "dry_run": True})
-    finally:
-        if store is not None:
-            store.close()
-    return NightlyOutcome(exit_code=0)
-
-
-def _known_hashes(versions: Callable[[str], Sequence[Any]] | None, name: str) -> set[str]:
-    """Content hashes of the stored versions of ``name`` (none without a database or name)."""
-    if versions is None:
-        return set()
-    try:
-        return {v.content_hash for v in versions(name)}
-    except EvalplatError:
-        return set()
-
-
-def _stored_params(spec: ConfigSpec) -> dict[str, Any]:
-    from evalplat.searchers import get_kind
-
-    validated = get_kind(spec.searcher).validate(spec.params)
-    return {key: validated[key] for key in spec.params}
 
 
 def _night(
@@ -234,11 +142,11 @@ def _night(
             if result is None:
                 continue
             outcome.comparisons.append(_comparison_summary(config_spec.name, test_set, result))
-            pending_alerts += _observe(
+            pending_alerts += observe(
                 store, project, config_spec, test_set, result, contents[test_set], emit
             )
     outcome.report = _write_reports(store, project, emit)
-    _deliver(store, channels, pending_alerts, outcome, emit)
+    deliver(store, channels, pending_alerts, outcome, emit)
     if project.keep_results_days is not None:
         pruned = store.prune_results(project.keep_results_days)
         emit(
@@ -382,82 +290,6 @@ def _comparison_summary(config: str, test_set: str, result: ComparisonResult) ->
     }
 
 
-def _observe(
-    store: Store,
-    project: Project,
-    spec: ConfigSpec,
-    test_set: str,
-    result: ComparisonResult,
-    content: TestSetContent,
-    emit: LogFunction,
-) -> list[tuple[Any, dict[str, Any]]]:
-    """Feed each gated verdict to the alert state machine; collect events to announce."""
-    events: list[tuple[Any, dict[str, Any]]] = []
-    baseline_run = result.baseline_run_id
-    if baseline_run is None:  # a stored comparison always has one; nothing to key alerts on
-        return events
-    for gate in project.gates:
-        metric = result.metric(gate.metric)
-        message = _message_fields(spec.name, test_set, metric, result, content)
-        for event in store.observe(
-            spec.name,
-            test_set,
-            gate.metric,
-            result.baseline_run_id or 0,
-            result.id,
-            regressed=metric.verdict == "regression",
-            consecutive=gate.consecutive,
-            details=message,
-        ):
-            emit(
-                {
-                    "step": "alert",
-                    "event": event.event,
-                    "alert": event.alert.id,
-                    "config": spec.name,
-                    "testset": test_set,
-                    "metric": gate.metric,
-                }
-            )
-            events.append((event, message))
-    return events
-
-
-def _message_fields(
-    config: str, test_set: str, metric: Any, result: ComparisonResult, content: TestSetContent
-) -> dict[str, Any]:
-    texts = dict(zip(content.queries["query_id"], content.queries["text"], strict=True))
-    movers = result.movers.get(metric.metric)
-    worst = (
-        []
-        if movers is None
-        else [
-            {
-                "query_id": m.query_id,
-                "text": texts.get(m.query_id, ""),
-                "baseline": m.baseline,
-                "candidate": m.candidate,
-            }
-            for m in movers.worse[:5]
-        ]
-    )
-    return {
-        "config": config,
-        "test_set": test_set,
-        "metric": metric.metric,
-        "baseline": metric.baseline,
-        "candidate": metric.candidate,
-        "delta": metric.delta,
-        "relative_delta": metric.relative_delta,
-        "p_value": metric.p_corrected,
-        "test": metric.test,
-        "baseline_run": result.baseline_run_id,
-        "candidate_run": result.candidate_run_id,
-        "worst_queries": worst,
-        "comparison_id": result.id,
-    }
-
-
 def _write_reports(store: Store, project: Project, emit: LogFunction) -> Path | None:
     try:
         from evalplat.reports import render_site
@@ -466,60 +298,3 @@ def _write_reports(store: Store, project: Project, emit: LogFunction) -> Path | 
     index = render_site(store, project.reports_dir)
     emit({"step": "report", "path": str(index)})
     return Path(index)
-
-
-def _comparison_id(fields: dict[str, Any]) -> int | None:
-    value = fields.get("comparison_id")
-    return value if isinstance(value, int) else None
-
-
-def _report_link(index: Path | None, comparison_id: int | None) -> str | None:
-    """The comparison's page when the site has one, else the site's index."""
-    if index is None:
-        return None
-    page = index.parent / "compare" / f"compare-{comparison_id}.html"
-    return str(page if comparison_id is not None and page.exists() else index)
-
-
-def _deliver(
-    store: Store,
-    channels: list[Channel],
-    pending: list[tuple[Any, dict[str, Any]]],
-    outcome: NightlyOutcome,
-    emit: LogFunction,
-) -> None:
-    from evalplat.alerts.delivery import deliver_all
-    from evalplat.alerts.message import AlertMessage
-
-    for event, fields in pending:
-        data = {
-            **fields,
-            "event": event.event,
-            "alert_id": event.alert.id,
-            "report": _report_link(outcome.report, _comparison_id(fields)),
-        }
-        data.pop("comparison_id", None)
-        message = AlertMessage.from_dict(data)
-        results = deliver_all(channels, message)
-        for delivery in results:
-            store.record_delivery(event.alert.id, delivery)
-            emit(
-                {
-                    "step": "deliver",
-                    "alert": event.alert.id,
-                    "event": event.event,
-                    "channel": delivery.channel,
-                    "status": delivery.status,
-                    "attempts": delivery.attempts,
-                    "error": delivery.error,
-                }
-            )
-        outcome.alerts.append(
-            {
-                "id": event.alert.id,
-                "event": event.event,
-                "metric": fields["metric"],
-                "config": fields["config"],
-                "delivered": sum(r.ok for r in results),
-            }
-        )

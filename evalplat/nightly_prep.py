@@ -1,0 +1,120 @@
+"""Before a night writes anything: the database URL, test set files, searcher params, alert
+channels, opening (or creating) the database, and the dry run that only says what would happen.
+
+Every input error is found here, so a bad project file leaves the database unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from evalplat.errors import EvalplatError, SchemaOutdatedError
+from evalplat.project import ConfigSpec, Project
+
+if TYPE_CHECKING:
+    from evalplat.alerts.base import Channel
+    from evalplat.nightly import LogFunction
+    from evalplat.store import Store
+    from evalplat.testsets import TestSetContent
+
+
+def database_url(project: Project, db_url: str | None) -> str:
+    from evalplat.db.engine import resolve_url
+
+    return resolve_url(db_url, project.path)
+
+
+def load_test_sets(project: Project, emit: LogFunction) -> dict[str, TestSetContent]:
+    """Read and validate every test set file before anything is written."""
+    from evalplat.testsets import load_testset
+
+    contents = {}
+    for spec in project.testsets:
+        contents[spec.name] = load_testset(
+            spec.qrels, queries=spec.queries, docs=spec.docs, format=spec.format
+        )
+        emit({"step": "read", "testset": spec.name, "queries": len(contents[spec.name].queries)})
+    return contents
+
+
+def check_inputs(project: Project) -> list[Channel]:
+    """Searcher params and alert channels are validated up front, like the files."""
+    from evalplat.alerts.registry import channels_from_tables
+    from evalplat.searchers import get_kind
+
+    for spec in project.configs:
+        get_kind(spec.searcher).validate(spec.params)
+    return channels_from_tables(project.alerts)
+
+
+def open_store(url: str, emit: LogFunction) -> Store:
+    """Open the database; a missing or empty one is created, an outdated one is refused."""
+    from evalplat.store import Store
+
+    try:
+        return Store.open(url)
+    except SchemaOutdatedError as error:
+        if "run `evalplat init`" not in str(error):
+            raise
+    store = Store.init(url)
+    emit({"step": "database", "created": True, "database": store.description})
+    return store
+
+
+def dry_run_night(
+    project: Project, url: str, contents: dict[str, TestSetContent], emit: LogFunction
+) -> None:
+    """Say what a real night would do, writing nothing."""
+    from evalplat.configs import content_hash
+    from evalplat.store import Store
+
+    store = None
+    try:
+        store = Store.open(url)
+    except SchemaOutdatedError as error:
+        emit({"step": "database", "would_create": True, "detail": str(error)})
+    try:
+        for name, content in contents.items():
+            known = _known_hashes(None if store is None else store.test_set_versions, name)
+            emit(
+                {
+                    "step": "testset",
+                    "testset": name,
+                    "dry_run": True,
+                    "new_version": content.content_hash() not in known,
+                }
+            )
+        for spec in project.configs:
+            known = _known_hashes(None if store is None else store.config_versions, spec.name)
+            digest = content_hash(spec.searcher, _stored_params(spec), spec.label)
+            emit(
+                {
+                    "step": "config",
+                    "config": spec.name,
+                    "dry_run": True,
+                    "new_version": digest not in known,
+                }
+            )
+            for test_set in spec.testsets:
+                emit({"step": "run", "config": spec.name, "testset": test_set, "dry_run": True})
+    finally:
+        if store is not None:
+            store.close()
+
+
+def _known_hashes(versions: Callable[[str], Sequence[Any]] | None, name: str) -> set[str]:
+    """Content hashes of the stored versions of ``name`` (none without a database or name)."""
+    if versions is None:
+        return set()
+    try:
+        return {v.content_hash for v in versions(name)}
+    except EvalplatError:
+        return set()
+
+
+def _stored_params(spec: ConfigSpec) -> dict[str, Any]:
+    from evalplat.searchers import get_kind
+
+    validated = get_kind(spec.searcher).validate(spec.params)
+    return {key: validated[key] for key in spec.params}
