@@ -1,0 +1,167 @@
+"""What every test set file reader shares: format detection, the file's text, ids, JSON lines
+and CSV/TSV rows, and the ``ParsedFile`` each reader returns.
+
+The rules (UTF-8 with an optional BOM, blank lines skipped, ids without whitespace, one
+:class:`~evalplat.errors.InputError` naming file and line) are described in
+:mod:`evalplat.formats.testset_files`.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from evalplat.errors import InputError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+Kind = Literal["queries", "judgments", "documents"]
+FORMATS = ("trec", "csv", "tsv", "jsonl")
+ACCEPTED: dict[Kind, tuple[str, ...]] = {
+    "queries": ("tsv", "csv", "jsonl"),
+    "judgments": ("trec", "csv", "tsv", "jsonl"),
+    "documents": ("jsonl",),
+}
+_EXTENSIONS: dict[str, str] = {".csv": "csv", ".tsv": "tsv", ".jsonl": "jsonl", ".ndjson": "jsonl"}
+_KIND_EXTENSIONS: dict[Kind, dict[str, str]] = {
+    "queries": {".txt": "tsv"},
+    "judgments": {".txt": "trec", ".qrels": "trec", "": "trec"},
+    "documents": {},
+}
+
+
+_WHITESPACE = re.compile(r"\s")
+
+
+@dataclass(frozen=True)
+class ParsedFile:
+    """A file read into ``frame``; ``line_of(row)`` gives the line of a row, for later errors.
+
+    Line numbers are found lazily (only an error needs them), so the fast paths stay fast.
+    """
+
+    path: Path
+    frame: pd.DataFrame
+    _locate: Callable[[], list[int]] = field(repr=False)
+    _cache: list[list[int]] = field(default_factory=list, repr=False)
+
+    def line_of(self, row: int) -> int:
+        if not self._cache:
+            self._cache.append(self._locate())
+        return self._cache[0][row]
+
+
+def detect_format(path: str | Path, kind: Kind, override: str | None = None) -> str:
+    """The format name of ``path`` as a ``kind`` file: ``override`` if given, else its extension."""
+    path = Path(path)
+    if override is not None:
+        name = override.strip().lower()
+        if name not in FORMATS:
+            raise InputError(f"unknown format {override!r} (known: {', '.join(FORMATS)})")
+    else:
+        suffix = path.suffix.lower()
+        found = _KIND_EXTENSIONS[kind].get(suffix) or _EXTENSIONS.get(suffix)
+        if found is None:
+            raise InputError(
+                f"cannot tell the format of {kind} from the extension {suffix or '(none)'!r}; "
+                f"pass a format ({', '.join(ACCEPTED[kind])})",
+                path=path,
+            )
+        name = found
+    if name not in ACCEPTED[kind]:
+        raise InputError(
+            f"{kind} cannot be read as {name} (accepted: {', '.join(ACCEPTED[kind])})", path=path
+        )
+    return name
+
+
+def load_text(path: Path) -> str:
+    """The file's text: it exists, is UTF-8 (BOM skipped) and is not blank; else InputError."""
+    if not path.is_file():
+        raise InputError("no such file", path=path)
+    data = path.read_bytes()
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        bad = data[error.start]
+        raise InputError(f"not valid UTF-8 text (byte 0x{bad:02x})", path=path, line=line) from None
+    if not text.strip():
+        raise InputError("file is empty", path=path)
+    return text
+
+
+def non_blank_lines(text: str) -> Iterator[tuple[int, str]]:
+    """(line number, line) for the non-blank lines; ``\\r\\n`` endings are accepted."""
+    for number, line in enumerate(text.split("\n"), start=1):
+        if line.strip():
+            yield number, line.rstrip("\r")
+
+
+def check_id(value: object, what: str, path: Path, line: int) -> str:
+    """A query or doc id: a non-empty string (or JSON integer) without whitespace."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = str(value)
+    if not isinstance(value, str):
+        raise InputError(f"{what} must be a string, found {json_type(value)}", path=path, line=line)
+    if not value:
+        raise InputError(f"empty {what}", path=path, line=line)
+    if _WHITESPACE.search(value):
+        raise InputError(f"{what} {value!r} contains whitespace", path=path, line=line)
+    return value
+
+
+def json_type(value: object) -> str:
+    names = {bool: "a boolean", int: "an integer", float: "a number", str: "a string"}
+    names.update({list: "a list", dict: "an object", type(None): "null"})
+    return names.get(type(value), type(value).__name__)
+
+
+def json_objects(text: str, path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    decode = json.JSONDecoder().decode
+    for number, line in non_blank_lines(text):
+        try:
+            value = decode(line)
+        except json.JSONDecodeError as error:
+            problem = f"invalid JSON: {error.msg} (column {error.colno})"
+            raise InputError(problem, path=path, line=number) from None
+        if not isinstance(value, dict):
+            problem = f"expected a JSON object, found {json_type(value)}"
+            raise InputError(problem, path=path, line=number)
+        yield number, value
+
+
+def delimited_rows(text: str, fmt: str, path: Path) -> Iterator[tuple[int, list[str]]]:
+    """(line, stripped fields) of the non-blank CSV/TSV records; TSV has no quoting."""
+    if fmt == "csv":
+        reader = csv.reader(io.StringIO(text), strict=True)
+    else:
+        reader = csv.reader(io.StringIO(text), delimiter="\t", quoting=csv.QUOTE_NONE)
+    rows = iter(reader)
+    while True:
+        try:
+            row = next(rows)
+        except StopIteration:
+            return
+        except csv.Error as error:
+            problem = f"malformed {fmt.upper()}: {error}"
+            raise InputError(problem, path=path, line=reader.line_num) from None
+        fields = [value.strip() for value in row]
+        if any(fields):
+            yield reader.line_num, fields
+
+
+def new_frame(columns: dict[str, Any]) -> pd.DataFrame:
+    import pandas as pd
+
+    return pd.DataFrame(columns)
