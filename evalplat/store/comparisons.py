@@ -51,8 +51,8 @@ from evalplat.db.models import (
 )
 from evalplat.errors import InputError, NotFoundError, OperationalError
 from evalplat.store.base import utcnow
-from evalplat.store.runs import RunInfo, RunsMixin, _latest_evaluations
-from evalplat.store.runs import resolve_run as _resolve_run
+from evalplat.store.run_rows import RunInfo, latest_evaluations, resolve_run, run_infos
+from evalplat.store.runs import RunsMixin
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -122,9 +122,9 @@ class ComparisonsMixin(RunsMixin):
                 if which == "baseline":
                     _adopt_first_baselines(session, name)
         with self.session() as session:
-            ids = [_resolve_run(session, ref) for ref in (baseline_ref, candidate_ref)]
+            ids = [resolve_run(session, ref) for ref in (baseline_ref, candidate_ref)]
             runs = [session.get(Run, run_id) for run_id in ids]
-            evaluations = _latest_evaluations(session, ids)
+            evaluations = latest_evaluations(session, ids)
             for run in runs:
                 if run is not None:
                     _check_comparable(session, run, evaluations.get(run.id), options)
@@ -246,7 +246,7 @@ class ComparisonsMixin(RunsMixin):
     def set_baseline(self, config: str, run_ref: str | int) -> BaselineInfo:
         """Pin ``run_ref`` as the baseline of ``config`` on the run's test set."""
         with self.session() as session:
-            run = session.get(Run, _resolve_run(session, run_ref))
+            run = session.get(Run, resolve_run(session, run_ref))
             if run is None:  # resolve_run raised already; keeps the type checker informed
                 raise NotFoundError(f"no run {run_ref}")
             config_id, test_set_id = _run_keys(session, run)
@@ -339,9 +339,7 @@ class ComparisonsMixin(RunsMixin):
             return points
 
     def _run_infos(self, session: Session, runs: Sequence[Run]) -> list[RunInfo]:
-        from evalplat.store.runs import _infos
-
-        return _infos(session, runs)
+        return run_infos(session, runs)
 
     def unjudged(self, run_ref: str | int, k: int = 10) -> pd.DataFrame:
         """Documents in the top ``k`` of a run that have no judgment in the test set version
@@ -351,11 +349,11 @@ class ComparisonsMixin(RunsMixin):
         if k < 1:
             raise InputError(f"--k must be 1 or more, got {k}")
         with self.session() as session:
-            run_id = _resolve_run(session, run_ref)
+            run_id = resolve_run(session, run_ref)
             run = session.get(Run, run_id)
             if run is not None and run.results_pruned_at is not None:
                 raise InputError(f"run {run_id}: its results were pruned by the retention policy")
-            evaluation_id = _latest_evaluations(session, [run_id]).get(run_id)
+            evaluation_id = latest_evaluations(session, [run_id]).get(run_id)
             version_id = run.test_set_version_id if run is not None else None
             if evaluation_id is not None:
                 evaluation = session.get(Evaluation, evaluation_id)

@@ -17,16 +17,13 @@ what lets ``resume`` send only the queries that have no ``ok`` outcome yet.
 
 from __future__ import annotations
 
-import json
 import os
 import socket
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
-from datetime import UTC, datetime, timedelta
+from collections.abc import Sequence
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import delete, func, select, update
-from sqlalchemy.orm import Session
+from sqlalchemy import delete, select, update
 
 from evalplat import __version__
 from evalplat.configs import content_hash
@@ -35,95 +32,46 @@ from evalplat.db.models import (
     Baseline,
     Config,
     ConfigVersion,
-    Evaluation,
-    MetricMean,
     QueryScore,
     Result,
     Run,
     RunQuery,
-    TestSet,
-    TestSetVersion,
 )
 from evalplat.errors import InputError, NotFoundError
 from evalplat.store.base import StoreBase, utcnow
 from evalplat.store.configs import resolve_config_version
 from evalplat.store.refs import VersionRef, check_name, parse_version_ref
+from evalplat.store.run_rows import (
+    FINAL_STATUSES,
+    IMPORT_KIND,
+    STALE_AFTER_SECONDS,
+    EvaluationRecord,
+    QueryOutcome,
+    RunInfo,
+    count_outcomes,
+    insert_evaluation,
+    latest_evaluations,
+    observe_liveness,
+    resolve_run,
+    run_infos,
+    run_row,
+    touch,
+)
 from evalplat.store.testsets import resolve_test_set_version
 
 if TYPE_CHECKING:
     import pandas as pd
 
-FINAL_STATUSES = ("complete", "partial", "failed", "interrupted")
-# A live runner refreshes its heartbeat every few seconds; two minutes of silence means it died
-# (or its machine did) even when we cannot check its pid from here.
-STALE_AFTER_SECONDS = 120.0
-# Searcher kind recorded for config versions that only exist through ``import-run``.
-IMPORT_KIND = "import"
-
-
-@dataclass(frozen=True)
-class QueryOutcome:
-    """One query's result in a run: ``ok`` with its hits in rank order, or ``failed``."""
-
-    query_id: str
-    status: str  # ok | failed
-    hits: Sequence[tuple[str, float | None]] = ()
-    latency_ms: float | None = None
-    attempts: int = 1
-    error: str | None = None
-
-
-@dataclass(frozen=True)
-class EvaluationRecord:
-    """Scores of a run against one test set version, ready to store.
-
-    ``per_query`` rows are ``(metric, query_id, value)``; ``means`` maps metric → (value,
-    topics).
-    """
-
-    test_set_version_id: int
-    per_query: Iterable[tuple[str, str, float]]
-    means: Mapping[str, tuple[float, int]]
-    options: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class RunInfo:
-    """What ``runs list`` / ``runs show`` and ``--json`` tell about a run."""
-
-    id: int
-    status: str
-    config: str
-    config_version: int
-    config_version_id: int
-    searcher: str
-    test_set: str
-    test_set_version: int
-    test_set_version_id: int
-    trigger: str
-    depth: int
-    queries_total: int
-    queries_done: int
-    queries_failed: int
-    started_at: datetime
-    finished_at: datetime | None
-    heartbeat_at: datetime | None
-    host: str | None
-    pid: int | None
-    error: str | None
-    results_pruned_at: datetime | None
-    evalplat_version: str
-    options: dict[str, Any]
-    # means of the latest evaluation, and the test set version it was scored against
-    means: dict[str, float]
-    scored_against_version: int | None
-
-    def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        for key in ("started_at", "finished_at", "heartbeat_at", "results_pruned_at"):
-            value = getattr(self, key)
-            data[key] = None if value is None else value.isoformat()
-        return data
+__all__ = [
+    "FINAL_STATUSES",
+    "IMPORT_KIND",
+    "STALE_AFTER_SECONDS",
+    "EvaluationRecord",
+    "QueryOutcome",
+    "RunInfo",
+    "RunsMixin",
+    "resolve_run",
+]
 
 
 class RunsMixin(StoreBase):
@@ -202,7 +150,7 @@ class RunsMixin(StoreBase):
                     .where(Run.id == run_id)
                     .values(queries_failed=Run.queries_failed + failed)
                 )
-            _touch(session, run_id)
+            touch(session, run_id)
 
     def heartbeat(self, run_id: int) -> None:
         """Tell readers this process still works on the run.
@@ -211,7 +159,7 @@ class RunsMixin(StoreBase):
         during a long pause (a suspended laptop): it is evidently alive.
         """
         with self.session() as session:
-            _touch(session, run_id)
+            touch(session, run_id)
 
     def reopen_run(self, run_id: int) -> RunInfo:
         """Take over a partial, interrupted or failed run to finish it (``run --resume``).
@@ -219,8 +167,8 @@ class RunsMixin(StoreBase):
         Failed query outcomes are deleted so they are searched again; ``ok`` ones are kept.
         """
         with self.session() as session:
-            run = _run(session, run_id)
-            _observe_liveness(session, [run])
+            run = run_row(session, run_id)
+            observe_liveness(session, [run])
             if run.status == "complete":
                 raise InputError(f"run {run_id} is already complete; nothing to resume")
             if run.status == "running":
@@ -241,7 +189,7 @@ class RunsMixin(StoreBase):
             run.error = None
             run.queries_failed = 0
             session.flush()
-            return _infos(session, [run])[0]
+            return run_infos(session, [run])[0]
 
     def finish_run(
         self,
@@ -255,23 +203,23 @@ class RunsMixin(StoreBase):
         if status not in FINAL_STATUSES:
             raise ValueError(f"not a final run status: {status!r}")
         with self.session() as session:
-            run = _run(session, run_id)
+            run = run_row(session, run_id)
             if evaluation is not None:
-                _insert_evaluation(session, run_id, evaluation)
+                insert_evaluation(session, run_id, evaluation)
             run.status = status
             run.error = error
             run.finished_at = utcnow()
             run.heartbeat_at = run.finished_at
-            run.queries_failed = _count_outcomes(session, run_id, "failed")
+            run.queries_failed = count_outcomes(session, run_id, "failed")
             session.flush()
-            return _infos(session, [run])[0]
+            return run_infos(session, [run])[0]
 
     def add_evaluation(self, run_id: int, evaluation: EvaluationRecord) -> RunInfo:
         """Store another evaluation of a finished run (``rescore``); it becomes the shown one."""
         with self.session() as session:
-            run = _run(session, run_id)
-            _insert_evaluation(session, run_id, evaluation)
-            return _infos(session, [run])[0]
+            run = run_row(session, run_id)
+            insert_evaluation(session, run_id, evaluation)
+            return run_infos(session, [run])[0]
 
     def config_version_id(self, ref: str | VersionRef) -> int:
         """Database id of the config version ``NAME`` (latest) or ``NAME@VER``."""
@@ -336,15 +284,15 @@ class RunsMixin(StoreBase):
                     ConfigVersion.config_id == config_id
                 )
             runs = list(session.scalars(statement))
-            _observe_liveness(session, runs, stale_after)
-            return _infos(session, runs)
+            observe_liveness(session, runs, stale_after)
+            return run_infos(session, runs)
 
     def run_info(self, ref: str | int, *, stale_after: float = STALE_AFTER_SECONDS) -> RunInfo:
         """One run by reference: an id, ``CONFIG@latest`` or ``CONFIG@baseline``."""
         with self.session() as session:
-            run = _run(session, resolve_run(session, ref))
-            _observe_liveness(session, [run], stale_after)
-            return _infos(session, [run])[0]
+            run = run_row(session, resolve_run(session, ref))
+            observe_liveness(session, [run], stale_after)
+            return run_infos(session, [run])[0]
 
     def resolve_run(self, ref: str | int) -> int:
         with self.session() as session:
@@ -378,7 +326,7 @@ class RunsMixin(StoreBase):
         import pandas as pd
 
         with self.session() as session:
-            run = _run(session, run_id)
+            run = run_row(session, run_id)
             if run.results_pruned_at is not None:
                 raise InputError(
                     f"run {run_id}: results were pruned on {run.results_pruned_at:%Y-%m-%d} "
@@ -401,7 +349,7 @@ class RunsMixin(StoreBase):
         import pandas as pd
 
         with self.session() as session:
-            evaluation_id = _latest_evaluations(session, [run_id]).get(run_id)
+            evaluation_id = latest_evaluations(session, [run_id]).get(run_id)
             rows = session.execute(
                 select(QueryScore.query_id, QueryScore.metric, QueryScore.value)
                 .where(QueryScore.evaluation_id == evaluation_id)
@@ -440,226 +388,3 @@ class RunsMixin(StoreBase):
                     update(Run).where(Run.id.in_(run_ids)).values(results_pruned_at=now)
                 )
             return run_ids
-
-
-# ── helpers (session level) ──────────────────────────────────────────────────────────────────
-
-
-def resolve_run(session: Session, ref: str | int) -> int:
-    """``12`` → run 12; ``CONFIG@latest`` → its latest complete run; ``CONFIG@baseline`` →
-    its baseline run (the only one, or the most recently set when several test sets have one)."""
-    text = str(ref).strip()
-    if text.isdigit():
-        if session.get(Run, int(text)) is None:
-            raise NotFoundError(f"no run with id {text}")
-        return int(text)
-    name, sep, which = text.rpartition("@")
-    if not sep or which not in ("latest", "baseline") or not name:
-        raise InputError(f"invalid run reference {text!r}: expected an id, CONFIG@latest or "
-                         "CONFIG@baseline")  # fmt: skip
-    config_id = session.scalar(select(Config.id).where(Config.name == name))
-    if config_id is None:
-        raise NotFoundError(f"no config named '{name}'")
-    if which == "latest":
-        latest = session.scalar(
-            select(Run.id)
-            .join(ConfigVersion)
-            .where(ConfigVersion.config_id == config_id, Run.status == "complete")
-            .order_by(Run.id.desc())
-            .limit(1)
-        )
-        if latest is None:
-            raise NotFoundError(f"config '{name}' has no complete run yet")
-        return latest
-    baseline = session.scalar(
-        select(Baseline.run_id)
-        .where(Baseline.config_id == config_id)
-        .order_by(Baseline.set_at.desc(), Baseline.id.desc())
-        .limit(1)
-    )
-    if baseline is None:
-        raise NotFoundError(
-            f"config '{name}' has no baseline; set one with `evalplat baseline set {name} RUN`"
-        )
-    return baseline
-
-
-def _run(session: Session, run_id: int) -> Run:
-    run = session.get(Run, run_id)
-    if run is None:
-        raise NotFoundError(f"no run with id {run_id}")
-    return run
-
-
-def _touch(session: Session, run_id: int) -> None:
-    session.execute(
-        update(Run)
-        .where(
-            Run.id == run_id,
-            Run.status.in_(("running", "interrupted")),
-            Run.host == socket.gethostname(),
-            Run.pid == os.getpid(),
-        )
-        .values(heartbeat_at=utcnow(), status="running", finished_at=None)
-    )
-
-
-def _observe_liveness(
-    session: Session, runs: Sequence[Run], stale_after: float = STALE_AFTER_SECONDS
-) -> None:
-    """Persist as ``interrupted`` every ``running`` run whose process is evidently gone."""
-    now = utcnow()
-    here = socket.gethostname()
-    for run in runs:
-        if run.status != "running":
-            continue
-        beat = _aware(run.heartbeat_at or run.started_at)
-        dead_here = run.host == here and run.pid is not None and not _pid_alive(run.pid)
-        if dead_here or (now - beat).total_seconds() > stale_after:
-            run.status = "interrupted"
-            run.finished_at = beat
-            run.queries_failed = _count_outcomes(session, run.id, "failed")
-            run.error = (
-                f"process {run.pid} on {run.host} stopped"
-                if dead_here
-                else f"no heartbeat since {beat:%Y-%m-%d %H:%M:%S} UTC"
-            )
-    session.flush()
-
-
-def _pid_alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # another user's process with that pid exists
-    except OSError:
-        return True  # cannot tell (e.g. Windows semantics): rely on the heartbeat
-    return True
-
-
-def _aware(moment: datetime) -> datetime:
-    # SQLite hands back naive datetimes; everything evalplat writes is UTC.
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
-
-
-def _count_outcomes(session: Session, run_id: int, status: str) -> int:
-    count = session.scalar(
-        select(func.count())
-        .select_from(RunQuery)
-        .where(RunQuery.run_id == run_id, RunQuery.status == status)
-    )
-    return int(count or 0)
-
-
-def _insert_evaluation(session: Session, run_id: int, record: EvaluationRecord) -> None:
-    evaluation = Evaluation(
-        run_id=run_id,
-        test_set_version_id=record.test_set_version_id,
-        options=json.loads(json.dumps(record.options, default=str)),
-        created_at=utcnow(),
-    )
-    session.add(evaluation)
-    session.flush()
-    eid = evaluation.id
-    bulk_insert(
-        session,
-        QueryScore,
-        ["evaluation_id", "metric", "query_id", "value"],
-        ((eid, metric, query_id, float(value)) for metric, query_id, value in record.per_query),
-    )
-    bulk_insert(
-        session,
-        MetricMean,
-        ["evaluation_id", "metric", "value", "topics"],
-        [(eid, m, float(v), int(t)) for m, (v, t) in record.means.items()],
-    )
-
-
-def _latest_evaluations(session: Session, run_ids: Sequence[int]) -> dict[int, int]:
-    rows = session.execute(
-        select(Evaluation.run_id, func.max(Evaluation.id))
-        .where(Evaluation.run_id.in_(run_ids))
-        .group_by(Evaluation.run_id)
-    ).all()
-    return {run_id: evaluation_id for run_id, evaluation_id in rows}
-
-
-def _infos(session: Session, runs: Sequence[Run]) -> list[RunInfo]:
-    if not runs:
-        return []
-    ids = [run.id for run in runs]
-    latest = _latest_evaluations(session, ids)
-    means: dict[int, dict[str, float]] = {}
-    scored_version: dict[int, int] = {}
-    if latest:
-        by_evaluation = {e: r for r, e in latest.items()}
-        for evaluation_id, metric, value in session.execute(
-            select(MetricMean.evaluation_id, MetricMean.metric, MetricMean.value)
-            .where(MetricMean.evaluation_id.in_(list(by_evaluation)))
-            .order_by(MetricMean.evaluation_id)
-        ):
-            means.setdefault(by_evaluation[evaluation_id], {})[metric] = value
-        for evaluation_id, version in session.execute(
-            select(Evaluation.id, TestSetVersion.version)
-            .join(TestSetVersion, Evaluation.test_set_version_id == TestSetVersion.id)
-            .where(Evaluation.id.in_(list(by_evaluation)))
-        ):
-            scored_version[by_evaluation[evaluation_id]] = version
-    done = dict(
-        session.execute(
-            select(RunQuery.run_id, func.count())
-            .where(RunQuery.run_id.in_(ids))
-            .group_by(RunQuery.run_id)
-        ).all()
-    )
-    names = {
-        row[0]: row[1:]
-        for row in session.execute(
-            select(Run.id, Config.name, ConfigVersion.version, ConfigVersion.searcher)
-            .add_columns(TestSet.name, TestSetVersion.version)
-            .join(ConfigVersion, Run.config_version_id == ConfigVersion.id)
-            .join(Config, ConfigVersion.config_id == Config.id)
-            .join(TestSetVersion, Run.test_set_version_id == TestSetVersion.id)
-            .join(TestSet, TestSetVersion.test_set_id == TestSet.id)
-            .where(Run.id.in_(ids))
-        )
-    }
-    infos = []
-    for run in runs:
-        config, config_version, searcher, test_set, test_set_version = names[run.id]
-        infos.append(
-            RunInfo(
-                id=run.id,
-                status=run.status,
-                config=config,
-                config_version=config_version,
-                config_version_id=run.config_version_id,
-                searcher=searcher,
-                test_set=test_set,
-                test_set_version=test_set_version,
-                test_set_version_id=run.test_set_version_id,
-                trigger=run.trigger,
-                depth=run.depth,
-                queries_total=run.queries_total,
-                queries_done=int(done.get(run.id, 0)),
-                queries_failed=run.queries_failed,
-                started_at=_aware(run.started_at),
-                finished_at=None if run.finished_at is None else _aware(run.finished_at),
-                heartbeat_at=None if run.heartbeat_at is None else _aware(run.heartbeat_at),
-                host=run.host,
-                pid=run.pid,
-                error=run.error,
-                results_pruned_at=(
-                    None if run.results_pruned_at is None else _aware(run.results_pruned_at)
-                ),
-                evalplat_version=run.evalplat_version,
-                options=run.options or {},
-                means=means.get(run.id, {}),
-                scored_against_version=scored_version.get(run.id),
-            )
-        )
-    return infos

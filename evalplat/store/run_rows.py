@@ -1,0 +1,329 @@
+"""Runs at the session level: the records a run is made of, and the helpers that every store
+module shares to find runs, notice dead ones and describe them.
+
+``resolve_run`` turns ``12``, ``CONFIG@latest`` or ``CONFIG@baseline`` into a run id.
+``observe_liveness`` persists as ``interrupted`` a ``running`` run whose heartbeat is older than
+``stale_after`` seconds, or whose pid is gone on this host. ``run_infos`` builds the
+``RunInfo`` that ``runs list`` / ``runs show`` print, with the means of the latest evaluation.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import func, select, update
+from sqlalchemy.orm import Session
+
+from evalplat.db.bulk import bulk_insert
+from evalplat.db.models import (
+    Baseline,
+    Config,
+    ConfigVersion,
+    Evaluation,
+    MetricMean,
+    QueryScore,
+    Run,
+    RunQuery,
+    TestSet,
+    TestSetVersion,
+)
+from evalplat.errors import InputError, NotFoundError
+from evalplat.store.base import utcnow
+
+FINAL_STATUSES = ("complete", "partial", "failed", "interrupted")
+# A live runner refreshes its heartbeat every few seconds; two minutes of silence means it died
+# (or its machine did) even when we cannot check its pid from here.
+STALE_AFTER_SECONDS = 120.0
+# Searcher kind recorded for config versions that only exist through ``import-run``.
+IMPORT_KIND = "import"
+
+
+@dataclass(frozen=True)
+class QueryOutcome:
+    """One query's result in a run: ``ok`` with its hits in rank order, or ``failed``."""
+
+    query_id: str
+    status: str  # ok | failed
+    hits: Sequence[tuple[str, float | None]] = ()
+    latency_ms: float | None = None
+    attempts: int = 1
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class EvaluationRecord:
+    """Scores of a run against one test set version, ready to store.
+
+    ``per_query`` rows are ``(metric, query_id, value)``; ``means`` maps metric → (value,
+    topics).
+    """
+
+    test_set_version_id: int
+    per_query: Iterable[tuple[str, str, float]]
+    means: Mapping[str, tuple[float, int]]
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """What ``runs list`` / ``runs show`` and ``--json`` tell about a run."""
+
+    id: int
+    status: str
+    config: str
+    config_version: int
+    config_version_id: int
+    searcher: str
+    test_set: str
+    test_set_version: int
+    test_set_version_id: int
+    trigger: str
+    depth: int
+    queries_total: int
+    queries_done: int
+    queries_failed: int
+    started_at: datetime
+    finished_at: datetime | None
+    heartbeat_at: datetime | None
+    host: str | None
+    pid: int | None
+    error: str | None
+    results_pruned_at: datetime | None
+    evalplat_version: str
+    options: dict[str, Any]
+    # means of the latest evaluation, and the test set version it was scored against
+    means: dict[str, float]
+    scored_against_version: int | None
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        for key in ("started_at", "finished_at", "heartbeat_at", "results_pruned_at"):
+            value = getattr(self, key)
+            data[key] = None if value is None else value.isoformat()
+        return data
+
+
+def resolve_run(session: Session, ref: str | int) -> int:
+    """``12`` → run 12; ``CONFIG@latest`` → its latest complete run; ``CONFIG@baseline`` →
+    its baseline run (the only one, or the most recently set when several test sets have one)."""
+    text = str(ref).strip()
+    if text.isdigit():
+        if session.get(Run, int(text)) is None:
+            raise NotFoundError(f"no run with id {text}")
+        return int(text)
+    name, sep, which = text.rpartition("@")
+    if not sep or which not in ("latest", "baseline") or not name:
+        raise InputError(f"invalid run reference {text!r}: expected an id, CONFIG@latest or "
+                         "CONFIG@baseline")  # fmt: skip
+    config_id = session.scalar(select(Config.id).where(Config.name == name))
+    if config_id is None:
+        raise NotFoundError(f"no config named '{name}'")
+    if which == "latest":
+        latest = session.scalar(
+            select(Run.id)
+            .join(ConfigVersion)
+            .where(ConfigVersion.config_id == config_id, Run.status == "complete")
+            .order_by(Run.id.desc())
+            .limit(1)
+        )
+        if latest is None:
+            raise NotFoundError(f"config '{name}' has no complete run yet")
+        return latest
+    baseline = session.scalar(
+        select(Baseline.run_id)
+        .where(Baseline.config_id == config_id)
+        .order_by(Baseline.set_at.desc(), Baseline.id.desc())
+        .limit(1)
+    )
+    if baseline is None:
+        raise NotFoundError(
+            f"config '{name}' has no baseline; set one with `evalplat baseline set {name} RUN`"
+        )
+    return baseline
+
+
+def run_row(session: Session, run_id: int) -> Run:
+    run = session.get(Run, run_id)
+    if run is None:
+        raise NotFoundError(f"no run with id {run_id}")
+    return run
+
+
+def touch(session: Session, run_id: int) -> None:
+    session.execute(
+        update(Run)
+        .where(
+            Run.id == run_id,
+            Run.status.in_(("running", "interrupted")),
+            Run.host == socket.gethostname(),
+            Run.pid == os.getpid(),
+        )
+        .values(heartbeat_at=utcnow(), status="running", finished_at=None)
+    )
+
+
+def observe_liveness(
+    session: Session, runs: Sequence[Run], stale_after: float = STALE_AFTER_SECONDS
+) -> None:
+    """Persist as ``interrupted`` every ``running`` run whose process is evidently gone."""
+    now = utcnow()
+    here = socket.gethostname()
+    for run in runs:
+        if run.status != "running":
+            continue
+        beat = _aware(run.heartbeat_at or run.started_at)
+        dead_here = run.host == here and run.pid is not None and not _pid_alive(run.pid)
+        if dead_here or (now - beat).total_seconds() > stale_after:
+            run.status = "interrupted"
+            run.finished_at = beat
+            run.queries_failed = count_outcomes(session, run.id, "failed")
+            run.error = (
+                f"process {run.pid} on {run.host} stopped"
+                if dead_here
+                else f"no heartbeat since {beat:%Y-%m-%d %H:%M:%S} UTC"
+            )
+    session.flush()
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's process with that pid exists
+    except OSError:
+        return True  # cannot tell (e.g. Windows semantics): rely on the heartbeat
+    return True
+
+
+def _aware(moment: datetime) -> datetime:
+    # SQLite hands back naive datetimes; everything evalplat writes is UTC.
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+def count_outcomes(session: Session, run_id: int, status: str) -> int:
+    count = session.scalar(
+        select(func.count())
+        .select_from(RunQuery)
+        .where(RunQuery.run_id == run_id, RunQuery.status == status)
+    )
+    return int(count or 0)
+
+
+def insert_evaluation(session: Session, run_id: int, record: EvaluationRecord) -> None:
+    evaluation = Evaluation(
+        run_id=run_id,
+        test_set_version_id=record.test_set_version_id,
+        options=json.loads(json.dumps(record.options, default=str)),
+        created_at=utcnow(),
+    )
+    session.add(evaluation)
+    session.flush()
+    eid = evaluation.id
+    bulk_insert(
+        session,
+        QueryScore,
+        ["evaluation_id", "metric", "query_id", "value"],
+        ((eid, metric, query_id, float(value)) for metric, query_id, value in record.per_query),
+    )
+    bulk_insert(
+        session,
+        MetricMean,
+        ["evaluation_id", "metric", "value", "topics"],
+        [(eid, m, float(v), int(t)) for m, (v, t) in record.means.items()],
+    )
+
+
+def latest_evaluations(session: Session, run_ids: Sequence[int]) -> dict[int, int]:
+    rows = session.execute(
+        select(Evaluation.run_id, func.max(Evaluation.id))
+        .where(Evaluation.run_id.in_(run_ids))
+        .group_by(Evaluation.run_id)
+    ).all()
+    return {run_id: evaluation_id for run_id, evaluation_id in rows}
+
+
+def run_infos(session: Session, runs: Sequence[Run]) -> list[RunInfo]:
+    if not runs:
+        return []
+    ids = [run.id for run in runs]
+    latest = latest_evaluations(session, ids)
+    means: dict[int, dict[str, float]] = {}
+    scored_version: dict[int, int] = {}
+    if latest:
+        by_evaluation = {e: r for r, e in latest.items()}
+        for evaluation_id, metric, value in session.execute(
+            select(MetricMean.evaluation_id, MetricMean.metric, MetricMean.value)
+            .where(MetricMean.evaluation_id.in_(list(by_evaluation)))
+            .order_by(MetricMean.evaluation_id)
+        ):
+            means.setdefault(by_evaluation[evaluation_id], {})[metric] = value
+        for evaluation_id, version in session.execute(
+            select(Evaluation.id, TestSetVersion.version)
+            .join(TestSetVersion, Evaluation.test_set_version_id == TestSetVersion.id)
+            .where(Evaluation.id.in_(list(by_evaluation)))
+        ):
+            scored_version[by_evaluation[evaluation_id]] = version
+    done = dict(
+        session.execute(
+            select(RunQuery.run_id, func.count())
+            .where(RunQuery.run_id.in_(ids))
+            .group_by(RunQuery.run_id)
+        ).all()
+    )
+    names = {
+        row[0]: row[1:]
+        for row in session.execute(
+            select(Run.id, Config.name, ConfigVersion.version, ConfigVersion.searcher)
+            .add_columns(TestSet.name, TestSetVersion.version)
+            .join(ConfigVersion, Run.config_version_id == ConfigVersion.id)
+            .join(Config, ConfigVersion.config_id == Config.id)
+            .join(TestSetVersion, Run.test_set_version_id == TestSetVersion.id)
+            .join(TestSet, TestSetVersion.test_set_id == TestSet.id)
+            .where(Run.id.in_(ids))
+        )
+    }
+    infos = []
+    for run in runs:
+        config, config_version, searcher, test_set, test_set_version = names[run.id]
+        infos.append(
+            RunInfo(
+                id=run.id,
+                status=run.status,
+                config=config,
+                config_version=config_version,
+                config_version_id=run.config_version_id,
+                searcher=searcher,
+                test_set=test_set,
+                test_set_version=test_set_version,
+                test_set_version_id=run.test_set_version_id,
+                trigger=run.trigger,
+                depth=run.depth,
+                queries_total=run.queries_total,
+                queries_done=int(done.get(run.id, 0)),
+                queries_failed=run.queries_failed,
+                started_at=_aware(run.started_at),
+                finished_at=None if run.finished_at is None else _aware(run.finished_at),
+                heartbeat_at=None if run.heartbeat_at is None else _aware(run.heartbeat_at),
+                host=run.host,
+                pid=run.pid,
+                error=run.error,
+                results_pruned_at=(
+                    None if run.results_pruned_at is None else _aware(run.results_pruned_at)
+                ),
+                evalplat_version=run.evalplat_version,
+                options=run.options or {},
+                means=means.get(run.id, {}),
+                scored_against_version=scored_version.get(run.id),
+            )
+        )
+    return infos
