@@ -7,8 +7,10 @@ it. Each CLI command calls one method here.
 from __future__ import annotations
 
 from evalplat.store.alerts import AlertsMixin
+from evalplat.store.baselines import BaselinesMixin
 from evalplat.store.comparisons import ComparisonsMixin
 from evalplat.store.configs import AddConfigOutcome, ConfigsMixin, ConfigVersionInfo
+from evalplat.store.history import HistoryMixin
 from evalplat.store.locks import LockBusyError, LocksMixin
 from evalplat.store.runs import EvaluationRecord, QueryOutcome, RunInfo, RunsMixin
 from evalplat.store.testsets import ImportOutcome, TestSetsMixin, TestSetVersionInfo
@@ -26,5 +28,14 @@ __all__ = [
 ]
 
 
-class Store(TestSetsMixin, ConfigsMixin, ComparisonsMixin, RunsMixin, LocksMixin, AlertsMixin):
+class Store(
+    TestSetsMixin,
+    ConfigsMixin,
+    ComparisonsMixin,
+    BaselinesMixin,
+    HistoryMixin,
+    RunsMixin,
+    LocksMixin,
+    AlertsMixin,
+):
     """Everything the CLI can do, as methods (see the mixins for each noun)."""

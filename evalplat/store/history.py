@@ -1,0 +1,169 @@
+"""History and unjudged documents in the store: how a config's runs went over time, and which
+top-ranked documents of a run nobody has judged yet.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from evalplat.db.models import (
+    Baseline,
+    Comparison,
+    Config,
+    ConfigVersion,
+    Evaluation,
+    Judgment,
+    Query,
+    Result,
+    Run,
+    TestSet,
+    TestSetVersion,
+)
+from evalplat.errors import InputError, NotFoundError
+from evalplat.store.base import StoreBase
+from evalplat.store.baselines import adopt_first_baselines
+from evalplat.store.run_rows import latest_evaluations, resolve_run, run_infos
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+@dataclass(frozen=True)
+class HistoryPoint:
+    """One run of a config: its means and, when stored, the verdict of its latest comparison
+    with the config's baseline."""
+
+    run_id: int
+    status: str
+    config_version: int
+    label: str | None
+    test_set: str
+    test_set_version: int
+    started_at: datetime
+    means: dict[str, float]
+    is_baseline: bool
+    verdict: str | None
+    comparison_id: int | None
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["started_at"] = self.started_at.isoformat()
+        return data
+
+
+class HistoryMixin(StoreBase):
+    """A config's runs over time, and the unjudged documents of a run."""
+
+    def history(self, config: str, test_set: str | None = None) -> list[HistoryPoint]:
+        """Every finished run of ``config`` (on ``test_set`` when given), oldest first, with its
+        means and the verdict of its latest stored comparison against the baseline."""
+        with self.session() as session:
+            config_id = session.scalar(select(Config.id).where(Config.name == config))
+            if config_id is None:
+                raise NotFoundError(f"no config named '{config}'")
+            query = (
+                select(Run, ConfigVersion.version, ConfigVersion.label, TestSet.name)
+                .add_columns(TestSetVersion.version, TestSet.id)
+                .join(ConfigVersion, Run.config_version_id == ConfigVersion.id)
+                .join(TestSetVersion, Run.test_set_version_id == TestSetVersion.id)
+                .join(TestSet, TestSetVersion.test_set_id == TestSet.id)
+                .where(ConfigVersion.config_id == config_id, Run.status != "running")
+                .order_by(Run.started_at, Run.id)
+            )
+            if test_set is not None:
+                query = query.where(TestSet.name == test_set)
+            rows = session.execute(query).all()
+            adopt_first_baselines(session, config)
+            baselines = {
+                b.test_set_id: b.run_id
+                for b in session.scalars(select(Baseline).where(Baseline.config_id == config_id))
+            }
+            infos = {info.id: info for info in run_infos(session, [r[0] for r in rows])}
+            points = []
+            for run, version, label, ts_name, ts_version, ts_id in rows:
+                verdict, comparison_id = _verdict_against(session, baselines.get(ts_id), run.id)
+                points.append(
+                    HistoryPoint(
+                        run_id=run.id,
+                        status=run.status,
+                        config_version=version,
+                        label=label,
+                        test_set=ts_name,
+                        test_set_version=ts_version,
+                        started_at=infos[run.id].started_at,
+                        means=infos[run.id].means,
+                        is_baseline=baselines.get(ts_id) == run.id,
+                        verdict=verdict,
+                        comparison_id=comparison_id,
+                    )
+                )
+            return points
+
+    def unjudged(self, run_ref: str | int, k: int = 10) -> pd.DataFrame:
+        """Documents in the top ``k`` of a run that have no judgment in the test set version
+        it was scored against: ``query_id, query, doc_id, rank``, by query then rank."""
+        import pandas as pd
+
+        if k < 1:
+            raise InputError(f"--k must be 1 or more, got {k}")
+        with self.session() as session:
+            run_id = resolve_run(session, run_ref)
+            run = session.get(Run, run_id)
+            if run is not None and run.results_pruned_at is not None:
+                raise InputError(f"run {run_id}: its results were pruned by the retention policy")
+            evaluation_id = latest_evaluations(session, [run_id]).get(run_id)
+            version_id = run.test_set_version_id if run is not None else None
+            if evaluation_id is not None:
+                evaluation = session.get(Evaluation, evaluation_id)
+                version_id = evaluation.test_set_version_id if evaluation else version_id
+            judged = select(Judgment.doc_id).where(
+                Judgment.test_set_version_id == version_id,
+                Judgment.query_id == Result.query_id,
+                Judgment.doc_id == Result.doc_id,
+            )
+            rows = session.execute(
+                select(Result.query_id, Query.text, Result.doc_id, Result.rank)
+                .outerjoin(
+                    Query,
+                    (Query.test_set_version_id == version_id) & (Query.query_id == Result.query_id),
+                )
+                .where(Result.run_id == run_id, Result.rank <= k, ~judged.exists())
+                .order_by(Result.query_id, Result.rank)
+            ).all()
+        frame = pd.DataFrame(
+            [tuple(r) for r in rows], columns=["query_id", "query", "doc_id", "rank"]
+        )
+        frame["query"] = frame["query"].fillna("")
+        return frame
+
+
+def _verdict_against(
+    session: Session, baseline_run: int | None, run_id: int
+) -> tuple[str | None, int | None]:
+    """Verdict and id of the latest stored comparison of ``run_id`` with ``baseline_run``.
+
+    Without one, the latest comparison that has ``run_id`` as its candidate at all: a config
+    judged against another config's baseline (nightly's ``compare_to``, or a manual
+    ``compare``) still shows that verdict and links its page.
+    """
+    cand_eval = select(Evaluation.id).where(Evaluation.run_id == run_id)
+    latest = (
+        select(Comparison.verdict, Comparison.id)
+        .where(Comparison.candidate_evaluation_id.in_(cand_eval))
+        .order_by(Comparison.id.desc())
+        .limit(1)
+    )
+    if baseline_run is not None:
+        base_eval = select(Evaluation.id).where(Evaluation.run_id == baseline_run)
+        row = session.execute(
+            latest.where(Comparison.baseline_evaluation_id.in_(base_eval))
+        ).first()
+        if row is not None:
+            return row[0], row[1]
+    row = session.execute(latest).first()
+    return (None, None) if row is None else (row[0], row[1])
