@@ -7,7 +7,7 @@ import re
 import xml.etree.ElementTree as ET
 
 import pytest
-from hypothesis import example, given, settings
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from evalplat.reports import charts
@@ -169,7 +169,6 @@ def test_value_histogram_of_a_constant_huge_value_counts_it_once() -> None:
     assert len(titles) == 1 and titles[0].startswith("2 queries")
 
 
-@settings(max_examples=60, deadline=None)
 @given(
     st.lists(
         st.one_of(st.none(), st.floats(allow_nan=False, allow_infinity=False)),

@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from evalplat.errors import InputError
@@ -208,7 +208,6 @@ _GRADE = st.sampled_from(["0", "1", "-1", "+2", "2.0", "x", "", " 3 ", "99999999
 _SOURCE = st.sampled_from(["", "human", "llm", " click "])
 
 
-@settings(max_examples=150, deadline=None)
 @given(
     rows=st.lists(st.tuples(_ID, _ID, _GRADE, _SOURCE), min_size=1, max_size=6),
     fmt=st.sampled_from(["csv", "tsv", "jsonl"]),
