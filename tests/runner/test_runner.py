@@ -137,7 +137,7 @@ def test_import_run_with_a_bad_line_writes_nothing(
 
 
 def test_builtin_searcher_on_cranfield_lands_near_the_reference_ndcg(
-    store: Store, tmp_path: Path
+    store: Store, tmp_path: Path, trec_eval_reference: Callable[..., dict[str, float]]
 ) -> None:
     folder = Path(__file__).resolve().parents[2] / "testsets" / "cranfield"
     content = load_testset(
@@ -149,7 +149,16 @@ def test_builtin_searcher_on_cranfield_lands_near_the_reference_ndcg(
     info = runner.run(store, "bm25", "cranfield", metrics=["nDCG@10"], settings=settings)
     assert info.status == "complete"
     assert info.queries_done == 225
+    # Regression pin: evalplat's own figure when the searcher was written, not a reference.
     assert info.means["nDCG@10"] == pytest.approx(0.36, abs=0.015)
+    # The stored run scored independently by trec_eval's code agrees to four decimals.
+    theirs = trec_eval_reference(content.judgments, store.load_results(info.id), "nDCG@10")
+    assert len(theirs) == 225
+    assert round(info.means["nDCG@10"], 4) == round(sum(theirs.values()) / len(theirs), 4)
+    stored = store.evaluation_scores(info.id)
+    assert {q: round(v, 4) for q, v in zip(stored["query_id"], stored["value"], strict=True)} == {
+        q: round(v, 4) for q, v in theirs.items()
+    }
 
 
 def test_runs_list_filters_by_config_and_names_unknown_ones(
