@@ -64,6 +64,7 @@ class SearchServer(ThreadingHTTPServer):
         self.delay = delay
         self.lock = threading.Lock()
         self.seen: dict[str, int] = {}
+        self.release = threading.Event()  # set when the server stops
 
     @property
     def url(self) -> str:
@@ -94,8 +95,8 @@ class _Handler(BaseHTTPRequestHandler):
         if mode == "flaky" and attempt == 1 and query_id != "probe":
             return self._send(503, b'{"error": "shedding load"}')
         if mode == "broken":
-            if query_id == "q3":
-                time.sleep(3)
+            if query_id == "q3":  # never answers while the test runs: the client must time out
+                self.server.release.wait(timeout=60)
             if query_id == "q5":
                 return self._send(200, b'{"hits": {"hits": [ oops')
             if query_id == "q7":
@@ -122,6 +123,7 @@ def search_server(delay: float = 0.0) -> Iterator[SearchServer]:
     try:
         yield server
     finally:
+        server.release.set()
         server.shutdown()
         server.server_close()
 
