@@ -18,7 +18,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import pandas as pd
 import pytest
+from hypothesis import HealthCheck, settings
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 from typer.testing import CliRunner
@@ -27,6 +29,26 @@ from evalplat.db import migrate
 from evalplat.db.engine import create_db_engine
 from evalplat.db.models import Base
 from evalplat.store import Store
+
+# Property tests. "ci" (the default) is derandomized: every run tries the same examples, so the
+# suite cannot pass or fail by chance. "explore" tries many more, randomly, for developers hunting
+# bugs: `pytest --hypothesis-profile=explore` or EVALPLAT_HYPOTHESIS_PROFILE=explore. A failure
+# found there is pinned with @example(...) on the test, so that every CI run tries it again.
+settings.register_profile(
+    "ci",
+    max_examples=60,
+    derandomize=True,
+    database=None,
+    deadline=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile(
+    "explore", settings.get_profile("ci"), max_examples=2000, derandomize=False
+)
+settings.load_profile(os.environ.get("EVALPLAT_HYPOTHESIS_PROFILE", "ci"))
+
+pytest_plugins = ["pytester"]
 
 DEFAULT_POSTGRES_URL = "postgresql+psycopg://root@127.0.0.1:5432/test"
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -142,6 +164,34 @@ def fresh_db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str
     server.drop_database(url)
 
 
+ReferenceScores = Callable[[pd.DataFrame, pd.DataFrame, str], dict[str, float]]
+
+
+@pytest.fixture
+def trec_eval_reference() -> ReferenceScores:
+    """Per-query scores from an independent evaluator: trec_eval's C code through ir_measures'
+    pytrec_eval provider. ``(qrels[query_id, doc_id, grade], run[query_id, doc_id, score],
+    measure) -> {query_id: value}``; a judged query missing from the run scores 0 (trec_eval -c).
+    """
+    import ir_measures
+
+    def scores(qrels: pd.DataFrame, run: pd.DataFrame, measure: str) -> dict[str, float]:
+        judged = qrels.rename(columns={"grade": "relevance"}).astype(
+            {"query_id": str, "doc_id": str, "relevance": int}
+        )
+        ranked = run[["query_id", "doc_id", "score"]].astype(
+            {"query_id": str, "doc_id": str, "score": float}
+        )
+        parsed = ir_measures.parse_measure(measure)
+        found = {
+            m.query_id: float(m.value)
+            for m in ir_measures.pytrec_eval.iter_calc([parsed], judged, ranked)
+        }
+        return {q: found.get(q, 0.0) for q in judged["query_id"].unique()}
+
+    return scores
+
+
 @dataclass
 class CliResult:
     exit_code: int
@@ -164,7 +214,45 @@ def cli(monkeypatch: pytest.MonkeyPatch) -> Callable[..., CliResult]:
     return invoke
 
 
+def _skip_reason(report: pytest.TestReport) -> str:
+    if isinstance(report.longrepr, tuple):
+        return report.longrepr[2].removeprefix("Skipped: ").removeprefix("Skipped")
+    return str(report.longrepr or "")
+
+
+def _forbid_skips() -> bool:
+    return os.environ.get("EVALPLAT_FORBID_SKIPS", "") not in ("", "0", "false")
+
+
+_skip_problems: list[str] = []
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Fail the run on a skip without a reason, and on any skip under EVALPLAT_FORBID_SKIPS.
+
+    CI sets EVALPLAT_FORBID_SKIPS when PostgreSQL, chromium and the shared data are all present:
+    there a skipped test is a test that silently stopped running.
+    """
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    skipped = reporter.stats.get("skipped", []) if reporter is not None else []
+    for report in skipped:
+        reason = _skip_reason(report).strip()
+        if not reason:
+            _skip_problems.append(f"{report.nodeid}: skipped without a reason")
+        elif _forbid_skips():
+            _skip_problems.append(f"{report.nodeid}: {reason}")
+    if _skip_problems and session.exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    if _skip_problems:
+        why = "EVALPLAT_FORBID_SKIPS is set" if _forbid_skips() else "every skip names its reason"
+        terminalreporter.write_line(
+            f"FAILED: {len(_skip_problems)} test(s) skipped ({why}):", red=True, bold=True
+        )
+        for line in _skip_problems:
+            terminalreporter.write_line(f"  {line}", red=True)
     if _postgres_problem:
         terminalreporter.write_line(
             f"NOTE: PostgreSQL tests were skipped: {_postgres_problem}", yellow=True, bold=True

@@ -8,17 +8,24 @@ one decimal so the output is deterministic and compact (golden files compare it 
 
 Edge rules: an empty series draws an empty frame with a "no data" note; a constant series is
 drawn on a range padded by ±0.5 (or ±|v|·10 %) so it sits mid-height instead of dividing by 0;
-``None``/NaN values are gaps (line charts) or skipped (histogram, scatter).
+``None``/NaN values are gaps (line charts) or skipped (histogram, scatter). Any finite float is
+drawn: subnormal values (5e-324) never make a zero-width range, and huge ones (±1e308), whose
+difference overflows, are placed on the axis by halves; an axis end is clamped to the largest
+float. Every coordinate is therefore finite.
 """
 
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
 
 PointKind = str  # "run" | "baseline" | "regression" | "improvement"
+
+_LARGEST = sys.float_info.max
+_TINY = 1e-300  # below this a margin is treated as 0 (subnormal arithmetic loses all precision)
 
 
 @dataclass(frozen=True)
@@ -40,16 +47,46 @@ def _finite(values: Sequence[float | None]) -> list[float]:
     return [v for v in values if v is not None and math.isfinite(v)]
 
 
-def _padded_range(values: Sequence[float]) -> tuple[float, float]:
-    """(low, high) covering ``values``; a single value gets a margin so it is not at an edge."""
+@dataclass(frozen=True)
+class _Axis:
+    """A value range ``low < high`` (both finite) and where a value falls in it (0 → 1)."""
+
+    low: float
+    high: float
+
+    def fraction(self, value: float) -> float:
+        span = self.high - self.low
+        if math.isfinite(span):
+            return (value - self.low) / span
+        # The span overflows (e.g. -1e308 … 1e308); its halves cannot.
+        return (value / 2 - self.low / 2) / (self.high / 2 - self.low / 2)
+
+    def value_at(self, fraction: float) -> float:
+        span = self.high - self.low
+        if math.isfinite(span):
+            return self.low + fraction * span
+        return self.low * (1 - fraction) + self.high * fraction
+
+
+def _widened(low: float, high: float, margin: float) -> _Axis:
+    return _Axis(max(low - margin, -_LARGEST), min(high + margin, _LARGEST))
+
+
+def _constant_margin(value: float) -> float:
+    """Half-height of the range drawn around a constant series: ±|v|·10 %, or ±0.5 near 0."""
+    margin = abs(value) * 0.1
+    return margin if margin >= _TINY else 0.5
+
+
+def _padded_range(values: Sequence[float]) -> _Axis:
+    """The axis covering ``values``; a single value gets a margin so it is not at an edge."""
     if not values:
-        return 0.0, 1.0
+        return _Axis(0.0, 1.0)
     low, high = min(values), max(values)
     if high - low < 1e-12:
-        margin = abs(low) * 0.1 or 0.5
-        return low - margin, high + margin
-    margin = (high - low) * 0.08
-    return low - margin, high + margin
+        return _widened(low, high, _constant_margin(low))
+    # 8 % of the range on each side, computed on halves so that it cannot overflow.
+    return _widened(low, high, (high / 2 - low / 2) * 0.16)
 
 
 def _open(width: int, height: int, label: str, css: str) -> str:
@@ -69,10 +106,14 @@ def _no_data(width: int, height: int) -> str:
 
 
 def _fmt_tick(value: float) -> str:
-    if abs(value) >= 1000:
+    if 1000 <= abs(value) < 1e15:
         return f"{value:,.0f}"  # counts (NumRet...): 22,500 rather than 2.25e+04
     text = f"{value:.3g}"
     return "0" if text in ("-0", "0") else text
+
+
+def _fmt_edge(value: float) -> str:
+    return f"{value:.3f}" if abs(value) < 1e15 else f"{value:.3g}"
 
 
 def line_chart(
@@ -95,7 +136,7 @@ def line_chart(
     if not values:
         out.append(_no_data(width, height))
         return "".join(out) + "</svg>"
-    low, high = _padded_range(values)
+    axis = _padded_range(values)
     plot_w, plot_h = width - left - right, height - top - bottom
     step = plot_w / max(len(points) - 1, 1)
 
@@ -103,9 +144,9 @@ def line_chart(
         return left + (i * step if len(points) > 1 else plot_w / 2)
 
     def y_of(v: float) -> float:
-        return top + plot_h * (1 - (v - low) / (high - low))
+        return top + plot_h * (1 - axis.fraction(v))
 
-    for tick in (low, (low + high) / 2, high):
+    for tick in (axis.low, axis.value_at(0.5), axis.high):
         y = y_of(tick)
         out.append(
             f'<line class="c-grid" x1="{left}" x2="{width - right}" y1="{_f(y)}" y2="{_f(y)}"/>'
@@ -175,12 +216,12 @@ def sparkline(
     finite = _finite(values)
     if not finite:
         return "".join(out) + "</svg>"
-    low, high = _padded_range(finite)
+    axis = _padded_range(finite)
     pad = 3
     step = (width - 2 * pad) / max(len(values) - 1, 1)
     coords = [
         (pad + i * step if len(values) > 1 else width / 2,
-         pad + (height - 2 * pad) * (1 - (v - low) / (high - low)))
+         pad + (height - 2 * pad) * (1 - axis.fraction(v)))
         for i, v in enumerate(values)
         if v is not None and math.isfinite(v)
     ]  # fmt: skip
@@ -215,10 +256,15 @@ def delta_histogram(
         out.append(_no_data(width, height))
         return "".join(out) + "</svg>"
     extent = max(abs(v) for v in values) or 1.0
-    bin_width = 2 * extent / bins
+
+    def edge(i: int) -> float:  # left edge of bin i; never overflows, even for extent 1e308
+        return extent * (2 * i / bins - 1)
+
     counts = [0] * bins
     for value in values:
-        counts[min(bins - 1, max(0, int((value + extent) / bin_width)))] += 1
+        # value / extent lies in [-1, 1] for any extent > 0, subnormal (5e-324) or huge (1e308);
+        # a bin width of 2 · extent / bins could round to 0 or overflow instead.
+        counts[min(bins - 1, max(0, int((value / extent + 1) * bins / 2)))] += 1
     peak = max(counts)
     plot_w, plot_h = width - left - right, height - top - bottom
     bar_w = plot_w / bins
@@ -229,8 +275,7 @@ def delta_histogram(
         worse = (i < middle) == higher_is_better
         css = "c-neutral" if i == middle else ("c-bad" if worse else "c-good")
         bar_h = plot_h * count / peak
-        low_edge = -extent + i * bin_width
-        tip = f"{count} queries with delta in [{low_edge:.3f}, {low_edge + bin_width:.3f})"
+        tip = f"{count} queries with delta in [{_fmt_edge(edge(i))}, {_fmt_edge(edge(i + 1))})"
         out.append(
             f'<rect class="{css}" x="{_f(left + i * bar_w + 0.5)}" y="{_f(top + plot_h - bar_h)}" '
             f'width="{_f(bar_w - 1)}" height="{_f(bar_h)}"><title>{tip}</title></rect>'
@@ -273,13 +318,15 @@ def value_histogram(
         return "".join(out) + "</svg>"
     low, high = min(finite), max(finite)
     if low >= 0 and high <= 1:
-        low, high = 0.0, 1.0
+        axis = _Axis(0.0, 1.0)
     elif high - low < 1e-12:
-        low, high = low - 0.5, high + 0.5
-    bin_width = (high - low) / bins
+        # ±0.5 is lost in the rounding of a large value (1e308 + 0.5 == 1e308): widen by 10 %.
+        axis = _widened(low, high, 0.5 if low - 0.5 < low else _constant_margin(low))
+    else:
+        axis = _Axis(low, high)
     counts = [0] * bins
     for value in finite:
-        counts[min(bins - 1, int((value - low) / bin_width))] += 1
+        counts[min(bins - 1, int(axis.fraction(value) * bins))] += 1
     peak = max(counts)
     plot_w, plot_h = width - left - right, height - top - bottom
     bar_w = plot_w / bins
@@ -287,18 +334,18 @@ def value_histogram(
         if count == 0:
             continue
         bar_h = plot_h * count / peak
-        edge = low + i * bin_width
+        low_edge, high_edge = axis.value_at(i / bins), axis.value_at((i + 1) / bins)
         out.append(
             f'<rect class="c-cand" x="{_f(left + i * bar_w + 0.5)}" y="{_f(top + plot_h - bar_h)}" '
             f'width="{_f(bar_w - 1)}" height="{_f(bar_h)}"><title>{count} queries in '
-            f"[{edge:.3g}, {edge + bin_width:.3g})</title></rect>"
+            f"[{low_edge:.3g}, {high_edge:.3g})</title></rect>"
         )
     axis_y = top + plot_h
     out.append(
         f'<line class="c-axis" x1="{left}" x2="{width - right}" y1="{axis_y}" y2="{axis_y}"/>'
     )
     out.append(f'<text class="c-tick" x="{left - 4}" y="{top + 8}" text-anchor="end">{peak}</text>')
-    for x, text in ((left, _fmt_tick(low)), (width - right, _fmt_tick(high))):
+    for x, text in ((left, _fmt_tick(axis.low)), (width - right, _fmt_tick(axis.high))):
         out.append(
             f'<text class="c-tick" x="{_f(x)}" y="{axis_y + 14}" text-anchor="middle">{text}</text>'
         )
@@ -329,13 +376,13 @@ def scatter(
     if not pairs:
         out.append(_no_data(size, size))
         return "".join(out) + "</svg>"
-    low, high = _padded_range([v for pair in pairs for v in pair])
+    axis = _padded_range([v for pair in pairs for v in pair])
     if min(v for p in pairs for v in p) >= 0 and max(v for p in pairs for v in p) <= 1:
-        low, high = 0.0, 1.0
+        axis = _Axis(0.0, 1.0)
     span = size - 2 * pad
 
     def at(v: float) -> float:
-        return span * (v - low) / (high - low)
+        return span * axis.fraction(v)
 
     out.append(
         f'<rect class="c-frame" x="{pad}" y="{pad}" width="{span}" height="{span}"/>'
@@ -353,7 +400,7 @@ def scatter(
         tip = f"baseline {b:.3f} → candidate {c:.3f}" + (f" ({count} queries)" if count > 1 else "")
         out.append(f'<circle class="{css}" cx="{x}" cy="{y}" r="{radius:.1f}">')
         out.append(f"<title>{tip}</title></circle>")
-    for v, text in ((low, _fmt_tick(low)), (high, _fmt_tick(high))):
+    for v, text in ((axis.low, _fmt_tick(axis.low)), (axis.high, _fmt_tick(axis.high))):
         out.append(
             f'<text class="c-tick" x="{_f(pad + at(v))}" y="{size - pad + 14}" '
             f'text-anchor="middle">{text}</text>'

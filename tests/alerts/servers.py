@@ -2,7 +2,8 @@
 
 ``capture_server()`` records every POST (path, headers, JSON body) and answers by path:
 ``/ok`` 200; ``/flaky`` 500 for the first two requests, then 200; ``/bad`` 400 with Slack's
-``invalid_payload``; ``/slow`` answers after 2 s; ``/busy`` 429 with ``Retry-After: 0``.
+``invalid_payload``; ``/slow`` answers only once the server stops (its ``release`` event);
+``/busy`` 429 with ``Retry-After: 0``.
 ``dead_url()`` is a URL on a port nothing listens on.
 
 ``smtp_server(...)`` runs aiosmtpd's controller in a thread, optionally with STARTTLS (a
@@ -17,7 +18,6 @@ import socket
 import ssl
 import subprocess
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -44,6 +44,7 @@ class CaptureServer(ThreadingHTTPServer):
         super().__init__(("127.0.0.1", 0), _Handler)
         self.lock = threading.Lock()
         self.requests: list[Request] = []
+        self.release = threading.Event()  # /slow waits for it: set when the server stops
 
     @property
     def url(self) -> str:
@@ -75,7 +76,7 @@ class _Handler(BaseHTTPRequestHandler):
         if path == "/busy":
             return self._send(429, b"slow down", {"Retry-After": "0"})
         if path == "/slow":
-            time.sleep(2)
+            self.server.release.wait(timeout=60)
         self._send(200, b"ok")
 
     def _send(self, status: int, data: bytes, headers: dict[str, str] | None = None) -> None:
@@ -98,6 +99,7 @@ def capture_server() -> Iterator[CaptureServer]:
     try:
         yield server
     finally:
+        server.release.set()
         server.shutdown()
         server.server_close()
 

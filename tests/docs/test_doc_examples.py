@@ -124,11 +124,13 @@ def test_config_add_keeps_placeholders_unexpanded(tmp_path: Path) -> None:
     line = next(line for line in config_add_lines() if "${" in line)
     db = f"sqlite:///{tmp_path / 'cli.db'}"
     runner = CliRunner()
-    runner.invoke(app, ["init", "--db", db])
-    runner.invoke(app, [*shlex.split(line)[1:], "--db", db])
+    assert runner.invoke(app, ["init", "--db", db]).exit_code == 0
+    added = runner.invoke(app, [*shlex.split(line)[1:], "--db", db])
+    assert added.exit_code == 0, f"{line}\n{added.output}"
     name = shlex.split(line)[3]
     shown = runner.invoke(app, ["config", "show", name, "--json", "--db", db])
-    assert "${ES_API_KEY}" in shown.output
+    assert shown.exit_code == 0, shown.output
+    assert "${ES_API_KEY}" in json.dumps(json.loads(shown.stdout))
 
 
 def test_webhook_payload_example_has_the_channel_field_names() -> None:

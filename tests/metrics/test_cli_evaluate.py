@@ -110,11 +110,18 @@ def test_cli_help_does_not_import_pandas_or_pyarrow() -> None:
 def test_evaluate_command_does_not_import_pandas() -> None:
     """pandas costs ~0.3 s of start-up; the file-to-numbers path never needs it."""
     code = (
-        "import sys; from evalplat.cli import app\n"
+        "import json, sys; from evalplat.cli import app\n"
         f"sys.argv = ['evalplat', 'evaluate', '--qrels', {str(DATA / 'edge.qrels')!r}, "
-        f"'--run', {str(DATA / 'edge.run')!r}, '--format', 'trec']\n"
-        "try:\n    app()\nexcept SystemExit:\n    pass\n"
-        "print('pandas' in sys.modules, file=sys.stderr)"
+        f"'--run', {str(DATA / 'edge.run')!r}, '--format', 'trec', '-m', 'map', '-m', 'P_5']\n"
+        "try:\n    app()\n    status = 0\nexcept SystemExit as stop:\n    status = stop.code or 0\n"
+        "print(json.dumps({'exit': status, 'pandas': 'pandas' in sys.modules}), file=sys.stderr)"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert done.stderr.strip().endswith("False")
+    assert json.loads(done.stderr.strip().splitlines()[-1]) == {"exit": 0, "pandas": False}
+    expected = [
+        line
+        for line in (DATA / "edge.out.v10.q.all_trec").read_text(encoding="utf-8").splitlines()
+        if line.split("\t")[0].strip() in ("map", "P_5") and line.split("\t")[1] == "all"
+    ]
+    assert len(expected) == 2
+    assert sorted(done.stdout.splitlines()) == sorted(expected)

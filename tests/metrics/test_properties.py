@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pandas as pd
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from evalplat.evaluation import evaluate
@@ -37,7 +37,6 @@ def collections(draw: st.DrawFn) -> tuple[pd.DataFrame, pd.DataFrame]:
     return qrels, run
 
 
-@settings(max_examples=60, deadline=None)
 @given(collections())
 def test_bounded_metrics_stay_in_unit_interval(data: tuple[pd.DataFrame, pd.DataFrame]) -> None:
     qrels, run = data
@@ -45,7 +44,6 @@ def test_bounded_metrics_stay_in_unit_interval(data: tuple[pd.DataFrame, pd.Data
     assert ((values >= 0) & (values <= 1 + 1e-12)).all()
 
 
-@settings(max_examples=40, deadline=None)
 @given(collections())
 def test_renaming_docs_keeping_their_order_changes_nothing(
     data: tuple[pd.DataFrame, pd.DataFrame],
@@ -63,7 +61,6 @@ def test_renaming_docs_keeping_their_order_changes_nothing(
     assert before.equals(after)
 
 
-@settings(max_examples=40, deadline=None)
 @given(collections(), st.integers(1, 6))
 def test_cutoff_monotone_measures_grow_with_k(
     data: tuple[pd.DataFrame, pd.DataFrame], k: int
@@ -75,7 +72,6 @@ def test_cutoff_monotone_measures_grow_with_k(
         assert (high >= low - 1e-12).all(), family
 
 
-@settings(max_examples=40, deadline=None)
 @given(collections())
 def test_moving_a_relevant_document_to_the_top_never_hurts(
     data: tuple[pd.DataFrame, pd.DataFrame],
@@ -104,7 +100,6 @@ def test_every_bounded_family_is_covered_by_the_range_property() -> None:
     assert {f.name for f in FAMILIES.values() if f.bounded} <= covered
 
 
-@settings(max_examples=50, deadline=None)
 @given(
     st.lists(st.integers(0, 2**40), min_size=1, max_size=200, unique=True),
     st.lists(st.integers(0, 2**40), max_size=200),

@@ -6,7 +6,8 @@ import math
 import re
 import xml.etree.ElementTree as ET
 
-from hypothesis import given, settings
+import pytest
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from evalplat.reports import charts
@@ -84,20 +85,107 @@ def test_scatter_draws_identical_points_once() -> None:
     )
 
 
-@settings(max_examples=60, deadline=None)
-@given(
-    st.lists(st.one_of(st.none(), st.floats(-1e6, 1e6, allow_nan=False)), min_size=0, max_size=30)
-)
-def test_every_chart_is_well_formed_for_any_values(values: list[float | None]) -> None:
+# Values that once broke a chart: a subnormal extent made a bin width of 0, a ±1e308 range
+# overflowed to inf, a constant huge value absorbed its ±0.5 padding.
+DEGENERATE = [
+    [5e-324],
+    [-5e-324, 5e-324],
+    [1e-310, 2e-310, None],
+    [1e308],
+    [-1e308, 1e308],
+    [1.7976931348623157e308, -1.7976931348623157e308, 0.0],
+    [1e308, 1e308, 1e308],
+    [0.25, 0.25, 0.25],
+    [-0.0],
+    [-0.0, 0.0],
+    [3.0],
+    [1e17, 1e17],
+    [-1e17, None, -1e17],
+]
+
+
+def _all_charts(values: list[float | None]) -> list[str]:
     points = [charts.LinePoint(f"#{i}", v) for i, v in enumerate(values)]
-    for svg in (
+    return [
         charts.line_chart(points, label="l", version_changes=[1, 3]),
         charts.sparkline(values, label="s"),
         charts.delta_histogram(values, label="h"),
         charts.value_histogram(values, label="v"),
         charts.scatter(values, list(reversed(values)), label="x"),
-    ):
-        parse(svg)
-        assert "nan" not in svg.lower() and "inf" not in svg.lower()
-        numbers = [float(n) for n in re.findall(r'(?:x|y|cx|cy)="(-?[\d.]+)"', svg)]
-        assert all(math.isfinite(n) for n in numbers)
+        charts.scatter(values, [0.5 for _ in values], label="x"),
+    ]
+
+
+COORDINATE = re.compile(r"^(?:x|y|x1|x2|y1|y2|cx|cy|r|width|height)$")
+
+
+def assert_well_formed(svg: str, values: list[float | None]) -> None:
+    """Parsed as XML; every coordinate (attributes, points, paths) is a finite number."""
+    root = parse(svg)
+    coordinates: list[str] = []
+    for element in root.iter():
+        for name, text in element.attrib.items():
+            if COORDINATE.match(name):
+                coordinates.append(text)
+            elif name == "points":
+                coordinates.extend(re.split(r"[ ,]+", text.strip()))
+            elif name == "d":
+                coordinates.extend(re.findall(r"[-\d.eE+]+", text))
+    assert all(math.isfinite(float(c)) for c in coordinates), (values, svg)
+    marks = root.findall(f"{SVG}rect[@class]") + root.findall(f"{SVG}circle")
+    assert marks or "no data" in svg or "sparkline" in svg, (values, svg)
+    text = " ".join(root.itertext()).lower()
+    assert "nan" not in text and "inf" not in text, (values, svg)
+
+
+@pytest.mark.parametrize("values", DEGENERATE, ids=repr)
+def test_every_chart_is_well_formed_on_degenerate_values(values: list[float | None]) -> None:
+    for svg in _all_charts(values):
+        assert_well_formed(svg, values)
+
+
+def test_subnormal_deltas_fall_in_the_middle_and_outer_bins() -> None:
+    root = parse(charts.delta_histogram([5e-324, -5e-324, 0.0], label="d", bins=5))
+    classes = sorted(r.get("class", "") for r in root.iter(f"{SVG}rect"))
+    assert classes == ["c-bad", "c-good", "c-neutral"]  # ±extent at the edges, 0 in the middle
+
+
+def test_huge_values_keep_their_order_on_the_page() -> None:
+    points = [
+        charts.LinePoint("a", -1e308),
+        charts.LinePoint("b", 0.0),
+        charts.LinePoint("c", 1e308),
+    ]
+    ys = [
+        float(c.get("cy", "nan"))
+        for c in parse(charts.line_chart(points, label="x")).iter(f"{SVG}circle")
+    ]
+    assert ys[0] > ys[1] > ys[2]
+
+
+def test_value_histogram_of_a_constant_huge_value_counts_it_once() -> None:
+    root = parse(charts.value_histogram([1e308, 1e308], label="v"))
+    titles = [r.findtext(f"{SVG}title", "") for r in root.iter(f"{SVG}rect")]
+    assert len(titles) == 1 and titles[0].startswith("2 queries")
+
+
+@given(
+    st.lists(
+        st.one_of(st.none(), st.floats(allow_nan=False, allow_infinity=False)),
+        min_size=0,
+        max_size=30,
+    )
+)
+@example([5e-324])  # the delta histogram's bin width rounded to 0 (found by this test)
+@example([-1e308, 1e308])  # the range overflowed to inf
+@example([1e308, 1e308])  # a constant huge value: its ±0.5 padding was lost in rounding
+@example([-0.0, 5e-324, None])
+def test_every_chart_is_well_formed_for_any_values(values: list[float | None]) -> None:
+    for svg in _all_charts(values):
+        assert_well_formed(svg, values)
+
+
+def test_value_on_a_bin_edge_is_counted_in_the_bin_that_starts_there() -> None:
+    root = parse(charts.value_histogram([0.3, 0.6], label="v"))
+    titles = [r.findtext(f"{SVG}title", "") for r in root.iter(f"{SVG}rect")]
+    assert titles == ["1 queries in [0.3, 0.4)", "1 queries in [0.6, 0.7)"]

@@ -25,6 +25,10 @@ HOSTILE = "<script>alert(1)</script>"
 def check_golden(name: str, html: str) -> None:
     path = GOLDEN / name
     if os.environ.get("EVALPLAT_UPDATE_GOLDEN") == "1":
+        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+            pytest.fail(
+                "EVALPLAT_UPDATE_GOLDEN is set in CI: goldens are compared there, never rewritten"
+            )
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(html, encoding="utf-8")
     if not path.exists():
@@ -183,3 +187,13 @@ def test_every_template_compiles_with_autoescape_on() -> None:
     for name in names:
         env.get_template(name)  # raises TemplateSyntaxError on a broken template
     assert env.from_string("{{ x }}").render(x="<b>") == "&lt;b&gt;"
+
+
+def test_goldens_are_never_rewritten_in_ci(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("EVALPLAT_UPDATE_GOLDEN", "1")
+    monkeypatch.setenv("CI", "true")
+    golden = GOLDEN / "index.html"
+    before = golden.read_bytes()
+    with pytest.raises(pytest.fail.Exception, match="set in CI"):
+        check_golden("index.html", "<p>not the site</p>")
+    assert golden.read_bytes() == before

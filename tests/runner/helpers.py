@@ -51,19 +51,22 @@ def ranking(query_id: str, depth: int = 5) -> list[dict[str, Any]]:
 class SearchServer(ThreadingHTTPServer):
     """An Elasticsearch-like ``POST /<mode>/_search``; ``mode`` picks how it behaves.
 
-    ``ok``: answers at once; ``slow``: sleeps ``delay`` seconds first; ``flaky``: the first
-    request of each query gets a 503; ``broken``: q3 times out (sleeps long), q5 gets malformed
-    JSON, q7 is shed with 503 every time; other queries answer normally.
+    ``ok``: answers at once; ``slow``: sleeps ``delay`` seconds first, and with ``hold_after``
+    answers no more than that many topic queries until ``release`` is set; ``flaky``: the first
+    request of each query gets a 503; ``broken``: q3 never answers while the server runs, q5 gets
+    malformed JSON, q7 is shed with 503 every time; other queries answer normally.
     """
 
     daemon_threads = True
     allow_reuse_address = True
 
-    def __init__(self, delay: float = 0.0) -> None:
+    def __init__(self, delay: float = 0.0, hold_after: int | None = None) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
         self.delay = delay
+        self.hold_after = hold_after
         self.lock = threading.Lock()
         self.seen: dict[str, int] = {}
+        self.release = threading.Event()  # set when the server stops
 
     @property
     def url(self) -> str:
@@ -91,11 +94,16 @@ class _Handler(BaseHTTPRequestHandler):
             attempt = self.server.seen[query_id] = self.server.seen.get(query_id, 0) + 1
         if mode == "slow":
             time.sleep(self.server.delay)
+            if self.server.hold_after is not None and query_id != "probe":
+                with self.server.lock:
+                    answered = sum(n for q, n in self.server.seen.items() if q != "probe")
+                if answered > self.server.hold_after:
+                    self.server.release.wait(timeout=60)
         if mode == "flaky" and attempt == 1 and query_id != "probe":
             return self._send(503, b'{"error": "shedding load"}')
         if mode == "broken":
-            if query_id == "q3":
-                time.sleep(3)
+            if query_id == "q3":  # never answers while the test runs: the client must time out
+                self.server.release.wait(timeout=60)
             if query_id == "q5":
                 return self._send(200, b'{"hits": {"hits": [ oops')
             if query_id == "q7":
@@ -115,13 +123,14 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 @contextmanager
-def search_server(delay: float = 0.0) -> Iterator[SearchServer]:
-    server = SearchServer(delay)
+def search_server(delay: float = 0.0, hold_after: int | None = None) -> Iterator[SearchServer]:
+    server = SearchServer(delay, hold_after)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
         yield server
     finally:
+        server.release.set()
         server.shutdown()
         server.server_close()
 

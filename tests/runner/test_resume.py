@@ -45,13 +45,16 @@ def _wait_for_progress(store: Store, done: int, process: subprocess.Popen[bytes]
 def test_sigkilled_run_is_interrupted_and_resume_searches_only_the_missing_queries(
     db_url: str, cli: Callable[..., object], tmp_path: Path
 ) -> None:
-    with Store.open(db_url) as store, search_server(delay=0.3) as server:
+    # The server answers 3 queries, then holds the 4th until the run is killed: the kill lands
+    # mid-run however slowly this process gets to poll.
+    with Store.open(db_url) as store, search_server(delay=0.3, hold_after=3) as server:
         store.import_test_set("small", small_content())
         store.add_config("es", "http", es_params(server.url, "slow"))
         process = _start_run(db_url)
         run_id = _wait_for_progress(store, 2, process)
         process.kill()
         process.communicate()  # reap it (a zombie still has a pid) and close the pipe
+        server.release.set()
         listed = json.loads(cli("runs", "list", "--db", db_url, "--json").stdout)  # type: ignore[attr-defined]
         assert listed[0]["id"] == run_id
         assert listed[0]["status"] == "interrupted"
