@@ -20,7 +20,7 @@ from typer.main import get_command
 from typer.testing import CliRunner
 
 from evalplat import __version__
-from evalplat.cli import app
+from evalplat.cli import app, main
 from evalplat.store import Store
 
 from ..alerts.servers import CaptureServer, capture_server
@@ -578,7 +578,13 @@ def test_command_without_a_database(form: Form, offline: Offline) -> None:
     _run(form, offline)
 
 
-def test_version_prints_the_package_version() -> None:
+def test_version_prints_the_package_version(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     result = CliRunner().invoke(app, ["--version"])
     assert (result.exit_code, result.stdout) == (0, f"{__version__}\n")
-    assert get_command(app).params[0].opts == ["--version"]
+    monkeypatch.setattr("sys.argv", ["evalplat", "--version"])  # the console script's way in
+    with pytest.raises(SystemExit) as ended:
+        main()
+    assert ended.value.code == 0
+    assert capsys.readouterr().out == f"{__version__}\n"
