@@ -3,6 +3,7 @@ settings, and runs that cannot be resumed, searched or rescored."""
 
 from __future__ import annotations
 
+import io
 import json
 import sys
 import uuid
@@ -150,3 +151,21 @@ def test_progress_is_reported_from_zero_to_every_query(
     assert info.queries_done == 3
     assert seen[0] == (0, 3) and seen[-1] == (3, 3)
     assert [done for done, _ in seen] == sorted(done for done, _ in seen)
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_the_cli_shows_a_progress_bar_only_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    from evalplat.cli.run import _progress
+
+    with _progress() as update:  # the test's stderr is not a terminal
+        assert update is None
+    terminal = _Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    with _progress() as update:
+        assert update is not None
+        update(2, 3)
+    assert "2/3" in terminal.getvalue()
