@@ -35,8 +35,15 @@ def test_demo_builds_a_project_reports_regressions_and_exits_0(
     assert all(Path(json.loads(a)["report"]).parent.name == "compare" for a in alerts)
     assert len(alerts) == len(data["alerts"]) >= 2
 
-    second = cli("demo", "--dir", "demo", "--json")  # another night, nothing changed
+    # another night, nothing changed; this time as the plain-text summary a newcomer reads
+    second = cli("demo", "--dir", "demo")
     assert second.exit_code == 0, second.stderr
-    again = json.loads(second.stdout)
-    assert again["created"] is False and again["alerts"] == []
+    summary = " ".join(second.stdout.split())
+    assert "Candidates vs production (bm25-porter)" in summary
+    assert "bm25-and" in summary and "▼ regression" in summary
+    assert "alert " not in summary  # the regression was alerted on the first night only
+    unwrapped = second.stdout.replace("\n", "")  # Rich folds long paths at the console width
+    assert "report:" in summary and data["report"] in unwrapped
+    assert "next night: evalplat nightly --project" in summary
+    assert str(folder / "evalplat.toml") in unwrapped
     assert len((folder / "alerts.jsonl").read_text(encoding="utf-8").splitlines()) == len(alerts)

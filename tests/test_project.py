@@ -69,6 +69,32 @@ def test_project_paths_are_relative_to_the_file_and_names_canonical(tmp_path: Pa
         (('metric = "nDCG@10"', 'metric = "nDGC@10"'), 20, "nDGC@10"),
         (("consecutive = 2", "consecutive = 0"), 20, "consecutive"),
         (('searcher = "builtin"', 'searcher = "builtin"\nsercher = "x"'), 10, "unknown key"),
+        (('names = ["NDCG@10", "P@5", "AP"]', "names = []"), 17, "names must be a non-empty list"),
+        (('names = ["NDCG@10", "P@5", "AP"]', 'names = ["Prec@5"]'), 17, "[metrics] "),
+        (('names = ["NDCG@10", "P@5", "AP"]', 'names = ["AP" "P@5"]'), 18, "invalid TOML"),
+        (("max_drop = 0.01", "max_drop = -1"), 20, "max_drop must be a number ≥ 0"),
+        (("max_drop = 0.01", 'max_drop = 0.01\ntest = "z-test"'), 20, "test must be one of"),
+        (("max_drop = 0.01", "max_drop = 0.01\nalpha = 1.5"), 20, "alpha must be between 0 and 1"),
+        (('type = "webhook"', 'kind = "webhook"'), 25, '[[alerts]] needs type = "webhook"'),
+        (("keep_results_days = 90", "keep_results_days = 0"), 32, "whole number of days ≥ 1"),
+        (('url = "sqlite:///evalplat.db"', "url = 5"), 2, "[database] url must be a string"),
+        (('[configs.params]\ntokenizer = "porter"', 'params = "porter"'), 10, "params must be a"),
+        (('testsets = ["cranfield"]', 'testsets = "cranfield"'), 10, "testsets must be a list"),
+        (('searcher = "builtin"', 'searcher = "builtin"\ndepth = 0'), 10, "depth must be a whole"),
+        (('qrels = "testsets/cranfield/qrels.txt"', "qrels = 3"), 5, "qrels must be a file path"),
+        (('name = "cranfield"', 'name = ""'), 5, '[[testsets]] needs name = "..."'),
+        (('dir = "site"', "dir = 3"), 29, "[reports] dir must be a file path"),
+        (("keep_results_days = 90", "keep_results_days = 90\n[extras]"), 34, "unknown table"),
+        (
+            ("[[configs]]", '[[testsets]]\nname = "cranfield"\nqrels = "q.txt"\n\n[[configs]]'),
+            10,
+            "test set 'cranfield' is defined twice",
+        ),
+        (
+            ("[metrics]", '[[configs]]\nname = "docs-bm25"\nsearcher = "builtin"\n\n[metrics]'),
+            17,
+            "config 'docs-bm25' is defined twice",
+        ),
     ],
 )
 def test_invalid_project_names_the_line_of_the_table(
@@ -99,3 +125,10 @@ def test_compare_to_must_name_a_config_of_the_project(tmp_path: Path) -> None:
 def test_unknown_key_in_a_plain_table_is_refused(tmp_path: Path) -> None:
     with pytest.raises(InputError, match=r"\[reports\] has unknown key 'directory'"):
         load_project(write(tmp_path, GOOD.replace('dir = "site"', 'directory = "site"')))
+
+
+def test_a_project_file_that_is_not_utf8_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "evalplat.toml"
+    path.write_bytes(GOOD.replace("docs-bm25", "d\xe9").encode("latin-1"))
+    with pytest.raises(InputError, match=r"evalplat.toml: not UTF-8 text \(byte \d+\)"):
+        load_project(path)

@@ -59,12 +59,7 @@ _COMMAND_MODULES: list[tuple[str, str | None]] = [
 
 def _register() -> None:
     for module_name, sub_name in _COMMAND_MODULES:
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as error:
-            if error.name == module_name:
-                continue  # a noun whose module is not written yet
-            raise
+        module = importlib.import_module(module_name)
         if sub_name is None:
             module.register(app)
         else:

@@ -72,12 +72,12 @@ def select_hits(document: Any, path: Path) -> list[Any]:
     values = path.values(document)
     if path.ends_with_all:
         return values
-    found = values[0]
-    if not isinstance(found, list):
-        raise SearchError(
-            f"response path {path.text or '(the response)'!r} is {_kind(found)}, not a list of hits"
-        )
-    return found
+    # One list, or one per element when a ``[]`` comes earlier in the path: flattened in order.
+    for found in values:
+        if not isinstance(found, list):
+            where = path.text or "(the response)"
+            raise SearchError(f"response path {where!r} is {_kind(found)}, not a list of hits")
+    return [hit for found in values for hit in found]
 
 
 def select_one(hit: Any, path: Path) -> Any:

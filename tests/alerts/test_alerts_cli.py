@@ -139,3 +139,24 @@ def test_channels_lists_every_type_with_its_parameters(cli: Cli) -> None:
     email = next(c for c in listed if c["type"] == "email")
     security = next(p for p in email["params"] if p["name"] == "security")
     assert (security["default"], security["choices"]) == ("starttls", ["starttls", "ssl", "none"])
+
+
+def test_an_empty_alert_list_says_so_on_stderr(cli: Cli, db_url: str) -> None:
+    result = cli("alerts", "list", "--state", "open", "--db", db_url)
+    assert (result.exit_code, result.stdout) == (0, "")
+    assert result.stderr.strip() == "no alerts in state open"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("email", "--url", "http://127.0.0.1:9/x"), "--url works with webhook, slack, teams"),
+        ((), "name a channel from the project file's [[alerts]] tables, or give --url"),
+    ],
+)
+def test_alerts_test_needs_a_channel_or_a_url_kind(
+    cli: Cli, args: tuple[str, ...], message: str
+) -> None:
+    result = cli("alerts", "test", *args)
+    assert result.exit_code == 2
+    assert message in result.stderr

@@ -8,6 +8,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from evalplat.store import Store
 
 from .helpers import content, good_rankings, store_run
@@ -89,3 +91,36 @@ def test_baseline_history_and_unjudged_commands(db_url: str, cli: Callable[..., 
     assert pool.exit_code == 0
     assert pool.stdout.splitlines()[0] == "query_id,query,doc_id,rank"
     assert len(pool.stdout.splitlines()) == 1  # every retrieved document is judged
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (("--alpha", "1.5"), "alpha must be in (0, 1), got 1.5"),
+        (("--max-drop", "-0.1"), "max_drop must be 0 or more, got -0.1"),
+        (("--max-relative-drop", "-1"), "max_relative_drop must be 0 or more"),
+        (("--metric", "nDCG@20"), "the baseline run has no scores for nDCG@20: rescore it with it"),
+    ],
+)
+def test_bad_compare_options_are_exit_2_and_store_no_comparison(
+    db_url: str, cli: Callable[..., Any], options: tuple[str, ...], message: str
+) -> None:
+    first, second = _two_runs(db_url, worse=True)
+    result = cli("compare", str(first), str(second), *options, "--db", db_url)
+    assert result.exit_code == 2
+    assert message in result.stderr
+    with Store.open(db_url) as store:
+        assert store.history("engine", None)[1].verdict is None
+
+
+def test_a_drop_smaller_than_the_relative_threshold_is_not_a_regression(
+    db_url: str, cli: Callable[..., Any]
+) -> None:
+    first, second = _two_runs(db_url, worse=True)
+    args = ("compare", str(first), str(second), "-m", "nDCG@10", "--json", "--db", db_url)
+    strict = json.loads(cli(*args, "--max-relative-drop", "0.05").stdout)
+    lenient = json.loads(cli(*args, "--max-relative-drop", "0.9").stdout)
+    [row] = strict["metrics"]
+    assert row["verdict"] == "regression" and -row["delta"] / row["baseline"] < 0.9
+    assert [m["verdict"] for m in lenient["metrics"]] == ["unchanged"]
+    assert lenient["verdict"] != "regression"
