@@ -34,10 +34,10 @@ def register(app: typer.Typer) -> None:
 
 def compare_command(
     baseline: Annotated[
-        str, typer.Argument(help="Baseline run: ID, CONFIG@latest or CONFIG@baseline.")
+        str, typer.Argument(help="Baseline run: ID, CONFIG@latest, CONFIG@baseline or CONFIG@VERSION.")
     ],
     candidate: Annotated[
-        str, typer.Argument(help="Candidate run: ID, CONFIG@latest or CONFIG@baseline.")
+        str, typer.Argument(help="Candidate run: ID, CONFIG@latest, CONFIG@baseline or CONFIG@VERSION.")
     ],
     metric: Annotated[
         list[str] | None,
@@ -233,7 +233,7 @@ def write_report(result: ComparisonResult, path: Path, store: Store) -> None:
 
 
 def unjudged_command(
-    run: Annotated[str, typer.Argument(help="Run: ID, CONFIG@latest or CONFIG@baseline.")],
+    run: Annotated[str, typer.Argument(help="Run: ID, CONFIG@latest, CONFIG@baseline or CONFIG@VERSION.")],
     k: Annotated[int, typer.Option("--k", help="Look at the top k results of each query.")] = 10,
     as_json: JsonOption = False,
     db: DbOption = None,
@@ -291,7 +291,7 @@ def history_command(
 @baseline_app.command("set")
 def baseline_set_command(
     config: Annotated[str, typer.Argument(help="Config name.")],
-    run: Annotated[str, typer.Argument(help="Run to pin: ID or CONFIG@latest.")],
+    run: Annotated[str, typer.Argument(help="Run to pin: ID, CONFIG@latest or CONFIG@VERSION.")],
     as_json: JsonOption = False,
     db: DbOption = None,
 ) -> None:

@@ -40,7 +40,7 @@ def _done(path: Path, as_json: bool) -> None:
 
 @app.command("run")
 def report_run(
-    run: Annotated[str, typer.Argument(help="Run id, CONFIG@latest or CONFIG@baseline.")],
+    run: Annotated[str, typer.Argument(help="Run id, CONFIG@latest, CONFIG@baseline or CONFIG@VERSION.")],
     out: OutOption = None,
     db: DbOption = None,
     as_json: JsonOption = False,
@@ -56,10 +56,10 @@ def report_run(
 @app.command("compare")
 def report_compare(
     baseline: Annotated[
-        str, typer.Argument(help="Baseline run: id, CONFIG@latest, CONFIG@baseline.")
+        str, typer.Argument(help="Baseline run: id, CONFIG@latest, CONFIG@baseline, CONFIG@VERSION.")
     ],
     candidate: Annotated[
-        str, typer.Argument(help="Candidate run: id, CONFIG@latest, CONFIG@baseline.")
+        str, typer.Argument(help="Candidate run: id, CONFIG@latest, CONFIG@baseline, CONFIG@VERSION.")
     ],
     out: OutOption = None,
     db: DbOption = None,

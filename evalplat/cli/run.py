@@ -129,7 +129,7 @@ def import_run_command(
 
 
 def rescore_command(
-    run: Annotated[str, typer.Argument(help="Run: an id, CONFIG@latest or CONFIG@baseline.")],
+    run: Annotated[str, typer.Argument(help="Run: an id, CONFIG@latest, CONFIG@baseline or CONFIG@VERSION.")],
     testset: Annotated[
         str | None,
         typer.Option(
@@ -187,7 +187,7 @@ def list_command(
 
 @runs_app.command("show")
 def show_command(
-    run: Annotated[str, typer.Argument(help="Run: an id, CONFIG@latest or CONFIG@baseline.")],
+    run: Annotated[str, typer.Argument(help="Run: an id, CONFIG@latest, CONFIG@baseline or CONFIG@VERSION.")],
     db: DbOption = None,
     json_output: JsonOption = False,
 ) -> None:
