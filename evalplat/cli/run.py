@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from evalplat.cli.common import DbOption, JsonOption, echo_err, open_store, print_json
+from evalplat.cli.common import RUN_REF, DbOption, JsonOption, echo_err, open_store, print_json
 
 if TYPE_CHECKING:
     from evalplat.store import Store
@@ -129,7 +129,7 @@ def import_run_command(
 
 
 def rescore_command(
-    run: Annotated[str, typer.Argument(help="Run: an id, CONFIG@latest, CONFIG@baseline or CONFIG@VERSION.")],
+    run: Annotated[str, typer.Argument(help=f"Run: {RUN_REF}.")],
     testset: Annotated[
         str | None,
         typer.Option(
@@ -187,7 +187,7 @@ def list_command(
 
 @runs_app.command("show")
 def show_command(
-    run: Annotated[str, typer.Argument(help="Run: an id, CONFIG@latest, CONFIG@baseline or CONFIG@VERSION.")],
+    run: Annotated[str, typer.Argument(help=f"Run: {RUN_REF}.")],
     db: DbOption = None,
     json_output: JsonOption = False,
 ) -> None:

@@ -183,3 +183,36 @@ def test_every_template_compiles_with_autoescape_on() -> None:
     for name in names:
         env.get_template(name)  # raises TemplateSyntaxError on a broken template
     assert env.from_string("{{ x }}").render(x="<b>") == "&lt;b&gt;"
+
+
+def test_side_by_side_results_show_document_titles_or_first_words(
+    make_comparison_page: Callable[..., ComparisonPage],
+) -> None:
+    page = make_comparison_page()
+    q1 = next(s for s in page.worse if s.query_id == "q1")
+    assert [(h.doc_id, h.title) for h in q1.baseline_hits] == [
+        ("d1", "Laminar flow over a flat plate"), ("d2", ""), ("d3", "")
+    ]  # fmt: skip
+    html = comparison_html(page)
+    assert '<span class="doc-title">Laminar flow over a flat plate</span>' in html
+
+
+def test_a_document_without_title_is_named_by_the_first_words_of_its_text() -> None:
+    from evalplat.reports.compared import document_title
+
+    text = " ".join(f"w{i}" for i in range(20))
+    assert document_title("", text) == "w0 w1 w2 w3 w4 w5 w6 w7 w8 w9 w10 w11…"
+    assert document_title(None, "short text") == "short text"
+    assert document_title("  A  title ", text) == "A title"
+    assert document_title(None, None) == ""
+
+
+def test_comparison_page_says_what_changed(
+    make_comparison_page: Callable[..., ComparisonPage],
+) -> None:
+    html = comparison_html(make_comparison_page())
+    section = html.split("<h2>What changed</h2>", 1)[1].split("<h2>", 1)[0]
+    assert "<code>tokenizer</code>" in section
+    assert "<code>&#34;porter&#34;</code>" in section and "&#34;unicode61&#34;" in section
+    assert "test set mini v1 → v2: judgments 3 added, 1 with a new grade" in section
+    assert HOSTILE not in section and "&lt;script&gt;" in section
