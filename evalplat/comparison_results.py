@@ -150,8 +150,8 @@ class OverlapSummary:
     """How much the rankings changed, averaged over the queries both runs answered.
 
     ``jaccard`` is Jaccard@k of the top-k sets, ``rbo`` rank-biased overlap (extrapolated,
-    persistence ``p``), ``kendall_tau`` Kendall's τ-b over the documents both rankings contain
-    (None when no query has two shared documents).
+    persistence ``p``), ``kendall_tau`` Kendall's τ-b over the union of both top-k lists
+    (``evalplat.overlap``; None when no query has two documents in that union).
     """
 
     k: int
