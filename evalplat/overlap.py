@@ -17,7 +17,7 @@ Per query, for rankings ``A`` (baseline) and ``B`` (candidate):
 - **Kendall τ** (τ-b, SciPy) over the **union** of the two top-k lists. Each document of the
   union gets its rank in ``A``'s top k and in ``B``'s top k; a document missing from a list
   ranks below every document of that list, all such documents tied (rank ``len(list) + 1``),
-  and τ-b accounts for those ties. Two identical lists give 1, reversed lists −1, and two lists
+  and τ-b accounts for those ties. Two identical lists give 1, reversed lists -1, and two lists
   that share almost nothing come out negative (each list's documents are the other's bottom),
   never 1. Undefined (skipped in the mean) when the union has fewer than two documents or one
   list is empty.

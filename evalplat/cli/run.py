@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from evalplat.cli.common import RUN_REF, DbOption, JsonOption, echo_err, open_store, print_json
+from evalplat.run_health import zero_results
 
 if TYPE_CHECKING:
     from evalplat.store import Store
@@ -99,7 +100,7 @@ def run_command(
                 trigger=trigger,
                 progress=progress,
             )
-    _report(info, json_output)
+    _report(info, json_output, store)
 
 
 def import_run_command(
@@ -121,11 +122,12 @@ def import_run_command(
     """Store a run file produced elsewhere as a run of a config, ranked as trec_eval does."""
     from evalplat import runner
 
-    info = runner.import_run(open_store(db), file, config, testset, label=label, metrics=metric)
+    store = open_store(db)
+    info = runner.import_run(store, file, config, testset, label=label, metrics=metric)
     skipped = int(info.options.get("run_only_queries", 0))
     if skipped:
         echo_err(f"warning: {skipped} queries of {file.name} are not in the test set; ignored")
-    _report(info, json_output)
+    _report(info, json_output, store)
 
 
 def rescore_command(
@@ -204,6 +206,10 @@ def show_command(
             typer.echo(f"{key:<18} {details[key]}")
     typer.echo(f"{'queries':<18} {info.queries_done}/{info.queries_total} done, "
                f"{info.queries_failed} failed")  # fmt: skip
+    zero = zero_results(store.run_outcomes(info.id))
+    if zero.rate is not None:
+        typer.echo(f"{'zero results':<18} {zero.rate:.1%} ({zero.empty} of {zero.answered} "
+                   "queries)")  # fmt: skip
     latency = details["latency_ms"]
     if latency:
         typer.echo(f"{'latency ms':<18} p50 {latency['p50']:.1f}  p95 {latency['p95']:.1f}  "
@@ -212,6 +218,9 @@ def show_command(
         typer.echo(f"{name:<18} {value:.4f}")
     for failure in details["failed_queries"][:20]:
         typer.echo(f"failed {failure['query_id']}: {failure['error']}")
+    warning = zero.warning()
+    if warning:
+        echo_err(f"warning: run {info.id}: {warning}")
 
 
 def _details(store: Store, info: RunInfo) -> dict[str, Any]:
@@ -222,13 +231,21 @@ def _details(store: Store, info: RunInfo) -> dict[str, Any]:
     data["latency_ms"] = (
         {f"p{p}": float(latency.quantile(p / 100)) for p in (50, 95, 99)} if len(latency) else None
     )
-    data["zero_result_rate"] = float((ok["results_count"] == 0).mean()) if len(ok) else None
+    zero = zero_results(outcomes)
+    data["zero_result_rate"] = zero.rate
+    data["zero_results"] = zero.empty
+    data["mostly_empty"] = zero.mostly_empty
     data["failed_queries"] = store.run_failures(info.id)
     return data
 
 
-def _report(info: RunInfo, json_output: bool) -> None:
-    """Print the run's summary; exit 3 unless it is complete."""
+def _report(info: RunInfo, json_output: bool, store: Store | None = None) -> None:
+    """Print the run's summary (with a warning when most queries returned nothing); exit 3
+    unless it is complete."""
+    if store is not None:
+        warning = zero_results(store.run_outcomes(info.id)).warning()
+        if warning:
+            echo_err(f"warning: run {info.id}: {warning}")
     if json_output:
         print_json(info.to_dict())
     else:

@@ -176,6 +176,14 @@ class RunPage:
     latency: Latency | None
     zero_results: int
     error: str | None = None
+    answered: int = 0  # queries with an ok outcome, the zero-result rate's denominator
+
+    @property
+    def zero_result_warning(self) -> str | None:
+        """Set when most answered queries returned nothing (``evalplat.run_health``)."""
+        from evalplat.run_health import ZeroResults
+
+        return ZeroResults(self.zero_results, self.answered).warning()
 
 
 def run_page(
@@ -254,6 +262,7 @@ def run_page(
         latency=latency_summary([v for v in ok["latency_ms"] if v is not None]),
         zero_results=int((ok["results_count"] == 0).sum()),
         error=error,
+        answered=len(ok),
     )
 
 

@@ -216,3 +216,25 @@ def test_comparison_page_says_what_changed(
     assert "<code>&#34;porter&#34;</code>" in section and "&#34;unicode61&#34;" in section
     assert "test set mini v1 → v2: judgments 3 added, 1 with a new grade" in section
     assert HOSTILE not in section and "&lt;script&gt;" in section
+
+
+def test_run_page_flags_a_run_where_most_queries_returned_nothing() -> None:
+    import pandas as pd
+
+    from evalplat.reports.data import RunHeader, run_page
+
+    header = RunHeader(5, "pg-fts", 1, None, "sql", "t", 1, "complete", "manual",
+                       "2026-05-01 03:00 UTC", None, 4, 0)  # fmt: skip
+    outcomes = pd.DataFrame(
+        [(q, "ok", 1.0, 1, n, None) for q, n in (("a", 0), ("b", 0), ("c", 0), ("d", 5))],
+        columns=["query_id", "status", "latency_ms", "attempts", "results_count", "error"],
+    )
+    scores = pd.DataFrame(columns=["query_id", "metric", "value"])
+    page = run_page(header, scores=scores, outcomes=outcomes, query_text={}, means={})
+    html = run_html(page)
+    assert "Most queries returned nothing" in html
+    assert "75% of the queries (3 of 4) returned no result" in html
+    assert "(75.0 % zero-result rate)" in html
+    healthy = run_page(header, scores=scores, outcomes=outcomes.assign(results_count=5),
+                       query_text={}, means={})  # fmt: skip
+    assert "Most queries returned nothing" not in run_html(healthy)
