@@ -68,7 +68,61 @@ def _no_data(width: int, height: int) -> str:
     )
 
 
-def _fmt_tick(value: float) -> str:
+def axis_ticks(
+    low: float,
+    high: float,
+    *,
+    floor: float | None = None,
+    ceiling: float | None = None,
+    most: int = 5,
+) -> tuple[float, float, list[tuple[float, str]]]:
+    """A value range clipped to ``[floor, ceiling]`` and 2 to ``most`` ticks inside it.
+
+    Ticks sit at multiples of a "nice" step (1, 2 or 5 times 10^n) and are printed with the decimals
+    that step needs, so no two labels read alike (``0.7305 / 0.7310 / 0.7315``, never ``0.731``
+    three times) and none lies outside the range: a metric bounded at 0 never gets a tick below
+    0. Returns ``(low, high, [(value, label), ...])``.
+    """
+    if floor is not None:
+        low = max(low, floor)
+    if ceiling is not None:
+        high = min(high, ceiling)
+    if not high > low:
+        high = low + (abs(low) * 0.1 or 1.0)
+    step = _nice_step((high - low) / max(most - 1, 1))
+    while True:
+        first, last = math.ceil(low / step - 1e-9), math.floor(high / step + 1e-9)
+        if last - first + 1 <= most:
+            break
+        step = _nice_step(step * 1.01, above=True)
+    if last - first < 1:  # fewer than two multiples inside: use the range's ends
+        values = [low, high]
+        decimals = _decimals((high - low) / 10)
+    else:
+        values = [i * step for i in range(first, last + 1)]
+        decimals = _decimals(step)
+    ticks = [(value, _fmt_tick(value, decimals)) for value in values]
+    return low, high, ticks
+
+
+def _nice_step(raw: float, *, above: bool = False) -> float:
+    """The smallest of 1, 2, 5 times 10^n that is at least ``raw`` (greater, when ``above``)."""
+    exponent = math.floor(math.log10(raw))
+    for factor in (1, 2, 5, 10):
+        step = factor * 10.0**exponent
+        if step > raw * (1 + 1e-9) or (not above and step >= raw * (1 - 1e-9)):
+            return step
+    return 10.0 ** (exponent + 1)
+
+
+def _decimals(step: float) -> int:
+    return max(0, -math.floor(math.log10(step) + 1e-9))
+
+
+def _fmt_tick(value: float, decimals: int | None = None) -> str:
+    if decimals is not None:
+        text = f"{value:,.{decimals}f}" if abs(value) >= 1000 else f"{value:.{decimals}f}"
+        return text[1:] if text.startswith("-") and float(text.replace(",", "")) == 0 else text
     if abs(value) >= 1000:
         return f"{value:,.0f}"  # counts (NumRet...): 22,500 rather than 2.25e+04
     text = f"{value:.3g}"
@@ -82,12 +136,16 @@ def line_chart(
     version_changes: Sequence[int] = (),
     width: int = 640,
     height: int = 200,
+    floor: float | None = None,
+    ceiling: float | None = None,
 ) -> str:
     """A line with a marker per point; baseline and regression points get their own symbols.
 
     ``version_changes`` are indices where a new config version starts: a dashed vertical line
     is drawn just before that point. Markers: circle = run, square = baseline, downward
-    triangle = regression, upward triangle = improvement (shape as well as colour).
+    triangle = regression, upward triangle = improvement (shape as well as colour). The y axis
+    stays within ``[floor, ceiling]`` (0 and 1 for a metric bounded in [0, 1]); its ticks come
+    from ``axis_ticks``. Point labels are the x axis labels (run dates on history pages).
     """
     left, right, top, bottom = 56, 12, 12, 28
     out = [_open(width, height, label, "line-chart")]
@@ -95,7 +153,7 @@ def line_chart(
     if not values:
         out.append(_no_data(width, height))
         return "".join(out) + "</svg>"
-    low, high = _padded_range(values)
+    low, high, ticks = axis_ticks(*_padded_range(values), floor=floor, ceiling=ceiling)
     plot_w, plot_h = width - left - right, height - top - bottom
     step = plot_w / max(len(points) - 1, 1)
 
@@ -105,12 +163,12 @@ def line_chart(
     def y_of(v: float) -> float:
         return top + plot_h * (1 - (v - low) / (high - low))
 
-    for tick in (low, (low + high) / 2, high):
+    for tick, text in ticks:
         y = y_of(tick)
         out.append(
             f'<line class="c-grid" x1="{left}" x2="{width - right}" y1="{_f(y)}" y2="{_f(y)}"/>'
             f'<text class="c-tick" x="{left - 4}" y="{_f(y + 3)}" text-anchor="end">'
-            f"{_fmt_tick(tick)}</text>"
+            f"{escape(text)}</text>"
         )
     for index in version_changes:
         if 0 < index < len(points):
@@ -214,7 +272,9 @@ def delta_histogram(
     if not values:
         out.append(_no_data(width, height))
         return "".join(out) + "</svg>"
-    extent = max(abs(v) for v in values) or 1.0
+    extent = max(abs(v) for v in values)
+    if not 2 * extent / bins > 0:  # all zero, or so tiny that the bins would have no width
+        extent = 1.0
     bin_width = 2 * extent / bins
     counts = [0] * bins
     for value in values:
