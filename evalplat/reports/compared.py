@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from evalplat.reports.data import Column, QueryTable, RunHeader, sorted_rows
+from evalplat.reports.data import Column, QueryTable, RunHeader, natural_key, sorted_rows
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -220,7 +220,7 @@ def _comparison_table(
             Column(f"d{i}", "Δ", "delta", hib, m.metric),
         ]
     rows: list[tuple[Any, ...]] = []
-    for query_id in sorted(wide):
+    for query_id in sorted(wide, key=natural_key):
         values: list[Any] = [query_id, query_text.get(query_id, "")]
         for m in metrics:
             values.extend(wide[query_id].get(m.metric, (None, None, None)))

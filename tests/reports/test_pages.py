@@ -238,3 +238,20 @@ def test_run_page_flags_a_run_where_most_queries_returned_nothing() -> None:
     healthy = run_page(header, scores=scores, outcomes=outcomes.assign(results_count=5),
                        query_text={}, means={})  # fmt: skip
     assert "Most queries returned nothing" not in run_html(healthy)
+
+
+def test_server_rendered_run_table_orders_numeric_ids_as_numbers() -> None:
+    import pandas as pd
+
+    from evalplat.reports.data import RunHeader, run_page
+
+    header = RunHeader(1, "c", 1, None, "builtin", "t", 1, "complete", "manual",
+                       "2026-05-01 03:00 UTC", None, 4, 0)  # fmt: skip
+    ids = ["100", "10", "2", "1"]
+    scores = pd.DataFrame([(q, "P@1", 0.5) for q in ids], columns=["query_id", "metric", "value"])
+    outcomes = pd.DataFrame(
+        [(q, "ok", 1.0, 1, 1, None) for q in ids],
+        columns=["query_id", "status", "latency_ms", "attempts", "results_count", "error"],
+    )
+    page = run_page(header, scores=scores, outcomes=outcomes, query_text={}, means={"P@1": 0.5})
+    assert [row[0] for row in page.table.rows] == ["1", "2", "10", "100"]  # ties: by id
