@@ -31,7 +31,9 @@ MetricOption = Annotated[
     ),
 ]
 
-runs_app = typer.Typer(help="Stored runs: list them, show one.", no_args_is_help=True)
+runs_app = typer.Typer(
+    help="Stored runs: list them, show one, export one as a TREC run file.", no_args_is_help=True
+)
 
 
 def register(app: typer.Typer) -> None:
@@ -221,6 +223,54 @@ def show_command(
     warning = zero.warning()
     if warning:
         echo_err(f"warning: run {info.id}: {warning}")
+
+
+@runs_app.command("export")
+def export_command(
+    run: Annotated[str, typer.Argument(help=f"Run: {RUN_REF}.")],
+    format: Annotated[
+        str, typer.Option("--format", help="File format: trec (qid Q0 docid rank score tag).")
+    ] = "trec",
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out", "-o", help="Write here (default: standard output).", show_default=False
+        ),
+    ] = None,
+    db: DbOption = None,
+) -> None:
+    """Write a stored run's ranked results as a TREC run file, in the stored order.
+
+    import-run and evaluate read it back to the same scores. A query whose stored scores would
+    not reproduce the stored order under trec_eval's ordering (score descending, ties by doc
+    id descending) is written with scores from its ranks; stderr says how many.
+    """
+    from evalplat.errors import InputError
+    from evalplat.formats.run_export import write_trec_run
+
+    if format != "trec":
+        raise InputError(f"--format must be trec, got {format!r}")
+    store = open_store(db)
+    info = store.run_info(run)
+    results = store.load_results(info.id)
+    tag = f"{info.config}@{info.config_version}"
+    if out is None:
+        written = write_trec_run(results, sys.stdout, tag)
+    else:
+        # written beside the target and renamed: a refused run leaves no half file behind
+        partial = out.with_name(out.name + ".partial")
+        try:
+            with open(partial, "w", encoding="utf-8", newline="\n") as handle:
+                written = write_trec_run(results, handle, tag)
+            partial.replace(out)
+        finally:
+            partial.unlink(missing_ok=True)
+    note = (
+        f"; {written.rescored} with scores from ranks, to keep the stored order"
+        if written.rescored
+        else ""
+    )
+    echo_err(f"run {info.id}: {written.lines} results of {written.queries} queries{note}")
 
 
 def _details(store: Store, info: RunInfo) -> dict[str, Any]:
