@@ -193,10 +193,17 @@ def line_chart(
             f"{point.label}: {point.value:.4f}" + (f" · {point.note}" if point.note else "")
         )
         out.append(_marker(point.kind, x_of(i), y_of(point.value), tip))
-    for i in _label_positions(len(points)):
+    shown = _label_positions(len(points))
+    for i in shown:
+        # the outer labels align with the plot's edges so that they stay inside the chart
+        anchor = "middle"
+        if len(shown) > 1 and i == shown[0]:
+            anchor = "start"
+        elif len(shown) > 1 and i == shown[-1]:
+            anchor = "end"
         out.append(
-            f'<text class="c-tick" x="{_f(x_of(i))}" y="{height - 8}" text-anchor="middle">'
-            f"{escape(points[i].label)}</text>"
+            f'<text class="c-tick c-x" x="{_f(x_of(i))}" y="{height - 8}" '
+            f'text-anchor="{anchor}">{escape(points[i].label)}</text>'
         )
     return "".join(out) + "</svg>"
 

@@ -228,7 +228,7 @@ def history_html(page: HistoryPage, links: Links | None = None) -> str:
     ]
     from evalplat.metrics.registry import parse
 
-    dates = run_dates([h.run.started_at for h in page.runs])
+    dates = run_dates([h.run.started_at for h in page.runs], [h.run.id for h in page.runs])
     figures = []
     for name in page.metrics:
         points = [
@@ -255,13 +255,17 @@ def history_html(page: HistoryPage, links: Links | None = None) -> str:
     return _render("history.html", links, page=page, charts=figures)
 
 
-def run_dates(started: list[str]) -> list[str]:
-    """x-axis labels of runs started at ``started`` (``2026-05-01 03:00 UTC``): the date, or
-    date and time (``05-01 03:00``) when two runs share a day, so no two labels read alike."""
-    days = [moment[:10] for moment in started]
-    if len(set(days)) == len(days):
-        return days
-    return [moment[5:16] for moment in started]
+def run_dates(started: list[str], run_ids: list[int]) -> list[str]:
+    """x-axis labels of runs started at ``started`` (``2026-05-01 03:00 UTC``), never two
+    alike: the date; date and time (``05-01 03:00``) when two runs share a day; date and run
+    id (``05-01 #12``) when two share a minute."""
+    for labels in (
+        [moment[:10] for moment in started],
+        [moment[5:16] for moment in started],
+    ):
+        if len(set(labels)) == len(labels):
+            return labels
+    return [f"{moment[5:10]} #{run_id}" for moment, run_id in zip(started, run_ids, strict=True)]
 
 
 def index_html(index: SiteIndex) -> str:

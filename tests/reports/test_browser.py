@@ -228,9 +228,9 @@ def test_history_chart_axes_show_dates_and_distinct_ticks(
     assert charts.count() == 2
     for i in range(charts.count()):
         svg = charts.nth(i)
-        x_labels = svg.locator("text[text-anchor='middle']").all_text_contents()
+        x_labels = svg.locator("text.c-x").all_text_contents()
         assert x_labels == ["2026-05-01", "2026-05-02", "2026-05-03"]
-        y_labels = svg.locator("text[text-anchor='end']").all_text_contents()
+        y_labels = svg.locator("text.c-tick:not(.c-x)").all_text_contents()
         assert len(y_labels) >= 2 and len(set(y_labels)) == len(y_labels)
         assert all(0 <= float(label) <= 1 for label in y_labels)
         assert svg.bounding_box() is not None  # laid out, not hidden

@@ -58,7 +58,11 @@ def test_constant_and_empty_series_do_not_divide_by_zero() -> None:
 
 def y_tick_labels(svg: str) -> list[str]:
     """The y-axis labels (text-anchor end) of a line chart, top to bottom order not assumed."""
-    return [t.text or "" for t in parse(svg).iter(f"{SVG}text") if t.get("text-anchor") == "end"]
+    return [
+        t.text or ""
+        for t in parse(svg).iter(f"{SVG}text")
+        if t.get("text-anchor") == "end" and "c-x" not in (t.get("class") or "")
+    ]
 
 
 def test_y_ticks_of_a_nearly_flat_series_are_distinct() -> None:
@@ -91,12 +95,16 @@ def test_axis_ticks_pick_a_nice_step_and_matching_decimals() -> None:
 def test_history_axis_shows_run_dates() -> None:
     from evalplat.reports.render import run_dates
 
-    assert run_dates(["2026-05-01 03:00 UTC", "2026-05-02 03:00 UTC"]) == [
+    assert run_dates(["2026-05-01 03:00 UTC", "2026-05-02 03:00 UTC"], [1, 2]) == [
         "2026-05-01", "2026-05-02"
     ]  # fmt: skip
     # two runs on one day: dates alone would repeat, so the time is added
-    assert run_dates(["2026-05-01 03:00 UTC", "2026-05-01 09:30 UTC"]) == [
+    assert run_dates(["2026-05-01 03:00 UTC", "2026-05-01 09:30 UTC"], [1, 2]) == [
         "05-01 03:00", "05-01 09:30"
+    ]  # fmt: skip
+    # two runs in one minute: the run id tells them apart
+    assert run_dates(["2026-05-01 03:00 UTC", "2026-05-01 03:00 UTC"], [7, 8]) == [
+        "05-01 #7", "05-01 #8"
     ]  # fmt: skip
 
 
