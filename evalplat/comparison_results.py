@@ -16,6 +16,8 @@ from evalplat.errors import InputError
 if TYPE_CHECKING:
     import pandas as pd
 
+    from evalplat.changes import Changes
+
 
 TestName = Literal["randomization", "t-test", "wilcoxon"]
 TESTS: tuple[str, ...] = ("randomization", "t-test", "wilcoxon")
@@ -148,8 +150,8 @@ class OverlapSummary:
     """How much the rankings changed, averaged over the queries both runs answered.
 
     ``jaccard`` is Jaccard@k of the top-k sets, ``rbo`` rank-biased overlap (extrapolated,
-    persistence ``p``), ``kendall_tau`` Kendall's τ-b over the documents both rankings contain
-    (None when no query has two shared documents).
+    persistence ``p``), ``kendall_tau`` Kendall's τ-b over the union of both top-k lists
+    (``evalplat.overlap``; None when no query has two documents in that union).
     """
 
     k: int
@@ -169,7 +171,8 @@ class ComparisonResult:
 
     ``verdict`` is the worst over gated metrics: ``regression`` > ``needs_judgments`` >
     ``improvement`` > ``unchanged``. ``per_query`` is a tidy frame (``metric, query_id,
-    baseline, candidate, delta``) for reports; it is not part of ``to_dict``.
+    baseline, candidate, delta``) for reports; it is not part of ``to_dict``. ``changes`` says
+    what differs between the two runs' config versions and test set versions (set by the store).
     """
 
     metrics: tuple[MetricComparison, ...]
@@ -187,6 +190,7 @@ class ComparisonResult:
     candidate_label: str = "candidate"
     test_set: str | None = None
     created_at: str | None = None  # ISO 8601, set when stored
+    changes: Changes | None = None
 
     def metric(self, name: str) -> MetricComparison:
         for item in self.metrics:
@@ -223,6 +227,7 @@ class ComparisonResult:
             "overlap": None if self.overlap is None else self.overlap.to_dict(),
             "options": asdict(self.options),
             "gates": [asdict(g) for g in self.gates],
+            "changes": None if self.changes is None else self.changes.to_dict(),
         }
 
 

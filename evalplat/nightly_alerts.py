@@ -89,6 +89,7 @@ def _message_fields(
         "candidate_run": result.candidate_run_id,
         "worst_queries": worst,
         "comparison_id": result.id,
+        "changes": [] if result.changes is None else result.changes.lines(),
     }
 
 

@@ -14,8 +14,13 @@ Per query, for rankings ``A`` (baseline) and ``B`` (candidate):
 
   ``p = 0.9`` puts about 86 % of the weight on the top 10. Two identical lists give 1, two
   disjoint lists 0; both empty give 1, one empty 0.
-- **Kendall τ** (τ-b, SciPy) between the ranks of the documents both rankings contain, over the
-  whole retrieved depth; undefined (skipped in the mean) with fewer than two shared documents.
+- **Kendall τ** (τ-b, SciPy) over the **union** of the two top-k lists. Each document of the
+  union gets its rank in ``A``'s top k and in ``B``'s top k; a document missing from a list
+  ranks below every document of that list, all such documents tied (rank ``len(list) + 1``),
+  and τ-b accounts for those ties. Two identical lists give 1, reversed lists -1, and two lists
+  that share almost nothing come out negative (each list's documents are the other's bottom),
+  never 1. Undefined (skipped in the mean) when the union has fewer than two documents or one
+  list is empty.
 
 The summary averages over the queries that either run answered.
 """
@@ -81,18 +86,25 @@ def rbo(a: Sequence[str], b: Sequence[str], p: float = 0.9) -> float:
     return min(1.0, max(0.0, value))
 
 
-def kendall_tau(a: Sequence[str], b: Sequence[str]) -> float | None:
-    """Kendall's τ-b between the positions of the shared documents; None with fewer than 2."""
+def kendall_tau(a: Sequence[str], b: Sequence[str], k: int | None = None) -> float | None:
+    """Kendall's τ-b over the union of the two top-k lists (rules in the module docstring);
+    ``k=None`` takes the whole lists. None when undefined."""
     from scipy import stats
 
-    position_b = {doc: rank for rank, doc in enumerate(b)}
-    shared = [(rank, position_b[doc]) for rank, doc in enumerate(a) if doc in position_b]
-    if len(shared) < 2:
+    if k is not None and k < 1:
+        raise InputError(f"k must be 1 or more, got {k}")
+    top_a = list(a[:k]) if k is not None else list(a)
+    top_b = list(b[:k]) if k is not None else list(b)
+    union = list(dict.fromkeys(top_a + top_b))
+    if len(union) < 2:
         return None
+    rank_a = {doc: rank for rank, doc in enumerate(top_a, start=1)}
+    rank_b = {doc: rank for rank, doc in enumerate(top_b, start=1)}
+    x = [rank_a.get(doc, len(top_a) + 1) for doc in union]
+    y = [rank_b.get(doc, len(top_b) + 1) for doc in union]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        tau = stats.kendalltau([x for x, _ in shared], [y for _, y in shared]).statistic
-    tau = float(tau)
+        tau = float(stats.kendalltau(x, y).statistic)
     return None if math.isnan(tau) else tau
 
 
@@ -112,7 +124,7 @@ def rank_overlap(
     for query_id in sorted(set(rankings_a) | set(rankings_b)):
         a = rankings_a.get(query_id, [])
         b = rankings_b.get(query_id, [])
-        rows.append((query_id, jaccard_at_k(a, b, k), rbo(a, b, p), kendall_tau(a, b)))
+        rows.append((query_id, jaccard_at_k(a, b, k), rbo(a, b, p), kendall_tau(a, b, k)))
     frame = pd.DataFrame(rows, columns=["query_id", "jaccard", "rbo", "kendall_tau"])
     taus = [t for t in frame["kendall_tau"] if t is not None and not math.isnan(t)]
     summary = OverlapSummary(

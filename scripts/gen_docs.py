@@ -37,7 +37,8 @@ PARAM_NOTES: dict[str, str] = {
     "gain": "`linear` (gain = grade, trec_eval's; default) or `exp` (gain = 2^grade - 1)",
     "judged_only": "`true` drops unjudged documents from the ranking before scoring "
     "(trec_eval's `-J`; default `false`)",
-    "gmax": "the top grade in p = (2^g - 1) / 2^gmax (default: the highest grade in the judgments)",
+    "gmax": "the top grade in p = (2^g - 1) / 2^gmax: a grade (default 4, as gdeval and "
+    "ir_measures) or `qrels` (the highest grade in the judgments)",
 }
 
 # Edge cases the registry's formulas leave implicit, checked against the kernels.
@@ -78,8 +79,10 @@ EDGE_CASES: dict[str, list[str]] = {
         "0 when R = 0.",
     ],
     "ERR": [
-        "gmax defaults to the highest grade among the judgments of the evaluated topics; "
-        "grades above gmax count as gmax. All values are 0 when gmax ≤ 0.",
+        "gmax defaults to 4, as in gdeval and ir_measures, so `ERR@10` means the same "
+        "there and here; `ERR(gmax=qrels)@10` uses the highest grade among the judgments of "
+        "the evaluated topics instead (a 0-2 scale then stops the cascade at grade 2). Grades "
+        "above gmax count as gmax. All values are 0 when gmax ≤ 0.",
         "trec_eval has no ERR.",
     ],
     "Judged": [

@@ -41,11 +41,27 @@
     }
     return td;
   }
+  // Text with digits sorts as people count: 1, 2, 10, 100 and q2 before q10. Same rule as
+  // natural_key in evalplat/reports/data.py, so the first page and later sorts agree.
+  function natural(x, y) {
+    var a = String(x).match(/\d+|\D+/g) || [], b = String(y).match(/\d+|\D+/g) || [];
+    for (var i = 0; i < Math.min(a.length, b.length); i++) {
+      var p = a[i], q = b[i], pd = /^\d/.test(p), qd = /^\d/.test(q);
+      if (pd !== qd) { return pd ? -1 : 1; }
+      if (pd) {
+        p = p.replace(/^0+/, ""); q = q.replace(/^0+/, "");
+        if (p.length !== q.length) { return p.length - q.length; }
+      }
+      if (p !== q) { return p < q ? -1 : 1; }
+    }
+    if (a.length !== b.length) { return a.length - b.length; }
+    return String(x) < String(y) ? -1 : (String(x) > String(y) ? 1 : 0);
+  }
   function compare(a, b) {
     var x = a[sortAt], y = b[sortAt];
     if (x === null || y === null) { return x === y ? 0 : (x === null ? 1 : -1); }
-    var order = typeof x === "string" ? x.localeCompare(y) : x - y;
-    if (order === 0) { return String(a[0]).localeCompare(String(b[0])); }
+    var order = typeof x === "string" ? natural(x, y) : x - y;
+    if (order === 0) { return natural(a[0], b[0]); }
     return descending ? -order : order;
   }
   function apply() {

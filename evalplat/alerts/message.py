@@ -6,7 +6,8 @@ same two renderings so they never disagree:
 
 - ``title()``: one line, e.g. ``Regression: nDCG@10 of docs-bm25 on cranfield``;
 - ``facts()``: ordered (label, value) pairs: config, test set, metric,
-  ``baseline → candidate``, delta (absolute and relative), p-value, runs, report;
+  ``baseline → candidate``, delta (absolute and relative), what changed (config parameters,
+  test set), p-value, runs, report;
 - ``text()``: the title, the facts and the worst queries as plain text (e-mail, logs).
 
 Numbers are printed with 4 decimals; a missing number (a test message has no
@@ -58,6 +59,8 @@ class AlertMessage:
     worst_queries: tuple[QueryMove, ...] = field(default_factory=tuple)
     report: str | None = None
     alert_id: int | None = None
+    # what differs between the baseline's and the candidate's setup, one line per change
+    changes: tuple[str, ...] = field(default_factory=tuple)
 
     def __post_init__(self) -> None:
         if self.event not in EVENTS:
@@ -95,6 +98,7 @@ class AlertMessage:
             ("Metric", self.metric),
             ("Baseline → candidate", self.change()),
             ("Delta", self.delta_text()),
+            ("What changed", "; ".join(self.changes) or None),
             ("p-value", None if self.p_value is None else p_value_text(self.p_value, self.test)),
             ("Runs", self.runs_text()),
             ("Report", self.report),
@@ -132,6 +136,7 @@ class AlertMessage:
         """JSON-ready fields (snake_case); ``worst_queries`` as a list of objects with delta."""
         data = asdict(self)
         data["worst_queries"] = [{**asdict(q), "delta": q.delta} for q in self.worst_queries]
+        data["changes"] = list(self.changes)
         return data
 
     @classmethod
@@ -148,6 +153,7 @@ class AlertMessage:
             )
             for q in data.get("worst_queries", [])
         )
+        values["changes"] = tuple(str(line) for line in data.get("changes") or ())
         return cls(**values)
 
 

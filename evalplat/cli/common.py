@@ -21,6 +21,8 @@ DbOption = Annotated[
     ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+# how every command that takes a run names it (see evalplat.store.run_rows.resolve_run)
+RUN_REF = "an id, CONFIG@latest, CONFIG@baseline or CONFIG@VERSION"
 
 
 _open_stores: list[Store] = []

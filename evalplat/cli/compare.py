@@ -13,9 +13,10 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from evalplat.cli.common import DbOption, JsonOption, echo_err, open_store, print_json
+from evalplat.cli.common import RUN_REF, DbOption, JsonOption, echo_err, open_store, print_json
 
 if TYPE_CHECKING:
+    from evalplat.changes import Changes
     from evalplat.comparison import ComparisonResult
     from evalplat.metrics.registry import Metric
     from evalplat.store import Store
@@ -33,12 +34,8 @@ def register(app: typer.Typer) -> None:
 
 
 def compare_command(
-    baseline: Annotated[
-        str, typer.Argument(help="Baseline run: ID, CONFIG@latest or CONFIG@baseline.")
-    ],
-    candidate: Annotated[
-        str, typer.Argument(help="Candidate run: ID, CONFIG@latest or CONFIG@baseline.")
-    ],
+    baseline: Annotated[str, typer.Argument(help=f"Baseline run: {RUN_REF}.")],
+    candidate: Annotated[str, typer.Argument(help=f"Candidate run: {RUN_REF}.")],
     metric: Annotated[
         list[str] | None,
         typer.Option(
@@ -147,6 +144,8 @@ def _print_comparison(result: ComparisonResult) -> None:
         markup=False,
         highlight=False,
     )
+    if result.changes is not None:
+        console.print(_changes_text(result.changes), markup=False, highlight=False)
     table = Table(
         "metric",
         "baseline",
@@ -191,6 +190,15 @@ def _print_comparison(result: ComparisonResult) -> None:
     console.print(f"verdict: {result.verdict} (comparison {result.id})", highlight=False)
 
 
+def _changes_text(changes: Changes) -> str:
+    """``changed   operator: "or" → "and"`` and one indented line per further change."""
+    lines = changes.lines()
+    if not lines:
+        what = "same config version" if changes.same_config_version else "same parameters"
+        return f"changed   nothing ({what}, same test set version)"
+    return "changed   " + "\n          ".join(lines)
+
+
 def write_junit(result: ComparisonResult, path: Path) -> None:
     """One testcase per gated metric; a ``<failure>`` for each regression."""
     import xml.etree.ElementTree as ET
@@ -233,7 +241,7 @@ def write_report(result: ComparisonResult, path: Path, store: Store) -> None:
 
 
 def unjudged_command(
-    run: Annotated[str, typer.Argument(help="Run: ID, CONFIG@latest or CONFIG@baseline.")],
+    run: Annotated[str, typer.Argument(help=f"Run: {RUN_REF}.")],
     k: Annotated[int, typer.Option("--k", help="Look at the top k results of each query.")] = 10,
     as_json: JsonOption = False,
     db: DbOption = None,
@@ -291,7 +299,7 @@ def history_command(
 @baseline_app.command("set")
 def baseline_set_command(
     config: Annotated[str, typer.Argument(help="Config name.")],
-    run: Annotated[str, typer.Argument(help="Run to pin: ID or CONFIG@latest.")],
+    run: Annotated[str, typer.Argument(help="Run to pin: ID, CONFIG@latest or CONFIG@VERSION.")],
     as_json: JsonOption = False,
     db: DbOption = None,
 ) -> None:

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from evalplat.cli.common import DbOption, JsonOption, open_store, print_json
+from evalplat.cli.common import RUN_REF, DbOption, JsonOption, open_store, print_json
 
 app = typer.Typer(help="Static HTML reports: run, comparison and the report site.",
                   no_args_is_help=True)  # fmt: skip
@@ -40,7 +40,7 @@ def _done(path: Path, as_json: bool) -> None:
 
 @app.command("run")
 def report_run(
-    run: Annotated[str, typer.Argument(help="Run id, CONFIG@latest or CONFIG@baseline.")],
+    run: Annotated[str, typer.Argument(help=f"Run: {RUN_REF}.")],
     out: OutOption = None,
     db: DbOption = None,
     as_json: JsonOption = False,
@@ -55,12 +55,8 @@ def report_run(
 
 @app.command("compare")
 def report_compare(
-    baseline: Annotated[
-        str, typer.Argument(help="Baseline run: id, CONFIG@latest, CONFIG@baseline.")
-    ],
-    candidate: Annotated[
-        str, typer.Argument(help="Candidate run: id, CONFIG@latest, CONFIG@baseline.")
-    ],
+    baseline: Annotated[str, typer.Argument(help=f"Baseline run: {RUN_REF}.")],
+    candidate: Annotated[str, typer.Argument(help=f"Candidate run: {RUN_REF}.")],
     out: OutOption = None,
     db: DbOption = None,
     as_json: JsonOption = False,

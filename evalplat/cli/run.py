@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from evalplat.cli.common import DbOption, JsonOption, echo_err, open_store, print_json
+from evalplat.cli.common import RUN_REF, DbOption, JsonOption, echo_err, open_store, print_json
+from evalplat.run_health import zero_results
 
 if TYPE_CHECKING:
     from evalplat.store import Store
@@ -30,7 +31,9 @@ MetricOption = Annotated[
     ),
 ]
 
-runs_app = typer.Typer(help="Stored runs: list them, show one.", no_args_is_help=True)
+runs_app = typer.Typer(
+    help="Stored runs: list them, show one, export one as a TREC run file.", no_args_is_help=True
+)
 
 
 def register(app: typer.Typer) -> None:
@@ -99,7 +102,7 @@ def run_command(
                 trigger=trigger,
                 progress=progress,
             )
-    _report(info, json_output)
+    _report(info, json_output, store)
 
 
 def import_run_command(
@@ -121,15 +124,16 @@ def import_run_command(
     """Store a run file produced elsewhere as a run of a config, ranked as trec_eval does."""
     from evalplat import runner
 
-    info = runner.import_run(open_store(db), file, config, testset, label=label, metrics=metric)
+    store = open_store(db)
+    info = runner.import_run(store, file, config, testset, label=label, metrics=metric)
     skipped = int(info.options.get("run_only_queries", 0))
     if skipped:
         echo_err(f"warning: {skipped} queries of {file.name} are not in the test set; ignored")
-    _report(info, json_output)
+    _report(info, json_output, store)
 
 
 def rescore_command(
-    run: Annotated[str, typer.Argument(help="Run: an id, CONFIG@latest or CONFIG@baseline.")],
+    run: Annotated[str, typer.Argument(help=f"Run: {RUN_REF}.")],
     testset: Annotated[
         str | None,
         typer.Option(
@@ -187,7 +191,7 @@ def list_command(
 
 @runs_app.command("show")
 def show_command(
-    run: Annotated[str, typer.Argument(help="Run: an id, CONFIG@latest or CONFIG@baseline.")],
+    run: Annotated[str, typer.Argument(help=f"Run: {RUN_REF}.")],
     db: DbOption = None,
     json_output: JsonOption = False,
 ) -> None:
@@ -204,6 +208,10 @@ def show_command(
             typer.echo(f"{key:<18} {details[key]}")
     typer.echo(f"{'queries':<18} {info.queries_done}/{info.queries_total} done, "
                f"{info.queries_failed} failed")  # fmt: skip
+    zero = zero_results(store.run_outcomes(info.id))
+    if zero.rate is not None:
+        typer.echo(f"{'zero results':<18} {zero.rate:.1%} ({zero.empty} of {zero.answered} "
+                   "queries)")  # fmt: skip
     latency = details["latency_ms"]
     if latency:
         typer.echo(f"{'latency ms':<18} p50 {latency['p50']:.1f}  p95 {latency['p95']:.1f}  "
@@ -212,6 +220,57 @@ def show_command(
         typer.echo(f"{name:<18} {value:.4f}")
     for failure in details["failed_queries"][:20]:
         typer.echo(f"failed {failure['query_id']}: {failure['error']}")
+    warning = zero.warning()
+    if warning:
+        echo_err(f"warning: run {info.id}: {warning}")
+
+
+@runs_app.command("export")
+def export_command(
+    run: Annotated[str, typer.Argument(help=f"Run: {RUN_REF}.")],
+    format: Annotated[
+        str, typer.Option("--format", help="File format: trec (qid Q0 docid rank score tag).")
+    ] = "trec",
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out", "-o", help="Write here (default: standard output).", show_default=False
+        ),
+    ] = None,
+    db: DbOption = None,
+) -> None:
+    """Write a stored run's ranked results as a TREC run file, in the stored order.
+
+    import-run and evaluate read it back to the same scores. A query whose stored scores would
+    not reproduce the stored order under trec_eval's ordering (score descending, ties by doc
+    id descending) is written with scores from its ranks; stderr says how many.
+    """
+    from evalplat.errors import InputError
+    from evalplat.formats.run_export import write_trec_run
+
+    if format != "trec":
+        raise InputError(f"--format must be trec, got {format!r}")
+    store = open_store(db)
+    info = store.run_info(run)
+    results = store.load_results(info.id)
+    tag = f"{info.config}@{info.config_version}"
+    if out is None:
+        written = write_trec_run(results, sys.stdout, tag)
+    else:
+        # written beside the target and renamed: a refused run leaves no half file behind
+        partial = out.with_name(out.name + ".partial")
+        try:
+            with open(partial, "w", encoding="utf-8", newline="\n") as handle:
+                written = write_trec_run(results, handle, tag)
+            partial.replace(out)
+        finally:
+            partial.unlink(missing_ok=True)
+    note = (
+        f"; {written.rescored} with scores from ranks, to keep the stored order"
+        if written.rescored
+        else ""
+    )
+    echo_err(f"run {info.id}: {written.lines} results of {written.queries} queries{note}")
 
 
 def _details(store: Store, info: RunInfo) -> dict[str, Any]:
@@ -222,13 +281,21 @@ def _details(store: Store, info: RunInfo) -> dict[str, Any]:
     data["latency_ms"] = (
         {f"p{p}": float(latency.quantile(p / 100)) for p in (50, 95, 99)} if len(latency) else None
     )
-    data["zero_result_rate"] = float((ok["results_count"] == 0).mean()) if len(ok) else None
+    zero = zero_results(outcomes)
+    data["zero_result_rate"] = zero.rate
+    data["zero_results"] = zero.empty
+    data["mostly_empty"] = zero.mostly_empty
     data["failed_queries"] = store.run_failures(info.id)
     return data
 
 
-def _report(info: RunInfo, json_output: bool) -> None:
-    """Print the run's summary; exit 3 unless it is complete."""
+def _report(info: RunInfo, json_output: bool, store: Store | None = None) -> None:
+    """Print the run's summary (with a warning when most queries returned nothing); exit 3
+    unless it is complete."""
+    if store is not None:
+        warning = zero_results(store.run_outcomes(info.id)).warning()
+        if warning:
+            echo_err(f"warning: run {info.id}: {warning}")
     if json_output:
         print_json(info.to_dict())
     else:

@@ -64,11 +64,12 @@ def ndcg(ranking: Ranking, judgments: Judgments, metric: Metric) -> NDArray[np.f
 def err(ranking: Ranking, judgments: Judgments, metric: Metric) -> NDArray[np.float64]:
     """ERR@k = sum_{r<=k} (1/r) p_r prod_{i<r} (1 - p_i), p = (2^g - 1) / 2^gmax.
 
-    gmax is the ``gmax`` parameter, else the highest grade in the qrels; grades above gmax are
-    capped at it, negative grades and unjudged documents give p = 0.
+    gmax is the ``gmax`` parameter: 4 by default, as gdeval and ir_measures fix it, or the
+    highest grade in the qrels with ``gmax=qrels``; grades above gmax are capped at it, negative
+    grades and unjudged documents give p = 0.
     """
     ranked = view(ranking, metric)
-    gmax = metric.gmax if metric.gmax is not None else judgments.max_grade
+    gmax = judgments.max_grade if metric.gmax == "qrels" else int(metric.gmax)
     if gmax <= 0 or len(ranked.grade) == 0:
         return np.zeros(ranked.n_topics)
     grade = np.clip(ranked.grade, 0, gmax).astype(float)

@@ -26,8 +26,11 @@ _PARAM_DEFAULTS: dict[str, object] = {
     "rel": 1,
     "gain": "linear",
     "judged_only": False,
-    "gmax": None,
+    "gmax": 4,
 }
+# ERR's gmax: a grade (gdeval's and ir_measures' default, 4) or "qrels": the highest grade in
+# the judgments of the evaluated topics
+GMAX_FROM_QRELS = "qrels"
 _GAINS = ("linear", "exp")
 
 
@@ -61,7 +64,7 @@ class Metric:
     rel: int = 1
     gain: str = "linear"
     judged_only: bool = False
-    gmax: int | None = None
+    gmax: int | str = 4
     _spec: MetricFamily = field(init=False, repr=False, compare=False, hash=False)
 
     def __post_init__(self) -> None:
@@ -82,7 +85,10 @@ class Metric:
                 raise InputError(f"{self.family} takes no parameter {name!r}")
         if self.rel < 1:
             raise InputError(f"rel must be at least 1, got {self.rel}")
-        if self.gmax is not None and self.gmax < 1:
+        if isinstance(self.gmax, str):
+            if self.gmax != GMAX_FROM_QRELS:
+                raise InputError(f"gmax must be a grade or 'qrels', got {self.gmax!r}")
+        elif self.gmax < 1:
             raise InputError(f"gmax must be at least 1, got {self.gmax}")
 
     @property
@@ -183,7 +189,8 @@ FAMILIES: dict[str, MetricFamily] = {
            "pairs:bpref", "none", ("rel",), trec_name_no_cutoff="bpref"),
         _F("ERR", "Expected reciprocal rank (Chapelle et al. 2009), graded cascade model.",
            "ERR@k = sum_{r<=k} (1/r) p_r prod_{i<r} (1 - p_i), p = (2^g - 1) / 2^gmax, "
-           "gmax = highest grade in the qrels unless given; negative grades count as 0",
+           "gmax = 4 (gdeval, ir_measures) or, with gmax=qrels, the highest grade in the "
+           "qrels; negative grades count as 0",
            "gain:err", "optional", ("gmax", "judged_only")),
         _F("Judged", "Share of the top k results that have a judgment (any grade).",
            "Judged@k = |judged in top k| / min(k, number retrieved); 0 with no results",
@@ -271,6 +278,8 @@ def parse(name: str | Metric) -> Metric:
 
 
 def _parse_value(name: str, key: str, value: str) -> object:
+    if key == "gmax" and value.lower() == GMAX_FROM_QRELS:
+        return GMAX_FROM_QRELS
     if key in ("rel", "gmax"):
         if not re.fullmatch(r"-?\d+", value):
             raise InputError(f"metric {name!r}: {key} must be an integer, got {value!r}")

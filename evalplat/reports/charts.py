@@ -105,7 +105,66 @@ def _no_data(width: int, height: int) -> str:
     )
 
 
-def _fmt_tick(value: float) -> str:
+def axis_ticks(
+    low: float,
+    high: float,
+    *,
+    floor: float | None = None,
+    ceiling: float | None = None,
+    most: int = 5,
+) -> tuple[float, float, list[tuple[float, str]]]:
+    """A value range clipped to ``[floor, ceiling]`` and 2 to ``most`` ticks inside it.
+
+    Ticks sit at multiples of a "nice" step (1, 2 or 5 times 10^n) and are printed with the decimals
+    that step needs, so no two labels read alike (``0.7305 / 0.7310 / 0.7315``, never ``0.731``
+    three times) and none lies outside the range: a metric bounded at 0 never gets a tick below
+    0. Returns ``(low, high, [(value, label), ...])``.
+    """
+    if floor is not None:
+        low = max(low, floor)
+    if ceiling is not None:
+        high = min(high, ceiling)
+    if not high > low:
+        high = min(low + (abs(low) * 0.1 or 1.0), _LARGEST)
+    if not (math.isfinite(high - low) and (high - low) / max(most - 1, 1) > _TINY):
+        # a span that overflows (±1e308) or is too small for a decimal step: ends and middle
+        axis = _Axis(low, high)
+        values = [low, axis.value_at(0.5), high]
+        return low, high, [(value, _fmt_tick(value)) for value in values]
+    step = _nice_step((high - low) / max(most - 1, 1))
+    while True:
+        first, last = math.ceil(low / step - 1e-9), math.floor(high / step + 1e-9)
+        if last - first + 1 <= most:
+            break
+        step = _nice_step(step * 1.01, above=True)
+    if last - first < 1:  # fewer than two multiples inside: use the range's ends
+        values = [low, high]
+        decimals = _decimals((high - low) / 10)
+    else:
+        values = [i * step for i in range(first, last + 1)]
+        decimals = _decimals(step)
+    ticks = [(value, _fmt_tick(value, decimals)) for value in values]
+    return low, high, ticks
+
+
+def _nice_step(raw: float, *, above: bool = False) -> float:
+    """The smallest of 1, 2, 5 times 10^n that is at least ``raw`` (greater, when ``above``)."""
+    exponent = math.floor(math.log10(raw))
+    for factor in (1, 2, 5, 10):
+        step = factor * 10.0**exponent
+        if step > raw * (1 + 1e-9) or (not above and step >= raw * (1 - 1e-9)):
+            return step
+    return 10.0 ** (exponent + 1)
+
+
+def _decimals(step: float) -> int:
+    return max(0, -math.floor(math.log10(step) + 1e-9))
+
+
+def _fmt_tick(value: float, decimals: int | None = None) -> str:
+    if decimals is not None:
+        text = f"{value:,.{decimals}f}" if abs(value) >= 1000 else f"{value:.{decimals}f}"
+        return text[1:] if text.startswith("-") and float(text.replace(",", "")) == 0 else text
     if 1000 <= abs(value) < 1e15:
         return f"{value:,.0f}"  # counts (NumRet...): 22,500 rather than 2.25e+04
     text = f"{value:.3g}"
@@ -123,12 +182,16 @@ def line_chart(
     version_changes: Sequence[int] = (),
     width: int = 640,
     height: int = 200,
+    floor: float | None = None,
+    ceiling: float | None = None,
 ) -> str:
     """A line with a marker per point; baseline and regression points get their own symbols.
 
     ``version_changes`` are indices where a new config version starts: a dashed vertical line
     is drawn just before that point. Markers: circle = run, square = baseline, downward
-    triangle = regression, upward triangle = improvement (shape as well as colour).
+    triangle = regression, upward triangle = improvement (shape as well as colour). The y axis
+    stays within ``[floor, ceiling]`` (0 and 1 for a metric bounded in [0, 1]); its ticks come
+    from ``axis_ticks``. Point labels are the x axis labels (run dates on history pages).
     """
     left, right, top, bottom = 56, 12, 12, 28
     out = [_open(width, height, label, "line-chart")]
@@ -137,6 +200,8 @@ def line_chart(
         out.append(_no_data(width, height))
         return "".join(out) + "</svg>"
     axis = _padded_range(values)
+    low, high, ticks = axis_ticks(axis.low, axis.high, floor=floor, ceiling=ceiling)
+    axis = _Axis(low, high)
     plot_w, plot_h = width - left - right, height - top - bottom
     step = plot_w / max(len(points) - 1, 1)
 
@@ -146,12 +211,12 @@ def line_chart(
     def y_of(v: float) -> float:
         return top + plot_h * (1 - axis.fraction(v))
 
-    for tick in (axis.low, axis.value_at(0.5), axis.high):
+    for tick, text in ticks:
         y = y_of(tick)
         out.append(
             f'<line class="c-grid" x1="{left}" x2="{width - right}" y1="{_f(y)}" y2="{_f(y)}"/>'
             f'<text class="c-tick" x="{left - 4}" y="{_f(y + 3)}" text-anchor="end">'
-            f"{_fmt_tick(tick)}</text>"
+            f"{escape(text)}</text>"
         )
     for index in version_changes:
         if 0 < index < len(points):
@@ -176,10 +241,17 @@ def line_chart(
             f"{point.label}: {point.value:.4f}" + (f" · {point.note}" if point.note else "")
         )
         out.append(_marker(point.kind, x_of(i), y_of(point.value), tip))
-    for i in _label_positions(len(points)):
+    shown = _label_positions(len(points))
+    for i in shown:
+        # the outer labels align with the plot's edges so that they stay inside the chart
+        anchor = "middle"
+        if len(shown) > 1 and i == shown[0]:
+            anchor = "start"
+        elif len(shown) > 1 and i == shown[-1]:
+            anchor = "end"
         out.append(
-            f'<text class="c-tick" x="{_f(x_of(i))}" y="{height - 8}" text-anchor="middle">'
-            f"{escape(points[i].label)}</text>"
+            f'<text class="c-tick c-x" x="{_f(x_of(i))}" y="{height - 8}" '
+            f'text-anchor="{anchor}">{escape(points[i].label)}</text>'
         )
     return "".join(out) + "</svg>"
 

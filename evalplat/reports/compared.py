@@ -8,21 +8,38 @@ Side-by-side results, per query and k (default 10):
 - a baseline document is marked ``gone`` when it is not in the candidate's top k
   (``other_rank`` = the candidate's rank beyond k, or None when it left the ranking);
 - ``grade`` is the judgment's grade, or None for an unjudged document (shown as unjudged, which
-  every metric counts as non-relevant).
+  every metric counts as non-relevant);
+- ``title`` is the document's title when the test set stores documents, else the first
+  ``TITLE_WORDS`` words of its text, else empty (the page then shows the id alone).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from evalplat.reports.data import Column, QueryTable, RunHeader, sorted_rows
+from evalplat.reports.data import Column, QueryTable, RunHeader, natural_key, sorted_rows
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from evalplat.comparison import ComparisonResult, MetricComparison
+
+TITLE_WORDS = 12  # a document without a title is shown by the first words of its text
+TITLE_CHARS = 120
+
+
+def document_title(title: str | None, text: str | None) -> str:
+    """The title, or the first ``TITLE_WORDS`` words of the text (``…`` when cut), or ``""``."""
+    for candidate, cut_words in ((title, False), (text, True)):
+        words = str(candidate or "").split()
+        if not words:
+            continue
+        shown = " ".join(words[:TITLE_WORDS] if cut_words else words)
+        cut = (cut_words and len(words) > TITLE_WORDS) or len(shown) > TITLE_CHARS
+        return shown[:TITLE_CHARS].rstrip() + ("…" if cut else "")
+    return ""
 
 
 @dataclass(frozen=True)
@@ -32,6 +49,7 @@ class Hit:
     grade: int | None
     change: str = ""  # "", "new", "up", "down", "gone"
     other_rank: int | None = None
+    title: str = ""
 
 
 @dataclass(frozen=True)
@@ -84,13 +102,15 @@ def comparison_page(
     candidate_results: pd.DataFrame | None,
     k: int = 10,
     movers: int = 10,
+    titles: Mapping[str, str] | None = None,
 ) -> ComparisonPage:
     """Assemble the comparison page. ``result.per_query`` must be set (the tidy frame
     ``metric, query_id, baseline, candidate, delta``). The primary metric — the one whose movers
     are shown side by side and whose delta orders the table — is, among the gated metrics whose
     verdict is the overall verdict (else all gated metrics, else all metrics), the one on which
     the most queries moved (wins + losses; the first on a tie). Results
-    frames may be None (pruned by retention): the page says so."""
+    frames may be None (pruned by retention): the page says so. ``titles`` maps doc ids to
+    what the side-by-side tables show beside them (see ``document_title``)."""
     from evalplat.errors import InputError
     from evalplat.metrics.registry import parse
 
@@ -109,7 +129,12 @@ def comparison_page(
     worse, better = _movers(result, primary, per_query, movers)
     available = baseline_results is not None and candidate_results is not None
     side = _side_by_side_builder(
-        [q.query_id for q in worse + better], judgments, baseline_results, candidate_results, k
+        [q.query_id for q in worse + better],
+        judgments,
+        baseline_results,
+        candidate_results,
+        k,
+        titles or {},
     )
     return ComparisonPage(
         result=result,
@@ -195,7 +220,7 @@ def _comparison_table(
             Column(f"d{i}", "Δ", "delta", hib, m.metric),
         ]
     rows: list[tuple[Any, ...]] = []
-    for query_id in sorted(wide):
+    for query_id in sorted(wide, key=natural_key):
         values: list[Any] = [query_id, query_text.get(query_id, "")]
         for m in metrics:
             values.extend(wide[query_id].get(m.metric, (None, None, None)))
@@ -214,6 +239,7 @@ def _side_by_side_builder(
     baseline_results: pd.DataFrame | None,
     candidate_results: pd.DataFrame | None,
     k: int,
+    titles: Mapping[str, str],
 ) -> Any:
     """A function ``(move, query_text) -> SideBySide`` over pre-indexed results and grades of
     only the queries shown (results of 10,000 queries by 100 documents are never walked per
@@ -238,14 +264,18 @@ def _side_by_side_builder(
 
     def build(move: _Move, query_text: Mapping[str, str]) -> SideBySide:
         a, b = base.get(move.query_id, []), cand.get(move.query_id, [])
+        baseline_hits = _baseline_hits(move.query_id, a, b, k, grades)
+        candidate_hits = _candidate_hits(move.query_id, a, b, k, grades)
         return SideBySide(
             query_id=move.query_id,
             text=query_text.get(move.query_id, ""),
             baseline=move.baseline,
             candidate=move.candidate,
             delta=move.delta,
-            baseline_hits=tuple(_baseline_hits(move.query_id, a, b, k, grades)),
-            candidate_hits=tuple(_candidate_hits(move.query_id, a, b, k, grades)),
+            baseline_hits=tuple(replace(h, title=titles.get(h.doc_id, "")) for h in baseline_hits),
+            candidate_hits=tuple(
+                replace(h, title=titles.get(h.doc_id, "")) for h in candidate_hits
+            ),
         )
 
     return build

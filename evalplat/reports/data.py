@@ -9,6 +9,7 @@ page, with its side-by-side results, has its own module: :mod:`evalplat.reports.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -120,17 +121,36 @@ def _json_value(value: Any) -> Any:
     return value
 
 
+def natural_key(text: object) -> tuple[tuple[tuple[int, int, str], ...], str]:
+    """Sort key that orders digit runs as numbers: ``1 < 2 < 10 < 100``, ``q2 < q10``.
+
+    Text is split into digit and non-digit chunks; a digit chunk compares by value (its length
+    without leading zeros, then its digits: exact for ids of any length), a text chunk as text,
+    and a digit chunk before a text chunk. Ties (``01`` and ``1``) fall back to the whole text.
+    The page script (``_query_table.js``) sorts with the same rule.
+    """
+    value = str(text)
+    chunks = []
+    for chunk in re.findall(r"\d+|\D+", value):
+        if chunk[0].isdigit():
+            digits = chunk.lstrip("0")
+            chunks.append((0, len(digits), digits))
+        else:
+            chunks.append((1, 0, chunk))
+    return tuple(chunks), value
+
+
 def sorted_rows(
     rows: list[tuple[Any, ...]], index: int, descending: bool
 ) -> tuple[tuple[Any, ...], ...]:
     """Sort by one numeric column, missing values last, ties by the first column (query id);
     a text column sorts by the query id alone."""
 
-    def key(row: tuple[Any, ...]) -> tuple[int, float, str]:
+    def key(row: tuple[Any, ...]) -> tuple[int, float, Any]:
         value = row[index]
         missing = not isinstance(value, int | float) or math.isnan(value)
         number = 0.0 if missing else float(value)
-        return (1 if missing else 0, -number if descending else number, str(row[0]))
+        return (1 if missing else 0, -number if descending else number, natural_key(row[0]))
 
     return tuple(sorted(rows, key=key))
 
@@ -176,6 +196,14 @@ class RunPage:
     latency: Latency | None
     zero_results: int
     error: str | None = None
+    answered: int = 0  # queries with an ok outcome, the zero-result rate's denominator
+
+    @property
+    def zero_result_warning(self) -> str | None:
+        """Set when most answered queries returned nothing (``evalplat.run_health``)."""
+        from evalplat.run_health import ZeroResults
+
+        return ZeroResults(self.zero_results, self.answered).warning()
 
 
 def run_page(
@@ -218,7 +246,9 @@ def run_page(
     count_by_query = {
         str(q): int(n) for q, n in outcomes[["query_id", "results_count"]].itertuples(index=False)
     }
-    query_ids = sorted(set(query_text) | {q for per in values.values() for q in per})
+    query_ids = sorted(
+        set(query_text) | {q for per in values.values() for q in per}, key=natural_key
+    )
     columns = [Column("q", "Query", "id"), Column("t", "Text", "text")]
     columns += [
         Column(f"m{i}", name, "num", parsed[name].higher_is_better)
@@ -254,6 +284,7 @@ def run_page(
         latency=latency_summary([v for v in ok["latency_ms"] if v is not None]),
         zero_results=int((ok["results_count"] == 0).sum()),
         error=error,
+        answered=len(ok),
     )
 
 

@@ -7,10 +7,11 @@ per version and shared between pages of one site (``TestSetCache``).
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from evalplat.errors import InputError
-from evalplat.reports.compared import ComparisonPage, comparison_page
+from evalplat.reports.compared import ComparisonPage, comparison_page, document_title
 from evalplat.reports.data import (
     AlertRow,
     HistoryPage,
@@ -31,15 +32,26 @@ if TYPE_CHECKING:
 
 
 class TestSetCache:
-    """Query texts and judgments per test set version (``NAME@VER``), loaded on first use."""
+    """Query texts, judgments and document titles per test set version (``NAME@VER``), loaded
+    on first use."""
 
     __test__ = False
 
     def __init__(self, store: Store) -> None:
         self._store = store
-        self._loaded: dict[str, tuple[dict[str, str], pd.DataFrame]] = {}
+        self._loaded: dict[str, tuple[dict[str, str], pd.DataFrame, Mapping[str, str]]] = {}
 
     def get(self, name: str, version: int) -> tuple[dict[str, str], pd.DataFrame]:
+        texts, judgments, _ = self._load(name, version)
+        return texts, judgments
+
+    def titles(self, name: str, version: int) -> Mapping[str, str]:
+        """Doc id → title (or first words) of the version's documents; empty without any."""
+        return self._load(name, version)[2]
+
+    def _load(
+        self, name: str, version: int
+    ) -> tuple[dict[str, str], pd.DataFrame, Mapping[str, str]]:
         key = f"{name}@{version}"
         if key not in self._loaded:
             content = self._store.load_test_set(key)
@@ -47,8 +59,30 @@ class TestSetCache:
                 str(q): str(t or "")
                 for q, t in content.queries[["query_id", "text"]].itertuples(index=False)
             }
-            self._loaded[key] = (texts, content.judgments)
+            titles: Mapping[str, str] = (
+                {} if content.documents is None else _Titles(content.documents)
+            )
+            self._loaded[key] = (texts, content.judgments, titles)
         return self._loaded[key]
+
+
+class _Titles(Mapping[str, str]):
+    """Titles looked up on demand: a page shows a few hundred of a corpus' documents."""
+
+    def __init__(self, documents: pd.DataFrame) -> None:
+        self._documents = documents.set_index(documents["doc_id"].astype(str))
+
+    def __getitem__(self, doc_id: str) -> str:
+        if doc_id not in self._documents.index:
+            raise KeyError(doc_id)
+        row = self._documents.loc[doc_id]
+        return document_title(str(row["title"] or ""), str(row["text"] or ""))
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._documents.index)
+
+    def __len__(self) -> int:
+        return len(self._documents)
 
 
 def run_header(store: Store, info: RunInfo) -> RunHeader:
@@ -71,9 +105,8 @@ def gather_comparison(
     if result.per_query is None:
         raise InputError("the comparison has no per-query scores; load it from the store")
     candidate = infos[1]
-    texts, judgments = cache.get(
-        candidate.test_set, candidate.scored_against_version or candidate.test_set_version
-    )
+    version = candidate.scored_against_version or candidate.test_set_version
+    texts, judgments = cache.get(candidate.test_set, version)
     return comparison_page(
         result,
         baseline=run_header(store, infos[0]),
@@ -84,6 +117,7 @@ def gather_comparison(
         candidate_results=_results(store, infos[1]),
         k=k,
         movers=result.options.movers or 10,
+        titles=cache.titles(candidate.test_set, version),
     )
 
 

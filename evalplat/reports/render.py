@@ -226,23 +226,46 @@ def history_html(page: HistoryPage, links: Links | None = None) -> str:
         for i in range(1, len(page.runs))
         if page.runs[i].run.config_version != page.runs[i - 1].run.config_version
     ]
+    from evalplat.metrics.registry import parse
+
+    dates = run_dates([h.run.started_at for h in page.runs], [h.run.id for h in page.runs])
     figures = []
     for name in page.metrics:
         points = [
             charts.LinePoint(
-                label=f"#{h.run.id}",
+                label=date,
                 value=h.means.get(name),
                 kind="baseline" if h.is_baseline else kinds.get(h.verdict or "", "run"),
-                note=f"{h.run.started_at} · config v{h.run.config_version}"
+                note=f"run #{h.run.id} · {h.run.started_at} · config v{h.run.config_version}"
                 + (f" · {h.verdict}" if h.verdict else ""),
             )
-            for h in page.runs
+            for h, date in zip(page.runs, dates, strict=True)
         ]
+        bounded = parse(name).spec.bounded
         svg = charts.line_chart(
-            points, label=f"{name} over time", version_changes=changes, width=540, height=190
+            points,
+            label=f"{name} over time",
+            version_changes=changes,
+            width=540,
+            height=190,
+            floor=0.0,  # every registry metric is a share, a gain or a count: never below 0
+            ceiling=1.0 if bounded else None,
         )
         figures.append((name, _safe(svg)))
     return _render("history.html", links, page=page, charts=figures)
+
+
+def run_dates(started: list[str], run_ids: list[int]) -> list[str]:
+    """x-axis labels of runs started at ``started`` (``2026-05-01 03:00 UTC``), never two
+    alike: the date; date and time (``05-01 03:00``) when two runs share a day; date and run
+    id (``05-01 #12``) when two share a minute."""
+    for labels in (
+        [moment[:10] for moment in started],
+        [moment[5:16] for moment in started],
+    ):
+        if len(set(labels)) == len(labels):
+            return labels
+    return [f"{moment[5:10]} #{run_id}" for moment, run_id in zip(started, run_ids, strict=True)]
 
 
 def index_html(index: SiteIndex) -> str:

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from evalplat.changes import Changes
 from evalplat.comparison import (
     CompareOptions,
     ComparisonResult,
@@ -44,6 +45,7 @@ from evalplat.db.models import (
 from evalplat.errors import InputError, NotFoundError, OperationalError
 from evalplat.store.base import utcnow
 from evalplat.store.baselines import BaselineInfo, adopt_first_baselines
+from evalplat.store.changes import run_changes
 from evalplat.store.history import HistoryPoint
 from evalplat.store.run_rows import latest_evaluations, resolve_run
 from evalplat.store.runs import RunsMixin
@@ -89,6 +91,7 @@ class ComparisonsMixin(RunsMixin):
             _check_same_version(session, ids, eval_a, eval_b)
             labels = [_label(session, run_id) for run_id in ids]
             test_set = _version_name(session, eval_a)
+            changes = run_changes(session, ids[0], ids[1])
             pruned = any(run is not None and run.results_pruned_at for run in runs)
         scores_a, scores_b = self._scores(eval_a), self._scores(eval_b)
         overlap = None
@@ -106,6 +109,7 @@ class ComparisonsMixin(RunsMixin):
                     "compare": asdict(options),
                     "gates": [asdict(g) for g in result.gates],
                     "metrics": [m.metric for m in result.metrics],
+                    "changes": changes.to_dict(),
                 },
                 verdict=result.verdict,
                 overlap=None if overlap is None else overlap.to_dict(),
@@ -128,6 +132,7 @@ class ComparisonsMixin(RunsMixin):
             candidate_label=labels[1],
             test_set=test_set,
             created_at=now.isoformat(),
+            changes=changes,
         )
 
     def load_comparison(self, comparison_id: int) -> ComparisonResult:
@@ -151,6 +156,14 @@ class ComparisonsMixin(RunsMixin):
             saved_options = dict(row.options)
             evaluations = (row.baseline_evaluation_id, row.candidate_evaluation_id)
             created_at, overlap_data = row.created_at, row.overlap
+            stored_changes = saved_options.get("changes")
+            # comparisons stored before changes were recorded: the versions are immutable, so
+            # diffing them now gives what the diff was then
+            changes = (
+                run_changes(session, run_ids[0], run_ids[1])
+                if stored_changes is None
+                else Changes.from_dict(stored_changes)
+            )
         options = CompareOptions(**saved_options["compare"])
         gates = [Gate(**g) for g in saved_options["gates"]]
         order = saved_options.get("metrics", list(stored))
@@ -185,6 +198,7 @@ class ComparisonsMixin(RunsMixin):
             candidate_label=labels[1],
             test_set=test_set,
             created_at=created_at.isoformat(),
+            changes=changes,
         )
 
     def _scores(self, evaluation_id: int) -> pd.DataFrame:

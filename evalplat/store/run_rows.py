@@ -1,7 +1,7 @@
 """Runs at the session level: the records a run is made of, and the helpers that every store
 module shares to find runs, notice dead ones and describe them.
 
-``resolve_run`` turns ``12``, ``CONFIG@latest`` or ``CONFIG@baseline`` into a run id.
+``resolve_run`` turns ``12``, ``CONFIG@latest``, ``CONFIG@baseline`` or ``CONFIG@2`` into a run id.
 ``observe_liveness`` persists as ``interrupted`` a ``running`` run whose heartbeat is older than
 ``stale_after`` seconds, or whose pid is gone on this host. ``run_infos`` builds the
 ``RunInfo`` that ``runs list`` / ``runs show`` print, with the means of the latest evaluation.
@@ -110,31 +110,53 @@ class RunInfo:
 
 
 def resolve_run(session: Session, ref: str | int) -> int:
-    """``12`` → run 12; ``CONFIG@latest`` → its latest complete run; ``CONFIG@baseline`` →
-    its baseline run (the only one, or the most recently set when several test sets have one)."""
+    """``12`` → run 12; ``CONFIG@latest`` → its latest complete run; ``CONFIG@3`` → the latest
+    complete run of version 3 of the config; ``CONFIG@baseline`` → its baseline run (the only
+    one, or the most recently set when several test sets have one)."""
     text = str(ref).strip()
     if text.isdigit():
         if session.get(Run, int(text)) is None:
             raise NotFoundError(f"no run with id {text}")
         return int(text)
     name, sep, which = text.rpartition("@")
-    if not sep or which not in ("latest", "baseline") or not name:
-        raise InputError(f"invalid run reference {text!r}: expected an id, CONFIG@latest or "
-                         "CONFIG@baseline")  # fmt: skip
+    if not sep or not name or not (which in ("latest", "baseline") or which.isdigit()):
+        raise InputError(f"invalid run reference {text!r}: expected an id, CONFIG@latest, "
+                         "CONFIG@baseline or CONFIG@VERSION")  # fmt: skip
     config_id = session.scalar(select(Config.id).where(Config.name == name))
     if config_id is None:
         raise NotFoundError(f"no config named '{name}'")
+    if which == "baseline":
+        return _baseline_run(session, config_id, name)
+    latest = (
+        select(Run.id)
+        .join(ConfigVersion)
+        .where(ConfigVersion.config_id == config_id, Run.status == "complete")
+        .order_by(Run.id.desc())
+        .limit(1)
+    )
     if which == "latest":
-        latest = session.scalar(
-            select(Run.id)
-            .join(ConfigVersion)
-            .where(ConfigVersion.config_id == config_id, Run.status == "complete")
-            .order_by(Run.id.desc())
-            .limit(1)
-        )
-        if latest is None:
+        found = session.scalar(latest)
+        if found is None:
             raise NotFoundError(f"config '{name}' has no complete run yet")
-        return latest
+        return found
+    version = int(which)
+    known = list(
+        session.scalars(
+            select(ConfigVersion.version)
+            .where(ConfigVersion.config_id == config_id)
+            .order_by(ConfigVersion.version)
+        )
+    )
+    if version not in known:
+        listed = ", ".join(str(v) for v in known) or "none"
+        raise NotFoundError(f"config '{name}' has no version {version} (has {listed})")
+    found = session.scalar(latest.where(ConfigVersion.version == version))
+    if found is None:
+        raise NotFoundError(f"config '{name}' version {version} has no complete run yet")
+    return found
+
+
+def _baseline_run(session: Session, config_id: int, name: str) -> int:
     baseline = session.scalar(
         select(Baseline.run_id)
         .where(Baseline.config_id == config_id)

@@ -288,7 +288,7 @@ class RunsMixin(StoreBase):
             return run_infos(session, runs)
 
     def run_info(self, ref: str | int, *, stale_after: float = STALE_AFTER_SECONDS) -> RunInfo:
-        """One run by reference: an id, ``CONFIG@latest`` or ``CONFIG@baseline``."""
+        """One run by reference: an id, ``CONFIG@latest``, ``CONFIG@baseline`` or ``CONFIG@VER``."""
         with self.session() as session:
             run = run_row(session, resolve_run(session, ref))
             observe_liveness(session, [run], stale_after)

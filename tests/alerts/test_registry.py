@@ -101,3 +101,13 @@ def test_message_round_trips_through_a_dict() -> None:
 def test_unknown_event_is_refused() -> None:
     with pytest.raises(ValueError, match="alert event must be one of opened, resolved, test"):
         AlertMessage(event="closed", config="c", test_set="t", metric="AP")
+
+
+def test_message_says_what_changed_and_keeps_it_through_a_dict() -> None:
+    from dataclasses import replace
+
+    message = replace(regression(), changes=('operator: "or" → "and"', "test set t v1 → v2"))
+    assert dict(message.facts())["What changed"] == 'operator: "or" → "and"; test set t v1 → v2'
+    assert 'What changed          operator: "or" → "and"' in message.text()
+    assert AlertMessage.from_dict(message.to_dict()) == message
+    assert "What changed" not in dict(regression().facts())

@@ -41,10 +41,11 @@ def store_run(
     label: str | None = None,
     status: str = "complete",
     metrics: list[str] | None = None,
+    params: dict[str, object] | None = None,
 ) -> int:
     """A finished run of ``config`` (a python-searcher config, never searched) with these
     rankings, scored against the test set's latest version; returns its id."""
-    store.add_config(config, "python", {"function": "json:loads"}, label=label)
+    store.add_config(config, "python", {"function": "json:loads", **(params or {})}, label=label)
     version_id = store.test_set_version_id(test_set)
     loaded = store.load_test_set(test_set)
     run_id = store.create_run(

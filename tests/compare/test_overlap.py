@@ -25,4 +25,31 @@ def test_jaccard_and_kendall_tau() -> None:
     assert jaccard_at_k(list("abcd"), list("abxy"), 4) == pytest.approx(2 / 6)
     assert jaccard_at_k([], [], 10) == 1.0
     assert kendall_tau(list("abcd"), list("dcba")) == pytest.approx(-1.0)
-    assert kendall_tau(list("abc"), list("xay")) is None  # one shared document
+    assert kendall_tau(list("abcd"), list("abcd")) == pytest.approx(1.0)
+
+
+def test_kendall_tau_of_near_disjoint_top_tens_is_far_from_one() -> None:
+    # two top-10s sharing one document (Jaccard 1/19): the old shared-documents-only τ read 1
+    a = [f"a{i}" for i in range(10)]
+    b = ["a0"] + [f"b{i}" for i in range(9)]
+    tau = kendall_tau(a, b, 10)
+    assert tau is not None and tau < 0
+    assert jaccard_at_k(a, b, 10) == pytest.approx(1 / 19)
+    disjoint = kendall_tau(a, [f"b{i}" for i in range(10)], 10)
+    assert disjoint is not None and disjoint < tau
+
+
+def test_kendall_tau_ranks_missing_documents_below_the_list_tied() -> None:
+    # union a b c x; ranks in A: 1 2 3 4(missing); in B (a b x): 1 2 4(missing) 3
+    from scipy import stats
+
+    expected = stats.kendalltau([1, 2, 3, 4], [1, 2, 4, 3]).statistic
+    assert kendall_tau(list("abc"), list("abx")) == pytest.approx(expected)
+    # only the top k counts: a difference below rank 2 is invisible at k = 2
+    assert kendall_tau(list("abcd"), list("abdc"), 2) == pytest.approx(1.0)
+
+
+def test_kendall_tau_is_undefined_for_fewer_than_two_documents_or_an_empty_list() -> None:
+    assert kendall_tau(["a"], ["a"]) is None
+    assert kendall_tau(list("abc"), []) is None
+    assert kendall_tau([], []) is None

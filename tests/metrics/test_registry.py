@@ -32,7 +32,9 @@ def test_aliases_parse_to_the_canonical_metric(alias: str, canonical: str) -> No
 
 
 def _metrics() -> st.SearchStrategy[Metric]:
-    def build(family: str, cutoff: int, rel: int, gain: str, judged: bool, gmax: int) -> Metric:
+    def build(
+        family: str, cutoff: int, rel: int, gain: str, judged: bool, gmax: int | str
+    ) -> Metric:
         spec = FAMILIES[family]
         return Metric(
             family,
@@ -40,7 +42,7 @@ def _metrics() -> st.SearchStrategy[Metric]:
             rel=rel if "rel" in spec.params else 1,
             gain=gain if "gain" in spec.params else "linear",
             judged_only=judged if "judged_only" in spec.params else False,
-            gmax=gmax if "gmax" in spec.params else None,
+            gmax=gmax if "gmax" in spec.params else 4,
         )
 
     return st.builds(
@@ -50,7 +52,7 @@ def _metrics() -> st.SearchStrategy[Metric]:
         st.integers(1, 4),
         st.sampled_from(["linear", "exp"]),
         st.booleans(),
-        st.integers(1, 5),
+        st.one_of(st.integers(1, 5), st.just("qrels")),
     )
 
 

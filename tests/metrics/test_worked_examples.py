@@ -8,7 +8,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from evalplat.errors import InputError
 from evalplat.evaluation import evaluate
+from evalplat.metrics import parse
 
 
 def _frames(grades: list[int], extra_judgments: dict[str, int] | None = None
@@ -25,7 +27,7 @@ def _frames(grades: list[int], extra_judgments: dict[str, int] | None = None
 
 def _value(qrels: pd.DataFrame, run: pd.DataFrame, name: str) -> float:
     result = evaluate(qrels, run, [name])
-    return float(result.means[name])
+    return float(result.means[str(parse(name))])
 
 
 BINARY = [1, 0, 1, 0, 1]  # R N R N R, 3 relevant in total
@@ -65,18 +67,25 @@ def test_exp_gain_uses_two_to_the_grade_minus_one() -> None:
     assert _value(qrels, run, "nDCG(gain=exp)@2") == pytest.approx(dcg / ideal)
 
 
-def test_err_follows_the_cascade_formula() -> None:
-    # grades 2, 0, 1 with gmax 2: p = 3/4, 0, 1/4
+def test_err_follows_the_cascade_formula_with_gmax_from_the_qrels() -> None:
+    # grades 2, 0, 1 with gmax 2 (the highest grade judged): p = 3/4, 0, 1/4
     qrels, run = _frames([2, 0, 1])
     expected = 0.75 / 1 + 0 + (0.25 / 3) * (1 - 0.75) * 1
-    assert _value(qrels, run, "ERR@3") == pytest.approx(expected)
-    assert _value(qrels, run, "ERR@1") == pytest.approx(0.75)
+    assert _value(qrels, run, "ERR(gmax=qrels)@3") == pytest.approx(expected)
+    assert _value(qrels, run, "ERR(gmax=qrels)@1") == pytest.approx(0.75)
 
 
-def test_err_gmax_parameter_rescales_stop_probabilities() -> None:
+def test_err_defaults_to_gmax_4_as_gdeval_and_ir_measures() -> None:
+    # same grades with gmax 4: p = 3/16, 0, 1/16
     qrels, run = _frames([2, 0, 1])
     expected = 3 / 16 + (1 / 16 / 3) * (1 - 3 / 16)
+    assert _value(qrels, run, "ERR@3") == pytest.approx(expected)
     assert _value(qrels, run, "ERR(gmax=4)@3") == pytest.approx(expected)
+    assert str(parse("ERR(gmax=4)@3")) == "ERR@3"
+    assert str(parse("ERR(gmax=QRELS)@3")) == "ERR(gmax=qrels)@3"
+    assert str(parse("ERR(gmax=3)@3")) == "ERR(gmax=3)@3"
+    with pytest.raises(InputError, match="gmax must be an integer"):
+        parse("ERR(gmax=max)@3")
 
 
 def test_auc_counts_ordered_pairs_and_half_ties_among_unretrieved() -> None:
@@ -194,10 +203,10 @@ def test_err_matches_ir_measures_gdeval() -> None:
     ours = evaluate(
         pd.DataFrame({"query_id": "1", "doc_id": list(grades), "grade": list(grades.values())}),
         pd.DataFrame({"query_id": "1", "doc_id": list(scores), "score": list(scores.values())}),
-        ["ERR(gmax=4)@3", "ERR(gmax=4)@10"],
+        ["ERR@3", "ERR@10"],
     ).means
-    assert ours["ERR(gmax=4)@3"] == pytest.approx(theirs["ERR@3"], abs=1e-5)
-    assert ours["ERR(gmax=4)@10"] == pytest.approx(theirs["ERR@10"], abs=1e-5)
+    assert ours["ERR@3"] == pytest.approx(theirs["ERR@3"], abs=1e-5)
+    assert ours["ERR@10"] == pytest.approx(theirs["ERR@10"], abs=1e-5)
 
 
 @pytest.mark.parametrize(

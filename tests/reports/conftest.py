@@ -9,6 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from evalplat.changes import Changes, TestSetChange, diff_configs
 from evalplat.comparison import (
     CompareOptions,
     ComparisonResult,
@@ -86,6 +87,14 @@ def comparison_result() -> ComparisonResult:
         candidate_run_id=2,
         test_set="mini@1",
         created_at="2026-05-02T03:05:00+00:00",
+        changes=Changes(
+            diff_configs(
+                {"tokenizer": "porter"},
+                {"tokenizer": "unicode61", "note": HOSTILE},
+                labels=("porter", "unicode61"),
+            ),
+            TestSetChange("mini", 1, 2, judgments_added=3, grades_changed=1),
+        ),
     )
 
 
@@ -93,6 +102,10 @@ def results(rankings: dict[str, list[str]]) -> pd.DataFrame:
     rows = [(q, d, r + 1, 10.0 - r) for q, docs in rankings.items() for r, d in enumerate(docs)]
     return pd.DataFrame(rows, columns=["query_id", "doc_id", "rank", "score"])
 
+
+# titles of some documents, as the store's test set documents give them
+TITLES = {"d1": "Laminar flow over a flat plate", "d7": "shock waves and boundary layers …",
+          HOSTILE: HOSTILE}  # fmt: skip
 
 JUDGMENTS = pd.DataFrame(
     [("q1", "d1", 2), ("q1", "d2", 0), ("q1", "d3", 1), ("q2", HOSTILE, 1), ("q3", "d7", 1)],
@@ -113,6 +126,7 @@ def make_comparison_page() -> Callable[..., ComparisonPage]:
             "baseline_results": BASELINE_RESULTS,
             "candidate_results": CANDIDATE_RESULTS,
             "k": 3,
+            "titles": TITLES,
         }
         arguments.update(changes)
         return comparison_page(comparison_result(), **arguments)  # type: ignore[arg-type]

@@ -181,3 +181,57 @@ def test_the_first_page_is_there_without_javascript(
     assert first_column(page) == ["q1", "q2", "q4", "q3"]
     assert page.locator("#q-controls").is_hidden()
     context.close()
+
+
+def test_query_ids_sort_as_numbers_on_the_run_page(
+    visit: Callable[[str, str], Visit], fixed_run_page: RunPage
+) -> None:
+    from dataclasses import replace
+
+    ids = ["100", "2", "10", "1", "101", "q10", "q9"]
+    base = fixed_run_page.table.rows[0]
+    rows = tuple((q, f"text {q}", *base[2:]) for q in ids)
+    page = replace(fixed_run_page, table=replace(fixed_run_page.table, rows=rows))
+    seen = visit("run.html", run_html(page))
+    header = seen.page.locator("#query-table th[data-key='q'] button")
+    header.click()
+    assert first_column(seen.page) == ["1", "2", "10", "100", "101", "q9", "q10"]
+    header.click()
+    assert first_column(seen.page) == ["q10", "q9", "101", "100", "10", "2", "1"]
+    assert_clean(seen)
+
+
+def test_comparison_page_shows_what_changed_and_document_titles(
+    visit: Callable[[str, str], Visit], make_comparison_page: Callable[..., ComparisonPage]
+) -> None:
+    seen = visit("comparison.html", comparison_html(make_comparison_page()))
+    rows = seen.page.eval_on_selector_all(
+        "table.changes tbody tr",
+        "rows => rows.map(r => Array.from(r.children).map(c => c.textContent))",
+    )
+    assert ["tokenizer", '"porter"', '"unicode61"', "changed"] in rows
+    assert ["note", "\u2013", '"<script>alert(1)</script>"', "added"] in rows
+    assert "judgments 3 added" in (seen.page.text_content("p.test-set-change") or "")
+    titles = seen.page.eval_on_selector_all(
+        "table.hits .doc-title", "cells => cells.map(c => c.textContent)"
+    )
+    assert "Laminar flow over a flat plate" in titles
+    assert seen.page.locator("table.hits .doc-title").first.is_visible()
+    assert_clean(seen)
+
+
+def test_history_chart_axes_show_dates_and_distinct_ticks(
+    visit: Callable[[str, str], Visit], fixed_history_page: HistoryPage
+) -> None:
+    seen = visit("history.html", history_html(fixed_history_page))
+    charts = seen.page.locator("svg.line-chart")
+    assert charts.count() == 2
+    for i in range(charts.count()):
+        svg = charts.nth(i)
+        x_labels = svg.locator("text.c-x").all_text_contents()
+        assert x_labels == ["2026-05-01", "2026-05-02", "2026-05-03"]
+        y_labels = svg.locator("text.c-tick:not(.c-x)").all_text_contents()
+        assert len(y_labels) >= 2 and len(set(y_labels)) == len(y_labels)
+        assert all(0 <= float(label) <= 1 for label in y_labels)
+        assert svg.bounding_box() is not None  # laid out, not hidden
+    assert_clean(seen)

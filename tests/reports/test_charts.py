@@ -57,6 +57,58 @@ def test_constant_and_empty_series_do_not_divide_by_zero() -> None:
     parse(charts.sparkline([], label="empty"))
 
 
+def y_tick_labels(svg: str) -> list[str]:
+    """The y-axis labels (text-anchor end) of a line chart, top to bottom order not assumed."""
+    return [
+        t.text or ""
+        for t in parse(svg).iter(f"{SVG}text")
+        if t.get("text-anchor") == "end" and "c-x" not in (t.get("class") or "")
+    ]
+
+
+def test_y_ticks_of_a_nearly_flat_series_are_distinct() -> None:
+    points = [charts.LinePoint(str(i), v) for i, v in enumerate([0.7312, 0.7309, 0.7311])]
+    labels = y_tick_labels(charts.line_chart(points, label="flat", floor=0.0, ceiling=1.0))
+    assert len(labels) >= 2 and len(set(labels)) == len(labels), labels
+    values = [float(label) for label in labels]
+    assert all(0.7 < v < 0.76 for v in values), labels
+
+
+def test_y_ticks_never_go_below_zero_for_a_metric_bounded_at_zero() -> None:
+    for series in ([0.0, 0.0, 0.0], [0.0, 0.02, 0.01], [0.0, 0.5], [1.0, 1.0]):
+        points = [charts.LinePoint(str(i), v) for i, v in enumerate(series)]
+        labels = y_tick_labels(charts.line_chart(points, label="b", floor=0.0, ceiling=1.0))
+        values = [float(label) for label in labels]
+        assert len(set(labels)) == len(labels) >= 2, (series, labels)
+        assert all(0.0 <= v <= 1.0 for v in values), (series, labels)
+
+
+def test_axis_ticks_pick_a_nice_step_and_matching_decimals() -> None:
+    low, high, ticks = charts.axis_ticks(0.658, 0.804)
+    assert [label for _, label in ticks] == ["0.70", "0.75", "0.80"]
+    assert (low, high) == (0.658, 0.804)
+    _, _, ticks = charts.axis_ticks(0.73045, 0.73155)
+    assert [label for _, label in ticks] == ["0.7305", "0.7310", "0.7315"]
+    _, _, ticks = charts.axis_ticks(-0.3, 22_800.0, floor=0.0)
+    assert [label for _, label in ticks] == ["0", "10,000", "20,000"]
+
+
+def test_history_axis_shows_run_dates() -> None:
+    from evalplat.reports.render import run_dates
+
+    assert run_dates(["2026-05-01 03:00 UTC", "2026-05-02 03:00 UTC"], [1, 2]) == [
+        "2026-05-01", "2026-05-02"
+    ]  # fmt: skip
+    # two runs on one day: dates alone would repeat, so the time is added
+    assert run_dates(["2026-05-01 03:00 UTC", "2026-05-01 09:30 UTC"], [1, 2]) == [
+        "05-01 03:00", "05-01 09:30"
+    ]  # fmt: skip
+    # two runs in one minute: the run id tells them apart
+    assert run_dates(["2026-05-01 03:00 UTC", "2026-05-01 03:00 UTC"], [7, 8]) == [
+        "05-01 #7", "05-01 #8"
+    ]  # fmt: skip
+
+
 def test_labels_are_escaped() -> None:
     svg = charts.line_chart([charts.LinePoint("<b>", 1.0)], label='<script>"x"</script>')
     assert "<script>" not in svg and "<b>" not in svg
@@ -108,6 +160,7 @@ def _all_charts(values: list[float | None]) -> list[str]:
     points = [charts.LinePoint(f"#{i}", v) for i, v in enumerate(values)]
     return [
         charts.line_chart(points, label="l", version_changes=[1, 3]),
+        charts.line_chart(points, label="b", floor=0.0, ceiling=1.0),
         charts.sparkline(values, label="s"),
         charts.delta_histogram(values, label="h"),
         charts.value_histogram(values, label="v"),

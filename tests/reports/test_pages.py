@@ -197,3 +197,75 @@ def test_goldens_are_never_rewritten_in_ci(monkeypatch: pytest.MonkeyPatch, tmp_
     with pytest.raises(pytest.fail.Exception, match="set in CI"):
         check_golden("index.html", "<p>not the site</p>")
     assert golden.read_bytes() == before
+
+
+def test_side_by_side_results_show_document_titles_or_first_words(
+    make_comparison_page: Callable[..., ComparisonPage],
+) -> None:
+    page = make_comparison_page()
+    q1 = next(s for s in page.worse if s.query_id == "q1")
+    assert [(h.doc_id, h.title) for h in q1.baseline_hits] == [
+        ("d1", "Laminar flow over a flat plate"), ("d2", ""), ("d3", "")
+    ]  # fmt: skip
+    html = comparison_html(page)
+    assert '<span class="doc-title">Laminar flow over a flat plate</span>' in html
+
+
+def test_a_document_without_title_is_named_by_the_first_words_of_its_text() -> None:
+    from evalplat.reports.compared import document_title
+
+    text = " ".join(f"w{i}" for i in range(20))
+    assert document_title("", text) == "w0 w1 w2 w3 w4 w5 w6 w7 w8 w9 w10 w11…"
+    assert document_title(None, "short text") == "short text"
+    assert document_title("  A  title ", text) == "A title"
+    assert document_title(None, None) == ""
+
+
+def test_comparison_page_says_what_changed(
+    make_comparison_page: Callable[..., ComparisonPage],
+) -> None:
+    html = comparison_html(make_comparison_page())
+    section = html.split("<h2>What changed</h2>", 1)[1].split("<h2>", 1)[0]
+    assert "<code>tokenizer</code>" in section
+    assert "<code>&#34;porter&#34;</code>" in section and "&#34;unicode61&#34;" in section
+    assert "test set mini v1 → v2: judgments 3 added, 1 with a new grade" in section
+    assert HOSTILE not in section and "&lt;script&gt;" in section
+
+
+def test_run_page_flags_a_run_where_most_queries_returned_nothing() -> None:
+    import pandas as pd
+
+    from evalplat.reports.data import RunHeader, run_page
+
+    header = RunHeader(5, "pg-fts", 1, None, "sql", "t", 1, "complete", "manual",
+                       "2026-05-01 03:00 UTC", None, 4, 0)  # fmt: skip
+    outcomes = pd.DataFrame(
+        [(q, "ok", 1.0, 1, n, None) for q, n in (("a", 0), ("b", 0), ("c", 0), ("d", 5))],
+        columns=["query_id", "status", "latency_ms", "attempts", "results_count", "error"],
+    )
+    scores = pd.DataFrame(columns=["query_id", "metric", "value"])
+    page = run_page(header, scores=scores, outcomes=outcomes, query_text={}, means={})
+    html = run_html(page)
+    assert "Most queries returned nothing" in html
+    assert "75% of the queries (3 of 4) returned no result" in html
+    assert "(75.0 % zero-result rate)" in html
+    healthy = run_page(header, scores=scores, outcomes=outcomes.assign(results_count=5),
+                       query_text={}, means={})  # fmt: skip
+    assert "Most queries returned nothing" not in run_html(healthy)
+
+
+def test_server_rendered_run_table_orders_numeric_ids_as_numbers() -> None:
+    import pandas as pd
+
+    from evalplat.reports.data import RunHeader, run_page
+
+    header = RunHeader(1, "c", 1, None, "builtin", "t", 1, "complete", "manual",
+                       "2026-05-01 03:00 UTC", None, 4, 0)  # fmt: skip
+    ids = ["100", "10", "2", "1"]
+    scores = pd.DataFrame([(q, "P@1", 0.5) for q in ids], columns=["query_id", "metric", "value"])
+    outcomes = pd.DataFrame(
+        [(q, "ok", 1.0, 1, 1, None) for q in ids],
+        columns=["query_id", "status", "latency_ms", "attempts", "results_count", "error"],
+    )
+    page = run_page(header, scores=scores, outcomes=outcomes, query_text={}, means={"P@1": 0.5})
+    assert [row[0] for row in page.table.rows] == ["1", "2", "10", "100"]  # ties: by id

@@ -34,7 +34,15 @@ def populate(store: Store, folder: Path) -> tuple[int, int]:
     (folder / "queries.tsv").write_text(
         f"q1\tlaminar flow\nq2\t{HOSTILE}\nq3\tshock waves\n", encoding="utf-8"
     )
-    content = load_testset(folder / "qrels.txt", queries=folder / "queries.tsv")
+    (folder / "docs.jsonl").write_text(
+        '{"id": "d1", "title": "Laminar flow over a plate", "text": "body"}\n'
+        '{"id": "d9", "text": "pressure distribution on a slender cone at high speed '
+        'measured in the wind tunnel"}\n',
+        encoding="utf-8",
+    )
+    content = load_testset(
+        folder / "qrels.txt", queries=folder / "queries.tsv", docs=folder / "docs.jsonl"
+    )
     store.import_test_set("mini", content)
     metrics = ["nDCG@10", "P@5", "Judged@10"]
     good = _write_run(folder / "a.run", {"q1": ["d1", "d2"], "q2": ["d3"], "q3": ["d4", "d5"]})
@@ -85,7 +93,14 @@ def test_comparison_page_from_the_store_shows_grades_and_unjudged_documents(
     result = store.compare_runs(first, second)
     html = render_comparison(result, tmp_path / "c.html", store).read_text(encoding="utf-8")
     assert "laminar flow" in html
-    assert "d9</td>" in html and "★ new" in html and "? unjudged" in html
+    assert '<span class="id">d9</span>' in html and "★ new" in html and "? unjudged" in html
+    # titles from the stored documents; a document without one by the first words of its text
+    assert '<span class="doc-title">Laminar flow over a plate</span>' in html
+    assert (
+        '<span class="doc-title">pressure distribution on a slender cone at high speed '
+        "measured in the…</span>" in html
+    )
+    assert "What changed" in html and "&#34;porter&#34;" in html
     plain = render_comparison(result, tmp_path / "plain.html").read_text(encoding="utf-8")
     assert 'class="hits"' not in plain and "nDCG@10" in plain
 

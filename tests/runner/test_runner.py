@@ -182,3 +182,26 @@ def test_runs_list_filters_by_config_and_names_unknown_ones(
     missing = cli("runs", "list", "gamma", "--db", db_url)
     assert missing.exit_code == 2  # type: ignore[attr-defined]
     assert "no config named 'gamma'" in missing.stderr  # type: ignore[attr-defined]
+
+
+def test_runs_show_prints_the_zero_result_rate_and_flags_a_mostly_empty_run(
+    db_url: str, cli: Callable[..., object], tmp_path: Path
+) -> None:
+    with Store.open(db_url) as store:
+        store.import_test_set("small", small_content())
+    sparse, full = tmp_path / "sparse.run", tmp_path / "full.run"
+    sparse.write_text("q0 Q0 d0 1 5.0 a\nq1 Q0 d1 1 5.0 a\n")  # 8 of 10 queries: nothing
+    full.write_text("".join(f"q{n} Q0 d{n} 1 5.0 a\n" for n in range(10)))
+    flagged = cli("import-run", str(sparse), "--config", "and-everything", "--testset", "small",
+                  "--db", db_url)  # fmt: skip
+    assert flagged.exit_code == 0  # type: ignore[attr-defined]
+    assert "80% of the queries (8 of 10) returned no result" in flagged.stderr  # type: ignore[attr-defined]
+    shown = cli("runs", "show", "and-everything@latest", "--db", db_url)
+    assert "zero results       80.0% (8 of 10 queries)" in shown.stdout  # type: ignore[attr-defined]
+    assert "warning: run 1: 80% of the queries" in shown.stderr  # type: ignore[attr-defined]
+    data = json.loads(cli("runs", "show", "1", "--json", "--db", db_url).stdout)  # type: ignore[attr-defined]
+    assert (data["zero_result_rate"], data["zero_results"], data["mostly_empty"]) == (0.8, 8, True)
+    cli("import-run", str(full), "--config", "or-words", "--testset", "small", "--db", db_url)
+    fine = cli("runs", "show", "or-words@latest", "--db", db_url)
+    assert "zero results       0.0% (0 of 10 queries)" in fine.stdout  # type: ignore[attr-defined]
+    assert "warning" not in fine.stderr  # type: ignore[attr-defined]

@@ -124,6 +124,32 @@ def test_run_references_resolve_latest_complete_and_baseline(store: Store) -> No
         store.resolve_run("engine@yesterday")
 
 
+def test_config_version_reference_names_that_versions_latest_complete_run(store: Store) -> None:
+    first, version_id = _new_run(store)  # engine v1
+    store.finish_run(first, "complete")
+    store.add_config("engine", "python", {"function": "json:dumps"})  # engine v2
+    v2 = store.config_version_id("engine@2")
+    second = store.create_run(v2, version_id, depth=10, queries_total=10)
+    store.finish_run(second, "complete")
+    third = store.create_run(v2, version_id, depth=10, queries_total=10)
+    store.finish_run(third, "partial")
+    newer_v1 = store.create_run(
+        store.config_version_id("engine@1"), version_id, depth=10, queries_total=10
+    )
+    store.finish_run(newer_v1, "complete")
+    assert store.resolve_run("engine@2") == second  # the partial run of v2 is skipped
+    assert store.resolve_run("engine@1") == newer_v1
+    assert store.resolve_run("engine@latest") == newer_v1
+    assert store.run_info("engine@2").config_version == 2
+    with pytest.raises(NotFoundError, match=r"no version 3 \(has 1, 2\)"):
+        store.resolve_run("engine@3")
+    with pytest.raises(InputError, match="CONFIG@VERSION"):
+        store.resolve_run("engine@v2")
+    store.add_config("engine", "python", {"function": "json:load"})  # v3, never run
+    with pytest.raises(NotFoundError, match="version 3 has no complete run"):
+        store.resolve_run("engine@3")
+
+
 def test_retention_prunes_results_but_keeps_scores(store: Store) -> None:
     run_id, version_id = _new_run(store)
     store.record_outcomes(run_id, [QueryOutcome("q0", "ok", [("d0", 1.0), ("d1", 0.5)])])

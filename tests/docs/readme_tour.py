@@ -1,0 +1,30 @@
+"""Split the README's CLI tour into the shell commands a reader would type."""
+
+from __future__ import annotations
+
+import re
+
+
+def tour_commands(readme: str) -> list[str]:
+    """Commands of the CLI tour's bash block: continuation lines joined, a here-document kept
+    with the command that opens it, comments and blank lines dropped."""
+    tour = readme.split("## CLI tour", 1)[1].split("\n## ", 1)[0]
+    (block,) = re.findall(r"```bash\n(.*?)```", tour, flags=re.S)
+    commands: list[str] = []
+    lines = iter(block.splitlines())
+    for line in lines:
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        command = line
+        while command.endswith("\\"):
+            command = command[:-1] + " " + next(lines).strip()
+        heredoc = re.search(r"<<'(\w+)'", command)
+        if heredoc:
+            body = []
+            for inner in lines:
+                body.append(inner)
+                if inner == heredoc.group(1):
+                    break
+            command += "\n" + "\n".join(body)
+        commands.append(command)
+    return commands
