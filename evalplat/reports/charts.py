@@ -200,6 +200,9 @@ def line_chart(
         out.append(_no_data(width, height))
         return "".join(out) + "</svg>"
     axis = _padded_range(values)
+    # the bounds clip the padding, never the data: a value outside them widens the axis
+    floor = None if floor is None else min(floor, *values)
+    ceiling = None if ceiling is None else max(ceiling, *values)
     low, high, ticks = axis_ticks(axis.low, axis.high, floor=floor, ceiling=ceiling)
     axis = _Axis(low, high)
     plot_w, plot_h = width - left - right, height - top - bottom
