@@ -15,6 +15,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from evalplat.db import migrate
 from evalplat.db.engine import create_db_engine, describe_url, resolve_url, sqlite_file
 from evalplat.errors import DatabaseUnavailableError, SchemaOutdatedError
+from evalplat.faults import crash_point
 
 
 def utcnow() -> datetime:
@@ -70,11 +71,15 @@ class StoreBase:
 
     @contextmanager
     def session(self) -> Iterator[Session]:
-        """A session in one transaction: committed on success, rolled back on any error."""
+        """A session in one transaction: committed on success, rolled back on any error.
+
+        Every commit is a crash point (``evalplat.faults``) for the crash-recovery tests.
+        """
         session = self._sessions()
         try:
             with session.begin():
                 yield session
+            crash_point("commit")
         except DBAPIError as error:
             if error.connection_invalidated or _is_connect_error(error):
                 raise DatabaseUnavailableError(

@@ -9,6 +9,8 @@ import pytest
 
 from evalplat.alerts import DeliveryPolicy, build_channel, deliver
 
+from evalplat.alerts.notice import Notice
+
 from .messages import regression
 from .servers import CaptureServer, capture_server, dead_url
 
@@ -40,7 +42,8 @@ def test_webhook_posts_the_alert_fields_with_headers_from_the_environment(
     body = request.body
     assert body["event"] == "opened"
     assert body["title"] == "Regression: nDCG@10 of docs-bm25 on cranfield"
-    alert = body["alert"]
+    [alert] = body["alerts"]
+    assert "Idempotency-Key" not in request.headers  # a sample message has no outbox key
     assert (alert["config"], alert["test_set"], alert["metric"]) == (
         "docs-bm25",
         "cranfield",
@@ -52,6 +55,22 @@ def test_webhook_posts_the_alert_fields_with_headers_from_the_environment(
     assert alert["report"] == "https://ci.example/r/7.html"
     # the placeholder, not the secret, is what the channel keeps
     assert "s3cret" not in repr(channel.params)
+
+
+def test_webhook_sends_one_request_per_night_with_its_idempotency_key(
+    server: CaptureServer,
+) -> None:
+    night = Notice((regression("opened"), regression("resolved")), ("key-1", "key-2"))
+    channel = build_channel({"type": "webhook", "url": f"{server.url}/ok"})
+    assert deliver(channel, night, FAST).ok
+    assert deliver(channel, night, FAST).ok  # a retry: same key, so the receiver drops it
+    first, second = server.received("/ok")
+    assert first.headers["Idempotency-Key"] == second.headers["Idempotency-Key"] == night.key
+    assert first.body["idempotency_key"] == night.key
+    assert first.body["title"] == "evalplat: 1 regression opened, 1 regression resolved"
+    events = [(a["event"], a["idempotency_key"]) for a in first.body["alerts"]]
+    assert events == [("opened", "key-1"), ("resolved", "key-2")]
+    assert len(server.accepted("/ok")) == 1
 
 
 def test_slack_payload_has_fallback_text_fields_and_escaped_queries(server: CaptureServer) -> None:
