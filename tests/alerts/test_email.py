@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
+from email.message import Message
 from pathlib import Path
 
 import pytest
-
-from email.message import Message
 
 from evalplat.alerts import DeliveryPolicy, build_channel, deliver
 from evalplat.alerts.notice import Notice
@@ -67,9 +66,7 @@ def part(mail: Message, subtype: str) -> str:
 
 
 def test_a_night_is_one_mail_with_an_escaped_html_body_and_a_message_id_kept_on_retry() -> None:
-    night = Notice(
-        (regression("opened"), regression("resolved", report=None)), ("key-1", "key-2")
-    )
+    night = Notice((regression("opened"), regression("resolved", report=None)), ("key-1", "key-2"))
     with smtp_server() as server:
         channel = build_channel(email_table(server.port, security="none"))
         assert deliver(channel, night, FAST).ok

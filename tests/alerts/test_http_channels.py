@@ -8,7 +8,6 @@ from collections.abc import Iterator
 import pytest
 
 from evalplat.alerts import DeliveryPolicy, build_channel, deliver
-
 from evalplat.alerts.notice import Notice
 
 from .messages import regression
