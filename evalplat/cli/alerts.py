@@ -98,6 +98,8 @@ def deliver_pending(
 
     A night delivers its own alerts; this retries those a night could not deliver (a channel
     down, a killed process), through the project file's channels, one message per channel.
+    Exit 0: everything was delivered, or nothing waited; 2: invalid project file; 3: a channel
+    did not accept its message (it stays in the outbox for the next night or the next try).
     """
     from evalplat.alerts import DeliveryPolicy, channels_from_tables
     from evalplat.alerts.outbox import ReportLinks, deliver_outbox

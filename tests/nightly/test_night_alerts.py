@@ -150,3 +150,11 @@ def test_a_dead_channel_keeps_the_alert_for_the_next_night(
     with Store.open(db_url) as store:
         assert store.outbox("pending") == []
     assert json.dumps([s for s in steps if s["step"] == "deliver"]).count('"sent"') == 1
+
+
+def test_a_base_url_that_is_not_a_web_address_is_refused(tmp_path: Path) -> None:
+    from evalplat.errors import InputError
+
+    path = write_project(tmp_path, {"alpha": "good"}, reports='dir = "site"\nbase_url = "site/"')
+    with pytest.raises(InputError, match=r"evalplat.toml line \d+: \[reports\] base_url must"):
+        load_project(path)
