@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from evalplat.alerts.base import Channel
     from evalplat.comparison import ComparisonResult
     from evalplat.store import Store
+    from evalplat.store.alerts import AlertEvent
     from evalplat.store.runs import RunInfo
     from evalplat.testsets import TestSetContent
 
@@ -55,7 +56,9 @@ class NightlyOutcome:
     exit_code: int = 0
     runs: list[dict[str, Any]] = field(default_factory=list)
     comparisons: list[dict[str, Any]] = field(default_factory=list)
+    # the alert events of this night (opened, resolved), and what each delivery of the outbox did
     alerts: list[dict[str, Any]] = field(default_factory=list)
+    deliveries: list[dict[str, Any]] = field(default_factory=list)
     report: Path | None = None
 
 
@@ -72,7 +75,7 @@ def run_nightly(
     url = database_url(project, db_url)
     emit({"step": "start", "project": str(project.path), "dry_run": dry_run})
     contents = load_test_sets(project, emit)
-    channels = check_inputs(project)
+    channels = check_inputs(project, contents)
     if dry_run:
         dry_run_night(project, url, contents, emit)
         return NightlyOutcome(exit_code=0)
@@ -135,7 +138,7 @@ def _night(
                 )
             except EvalplatError as error:  # isolated: the other configs still run
                 complete = False
-                night.failed(None, f"{type(error).__name__}: {error}")
+                night.failed(None, f"{type(error).__name__}: {error}", outcome)
             if not complete:
                 outcome.exit_code = 3
     try:
@@ -208,27 +211,29 @@ class _ConfigNight:
                     f"run {run.id} is {run.status}: {run.queries_failed} of "
                     f"{run.queries_total} queries failed"
                 )
-            self.failed(None if run is None else run.id, error or "the run failed")
+            self.failed(None if run is None else run.id, error or "the run failed", outcome)
             return False
-        observe_run(store, spec, test_set, run.id, None, self.channels, emit)
+        events = observe_run(store, spec, test_set, run.id, None, self.channels, emit)
         result = _compare(store, self.project, spec, test_set, run, emit)
         if result is not None:
             outcome.comparisons.append(_comparison_summary(spec.name, test_set, result))
-            observe(
+            events += observe(
                 store, self.project, spec, test_set, result, contents[test_set], self.channels,
                 emit,
             )  # fmt: skip
+        outcome.alerts += [_event_summary(event) for event in events]
         return True
 
-    def failed(self, run_id: int | None, error: str) -> None:
+    def failed(self, run_id: int | None, error: str, outcome: NightlyOutcome) -> None:
         """Log the failure and open (or keep open) the operational alert."""
         self.emit(
             {"step": "failed", "config": self.spec.name, "testset": self.test_set, "error": error}
         )
         try:
-            observe_run(
+            events = observe_run(
                 self.store, self.spec, self.test_set, run_id, error, self.channels, self.emit
             )
+            outcome.alerts += [_event_summary(event) for event in events]
         except EvalplatError as problem:  # e.g. the database went away: nothing to alert with
             self.emit({"step": "alert", "error": str(problem)})
 
@@ -338,6 +343,18 @@ def _previous_night(store: Store, config: str, test_set: str, run_id: int) -> in
         if info.id < run_id and info.test_set == test_set and info.status == "complete":
             return info.id
     return None
+
+
+def _event_summary(event: AlertEvent) -> dict[str, Any]:
+    alert = event.alert
+    return {
+        "id": alert.id,
+        "kind": alert.kind,
+        "event": event.event,
+        "config": alert.config,
+        "testset": alert.test_set,
+        "metric": alert.metric,
+    }
 
 
 def _comparison_summary(config: str, test_set: str, result: ComparisonResult) -> dict[str, Any]:

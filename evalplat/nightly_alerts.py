@@ -163,4 +163,4 @@ def deliver(
     links = ReportLinks(project.reports_dir, project.reports_base_url)
     for result in deliver_outbox(store, channels, links=links):
         emit({"step": "deliver", **result.to_dict()})
-        outcome.alerts.append(result.to_dict())
+        outcome.deliveries.append(result.to_dict())

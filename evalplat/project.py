@@ -77,6 +77,15 @@ def find_project(path: str | Path | None = None) -> Path:
     return candidate
 
 
+def table_line(path: Path, table: str, index: int) -> int | None:
+    """Line of the ``index``-th ``[[table]]`` (or ``[table]``) of the project file, if any."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    return _Reader(path, text).line_of(table, index)
+
+
 def load_project(path: str | Path | None = None) -> Project:
     """Read and validate a project file."""
     file = find_project(path)

@@ -10,6 +10,7 @@ The searcher ``engine:search`` answers by ``mode``:
 - ``down``: raises for every query, as a backend that is down (the run fails).
 
 The mode is a config param, so changing it makes a new config version, as a real change would.
+``replace_with_file = PATH`` (in ``extra``) turns the folder PATH into a file while searching.
 """
 
 from __future__ import annotations
@@ -19,7 +20,14 @@ from pathlib import Path
 QUERIES = 30
 
 ENGINE = """
-def search(query, depth, mode="good", **params):
+import pathlib
+import shutil
+
+
+def search(query, depth, mode="good", replace_with_file=None, **params):
+    if replace_with_file:  # a folder that stops being one while the night runs
+        shutil.rmtree(replace_with_file, ignore_errors=True)
+        pathlib.Path(replace_with_file).write_text("not a folder any more")
     topic = query.split()[-1]
     if mode == "down":
         raise ConnectionError("connection refused by the search backend")
@@ -40,6 +48,7 @@ def write_project(
     hook: str | None = None,
     extra_alerts: str = "",
     reports: str = 'dir = "site"',
+    extra: str = "",
 ) -> Path:
     """``evalplat.toml`` in ``folder`` with one config per entry of ``modes`` (name → mode)."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -60,7 +69,7 @@ concurrency = 2
 function = "engine:search"
 path = "{folder}"
 mode = "{mode}"
-"""
+{extra}"""
         for name, mode in modes.items()
     )
     alerts = "" if hook is None else f'\n[[alerts]]\ntype = "webhook"\nurl = "{hook}"\n'

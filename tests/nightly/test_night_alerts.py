@@ -120,13 +120,12 @@ def test_links_use_the_reports_base_url(
     assert (tmp_path / "project" / "site" / page).is_file()  # the page the URL serves
 
 
-def test_an_unwritable_reports_dir_loses_no_alert(
+def test_a_reports_dir_failing_mid_night_loses_no_alert(
     night: Night, server: CaptureServer, tmp_path: Path
 ) -> None:
     assert night({"alpha": "good"})[0] == 0
-    blocker = tmp_path / "blocked"
-    blocker.write_text("a file where the reports dir should be", encoding="utf-8")
-    code, steps = night({"alpha": "bad"}, reports=f'dir = "{blocker / "site"}"')
+    site = tmp_path / "project" / "site"
+    code, steps = night({"alpha": "bad"}, extra=f'replace_with_file = "{site}"')
     assert code == 3
     assert any(s["step"] == "report" and "error" in s for s in steps)
     assert alerts_of(server) == [[("regression", "opened", "alpha")]]
