@@ -86,7 +86,7 @@ def test_needs_judgments_has_its_own_alert_opened_once_and_resolved_once(
 
 
 def test_a_backend_down_is_isolated_alerted_once_per_outage_and_resolved(
-    night: Night, server: CaptureServer
+    night: Night, server: CaptureServer, tmp_path: Path
 ) -> None:
     assert night({"alpha": "good", "beta": "good"})[0] == 0
     code, steps = night({"alpha": "down", "beta": "bad"})
@@ -99,6 +99,8 @@ def test_a_backend_down_is_isolated_alerted_once_per_outage_and_resolved(
     failed = server.accepted("/ok")[0].body["alerts"][0]
     assert failed["title"] == "Run failed: alpha on topics"
     assert "connection refused by the search backend" in failed["error"]
+    index = (tmp_path / "project" / "site" / "index.html").read_text(encoding="utf-8")
+    assert "run failed" in index and "connection refused by the search backend" in index
     assert night({"alpha": "down", "beta": "bad"})[0] == 3  # the same outage: no new message
     assert len(server.received("/ok")) == 1
     assert night({"alpha": "good", "beta": "bad"})[0] == 1
