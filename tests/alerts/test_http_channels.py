@@ -175,3 +175,31 @@ def test_error_messages_do_not_reveal_the_webhook_path(server: CaptureServer) ->
     channel = build_channel({"type": "slack", "url": f"{server.url}/bad?token=T0PSECRET"})
     result = deliver(channel, regression(), FAST)
     assert result.error is not None and "T0PSECRET" not in result.error
+
+
+def test_slack_and_teams_list_every_alert_of_the_night_in_one_message(
+    server: CaptureServer,
+) -> None:
+    night = Notice((regression("opened"), regression("resolved")), ("key-1", "key-2"))
+    for table in (
+        {"type": "slack", "url": f"{server.url}/ok"},
+        {"type": "teams", "url": f"{server.url}/ok"},
+        {"type": "teams", "url": f"{server.url}/ok", "format": "messagecard", "name": "old"},
+    ):
+        assert deliver(build_channel(table), night, FAST).ok
+    slack, adaptive, legacy = (r.body for r in server.received("/ok"))
+    title = "evalplat: 1 regression opened, 1 regression resolved"
+    assert slack["text"] == slack["blocks"][0]["text"]["text"] == title
+    headings = [b["text"]["text"] for b in slack["blocks"] if b.get("text", {}).get("text", "")]
+    assert "*Regression: nDCG@10 of docs-bm25 on cranfield*" in headings
+    assert "*Resolved: nDCG@10 of docs-bm25 on cranfield*" in headings
+    body = adaptive["attachments"][0]["content"]["body"]
+    texts = [b.get("text") for b in body if b["type"] == "TextBlock"]
+    assert texts[0] == title
+    assert "Resolved: nDCG@10 of docs-bm25 on cranfield" in texts
+    assert legacy["title"] == title
+    assert [s["activityTitle"] for s in legacy["sections"]] == [
+        "Regression: nDCG@10 of docs-bm25 on cranfield",
+        "Resolved: nDCG@10 of docs-bm25 on cranfield",
+    ]
+    assert all(r.headers["Idempotency-Key"] == night.key for r in server.received("/ok"))
