@@ -94,6 +94,10 @@ def evaluate(
     ``run``: a TREC run path or a frame with ``query_id``, ``doc_id``, ``score`` (and ``rank``
     for ``ordering="given"``). Raises ``InputError`` for malformed input, unknown metrics and
     duplicate pairs (with file and line when read from a path).
+
+    With ``topics`` given, an empty run is a result, as in ``trec_eval -c``: every topic scores
+    0 (a backend that found nothing for any query). Without topics it is refused: there is
+    nothing to say which queries were asked.
     """
     import numpy as np
     import pyarrow as pa
@@ -108,7 +112,9 @@ def evaluate(
         metrics = [metrics]
     chosen = parse_all([str(m) for m in metrics] if metrics else None)
     qrels_table = _as_table(qrels, "qrels", ("query_id", "doc_id", "grade"))
-    run_table = _as_table(run, "run", ("query_id", "doc_id", "score"), ordering=ordering)
+    run_table = _as_table(
+        run, "run", ("query_id", "doc_id", "score"), ordering=ordering, empty=topics is not None
+    )
     if topics is None:
         topic_ids = pc.unique(qrels_table.column("query_id"))
     else:
@@ -163,8 +169,11 @@ def _as_table(
     columns: tuple[str, ...],
     *,
     ordering: str = "score",
+    empty: bool = False,
 ) -> pa.Table:
-    """A pyarrow table with string ids, from a path or a frame; validates columns and nulls."""
+    """A pyarrow table with string ids, from a path or a frame; validates columns and nulls.
+
+    A table without rows is refused unless ``empty`` allows it."""
     import pyarrow as pa
 
     from evalplat.formats.trec import read_qrels_table, read_run_table
@@ -191,7 +200,7 @@ def _as_table(
     for name in wanted:
         if table.column(name).null_count:
             raise InputError(f"{kind} column {name} has missing values")
-    if table.num_rows == 0:
+    if table.num_rows == 0 and not empty:
         raise InputError(f"{kind} is empty")
     return table
 

@@ -5,7 +5,13 @@ One call of ``nightly`` is one night. Each step reports itself through ``log`` a
 
 - 0: every run completed and no gated metric has an open regression alert;
 - 1: a regression was confirmed (an alert is open for a config of this project);
-- 3: a run could not complete (the others still ran, compared and alerted).
+- 3: a run could not complete, or the reports could not be written (3 beats 1).
+
+A config that fails operationally (its backend is down, its run failed) is isolated: the failure
+is logged, stored as an ``operational`` alert (opened once per outage, resolved by the first
+night its run completes), and the other configs still run, compare and alert. Every alert event
+is written to the outbox with its state change and delivered at the end of the night, after the
+reports, even when the reports could not be written (``evalplat.nightly_alerts``).
 
 Input errors (a bad project file, a malformed test set file, an unknown searcher parameter or alert
 channel) are found before anything is written. Two identical runs can never alert: their
@@ -19,8 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evalplat.errors import OperationalError
-from evalplat.nightly_alerts import deliver, observe
+from evalplat.errors import EvalplatError, OperationalError
+from evalplat.nightly_alerts import deliver, observe, observe_run
 from evalplat.nightly_prep import (
     check_inputs,
     database_url,
@@ -34,6 +40,7 @@ if TYPE_CHECKING:
     from evalplat.alerts.base import Channel
     from evalplat.comparison import ComparisonResult
     from evalplat.store import Store
+    from evalplat.store.alerts import AlertEvent
     from evalplat.store.runs import RunInfo
     from evalplat.testsets import TestSetContent
 
@@ -49,7 +56,9 @@ class NightlyOutcome:
     exit_code: int = 0
     runs: list[dict[str, Any]] = field(default_factory=list)
     comparisons: list[dict[str, Any]] = field(default_factory=list)
+    # the alert events of this night (opened, resolved), and what each delivery of the outbox did
     alerts: list[dict[str, Any]] = field(default_factory=list)
+    deliveries: list[dict[str, Any]] = field(default_factory=list)
     report: Path | None = None
 
 
@@ -66,7 +75,7 @@ def run_nightly(
     url = database_url(project, db_url)
     emit({"step": "start", "project": str(project.path), "dry_run": dry_run})
     contents = load_test_sets(project, emit)
-    channels = check_inputs(project)
+    channels = check_inputs(project, contents)
     if dry_run:
         dry_run_night(project, url, contents, emit)
         return NightlyOutcome(exit_code=0)
@@ -120,33 +129,24 @@ def _night(
                 "created": added.created,
             }
         )
-    pending_alerts: list[tuple[Any, dict[str, Any]]] = []
     for config_spec in project.configs:
         for test_set in config_spec.testsets:
-            run = _run(
-                store,
-                project,
-                config_spec,
-                config_versions[config_spec.name],
-                test_set,
-                versions[test_set],
-                emit,
-            )
-            if run is None or run.status != "complete":
+            night = _ConfigNight(store, project, config_spec, test_set, channels, emit)
+            try:
+                complete = night.run(
+                    config_versions[config_spec.name], versions[test_set], contents, outcome
+                )
+            except EvalplatError as error:  # isolated: the other configs still run
+                complete = False
+                night.failed(None, f"{type(error).__name__}: {error}", outcome)
+            if not complete:
                 outcome.exit_code = 3
-                if run is not None:
-                    outcome.runs.append(run.to_dict())
-                continue
-            outcome.runs.append(run.to_dict())
-            result = _compare(store, project, config_spec, test_set, run, emit)
-            if result is None:
-                continue
-            outcome.comparisons.append(_comparison_summary(config_spec.name, test_set, result))
-            pending_alerts += observe(
-                store, project, config_spec, test_set, result, contents[test_set], emit
-            )
-    outcome.report = _write_reports(store, project, emit)
-    deliver(store, channels, pending_alerts, outcome, emit)
+    try:
+        outcome.report = _write_reports(store, project, emit)
+    except (OSError, EvalplatError) as error:  # the alerts are in the outbox: still delivered
+        outcome.exit_code = 3
+        emit({"step": "report", "error": f"reports not written: {error}"})
+    deliver(store, project, channels, outcome, emit)
     if project.keep_results_days is not None:
         pruned = store.prune_results(project.keep_results_days)
         emit(
@@ -159,7 +159,9 @@ def _night(
     open_now = [
         a
         for a in store.list_alerts()
-        if a.state in ("open", "acknowledged") and a.config in {c.name for c in project.configs}
+        if a.state in ("open", "acknowledged")
+        and a.kind == "regression"
+        and a.config in {c.name for c in project.configs}
     ]
     if outcome.exit_code == 0 and open_now:
         outcome.exit_code = 1
@@ -174,6 +176,68 @@ def _night(
     return outcome
 
 
+class _ConfigNight:
+    """One config on one test set for one night: run, compare, feed the alert machines."""
+
+    def __init__(
+        self,
+        store: Store,
+        project: Project,
+        spec: ConfigSpec,
+        test_set: str,
+        channels: list[Channel],
+        emit: LogFunction,
+    ):
+        self.store, self.project, self.spec, self.test_set = store, project, spec, test_set
+        self.channels, self.emit = channels, emit
+
+    def run(
+        self,
+        config_version: int,
+        test_set_version: int,
+        contents: dict[str, TestSetContent],
+        outcome: NightlyOutcome,
+    ) -> bool:
+        """True when the run completed (whatever its comparison found)."""
+        store, spec, test_set, emit = self.store, self.spec, self.test_set, self.emit
+        run, error = _run(
+            store, self.project, spec, config_version, test_set, test_set_version, emit
+        )
+        if run is not None:
+            outcome.runs.append(run.to_dict())
+        if run is None or run.status != "complete":
+            if run is not None:
+                error = run.error or (
+                    f"run {run.id} is {run.status}: {run.queries_failed} of "
+                    f"{run.queries_total} queries failed"
+                )
+            self.failed(None if run is None else run.id, error or "the run failed", outcome)
+            return False
+        events = observe_run(store, spec, test_set, run.id, None, self.channels, emit)
+        result = _compare(store, self.project, spec, test_set, run, emit)
+        if result is not None:
+            outcome.comparisons.append(_comparison_summary(spec.name, test_set, result))
+            events += observe(
+                store, self.project, spec, test_set, result, contents[test_set], self.channels,
+                emit,
+            )  # fmt: skip
+        outcome.alerts += [_event_summary(event) for event in events]
+        return True
+
+    def failed(self, run_id: int | None, error: str, outcome: NightlyOutcome) -> None:
+        """Log the failure and open (or keep open) the operational alert."""
+        self.emit(
+            {"step": "failed", "config": self.spec.name, "testset": self.test_set, "error": error}
+        )
+        try:
+            events = observe_run(
+                self.store, self.spec, self.test_set, run_id, error, self.channels, self.emit
+            )
+            outcome.alerts += [_event_summary(event) for event in events]
+        except EvalplatError as problem:  # e.g. the database went away: nothing to alert with
+            self.emit({"step": "alert", "error": str(problem)})
+
+
 def _run(
     store: Store,
     project: Project,
@@ -182,7 +246,8 @@ def _run(
     test_set: str,
     test_set_version: int,
     emit: LogFunction,
-) -> RunInfo | None:
+) -> tuple[RunInfo | None, str | None]:
+    """The night's run, or None and why when it could not even start."""
     from evalplat import runner
 
     metrics = list(
@@ -208,7 +273,7 @@ def _run(
                 "error": str(error),
             }
         )
-        return None
+        return None, str(error)
     entry = {
         "step": "run",
         "config": spec.name,
@@ -219,7 +284,7 @@ def _run(
     }
     entry.update({f"mean_{name}": round(value, 4) for name, value in info.means.items()})
     emit(entry)
-    return info
+    return info, None
 
 
 def _compare(
@@ -278,6 +343,18 @@ def _previous_night(store: Store, config: str, test_set: str, run_id: int) -> in
         if info.id < run_id and info.test_set == test_set and info.status == "complete":
             return info.id
     return None
+
+
+def _event_summary(event: AlertEvent) -> dict[str, Any]:
+    alert = event.alert
+    return {
+        "id": alert.id,
+        "kind": alert.kind,
+        "event": event.event,
+        "config": alert.config,
+        "testset": alert.test_set,
+        "metric": alert.metric,
+    }
 
 
 def _comparison_summary(config: str, test_set: str, result: ComparisonResult) -> dict[str, Any]:

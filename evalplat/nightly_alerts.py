@@ -1,10 +1,19 @@
-"""A night's alerts: feed gated verdicts to the alert state machine, build each message's
-fields (worst queries with their texts, report link), and deliver them through the channels.
+"""A night's alerts: feed verdicts and run failures to the alert state machines (each event
+written to the outbox with its state change), then deliver the outbox through the channels.
+
+Three kinds of alert per config and test set, each opened once and resolved once:
+
+- ``regression``, per gated metric: the comparison's verdict is ``regression``;
+- ``needs_judgments``, per gated metric: the drop is explained only by unjudged documents;
+- ``operational``: the night's run could not complete (backend down, run failed); resolved by
+  the next night whose run completes.
+
+Delivery happens once, at the end of the night, for everything still in the outbox (this
+night's events and any an earlier night could not deliver): one notice per channel.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -13,7 +22,11 @@ if TYPE_CHECKING:
     from evalplat.nightly import LogFunction, NightlyOutcome
     from evalplat.project import ConfigSpec, Project
     from evalplat.store import Store
+    from evalplat.store.alerts import AlertEvent
     from evalplat.testsets import TestSetContent
+
+# Verdict that opens each metric alert kind.
+METRIC_KINDS = {"regression": "regression", "needs_judgments": "needs_judgments"}
 
 
 def observe(
@@ -23,38 +36,83 @@ def observe(
     test_set: str,
     result: ComparisonResult,
     content: TestSetContent,
+    channels: list[Channel],
     emit: LogFunction,
-) -> list[tuple[Any, dict[str, Any]]]:
-    """Feed each gated verdict to the alert state machine; collect events to announce."""
-    events: list[tuple[Any, dict[str, Any]]] = []
+) -> list[AlertEvent]:
+    """Feed each gated verdict to its alert state machines; return the events written."""
+    events: list[AlertEvent] = []
     baseline_run = result.baseline_run_id
     if baseline_run is None:  # a stored comparison always has one; nothing to key alerts on
         return events
+    names = [channel.name for channel in channels]
     for gate in project.gates:
         metric = result.metric(gate.metric)
         message = _message_fields(spec.name, test_set, metric, result, content)
-        for event in store.observe(
-            spec.name,
-            test_set,
-            gate.metric,
-            result.baseline_run_id or 0,
-            result.id,
-            regressed=metric.verdict == "regression",
-            consecutive=gate.consecutive,
-            details=message,
-        ):
-            emit(
-                {
-                    "step": "alert",
-                    "event": event.event,
-                    "alert": event.alert.id,
-                    "config": spec.name,
-                    "testset": test_set,
-                    "metric": gate.metric,
-                }
-            )
-            events.append((event, message))
+        for kind, verdict in METRIC_KINDS.items():
+            for event in store.observe(
+                spec.name,
+                test_set,
+                gate.metric,
+                baseline_run,
+                result.id,
+                regressed=metric.verdict == verdict,
+                consecutive=gate.consecutive,
+                details=message,
+                kind=kind,
+                channels=names,
+            ):
+                _log_event(emit, event, spec.name, test_set, gate.metric)
+                events.append(event)
     return events
+
+
+def observe_run(
+    store: Store,
+    spec: ConfigSpec,
+    test_set: str,
+    run_id: int | None,
+    error: str | None,
+    channels: list[Channel],
+    emit: LogFunction,
+) -> list[AlertEvent]:
+    """Open an operational alert when the run failed (``error``); resolve it when it did not."""
+    details = {
+        "config": spec.name,
+        "test_set": test_set,
+        "metric": "",
+        "candidate_run": run_id,
+        "error": error,
+    }
+    events = store.observe(
+        spec.name,
+        test_set,
+        "",
+        None,
+        None,
+        regressed=error is not None,
+        details=details,
+        kind="operational",
+        channels=[channel.name for channel in channels],
+    )
+    for event in events:
+        _log_event(emit, event, spec.name, test_set, None)
+    return events
+
+
+def _log_event(
+    emit: LogFunction, event: AlertEvent, config: str, test_set: str, metric: str | None
+) -> None:
+    entry = {
+        "step": "alert",
+        "event": event.event,
+        "kind": event.alert.kind,
+        "alert": event.alert.id,
+        "config": config,
+        "testset": test_set,
+    }
+    if metric is not None:
+        entry["metric"] = metric
+    emit(entry)
 
 
 def _message_fields(
@@ -93,58 +151,17 @@ def _message_fields(
     }
 
 
-def _comparison_id(fields: dict[str, Any]) -> int | None:
-    value = fields.get("comparison_id")
-    return value if isinstance(value, int) else None
-
-
-def _report_link(index: Path | None, comparison_id: int | None) -> str | None:
-    """The comparison's page when the site has one, else the site's index."""
-    if index is None:
-        return None
-    page = index.parent / "compare" / f"compare-{comparison_id}.html"
-    return str(page if comparison_id is not None and page.exists() else index)
-
-
 def deliver(
     store: Store,
+    project: Project,
     channels: list[Channel],
-    pending: list[tuple[Any, dict[str, Any]]],
     outcome: NightlyOutcome,
     emit: LogFunction,
 ) -> None:
-    from evalplat.alerts.delivery import deliver_all
-    from evalplat.alerts.message import AlertMessage
+    """Deliver every pending notice of the outbox; failures stay pending for the next try."""
+    from evalplat.alerts.outbox import ReportLinks, deliver_outbox
 
-    for event, fields in pending:
-        data = {
-            **fields,
-            "event": event.event,
-            "alert_id": event.alert.id,
-            "report": _report_link(outcome.report, _comparison_id(fields)),
-        }
-        data.pop("comparison_id", None)
-        message = AlertMessage.from_dict(data)
-        results = deliver_all(channels, message)
-        for delivery in results:
-            store.record_delivery(event.alert.id, delivery)
-            emit(
-                {
-                    "step": "deliver",
-                    "alert": event.alert.id,
-                    "event": event.event,
-                    "channel": delivery.channel,
-                    "status": delivery.status,
-                    "attempts": delivery.attempts,
-                    "error": delivery.error,
-                }
-            )
-        outcome.alerts.append(
-            {
-                "id": event.alert.id,
-                "event": event.event,
-                "metric": fields["metric"],
-                "config": fields["config"],
-                "delivered": sum(r.ok for r in results),
-            }
-        )
+    links = ReportLinks(project.reports_dir, project.reports_base_url)
+    for result in deliver_outbox(store, channels, links=links):
+        emit({"step": "deliver", **result.to_dict()})
+        outcome.deliveries.append(result.to_dict())

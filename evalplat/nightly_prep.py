@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from evalplat.errors import EvalplatError, SchemaOutdatedError
+from evalplat.errors import EvalplatError, InputError, SchemaOutdatedError
 from evalplat.project import ConfigSpec, Project
 
 if TYPE_CHECKING:
@@ -38,14 +38,67 @@ def load_test_sets(project: Project, emit: LogFunction) -> dict[str, TestSetCont
     return contents
 
 
-def check_inputs(project: Project) -> list[Channel]:
-    """Searcher params and alert channels are validated up front, like the files."""
-    from evalplat.alerts.registry import channels_from_tables
-    from evalplat.searchers import get_kind
+def check_inputs(project: Project, contents: dict[str, TestSetContent]) -> list[Channel]:
+    """Everything a night needs, checked before its first write (and by ``--dry-run``).
 
-    for spec in project.configs:
-        get_kind(spec.searcher).validate(spec.params)
-    return channels_from_tables(project.alerts)
+    Each config's params go through the validator ``config add`` and ``run`` use; every
+    ``${VAR}`` of the configs and the alert channels must be set; a
+    ``builtin`` searcher needs its test sets' documents; the reports dir must be writable.
+    Errors name the project file, the line of the table and the config or key at fault.
+    """
+    from evalplat.alerts.registry import channels_from_tables
+    from evalplat.project import table_line
+    from evalplat.searchers import get_kind
+    from evalplat.searchers.env import expand_env
+
+    for index, spec in enumerate(project.configs):
+        try:
+            get_kind(spec.searcher).validate(spec.params)
+            expand_env(spec.params)
+        except InputError as error:
+            raise InputError(
+                f"config '{spec.name}': {error.problem}",
+                path=project.path,
+                line=table_line(project.path, "configs", index),
+            ) from None
+        for test_set in spec.testsets if spec.searcher == "builtin" else ():
+            if contents[test_set].documents is None:
+                raise InputError(
+                    f"config '{spec.name}': the builtin searcher needs documents, and test set "
+                    f"'{test_set}' has none (add docs = \"...\" to its [[testsets]] table)",
+                    path=project.path,
+                    line=table_line(project.path, "configs", index),
+                )
+    channels = channels_from_tables(project.alerts)
+    for index, table in enumerate(project.alerts):
+        try:
+            expand_env({k: v for k, v in table.items() if k not in ("type", "name")})
+        except InputError as error:
+            raise InputError(
+                f"[[alerts]] #{index + 1}: {error.problem}",
+                path=project.path,
+                line=table_line(project.path, "alerts", index),
+            ) from None
+    _check_writable(project)
+    return channels
+
+
+def _check_writable(project: Project) -> None:
+    """The reports dir, or the first folder above it that exists, must be a writable folder."""
+    import os
+
+    from evalplat.project import table_line
+
+    folder = project.reports_dir
+    while not folder.exists() and folder.parent != folder:
+        folder = folder.parent
+    if not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK):
+        raise InputError(
+            f"[reports] dir {project.reports_dir} cannot be written ({folder} is not a "
+            "writable folder)",
+            path=project.path,
+            line=table_line(project.path, "reports", 0),
+        )
 
 
 def open_store(url: str, emit: LogFunction) -> Store:

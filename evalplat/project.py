@@ -57,6 +57,8 @@ class Project:
     alerts: tuple[dict[str, Any], ...]
     reports_dir: Path
     keep_results_days: int | None
+    # Where the report site is served from: links in alerts are URLs under it.
+    reports_base_url: str | None = None
 
     @property
     def folder(self) -> Path:
@@ -73,6 +75,15 @@ def find_project(path: str | Path | None = None) -> Path:
             "project file not found (create one, or run `evalplat demo`)", path=candidate
         )
     return candidate
+
+
+def table_line(path: Path, table: str, index: int) -> int | None:
+    """Line of the ``index``-th ``[[table]]`` (or ``[table]``) of the project file, if any."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    return _Reader(path, text).line_of(table, index)
 
 
 def load_project(path: str | Path | None = None) -> Project:
@@ -161,7 +172,7 @@ class _Reader:
         alerts = tuple(self.alert(a, i) for i, a in enumerate(self.tables(data, "alerts")))
         for key, allowed in (
             ("database", {"url"}),
-            ("reports", {"dir"}),
+            ("reports", {"dir", "base_url"}),
             ("retention", {"keep_results_days"}),
         ):
             table = data.get(key, {})
@@ -179,6 +190,14 @@ class _Reader:
         keep = retention.get("keep_results_days")
         if keep is not None and (not isinstance(keep, int) or keep < 1):
             raise self.fail("keep_results_days must be a whole number of days ≥ 1", "retention")
+        base_url = reports.get("base_url")
+        if base_url is not None and (
+            not isinstance(base_url, str) or not base_url.startswith(("http://", "https://"))
+        ):
+            raise self.fail(
+                '[reports] base_url must be an http(s) URL, e.g. "https://search.example.com/evalplat/"',
+                "reports",
+            )
         database = data.get("database", {})
         url = database.get("url")
         if url is not None and not isinstance(url, str):
@@ -193,6 +212,7 @@ class _Reader:
             alerts=alerts,
             reports_dir=self.path(reports.get("dir", "reports"), "[reports] dir", "reports", 0),
             keep_results_days=keep,
+            reports_base_url=base_url,
         )
 
     def tables(self, data: dict[str, Any], key: str) -> list[dict[str, Any]]:

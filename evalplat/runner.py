@@ -199,6 +199,13 @@ def import_run(
     known = set(content.queries["query_id"])
     run_only = sorted(set(frame["query_id"]) - known)
     frame = frame[frame["query_id"].isin(known)]
+    if len(frame) == 0:  # checked before anything is written: such an import leaves nothing
+        shown = ", ".join(run_only[:3]) + (" ..." if len(run_only) > 3 else "")
+        raise InputError(
+            f"none of the run's {len(run_only)} queries ({shown}) is a query of test set "
+            f"{key.name}@{key.version}; nothing imported",
+            path=path,
+        )
     ranked = frame.sort_values(
         ["query_id", "score", "doc_id"], ascending=[True, False, False], kind="stable"
     )

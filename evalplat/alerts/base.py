@@ -5,9 +5,10 @@ project-file table may set; the registry (``evalplat.alerts.registry``) validate
 against it, so an unknown key or type is an ``InputError`` listing the valid ones before
 anything is sent.
 
-``Channel.send(message)`` delivers one message or raises ``DeliveryError``; ``transient``
-tells the delivery loop whether another attempt may succeed (a timeout, HTTP 5xx/429, a
-dropped SMTP connection) or not (HTTP 4xx, a refused login, an unset ``${ENV}`` variable).
+``Channel.send(notice)`` delivers one notice (the alert events of a night) or raises
+``DeliveryError``; ``transient`` tells the delivery loop whether another attempt may succeed
+(a timeout, HTTP 5xx/429, a dropped SMTP connection) or not (HTTP 4xx, a refused login, an
+unset ``${ENV}`` variable).
 Secrets stay as ``${ENV}`` placeholders in the channel's params and are expanded at each send,
 so a channel object can be printed or stored without leaking them.
 """
@@ -19,7 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from evalplat.alerts.message import AlertMessage
+from evalplat.alerts.notice import Notice
 from evalplat.errors import InputError
 from evalplat.searchers.env import expand_env
 
@@ -108,8 +109,8 @@ class Channel(ABC):
         self.params = params
 
     @abstractmethod
-    def send(self, message: AlertMessage) -> None:
-        """Deliver ``message`` once; raise ``DeliveryError`` on failure."""
+    def send(self, notice: Notice) -> None:
+        """Deliver ``notice`` once; raise ``DeliveryError`` on failure."""
 
     def expanded(self, key: str) -> Any:
         """The param with ``${ENV}`` placeholders expanded now; an unset variable is permanent."""
@@ -117,6 +118,10 @@ class Channel(ABC):
             return expand_env(self.params[key])
         except InputError as error:
             raise DeliveryError(f"{key}: {error}", transient=False) from None
+
+    def http_headers(self, notice: Notice) -> dict[str, str]:
+        """``Idempotency-Key`` for receivers that drop a request they have already accepted."""
+        return {} if notice.key is None else {"Idempotency-Key": notice.key}
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r}>"

@@ -22,6 +22,7 @@ from typing import Any
 
 from evalplat.alerts.base import Channel, DeliveryError
 from evalplat.alerts.message import AlertMessage
+from evalplat.alerts.notice import Notice
 from evalplat.errors import InputError
 
 
@@ -67,12 +68,13 @@ class DeliveryResult:
 
 def deliver(
     channel: Channel,
-    message: AlertMessage,
+    message: AlertMessage | Notice,
     policy: DeliveryPolicy | None = None,
     *,
     sleep: Callable[[float], None] = time.sleep,
 ) -> DeliveryResult:
     """Send ``message`` through ``channel`` with retries; never raises (see module docstring)."""
+    notice = message if isinstance(message, Notice) else Notice.of(message)
     policy = policy or DeliveryPolicy()
     started = time.monotonic()
     error_text: str | None = None
@@ -80,7 +82,7 @@ def deliver(
     while attempt < policy.attempts:
         attempt += 1
         try:
-            channel.send(message)
+            channel.send(notice)
         except DeliveryError as error:
             error_text = str(error)
             if not error.transient or attempt >= policy.attempts:
@@ -90,8 +92,8 @@ def deliver(
         except Exception as error:  # the nightly job must survive any channel failure
             error_text = f"{type(error).__name__}: {error}"
             break
-        return _result(channel, message, "sent", attempt, None, started)
-    return _result(channel, message, "failed", attempt, error_text, started)
+        return _result(channel, notice, "sent", attempt, None, started)
+    return _result(channel, notice, "failed", attempt, error_text, started)
 
 
 def deliver_all(
@@ -107,7 +109,7 @@ def deliver_all(
 
 def _result(
     channel: Channel,
-    message: AlertMessage,
+    notice: Notice,
     status: str,
     attempts: int,
     error: str | None,
@@ -115,7 +117,7 @@ def _result(
 ) -> DeliveryResult:
     return DeliveryResult(
         channel=channel.name,
-        event=message.event,
+        event=notice.event,
         status=status,
         attempts=attempts,
         error=error,

@@ -1,4 +1,8 @@
-"""The e-mail channel: the alert's plain text sent over SMTP (smtplib).
+"""The e-mail channel: the alerts of a night over SMTP (smtplib), as text and as HTML.
+
+The message is ``multipart/alternative``: the plain text every channel shares, and an HTML body
+(``evalplat.alerts.email_html``). Its ``Message-ID`` is built from the notice's idempotency key,
+so a retried delivery carries the same id and mail systems that deduplicate drop the copy.
 
 ``security`` chooses how the connection is protected:
 
@@ -24,21 +28,24 @@ from email.utils import formatdate, make_msgid
 from typing import Any
 
 from evalplat.alerts.base import Channel, ChannelKind, DeliveryError, Param
-from evalplat.alerts.message import AlertMessage
+from evalplat.alerts.email_html import render_html
+from evalplat.alerts.notice import Notice
 from evalplat.errors import InputError
 
 SECURITY = ("starttls", "ssl", "none")
 DEFAULT_PORTS = {"starttls": 587, "ssl": 465, "none": 25}
 
 
-def build_email(message: AlertMessage, sender: str, recipients: list[str], prefix: str) -> Any:
+def build_email(notice: Notice, sender: str, recipients: list[str], prefix: str) -> Any:
     mail = EmailMessage()
-    mail["Subject"] = f"{prefix} {message.title()}".strip()
+    mail["Subject"] = f"{prefix} {notice.title()}".strip()
     mail["From"] = sender
     mail["To"] = ", ".join(recipients)
     mail["Date"] = formatdate(localtime=False)
-    mail["Message-ID"] = make_msgid(domain="evalplat")
-    mail.set_content(message.text())
+    key = notice.key
+    mail["Message-ID"] = make_msgid(domain="evalplat") if key is None else f"<{key}@evalplat>"
+    mail.set_content(notice.text())
+    mail.add_alternative(render_html(notice), subtype="html")
     return mail
 
 
@@ -51,7 +58,7 @@ class EmailChannel(Channel):
             raise InputError("email channel: to must be an address or a non-empty list of them")
         super().__init__(name, params)
 
-    def send(self, message: AlertMessage) -> None:
+    def send(self, notice: Notice) -> None:
         security = self.params["security"]
         host = str(self.expanded("host"))
         port = self._port(security)
@@ -59,7 +66,7 @@ class EmailChannel(Channel):
         to = self.expanded("to")
         recipients = [to] if isinstance(to, str) else [str(r) for r in to]
         username = self.expanded("username")
-        mail = build_email(message, sender, recipients, self.params["subject_prefix"])
+        mail = build_email(notice, sender, recipients, self.params["subject_prefix"])
         context = ssl.create_default_context(cafile=self.params["cafile"])
         timeout = float(self.params["timeout"])
         try:

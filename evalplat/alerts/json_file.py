@@ -3,8 +3,10 @@
 ``mode = "append"`` (default) adds one JSON object per line (JSON Lines) and keeps every alert
 ever sent — a log a dashboard can tail. ``mode = "write"`` rewrites the file as a JSON array of
 the messages this channel object sent (one nightly invocation), like the JUnit channel.
-Each object is the message's fields (``AlertMessage.to_dict``) plus ``title`` and ``sent_at``
-(UTC, ISO 8601). The module is not named ``json`` so that it cannot shadow the standard library.
+Each object is one alert event: the message's fields (``AlertMessage.to_dict``) plus ``title``,
+``sent_at`` (UTC, ISO 8601) and ``idempotency_key`` (stable across retries, so a reader can drop
+an event it has already seen). The module is not named ``json`` so that it cannot shadow the
+standard library.
 """
 
 from __future__ import annotations
@@ -17,14 +19,16 @@ from typing import Any
 from evalplat.alerts.base import Channel, ChannelKind, Param
 from evalplat.alerts.junit import PATH, write_atomically
 from evalplat.alerts.message import AlertMessage
+from evalplat.alerts.notice import Notice
 
 MODES = ("append", "write")
 
 
-def record(message: AlertMessage) -> dict[str, Any]:
+def record(message: AlertMessage, key: str | None = None) -> dict[str, Any]:
     return {
         "sent_at": datetime.now(UTC).isoformat(),
         "title": message.title(),
+        "idempotency_key": key,
         **message.to_dict(),
     }
 
@@ -36,17 +40,19 @@ class JsonFileChannel(Channel):
         super().__init__(name, params)
         self.sent: list[dict[str, Any]] = []
 
-    def send(self, message: AlertMessage) -> None:
+    def send(self, notice: Notice) -> None:
         path = Path(self.expanded("path"))
-        item = record(message)
+        keys = notice.keys or (None,) * len(notice.entries)
+        items = [record(m, k) for m, k in zip(notice.entries, keys, strict=True)]
         if self.params["mode"] == "append":
             path.parent.mkdir(parents=True, exist_ok=True)
+            lines = "".join(json.dumps(item, ensure_ascii=False) + "\n" for item in items)
             with path.open("a", encoding="utf-8") as file:
-                file.write(json.dumps(item, ensure_ascii=False) + "\n")
+                file.write(lines)
         else:
-            text = json.dumps([*self.sent, item], indent=2, ensure_ascii=False) + "\n"
+            text = json.dumps([*self.sent, *items], indent=2, ensure_ascii=False) + "\n"
             write_atomically(path, text.encode("utf-8"))
-        self.sent.append(item)
+        self.sent += items
 
 
 KIND = ChannelKind(

@@ -1,8 +1,9 @@
 """The JUnit XML channel: alerts as test cases, for CI systems that show JUnit reports.
 
-Each message sent through one channel object becomes a ``<testcase>`` (classname
+Each alert event sent through one channel object becomes a ``<testcase>`` (classname
 ``evalplat.<config>.<test set>``, name ``<metric>``); a regression being opened is a
-``<failure type="regression">`` with the alert's text, a resolution or a test message passes
+``<failure type="regression">`` (``needs_judgments`` or ``operational`` for those kinds) with
+the alert's text, a resolution or a test message passes
 with the text in ``<system-out>``. The file holds the cases sent by this channel object — one
 nightly invocation — and is rewritten whole (to a temporary file, then renamed) after every
 message, so a reader never sees half a file and the file does not grow across nights.
@@ -17,6 +18,7 @@ from typing import Any
 
 from evalplat.alerts.base import Channel, ChannelKind, Param
 from evalplat.alerts.message import AlertMessage
+from evalplat.alerts.notice import Notice
 
 PATH = Param("path", (str,), "file to write (relative to the project file)", required=True)
 
@@ -42,7 +44,7 @@ def render(messages: list[AlertMessage], suite: str) -> bytes:
             name=message.metric,
         )
         if message.event == "opened":
-            failure = ET.SubElement(case, "failure", type="regression", message=message.title())
+            failure = ET.SubElement(case, "failure", type=message.kind, message=message.title())
             failure.text = message.text()
         else:
             ET.SubElement(case, "system-out").text = message.text()
@@ -58,10 +60,10 @@ class JUnitChannel(Channel):
         super().__init__(name, params)
         self.sent: list[AlertMessage] = []
 
-    def send(self, message: AlertMessage) -> None:
+    def send(self, notice: Notice) -> None:
         path = Path(self.expanded("path"))
-        write_atomically(path, render([*self.sent, message], self.params["suite"]))
-        self.sent.append(message)
+        write_atomically(path, render([*self.sent, *notice.entries], self.params["suite"]))
+        self.sent += notice.entries
 
 
 KIND = ChannelKind(

@@ -1,10 +1,15 @@
 """What an alert says: one metric of one config on one test set, and the queries behind it.
 
+An alert has a ``kind``: ``regression`` (a gated metric got worse), ``needs_judgments`` (a drop
+that only unjudged documents explain) or ``operational`` (a run of the config failed: the
+backend was down; ``error`` says why, and there are no figures).
+
 An ``AlertMessage`` is plain data, built by the nightly job from a comparison (or by
 ``alerts test``), and rendered by each channel in its own shape. Every channel starts from the
 same two renderings so they never disagree:
 
-- ``title()``: one line, e.g. ``Regression: nDCG@10 of docs-bm25 on cranfield``;
+- ``title()``: one line, e.g. ``Regression: nDCG@10 of docs-bm25 on cranfield``,
+  ``Needs judgments: ...``, ``Run failed: docs-bm25 on cranfield``;
 - ``facts()``: ordered (label, value) pairs: config, test set, metric,
   ``baseline → candidate``, delta (absolute and relative), what changed (config parameters,
   test set), p-value, runs, report;
@@ -22,6 +27,13 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 EVENTS = ("opened", "resolved", "test")
+KINDS = ("regression", "needs_judgments", "operational")
+# The words of a title, per kind: (opened, resolved).
+TITLES = {
+    "regression": ("Regression", "Resolved"),
+    "needs_judgments": ("Needs judgments", "Judged again"),
+    "operational": ("Run failed", "Recovered"),
+}
 # How many queries a message lists; the report has the rest.
 WORST_QUERIES_SHOWN = 5
 
@@ -61,20 +73,27 @@ class AlertMessage:
     alert_id: int | None = None
     # what differs between the baseline's and the candidate's setup, one line per change
     changes: tuple[str, ...] = field(default_factory=tuple)
+    kind: str = "regression"
+    error: str | None = None
 
     def __post_init__(self) -> None:
         if self.event not in EVENTS:
             raise ValueError(f"alert event must be one of {', '.join(EVENTS)}, got {self.event!r}")
+        if self.kind not in KINDS:
+            raise ValueError(f"alert kind must be one of {', '.join(KINDS)}, got {self.kind!r}")
 
     # ── renderings shared by the channels ────────────────────────────────────────────────────
 
+    def subject(self) -> str:
+        """What the alert is about: ``nDCG@10 of docs-bm25 on cranfield``."""
+        where = f"{self.config} on {self.test_set}"
+        return where if self.kind == "operational" else f"{self.metric} of {where}"
+
     def title(self) -> str:
-        subject = f"{self.metric} of {self.config} on {self.test_set}"
-        if self.event == "opened":
-            return f"Regression: {subject}"
-        if self.event == "resolved":
-            return f"Resolved: {subject}"
-        return f"Test alert from evalplat: {subject}"
+        if self.event == "test":
+            return f"Test alert from evalplat: {self.subject()}"
+        opened, resolved = TITLES[self.kind]
+        return f"{opened if self.event == 'opened' else resolved}: {self.subject()}"
 
     def change(self) -> str | None:
         """``0.4120 → 0.3870`` or None when either side is unknown."""
@@ -95,15 +114,23 @@ class AlertMessage:
         rows: list[tuple[str, str | None]] = [
             ("Config", self.config),
             ("Test set", self.test_set),
-            ("Metric", self.metric),
+            ("Metric", None if self.kind == "operational" else self.metric),
+            ("Error", self.error),
             ("Baseline → candidate", self.change()),
             ("Delta", self.delta_text()),
             ("What changed", "; ".join(self.changes) or None),
             ("p-value", None if self.p_value is None else p_value_text(self.p_value, self.test)),
             ("Runs", self.runs_text()),
+            ("Next", self.next_step()),
             ("Report", self.report),
         ]
         return [(label, value) for label, value in rows if value is not None]
+
+    def next_step(self) -> str | None:
+        """What to run next for a drop only unjudged documents explain."""
+        if self.kind != "needs_judgments" or self.event != "opened" or self.candidate_run is None:
+            return None
+        return f"evalplat unjudged {self.candidate_run}  (documents to judge)"
 
     def runs_text(self) -> str | None:
         if self.baseline_run is None and self.candidate_run is None:

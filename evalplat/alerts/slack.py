@@ -6,6 +6,10 @@ Shape (Slack's Block Kit, as accepted by ``hooks.slack.com/services/...`` URLs):
      "blocks": [header(title), section(fields: the facts), section(worst queries, code block),
                 context(report link)]}
 
+A notice of several alert events has one header (the night's counts), then per event a section
+with its title, its facts and its queries; at most ``ENTRIES_LIMIT`` events are shown (Slack
+takes 50 blocks), and a last line says how many more the report has.
+
 Slack limits respected: a header's text ≤ 150 characters, at most 10 fields per section, a
 section's text ≤ 3000 characters. User text is escaped for mrkdwn (``&``, ``<``, ``>``) so a
 query like ``<b> & c`` shows as written and cannot form a link or a mention.
@@ -17,22 +21,44 @@ from typing import Any
 
 from evalplat.alerts.base import Channel, ChannelKind, Param, post_json
 from evalplat.alerts.message import AlertMessage
+from evalplat.alerts.notice import Notice
 from evalplat.alerts.webhook import TIMEOUT
 
 HEADER_LIMIT = 150
 SECTION_LIMIT = 3000
 FIELDS_LIMIT = 10
+ENTRIES_LIMIT = 10
 
 
 def escape(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-def payload(message: AlertMessage) -> dict[str, Any]:
-    title = message.title()
+def payload(notice: Notice) -> dict[str, Any]:
+    title = notice.title()
     blocks: list[dict[str, Any]] = [
         {"type": "header", "text": {"type": "plain_text", "text": _cut(title, HEADER_LIMIT)}}
     ]
+    several = len(notice.entries) > 1
+    for message in notice.entries[:ENTRIES_LIMIT]:
+        if several:
+            heading = f"*{escape(message.title())}*"
+            blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": heading}})
+        blocks += _entry_blocks(message)
+    hidden = len(notice.entries) - ENTRIES_LIMIT
+    context = [] if hidden <= 0 else [f"and {hidden} more alert(s) in the report"]
+    report = notice.report()
+    if report:
+        context.append(_report(report))
+    if context:
+        blocks.append(
+            {"type": "context", "elements": [{"type": "mrkdwn", "text": t} for t in context]}
+        )
+    return {"text": title, "blocks": blocks}
+
+
+def _entry_blocks(message: AlertMessage) -> list[dict[str, Any]]:
+    blocks: list[dict[str, Any]] = []
     facts = [(label, value) for label, value in message.facts() if label != "Report"]
     blocks.append(
         {
@@ -47,11 +73,7 @@ def payload(message: AlertMessage) -> dict[str, Any]:
     if queries:
         body = "*Queries that moved most*\n```" + escape("\n".join(queries)) + "```"
         blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": _cut_code(body)}})
-    if message.report:
-        blocks.append(
-            {"type": "context", "elements": [{"type": "mrkdwn", "text": _report(message.report)}]}
-        )
-    return {"text": title, "blocks": blocks}
+    return blocks
 
 
 def _report(report: str) -> str:
@@ -74,8 +96,13 @@ def _cut_code(text: str) -> str:
 class SlackChannel(Channel):
     kind = "slack"
 
-    def send(self, message: AlertMessage) -> None:
-        post_json(self.expanded("url"), payload(message), timeout=float(self.params["timeout"]))
+    def send(self, notice: Notice) -> None:
+        post_json(
+            self.expanded("url"),
+            payload(notice),
+            timeout=float(self.params["timeout"]),
+            headers=self.http_headers(notice),
+        )
 
 
 KIND = ChannelKind(

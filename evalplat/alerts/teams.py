@@ -11,7 +11,9 @@ received") expect::
 ``format = "messagecard"`` posts the Office 365 connector shape (``@type: MessageCard`` with
 ``title``, ``summary``, ``themeColor``, a section of ``facts`` and an ``OpenUri`` action) for
 older incoming-webhook URLs. The report becomes an "Open the report" action only when it is an
-http(s) URL; a file path is shown as a fact instead.
+http(s) URL; a file path is shown as a fact instead. A notice of several alert events (a night)
+has the night's counts as its title and one titled block (Adaptive Card) or section
+(MessageCard) per event.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import Any
 
 from evalplat.alerts.base import Channel, ChannelKind, Param, post_json
 from evalplat.alerts.message import AlertMessage
+from evalplat.alerts.notice import Notice
 from evalplat.alerts.webhook import TIMEOUT
 
 FORMATS = ("adaptive", "messagecard")
@@ -28,40 +31,43 @@ COLORS = {"opened": "D70000", "resolved": "2E7D32", "test": "808080"}
 ADAPTIVE_COLORS = {"opened": "attention", "resolved": "good", "test": "default"}
 
 
-def _link(message: AlertMessage) -> str | None:
-    report = message.report
+def _link(notice: Notice) -> str | None:
+    report = notice.report()
     return report if report and report.startswith(("http://", "https://")) else None
 
 
-def adaptive_card(message: AlertMessage) -> dict[str, Any]:
+def adaptive_card(notice: Notice) -> dict[str, Any]:
     body: list[dict[str, Any]] = [
         {
             "type": "TextBlock",
-            "text": message.title(),
+            "text": notice.title(),
             "weight": "bolder",
             "size": "medium",
-            "color": ADAPTIVE_COLORS[message.event],
+            "color": ADAPTIVE_COLORS[notice.event],
             "wrap": True,
-        },
-        {
-            "type": "FactSet",
-            "facts": [{"title": label, "value": value} for label, value in message.facts()],
-        },
+        }
     ]
-    queries = message.query_lines()
-    if queries:
-        body.append({"type": "TextBlock", "text": "Queries that moved most", "weight": "bolder"})
-        body += [
-            {"type": "TextBlock", "text": line, "wrap": True, "fontType": "monospace"}
-            for line in queries
-        ]
+    several = len(notice.entries) > 1
+    for message in notice.entries:
+        if several:
+            body.append(
+                {
+                    "type": "TextBlock",
+                    "text": message.title(),
+                    "weight": "bolder",
+                    "color": ADAPTIVE_COLORS[message.event],
+                    "wrap": True,
+                    "separator": True,
+                }
+            )
+        body += _adaptive_entry(message)
     card: dict[str, Any] = {
         "$schema": "http://adaptivecards.io/schemas/adaptive-card.json",
         "type": "AdaptiveCard",
         "version": "1.4",
         "body": body,
     }
-    link = _link(message)
+    link = _link(notice)
     if link:
         card["actions"] = [{"type": "Action.OpenUrl", "title": "Open the report", "url": link}]
     return {
@@ -76,23 +82,47 @@ def adaptive_card(message: AlertMessage) -> dict[str, Any]:
     }
 
 
-def message_card(message: AlertMessage) -> dict[str, Any]:
+def _adaptive_entry(message: AlertMessage) -> list[dict[str, Any]]:
+    body: list[dict[str, Any]] = [
+        {
+            "type": "FactSet",
+            "facts": [{"title": label, "value": value} for label, value in message.facts()],
+        }
+    ]
+    queries = message.query_lines()
+    if queries:
+        body.append({"type": "TextBlock", "text": "Queries that moved most", "weight": "bolder"})
+        body += [
+            {"type": "TextBlock", "text": line, "wrap": True, "fontType": "monospace"}
+            for line in queries
+        ]
+    return body
+
+
+def _card_section(message: AlertMessage, titled: bool) -> dict[str, Any]:
     section: dict[str, Any] = {
         "facts": [{"name": label, "value": value} for label, value in message.facts()],
         "markdown": False,
     }
+    if titled:
+        section["activityTitle"] = message.title()
     queries = message.query_lines()
     if queries:
         section["text"] = "Queries that moved most:\n\n" + "\n\n".join(queries)
+    return section
+
+
+def message_card(notice: Notice) -> dict[str, Any]:
+    several = len(notice.entries) > 1
     card: dict[str, Any] = {
         "@type": "MessageCard",
         "@context": "https://schema.org/extensions",
-        "summary": message.title(),
-        "title": message.title(),
-        "themeColor": COLORS[message.event],
-        "sections": [section],
+        "summary": notice.title(),
+        "title": notice.title(),
+        "themeColor": COLORS[notice.event],
+        "sections": [_card_section(m, several) for m in notice.entries],
     }
-    link = _link(message)
+    link = _link(notice)
     if link:
         card["potentialAction"] = [
             {
@@ -107,9 +137,14 @@ def message_card(message: AlertMessage) -> dict[str, Any]:
 class TeamsChannel(Channel):
     kind = "teams"
 
-    def send(self, message: AlertMessage) -> None:
+    def send(self, notice: Notice) -> None:
         shape = adaptive_card if self.params["format"] == "adaptive" else message_card
-        post_json(self.expanded("url"), shape(message), timeout=float(self.params["timeout"]))
+        post_json(
+            self.expanded("url"),
+            shape(notice),
+            timeout=float(self.params["timeout"]),
+            headers=self.http_headers(notice),
+        )
 
 
 KIND = ChannelKind(

@@ -1,11 +1,16 @@
 """The generic webhook channel: the alert as one JSON object POSTed to a URL.
 
-Payload (stable field names, snake_case)::
+Payload (stable field names, snake_case), one per notice (the alert events of a night)::
 
     {"source": "evalplat", "event": "opened", "title": "...", "text": "...",
-     "alert": {"config": ..., "metric": ..., "baseline": ..., "candidate": ..., "delta": ...,
-               "p_value": ..., "worst_queries": [{"query_id", "text", "baseline", "candidate",
-               "delta"}], "report": ..., ...}}
+     "idempotency_key": "...",
+     "alerts": [{"kind": "regression", "event": "opened", "title": ..., "idempotency_key": ...,
+                 "config": ..., "metric": ..., "baseline": ..., "candidate": ..., "delta": ...,
+                 "p_value": ..., "worst_queries": [{"query_id", "text", "baseline",
+                 "candidate", "delta"}], "report": ..., ...}]}
+
+The notice's key is also sent as the ``Idempotency-Key`` header: a receiver that keeps the keys
+it has accepted drops a retried delivery.
 
 ``url`` and every ``headers`` value may hold ``${ENV}`` placeholders (tokens), expanded at send.
 """
@@ -15,20 +20,25 @@ from __future__ import annotations
 from typing import Any
 
 from evalplat.alerts.base import Channel, ChannelKind, Param, post_json
-from evalplat.alerts.message import AlertMessage
+from evalplat.alerts.notice import Notice
 from evalplat.errors import InputError
 
 URL = Param("url", (str,), "the URL to POST to, e.g. ${EVALPLAT_WEBHOOK_URL}", required=True)
 TIMEOUT = Param("timeout", (int, float), "seconds to wait for the server", default=10.0)
 
 
-def payload(message: AlertMessage) -> dict[str, Any]:
+def payload(notice: Notice) -> dict[str, Any]:
+    keys = notice.keys or (None,) * len(notice.entries)
     return {
         "source": "evalplat",
-        "event": message.event,
-        "title": message.title(),
-        "text": message.text(),
-        "alert": message.to_dict(),
+        "event": notice.event,
+        "title": notice.title(),
+        "text": notice.text(),
+        "idempotency_key": notice.key,
+        "alerts": [
+            {"title": m.title(), "idempotency_key": key, **m.to_dict()}
+            for m, key in zip(notice.entries, keys, strict=True)
+        ],
     }
 
 
@@ -41,12 +51,12 @@ class WebhookChannel(Channel):
             raise InputError("webhook channel: headers values must be strings")
         super().__init__(name, params)
 
-    def send(self, message: AlertMessage) -> None:
+    def send(self, notice: Notice) -> None:
         post_json(
             self.expanded("url"),
-            payload(message),
+            payload(notice),
             timeout=float(self.params["timeout"]),
-            headers=self.expanded("headers") or {},
+            headers={**self.http_headers(notice), **(self.expanded("headers") or {})},
         )
 
 

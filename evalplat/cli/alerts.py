@@ -1,4 +1,4 @@
-"""``evalplat alerts list | ack | test | channels``: regression alerts and their channels."""
+"""``evalplat alerts list | ack | deliver | test | channels``: alerts and their channels."""
 
 from __future__ import annotations
 
@@ -17,6 +17,12 @@ app = typer.Typer(
     no_args_is_help=True,
 )
 
+# How the metric column shows each alert kind.
+KIND_LABELS = {
+    "regression": "{}",
+    "needs_judgments": "{} (needs judgments)",
+    "operational": "run failed",
+}
 # Kinds that can be tried with an ad-hoc --url (the others need more than a URL).
 URL_KINDS = ("webhook", "slack", "teams")
 
@@ -55,7 +61,7 @@ def list_alerts(
             a.state,
             a.config,
             a.test_set,
-            a.metric,
+            KIND_LABELS.get(a.kind, "{}").format(a.metric),
             change,
             a.opened_at.strftime("%Y-%m-%d %H:%M"),
         )
@@ -74,6 +80,57 @@ def ack(
         print_json(info.to_dict())
         return
     typer.echo(f"alert {info.id} ({info.metric} of {info.config} on {info.test_set}): {info.state}")
+
+
+@app.command("deliver")
+def deliver_pending(
+    project: Annotated[
+        Path | None,
+        typer.Option("--project", help="Project file (default: ./evalplat.toml)."),
+    ] = None,
+    attempts: Annotated[
+        int, typer.Option("--attempts", min=1, help="Attempts per channel before giving up.")
+    ] = 3,
+    db: DbOption = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Deliver the alerts still waiting in the outbox; exit 3 when some still wait.
+
+    A night delivers its own alerts; this retries those a night could not deliver (a channel
+    down, a killed process), through the project file's channels, one message per channel.
+    Exit 0: everything was delivered, or nothing waited; 2: invalid project file; 3: a channel
+    did not accept its message (it stays in the outbox for the next night or the next try).
+    """
+    from evalplat.alerts import DeliveryPolicy, channels_from_tables
+    from evalplat.alerts.outbox import ReportLinks, deliver_outbox
+    from evalplat.project import load_project
+    from evalplat.store import Store
+
+    loaded = load_project(project)
+    channels = channels_from_tables(loaded.alerts)
+    store = Store.open(db, project_file=loaded.path)
+    try:
+        outcomes = deliver_outbox(
+            store,
+            channels,
+            links=ReportLinks(loaded.reports_dir, loaded.reports_base_url),
+            policy=DeliveryPolicy(attempts=attempts),
+        )
+    finally:
+        store.close()
+    if json_output:
+        print_json([o.to_dict() for o in outcomes])
+    elif not outcomes:
+        typer.echo("nothing to deliver: the outbox is empty")
+    for o in outcomes:
+        if o.ok and not json_output:
+            typer.echo(
+                f"sent {len(o.events)} alert event(s) to {o.channel} ({o.attempts} attempt(s))"
+            )
+        elif not o.ok:
+            echo_err(f"error: {o.channel}: {o.error} ({len(o.events)} alert event(s) still wait)")
+    if any(not o.ok for o in outcomes):
+        raise typer.Exit(3)
 
 
 @app.command("test")

@@ -32,7 +32,10 @@ def nightly(
     """Import changed test sets, register configs, run, compare with baselines, alert, report.
 
     Exit 0: no regression; 1: a regression is confirmed (alerted once, not every night);
-    3: a run could not complete. One line per step on stdout (JSON lines with --json).
+    2: the project is invalid (found before anything is written; --dry-run says 2 for exactly
+    the projects a night would refuse); 3: a run could not complete or the reports could not be
+    written (3 beats 1; the other configs still ran and every alert was still delivered).
+    One line per step on stdout (JSON lines with --json).
     """
     from evalplat.nightly import run_nightly
     from evalplat.project import load_project

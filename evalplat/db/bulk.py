@@ -18,6 +18,11 @@ if TYPE_CHECKING:
     import pandas as pd
 
 
+def mark_written(session: Session) -> None:
+    """Note that the session wrote rows the ORM does not see (its commit is a crash point)."""
+    session.info["wrote"] = True
+
+
 def bulk_insert(
     session: Session, model: type[Base], columns: Sequence[str], rows: Iterable[Sequence[Any]]
 ) -> None:
@@ -26,6 +31,7 @@ def bulk_insert(
 
     JSON columns take JSON text (or None for NULL).
     """
+    mark_written(session)
     connection = session.connection()
     dialect = connection.dialect.name
     raw = connection.connection.driver_connection
@@ -54,6 +60,7 @@ def bulk_insert_frame(session: Session, model: type[Base], frame: pd.DataFrame) 
     with vectorised string operations, which is several times faster than a per-row write;
     missing values (None, NaN, NA) become NULL.
     """
+    mark_written(session)
     connection = session.connection()
     if connection.dialect.name != "postgresql":
         columns = [_python_values(frame[name]) for name in frame.columns]

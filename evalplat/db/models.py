@@ -9,7 +9,7 @@ Shape of the data (PRODUCT.md "Concepts"):
     evaluation (run scored against a test_set_version) 1─* query_score, metric_mean
     comparison (baseline evaluation x candidate evaluation) 1─* comparison_metric
     baseline (config x test_set → run)
-    alert (config x test_set x metric x baseline run) 1─* alert_delivery
+    alert (config x test_set x kind x metric x baseline run) 1─* alert_delivery, alert_outbox
     lock (one nightly at a time per database)
 
 Versions are immutable and content-hashed; rows below a version are written once, in bulk, in
@@ -55,6 +55,8 @@ Hash = String(64)
 RUN_STATUSES = ("running", "complete", "partial", "failed", "interrupted")
 RUN_TRIGGERS = ("manual", "nightly", "ci", "import")
 ALERT_STATES = ("pending", "open", "acknowledged", "resolved")
+ALERT_KINDS = ("regression", "needs_judgments", "operational")
+OUTBOX_STATUSES = ("pending", "sent")
 
 
 class UTCDateTime(TypeDecorator[datetime]):
@@ -360,15 +362,20 @@ class Baseline(Base):
 
 
 class Alert(Base):
-    """A regression of one metric of one config against its baseline, with its life cycle."""
+    """A regression of one metric of one config against its baseline, with its life cycle.
+
+    ``kind`` is ``regression``, ``needs_judgments`` (a drop only unjudged documents explain) or
+    ``operational`` (the config's runs fail; no metric, ``metric`` is empty, no baseline run).
+    """
 
     __tablename__ = "alert"
 
     id: Mapped[int] = _id()
     config_id: Mapped[int] = mapped_column(ForeignKey("config.id", ondelete="CASCADE"))
     test_set_id: Mapped[int] = mapped_column(ForeignKey("test_set.id", ondelete="CASCADE"))
+    kind: Mapped[str] = mapped_column(String(20), default="regression", server_default="regression")
     metric: Mapped[str] = mapped_column(String(80))
-    baseline_run_id: Mapped[int] = mapped_column(ForeignKey("run.id"))
+    baseline_run_id: Mapped[int | None] = mapped_column(ForeignKey("run.id"), nullable=True)
     state: Mapped[str] = mapped_column(String(20), index=True)
     # nights in a row with a regression verdict (for `consecutive = N` gates)
     streak: Mapped[int] = mapped_column(Integer, default=1)
@@ -392,6 +399,30 @@ class AlertDelivery(Base):
     attempts: Mapped[int] = mapped_column(Integer)
     error: Mapped[str | None] = mapped_column(Text, nullable=True)
     created_at: Mapped[datetime] = _created()
+
+
+class AlertOutbox(Base):
+    """One alert event waiting for (or delivered to) one channel: the outbox.
+
+    Written in the transaction that changes the alert's state, so a crash can delay a delivery
+    but never lose it. ``batch`` groups the rows sent together as one notice; it is set before
+    the first attempt and never changes, so a retried notice has the same entries and key.
+    """
+
+    __tablename__ = "alert_outbox"
+
+    id: Mapped[int] = _id()
+    alert_id: Mapped[int] = mapped_column(ForeignKey("alert.id", ondelete="CASCADE"), index=True)
+    event: Mapped[str] = mapped_column(String(20))  # opened | resolved
+    channel: Mapped[str] = mapped_column(String(200))
+    idempotency_key: Mapped[str] = mapped_column(String(64), unique=True)
+    message: Mapped[dict[str, Any]] = mapped_column(JSON)
+    batch: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    status: Mapped[str] = mapped_column(String(20), index=True)  # pending | sent
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    created_at: Mapped[datetime] = _created()
+    sent_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
 
 
 class Lock(Base):

@@ -179,6 +179,10 @@ def gather_history(
     return pages
 
 
+# The metric column for the alert kinds that are not plain regressions.
+_ALERT_LABELS = {"needs_judgments": "{} (needs judgments)", "operational": "run failed"}
+
+
 def open_alerts(store: Store) -> list[AlertRow]:
     """Alerts that still need attention (open or acknowledged), newest first."""
     rows = []
@@ -190,7 +194,7 @@ def open_alerts(store: Store) -> list[AlertRow]:
                 id=alert.id,
                 config=alert.config,
                 test_set=alert.test_set,
-                metric=alert.metric,
+                metric=_ALERT_LABELS.get(alert.kind, "{}").format(alert.metric),
                 state=alert.state,
                 opened_at=format_time(alert.opened_at),
                 summary=_alert_summary(alert.details),
@@ -203,6 +207,8 @@ def _alert_summary(details: dict[str, Any] | None) -> str:
     """``0.4120 → 0.3850 (-0.0270), p = 0.003`` from the stored details, whatever is there."""
     if not details:
         return ""
+    if isinstance(details.get("error"), str):  # an operational alert: why the run failed
+        return str(details["error"])
     parts = []
     baseline, candidate, delta = (details.get(k) for k in ("baseline", "candidate", "delta"))
     if isinstance(baseline, int | float) and isinstance(candidate, int | float):

@@ -12,6 +12,7 @@ from evalplat.store.comparisons import ComparisonsMixin
 from evalplat.store.configs import AddConfigOutcome, ConfigsMixin, ConfigVersionInfo
 from evalplat.store.history import HistoryMixin
 from evalplat.store.locks import LockBusyError, LocksMixin
+from evalplat.store.outbox import OutboxMixin
 from evalplat.store.runs import EvaluationRecord, QueryOutcome, RunInfo, RunsMixin
 from evalplat.store.testsets import ImportOutcome, TestSetsMixin, TestSetVersionInfo
 
@@ -37,5 +38,6 @@ class Store(
     RunsMixin,
     LocksMixin,
     AlertsMixin,
+    OutboxMixin,
 ):
     """Everything the CLI can do, as methods (see the mixins for each noun)."""

@@ -1,4 +1,4 @@
-"""Alerts in the store: one state machine per (config, test set, metric, baseline run).
+"""Alerts in the store: one state machine per (config, test set, kind, metric, baseline run).
 
 Each night the nightly job calls ``observe`` once per gated metric with that night's verdict.
 States of the key's current alert row (``alert.state``) and what a night does to them::
@@ -16,10 +16,16 @@ records that a human has seen it; an acknowledged alert still announces its reso
 baseline run
 is a new key: alerts against the old baseline stay as they are until that baseline's
 comparisons stop (the nightly job may resolve them explicitly by observing a non-regression).
+
+``kind`` separates a regression from a drop that needs judgments and from an operational failure
+(a run of the config failed; its key has no metric and no baseline), each with its own life cycle.
+Every event (opened, resolved) is written to the outbox, one row per channel named by the caller,
+in the transaction that changes the state (``evalplat.store.outbox``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -27,9 +33,10 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
-from evalplat.db.models import ALERT_STATES, Alert, AlertDelivery, Config, TestSet
+from evalplat.db.models import ALERT_KINDS, ALERT_STATES, Alert, AlertDelivery, Config, TestSet
 from evalplat.errors import InputError, NotFoundError
 from evalplat.store.base import StoreBase, utcnow
+from evalplat.store.outbox import enqueue
 
 if TYPE_CHECKING:
     from evalplat.alerts.delivery import DeliveryResult
@@ -43,7 +50,7 @@ class AlertInfo:
     config: str
     test_set: str
     metric: str
-    baseline_run_id: int
+    baseline_run_id: int | None
     state: str
     streak: int
     last_comparison_id: int | None
@@ -51,6 +58,7 @@ class AlertInfo:
     opened_at: datetime
     acknowledged_at: datetime | None
     resolved_at: datetime | None
+    kind: str = "regression"
 
     def to_dict(self) -> dict[str, Any]:
         data = dict(self.__dict__)
@@ -91,20 +99,26 @@ class AlertsMixin(StoreBase):
         config: str,
         testset: str,
         metric: str,
-        baseline_run: int,
+        baseline_run: int | None,
         comparison_id: int | None,
         regressed: bool,
         consecutive: int = 1,
         details: dict[str, Any] | None = None,
+        *,
+        kind: str = "regression",
+        channels: Sequence[str] = (),
     ) -> list[AlertEvent]:
         """Record one night's verdict for the key; return the events to deliver (0 or 1).
 
         ``details`` (JSON-ready, e.g. ``AlertMessage.to_dict()``) is stored on regressed nights
-        so that the alert keeps the figures of its latest regression; a resolving night's
-        details are returned to the caller only through its own message.
+        so that the alert keeps the figures of its latest regression. Each event, with that
+        night's ``details``, is queued in the outbox for every name in ``channels``, in the same
+        transaction as the state change.
         """
         if isinstance(consecutive, bool) or consecutive < 1:
             raise InputError(f"consecutive must be a whole number ≥ 1, got {consecutive}")
+        if kind not in ALERT_KINDS:
+            raise InputError(f"unknown alert kind '{kind}'; valid: {', '.join(ALERT_KINDS)}")
         now = utcnow()
         with self.session() as session:
             config_row = _by_name(session, Config, config, "config")
@@ -114,8 +128,11 @@ class AlertsMixin(StoreBase):
                 .where(
                     Alert.config_id == config_row.id,
                     Alert.test_set_id == test_set_row.id,
+                    Alert.kind == kind,
                     Alert.metric == metric,
-                    Alert.baseline_run_id == baseline_run,
+                    Alert.baseline_run_id.is_(None)
+                    if baseline_run is None
+                    else Alert.baseline_run_id == baseline_run,
                     Alert.state.in_(ACTIVE_STATES),
                 )
                 .order_by(Alert.id.desc())
@@ -132,11 +149,13 @@ class AlertsMixin(StoreBase):
                 if comparison_id is not None:
                     alert.last_comparison_id = comparison_id
                 session.flush()
+                enqueue(session, alert, "resolved", details, channels)
                 return [AlertEvent("resolved", _info(alert, config, testset))]
             if alert is None:
                 alert = Alert(
                     config_id=config_row.id,
                     test_set_id=test_set_row.id,
+                    kind=kind,
                     metric=metric,
                     baseline_run_id=baseline_run,
                     state="pending",
@@ -152,6 +171,7 @@ class AlertsMixin(StoreBase):
                 alert.state = "open"
                 alert.opened_at = now
                 session.flush()
+                enqueue(session, alert, "opened", details, channels)
                 events.append(AlertEvent("opened", _info(alert, config, testset)))
             session.flush()
             return events
@@ -258,6 +278,7 @@ def _info(alert: Alert, config: str, test_set: str) -> AlertInfo:
         opened_at=alert.opened_at,
         acknowledged_at=alert.acknowledged_at,
         resolved_at=alert.resolved_at,
+        kind=alert.kind,
     )
 
 

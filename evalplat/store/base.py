@@ -6,15 +6,16 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Self
+from typing import Any, Self
 
-from sqlalchemy import Engine
+from sqlalchemy import Engine, event
 from sqlalchemy.exc import DBAPIError
-from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.orm import ORMExecuteState, Session, sessionmaker
 
 from evalplat.db import migrate
 from evalplat.db.engine import create_db_engine, describe_url, resolve_url, sqlite_file
 from evalplat.errors import DatabaseUnavailableError, SchemaOutdatedError
+from evalplat.faults import crash_point
 
 
 def utcnow() -> datetime:
@@ -28,6 +29,8 @@ class StoreBase:
         self.engine = engine
         self.url = str(engine.url)
         self._sessions = sessionmaker(engine, expire_on_commit=False)
+        event.listen(self._sessions, "after_flush", _note_flush)
+        event.listen(self._sessions, "do_orm_execute", _note_write)
         self.migrated: tuple[str | None, str | None] | None = None
 
     @classmethod
@@ -70,11 +73,17 @@ class StoreBase:
 
     @contextmanager
     def session(self) -> Iterator[Session]:
-        """A session in one transaction: committed on success, rolled back on any error."""
+        """A session in one transaction: committed on success, rolled back on any error.
+
+        Every commit that wrote something is a crash point (``evalplat.faults``) for the
+        crash-recovery tests.
+        """
         session = self._sessions()
         try:
             with session.begin():
                 yield session
+            if session.info.pop("wrote", False):
+                crash_point("commit")
         except DBAPIError as error:
             if error.connection_invalidated or _is_connect_error(error):
                 raise DatabaseUnavailableError(
@@ -92,6 +101,15 @@ class StoreBase:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _note_flush(session: Session, _context: Any) -> None:
+    session.info["wrote"] = True
+
+
+def _note_write(state: ORMExecuteState) -> None:
+    if state.is_insert or state.is_update or state.is_delete:
+        state.session.info["wrote"] = True
 
 
 def _first_line(error: DBAPIError) -> str:

@@ -2,7 +2,8 @@
 
 PostgreSQL has session-level advisory locks, released by the server if the holder dies. SQLite has
 none, so a row in ``lock`` stands for the lock, with an expiry refreshed while it is held: a row
-left by a killed process expires and is taken over.
+left by a killed process expires and is taken over — at once when its holder was a process on
+this host that no longer exists.
 """
 
 from __future__ import annotations
@@ -94,6 +95,9 @@ class LocksMixin(StoreBase):
         try:
             with self.session() as session:
                 session.execute(delete(Lock).where(Lock.name == name, Lock.expires_at < now))
+                held_by = session.scalar(select(Lock.holder).where(Lock.name == name))
+                if held_by is not None and _gone(held_by):
+                    session.execute(delete(Lock).where(Lock.name == name, Lock.holder == held_by))
                 session.add(
                     Lock(
                         name=name,
@@ -119,3 +123,17 @@ class LocksMixin(StoreBase):
         with self.session() as session:
             holder = session.scalar(select(Lock.holder).where(Lock.name == name))
         return holder or "another process"
+
+
+def _gone(holder: str) -> bool:
+    """True when ``holder`` (``host:pid``) names a process of this host that has ended."""
+    host, _, pid = holder.rpartition(":")
+    if host != socket.gethostname() or not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False  # alive, but another user's
+    return False

@@ -1,6 +1,8 @@
 """Real servers on 127.0.0.1 for the alert tests: an HTTP capture server and an SMTP server.
 
-``capture_server()`` records every POST (path, headers, JSON body) and answers by path:
+``capture_server()`` records every POST (path, headers, JSON body, and whether its
+``Idempotency-Key`` was already accepted, as a receiver honouring the header would) and answers
+by path:
 ``/ok`` 200; ``/flaky`` 500 for the first two requests, then 200; ``/bad`` 400 with Slack's
 ``invalid_payload``; ``/slow`` answers only once the server stops (its ``release`` event);
 ``/busy`` 429 with ``Retry-After: 0``.
@@ -34,6 +36,7 @@ class Request:
     path: str
     headers: dict[str, str]
     body: Any
+    duplicate: bool = False
 
 
 class CaptureServer(ThreadingHTTPServer):
@@ -55,6 +58,14 @@ class CaptureServer(ThreadingHTTPServer):
         with self.lock:
             return [r for r in self.requests if r.path == path]
 
+    def accepted(self, path: str) -> list[Request]:
+        """The requests to ``path`` a receiver honouring ``Idempotency-Key`` would act on."""
+        return [r for r in self.received(path) if not r.duplicate]
+
+    def clear(self) -> None:
+        with self.lock:
+            self.requests.clear()
+
 
 class _Handler(BaseHTTPRequestHandler):
     server: CaptureServer
@@ -66,8 +77,13 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         body = json.loads(self.rfile.read(length) or b"null")
         path = urlsplit(self.path).path
+        key = self.headers.get("Idempotency-Key")
         with self.server.lock:
-            self.server.requests.append(Request(path, dict(self.headers.items()), body))
+            duplicate = key is not None and any(
+                r.headers.get("Idempotency-Key") == key and r.path == path
+                for r in self.server.requests
+            )
+            self.server.requests.append(Request(path, dict(self.headers.items()), body, duplicate))
             seen = sum(1 for r in self.server.requests if r.path == path)
         if path == "/flaky" and seen <= 2:
             return self._send(500, b"temporarily broken")

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from email.message import Message
 from pathlib import Path
 
 import pytest
 
 from evalplat.alerts import DeliveryPolicy, build_channel, deliver
+from evalplat.alerts.notice import Notice
 
 from .messages import regression
 from .servers import free_port, openssl_available, self_signed_certificate, smtp_server
@@ -51,9 +53,34 @@ def test_plain_smtp_with_login_delivers_the_alert_text(smtp_env: None) -> None:
     assert recipients == ["search-team@example.org", "oncall@example.org"]
     [mail] = server.messages
     assert mail["Subject"] == "[evalplat] Regression: nDCG@10 of docs-bm25 on cranfield"
-    body = mail.get_payload(decode=True).decode()
+    body = part(mail, "plain")
     assert "0.4120 → 0.3870" in body
     assert "q12  0.8000 → 0.2000 (-0.6000)  boundary layer <transition> & drag" in body
+
+
+def part(mail: Message, subtype: str) -> str:
+    [found] = [p for p in mail.walk() if p.get_content_type() == f"text/{subtype}"]
+    payload = found.get_payload(decode=True)
+    assert isinstance(payload, bytes)
+    return payload.decode()
+
+
+def test_a_night_is_one_mail_with_an_escaped_html_body_and_a_message_id_kept_on_retry() -> None:
+    night = Notice((regression("opened"), regression("resolved", report=None)), ("key-1", "key-2"))
+    with smtp_server() as server:
+        channel = build_channel(email_table(server.port, security="none"))
+        assert deliver(channel, night, FAST).ok
+        assert deliver(channel, night, FAST).ok  # a retry after a crash before it was recorded
+    first, second = server.messages
+    assert first.get_content_type() == "multipart/alternative"
+    assert first["Subject"] == "[evalplat] evalplat: 1 regression opened, 1 regression resolved"
+    assert first["Message-ID"] == second["Message-ID"] == f"<{night.key}@evalplat>"
+    text, html = part(first, "plain"), part(first, "html")
+    assert "Regression: nDCG@10" in text and "Resolved: nDCG@10" in text
+    assert "<h2" in html and "Resolved: nDCG@10 of docs-bm25 on cranfield" in html
+    assert "boundary layer &lt;transition&gt; &amp; drag" in html
+    assert "<transition>" not in html
+    assert '<a href="https://ci.example/r/7.html">Open the report</a>' in html
 
 
 @pytest.mark.skipif(

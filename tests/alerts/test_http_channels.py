@@ -7,6 +7,7 @@ from collections.abc import Iterator
 import pytest
 
 from evalplat.alerts import DeliveryPolicy, build_channel, deliver
+from evalplat.alerts.notice import Notice
 
 from .messages import regression
 from .servers import CaptureServer, capture_server, dead_url
@@ -39,7 +40,8 @@ def test_webhook_posts_the_alert_fields_with_headers_from_the_environment(
     body = request.body
     assert body["event"] == "opened"
     assert body["title"] == "Regression: nDCG@10 of docs-bm25 on cranfield"
-    alert = body["alert"]
+    [alert] = body["alerts"]
+    assert "Idempotency-Key" not in request.headers  # a sample message has no outbox key
     assert (alert["config"], alert["test_set"], alert["metric"]) == (
         "docs-bm25",
         "cranfield",
@@ -51,6 +53,22 @@ def test_webhook_posts_the_alert_fields_with_headers_from_the_environment(
     assert alert["report"] == "https://ci.example/r/7.html"
     # the placeholder, not the secret, is what the channel keeps
     assert "s3cret" not in repr(channel.params)
+
+
+def test_webhook_sends_one_request_per_night_with_its_idempotency_key(
+    server: CaptureServer,
+) -> None:
+    night = Notice((regression("opened"), regression("resolved")), ("key-1", "key-2"))
+    channel = build_channel({"type": "webhook", "url": f"{server.url}/ok"})
+    assert deliver(channel, night, FAST).ok
+    assert deliver(channel, night, FAST).ok  # a retry: same key, so the receiver drops it
+    first, second = server.received("/ok")
+    assert first.headers["Idempotency-Key"] == second.headers["Idempotency-Key"] == night.key
+    assert first.body["idempotency_key"] == night.key
+    assert first.body["title"] == "evalplat: 1 regression opened, 1 regression resolved"
+    events = [(a["event"], a["idempotency_key"]) for a in first.body["alerts"]]
+    assert events == [("opened", "key-1"), ("resolved", "key-2")]
+    assert len(server.accepted("/ok")) == 1
 
 
 def test_slack_payload_has_fallback_text_fields_and_escaped_queries(server: CaptureServer) -> None:
@@ -156,3 +174,31 @@ def test_error_messages_do_not_reveal_the_webhook_path(server: CaptureServer) ->
     channel = build_channel({"type": "slack", "url": f"{server.url}/bad?token=T0PSECRET"})
     result = deliver(channel, regression(), FAST)
     assert result.error is not None and "T0PSECRET" not in result.error
+
+
+def test_slack_and_teams_list_every_alert_of_the_night_in_one_message(
+    server: CaptureServer,
+) -> None:
+    night = Notice((regression("opened"), regression("resolved")), ("key-1", "key-2"))
+    for table in (
+        {"type": "slack", "url": f"{server.url}/ok"},
+        {"type": "teams", "url": f"{server.url}/ok"},
+        {"type": "teams", "url": f"{server.url}/ok", "format": "messagecard", "name": "old"},
+    ):
+        assert deliver(build_channel(table), night, FAST).ok
+    slack, adaptive, legacy = (r.body for r in server.received("/ok"))
+    title = "evalplat: 1 regression opened, 1 regression resolved"
+    assert slack["text"] == slack["blocks"][0]["text"]["text"] == title
+    headings = [b["text"]["text"] for b in slack["blocks"] if b.get("text", {}).get("text", "")]
+    assert "*Regression: nDCG@10 of docs-bm25 on cranfield*" in headings
+    assert "*Resolved: nDCG@10 of docs-bm25 on cranfield*" in headings
+    body = adaptive["attachments"][0]["content"]["body"]
+    texts = [b.get("text") for b in body if b["type"] == "TextBlock"]
+    assert texts[0] == title
+    assert "Resolved: nDCG@10 of docs-bm25 on cranfield" in texts
+    assert legacy["title"] == title
+    assert [s["activityTitle"] for s in legacy["sections"]] == [
+        "Regression: nDCG@10 of docs-bm25 on cranfield",
+        "Resolved: nDCG@10 of docs-bm25 on cranfield",
+    ]
+    assert all(r.headers["Idempotency-Key"] == night.key for r in server.received("/ok"))

@@ -135,14 +135,18 @@ def test_config_add_keeps_placeholders_unexpanded(tmp_path: Path) -> None:
 
 def test_webhook_payload_example_has_the_channel_field_names() -> None:
     from evalplat.alerts import AlertMessage
+    from evalplat.alerts.notice import Notice
 
     (example,) = blocks("alerts.md", "json")
     shown = json.loads(example)
-    message = AlertMessage.from_dict(shown["alert"])
-    real = payload(message)
+    entries = [AlertMessage.from_dict(entry) for entry in shown["alerts"]]
+    keys = [entry["idempotency_key"] for entry in shown["alerts"]]
+    real = payload(Notice(tuple(entries), tuple(keys)))
     assert sorted(shown) == sorted(real)
-    assert sorted(shown["alert"]) == sorted(real["alert"])
-    assert shown["title"] == message.title()
+    for entry, made in zip(shown["alerts"], real["alerts"], strict=True):
+        assert sorted(entry) == sorted(made)
+        assert entry["title"] == made["title"]
+    assert shown["title"] == real["title"]
 
 
 def format_examples() -> list[tuple[str, str, str]]:

@@ -164,8 +164,13 @@ def table_counts(url: str) -> dict[str, int]:
 
 
 def test_dry_run_and_bad_input_write_nothing(
-    cli: Callable[..., Any], db_url: str, tmp_path: Path, hook: Hook
+    cli: Callable[..., Any],
+    db_url: str,
+    tmp_path: Path,
+    hook: Hook,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    monkeypatch.setenv("NIGHTLY_TEST_HOOK", hook.url)
     path = project_file(tmp_path, "or", hook.url)
     before = table_counts(db_url)
     dry = cli("nightly", "--project", str(path), "--db", db_url, "--dry-run", "--json")
@@ -183,8 +188,13 @@ def test_dry_run_and_bad_input_write_nothing(
 
 
 def test_second_nightly_gives_up_while_one_is_running(
-    cli: Callable[..., Any], db_url: str, tmp_path: Path, hook: Hook
+    cli: Callable[..., Any],
+    db_url: str,
+    tmp_path: Path,
+    hook: Hook,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    monkeypatch.setenv("NIGHTLY_TEST_HOOK", hook.url)
     path = project_file(tmp_path, "or", hook.url)
     with Store.open(db_url) as store, store.lock("nightly"):
         from evalplat.nightly import run_nightly

@@ -1,0 +1,123 @@
+"""Delivering the alert outbox: one notice per channel and batch, retried until accepted.
+
+    outcomes = deliver_outbox(store, channels, links=ReportLinks(site, base_url))
+
+The nightly job calls this at the end of every night (after the reports are written, so links
+lead somewhere), and ``evalplat alerts deliver`` calls it on demand. Each pending batch of a
+channel (``evalplat.store.outbox``) becomes one ``Notice`` carrying its idempotency keys, is sent
+with the usual retries and backoff (``evalplat.alerts.delivery``), and is marked sent only once
+the channel has accepted it. A process that dies between the send and the mark sends the same
+notice, with the same keys, next time: a receiver that honours ``Idempotency-Key`` (or the
+e-mail ``Message-ID``) sees one alert. A batch for a channel the project no longer configures
+waits, reported, until the channel is back.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from evalplat.alerts.base import Channel
+from evalplat.alerts.delivery import DeliveryPolicy, deliver
+from evalplat.alerts.message import AlertMessage
+from evalplat.alerts.notice import Notice
+from evalplat.faults import crash_point
+
+if TYPE_CHECKING:
+    from evalplat.store import Store
+    from evalplat.store.outbox import OutboxBatch
+
+
+@dataclass(frozen=True)
+class ReportLinks:
+    """Where the report site is written, and the URL it is served from when there is one."""
+
+    site: Path
+    base_url: str | None = None
+
+    def link(self, comparison_id: int | None) -> str | None:
+        """The comparison's page when the site has one, else the site's index; None without a
+        site. With ``base_url`` the link is a URL that works away from this machine."""
+        index = self.site / "index.html"
+        page = self.site / "compare" / f"compare-{comparison_id}.html"
+        target = page if comparison_id is not None and page.exists() else index
+        if not target.exists():
+            return None
+        if self.base_url:
+            return self.base_url.rstrip("/") + "/" + target.relative_to(self.site).as_posix()
+        return str(target)
+
+
+@dataclass(frozen=True)
+class OutboxOutcome:
+    """What happened to one batch: ``sent``, ``failed`` (still pending) or ``no_channel``."""
+
+    channel: str
+    batch: int
+    alerts: tuple[int, ...]
+    events: tuple[str, ...]
+    status: str
+    attempts: int
+    error: str | None
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "sent"
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["alerts"], data["events"] = list(self.alerts), list(self.events)
+        return data
+
+
+def notice_of(batch: OutboxBatch, links: ReportLinks | None) -> Notice:
+    """The notice for a stored batch; report links are resolved now (the site may be newer)."""
+    messages = []
+    for entry in batch.entries:
+        fields = dict(entry.message)
+        comparison_id = fields.pop("comparison_id", None)
+        fields["report"] = links.link(comparison_id) if links is not None else None
+        messages.append(AlertMessage.from_dict(fields))
+    return Notice(tuple(messages), tuple(e.idempotency_key for e in batch.entries))
+
+
+def deliver_outbox(
+    store: Store,
+    channels: Sequence[Channel],
+    *,
+    links: ReportLinks | None = None,
+    policy: DeliveryPolicy | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+) -> list[OutboxOutcome]:
+    """Seal new outbox rows into batches and deliver every pending batch (see the docstring)."""
+    store.seal_outbox()
+    by_name = {channel.name: channel for channel in channels}
+    outcomes = []
+    for batch in store.pending_batches():
+        alerts = tuple(e.alert_id for e in batch.entries)
+        events = tuple(e.event for e in batch.entries)
+        channel = by_name.get(batch.channel)
+        if channel is None:
+            problem = f"no channel named '{batch.channel}' in the project file; kept pending"
+            outcomes.append(
+                OutboxOutcome(batch.channel, batch.batch, alerts, events, "no_channel", 0, problem)
+            )
+            continue
+        result = deliver(channel, notice_of(batch, links), policy, sleep=sleep)
+        crash_point("delivered")
+        store.mark_outbox(batch, result)
+        outcomes.append(
+            OutboxOutcome(
+                batch.channel,
+                batch.batch,
+                alerts,
+                events,
+                result.status,
+                result.attempts,
+                result.error,
+            )
+        )
+    return outcomes

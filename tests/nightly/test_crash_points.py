@@ -1,0 +1,108 @@
+"""Kill ``nightly`` at every commit point in turn: the next night converges.
+
+A night that regresses two configs is run in a subprocess that kills itself (SIGKILL) at the
+N-th crash point (every store commit, and the moment between a channel accepting a notice and
+the outbox recording it), for every N the night passes. The next, uninterrupted night must
+leave no run ``running``, no delivery pending, and the webhook must have accepted each opened
+alert exactly once: the receiver keeps the ``Idempotency-Key``s it has accepted, as a real one
+honouring the header does, and counts what it accepted.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from sqlalchemy import delete, select
+
+from evalplat.db.engine import create_db_engine
+from evalplat.db.models import Base, Run
+from evalplat.nightly import run_nightly
+from evalplat.project import load_project
+from evalplat.store import Store
+
+from ..alerts.servers import CaptureServer, capture_server
+from .small_project import write_project
+
+CONFIGS = ("alpha", "beta")
+
+
+def _reset(url: str) -> None:
+    engine = create_db_engine(url)
+    with engine.begin() as connection:
+        for table in reversed(Base.metadata.sorted_tables):
+            connection.execute(delete(table))
+    engine.dispose()
+
+
+def _night_in_subprocess(path: Path, url: str, crash: str | None, trace: Path | None) -> int:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("EVALPLAT_CRASH")}
+    if crash is not None:
+        env["EVALPLAT_CRASH_AT"] = crash
+    if trace is not None:
+        env["EVALPLAT_CRASH_TRACE"] = str(trace)
+    command = "from evalplat.cli import main; main()"
+    done = subprocess.run(
+        [sys.executable, "-c", command, "nightly", "--project", str(path), "--db", url],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return done.returncode
+
+
+def _opened_accepted(server: CaptureServer) -> Counter[tuple[str, int]]:
+    """(config, alert id) of every opened alert the receiver accepted (duplicates dropped)."""
+    seen: Counter[tuple[str, int]] = Counter()
+    for request in server.accepted("/ok"):
+        for alert in request.body["alerts"]:
+            if alert["event"] == "opened":
+                seen[(alert["config"], alert["alert_id"])] += 1
+    return seen
+
+
+def _crash_points(trace: Path) -> list[str]:
+    """``NAME:N`` for every crash point a night passed, in order."""
+    names = trace.read_text(encoding="utf-8").split()
+    return [f"{name}:{names[: i + 1].count(name)}" for i, name in enumerate(names)]
+
+
+@pytest.mark.slow
+def test_a_night_killed_at_any_commit_point_converges_on_the_next(
+    db_url: str, tmp_path: Path
+) -> None:
+    with capture_server() as server:
+        hook = f"{server.url}/ok"
+        good = write_project(tmp_path / "good", dict.fromkeys(CONFIGS, "good"), hook=hook)
+        bad = write_project(tmp_path / "bad", dict.fromkeys(CONFIGS, "bad"), hook=hook)
+
+        # Count the crash points of an uninterrupted regressing night.
+        assert run_nightly(load_project(good), db_url=db_url).exit_code == 0
+        trace = tmp_path / "trace.txt"
+        assert _night_in_subprocess(bad, db_url, None, trace) == 1
+        points = _crash_points(trace)
+        assert "delivered:1" in points and len([p for p in points if "commit" in p]) > 10
+
+        for point in points:
+            _reset(db_url)
+            server.clear()
+            assert run_nightly(load_project(good), db_url=db_url).exit_code == 0
+            killed = _night_in_subprocess(bad, db_url, point, None)
+            assert killed == -9, f"{point}: the night was not killed (exit {killed})"
+            again = run_nightly(load_project(bad), db_url=db_url, lock_wait=30)
+            assert again.exit_code == 1, point
+            accepted = _opened_accepted(server)
+            assert sorted(c for c, _ in accepted) == sorted(CONFIGS), (point, accepted)
+            assert set(accepted.values()) == {1}, (point, accepted)
+            engine = create_db_engine(db_url)
+            with engine.connect() as connection:
+                statuses = set(connection.scalars(select(Run.status)))
+            engine.dispose()
+            assert "running" not in statuses, (point, statuses)
+            with Store.open(db_url) as store:
+                assert store.outbox("pending") == [], point

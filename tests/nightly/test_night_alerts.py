@@ -1,0 +1,161 @@
+"""What a team receives from its nights: one message per channel and night, every kind of alert
+opened once and resolved once, links that work away from the machine, nothing lost when a
+config or the reports dir fails."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from evalplat.nightly import run_nightly
+from evalplat.project import load_project
+from evalplat.store import Store
+
+from ..alerts.servers import CaptureServer, capture_server
+from .small_project import write_project
+
+
+@pytest.fixture
+def server() -> Iterator[CaptureServer]:
+    with capture_server() as running:
+        yield running
+
+
+Night = Callable[..., tuple[int, list[dict[str, Any]]]]
+
+
+@pytest.fixture
+def night(db_url: str, tmp_path: Path, server: CaptureServer) -> Night:
+    def run(modes: dict[str, str], **options: Any) -> tuple[int, list[dict[str, Any]]]:
+        path = write_project(tmp_path / "project", modes, hook=f"{server.url}/ok", **options)
+        steps: list[dict[str, Any]] = []
+        outcome = run_nightly(load_project(path), db_url=db_url, log=steps.append)
+        return outcome.exit_code, steps
+
+    return run
+
+
+def alerts_of(server: CaptureServer) -> list[list[tuple[str, str, str]]]:
+    """Per accepted request: (kind, event, config) of each alert it lists."""
+    return [
+        [(a["kind"], a["event"], a["config"]) for a in request.body["alerts"]]
+        for request in server.accepted("/ok")
+    ]
+
+
+def test_one_message_per_night_lists_every_opened_and_resolved_alert(
+    night: Night, server: CaptureServer
+) -> None:
+    assert night({"alpha": "good", "beta": "good", "gamma": "good"})[0] == 0
+    assert night({"alpha": "bad", "beta": "bad", "gamma": "good"})[0] == 1
+    assert alerts_of(server) == [
+        [("regression", "opened", "alpha"), ("regression", "opened", "beta")]
+    ]
+    [request] = server.accepted("/ok")
+    assert request.body["title"] == "evalplat: 2 regression opened"
+    assert night({"alpha": "bad", "beta": "bad", "gamma": "good"})[0] == 1  # nothing new
+    assert len(server.received("/ok")) == 1
+    assert night({"alpha": "good", "beta": "bad", "gamma": "bad"})[0] == 1
+    assert alerts_of(server)[1] == [
+        ("regression", "resolved", "alpha"),
+        ("regression", "opened", "gamma"),
+    ]
+
+
+def test_needs_judgments_has_its_own_alert_opened_once_and_resolved_once(
+    night: Night, server: CaptureServer
+) -> None:
+    assert night({"alpha": "good"})[0] == 0
+    code, steps = night({"alpha": "unjudged"})
+    verdict = next(s for s in steps if s["step"] == "compare")["verdicts"]["nDCG@10"]
+    assert verdict == "needs_judgments"
+    assert code == 0  # not a confirmed regression
+    night({"alpha": "unjudged"})
+    assert night({"alpha": "good"})[0] == 0
+    assert alerts_of(server) == [
+        [("needs_judgments", "opened", "alpha")],
+        [("needs_judgments", "resolved", "alpha")],
+    ]
+    opened = server.accepted("/ok")[0].body["alerts"][0]
+    assert opened["title"] == "Needs judgments: nDCG@10 of alpha on topics"
+    assert "evalplat unjudged" in server.accepted("/ok")[0].body["text"]
+
+
+def test_a_backend_down_is_isolated_alerted_once_per_outage_and_resolved(
+    night: Night, server: CaptureServer, tmp_path: Path
+) -> None:
+    assert night({"alpha": "good", "beta": "good"})[0] == 0
+    code, steps = night({"alpha": "down", "beta": "bad"})
+    assert code == 3  # 3 beats 1: beta's regression is alerted all the same
+    assert any(s["step"] == "failed" and s["config"] == "alpha" for s in steps)
+    assert any(s["step"] == "report" and "path" in s for s in steps)
+    assert alerts_of(server) == [
+        [("operational", "opened", "alpha"), ("regression", "opened", "beta")]
+    ]
+    failed = server.accepted("/ok")[0].body["alerts"][0]
+    assert failed["title"] == "Run failed: alpha on topics"
+    assert "connection refused by the search backend" in failed["error"]
+    index = (tmp_path / "project" / "site" / "index.html").read_text(encoding="utf-8")
+    assert "run failed" in index and "connection refused by the search backend" in index
+    assert night({"alpha": "down", "beta": "bad"})[0] == 3  # the same outage: no new message
+    assert len(server.received("/ok")) == 1
+    assert night({"alpha": "good", "beta": "bad"})[0] == 1
+    assert alerts_of(server)[1] == [("operational", "resolved", "alpha")]
+    assert alerts_of(server)[1][0][2] == "alpha"
+
+
+def test_links_use_the_reports_base_url(
+    night: Night, server: CaptureServer, tmp_path: Path
+) -> None:
+    base = 'dir = "site"\nbase_url = "https://search.example.com/evalplat/"'
+    night({"alpha": "good"}, reports=base)
+    night({"alpha": "bad"}, reports=base)
+    [request] = server.accepted("/ok")
+    [alert] = request.body["alerts"]
+    assert alert["report"].startswith("https://search.example.com/evalplat/compare/compare-")
+    assert alert["report"].endswith(".html")
+    page = alert["report"].removeprefix("https://search.example.com/evalplat/")
+    assert (tmp_path / "project" / "site" / page).is_file()  # the page the URL serves
+
+
+def test_a_reports_dir_failing_mid_night_loses_no_alert(
+    night: Night, server: CaptureServer, tmp_path: Path
+) -> None:
+    assert night({"alpha": "good"})[0] == 0
+    site = tmp_path / "project" / "site"
+    code, steps = night({"alpha": "bad"}, extra=f'replace_with_file = "{site}"')
+    assert code == 3
+    assert any(s["step"] == "report" and "error" in s for s in steps)
+    assert alerts_of(server) == [[("regression", "opened", "alpha")]]
+
+
+def test_a_dead_channel_keeps_the_alert_for_the_next_night(
+    db_url: str, tmp_path: Path, server: CaptureServer
+) -> None:
+    good = write_project(tmp_path / "a", {"alpha": "good"}, hook=f"{server.url}/bad")
+    bad = write_project(tmp_path / "b", {"alpha": "bad"}, hook=f"{server.url}/bad")
+    assert run_nightly(load_project(good), db_url=db_url).exit_code == 0
+    assert run_nightly(load_project(bad), db_url=db_url).exit_code == 1
+    with Store.open(db_url) as store:
+        [waiting] = store.outbox("pending")
+    assert waiting.event == "opened" and waiting.error is not None
+    fixed = write_project(tmp_path / "b", {"alpha": "bad"}, hook=f"{server.url}/ok")
+    steps: list[dict[str, Any]] = []
+    assert run_nightly(load_project(fixed), db_url=db_url, log=steps.append).exit_code == 1
+    [request] = server.accepted("/ok")
+    assert [a["idempotency_key"] for a in request.body["alerts"]] == [waiting.idempotency_key]
+    with Store.open(db_url) as store:
+        assert store.outbox("pending") == []
+    assert json.dumps([s for s in steps if s["step"] == "deliver"]).count('"sent"') == 1
+
+
+def test_a_base_url_that_is_not_a_web_address_is_refused(tmp_path: Path) -> None:
+    from evalplat.errors import InputError
+
+    path = write_project(tmp_path, {"alpha": "good"}, reports='dir = "site"\nbase_url = "site/"')
+    with pytest.raises(InputError, match=r"evalplat.toml line \d+: \[reports\] base_url must"):
+        load_project(path)
