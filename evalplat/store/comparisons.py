@@ -9,6 +9,9 @@ Rules kept here (the pure computation is ``evalplat.comparison.compare_scores``)
 - Every comparison is stored (``comparison`` + one ``comparison_metric`` row per metric) with
   the options and gates that reproduce it; per-query deltas and movers are recomputed from the
   stored per-query scores when it is loaded back.
+- The candidate's best case (``evalplat.guard``) is scored here from both runs' ranked results
+  and the version's judgments; its figures are kept in the comparison's options (``bounds``).
+  Runs whose results were pruned have no best case: their gates use the Judged@k rule.
 - A ``CONFIG@baseline`` reference adopts the config's first baselines first (see
   ``evalplat.store.baselines``); history and unjudged documents live in
   ``evalplat.store.history``.
@@ -18,12 +21,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from evalplat.comparison import (
+    BOUND_FIELDS,
     CompareOptions,
     ComparisonResult,
     Gate,
@@ -36,6 +40,8 @@ from evalplat.db.models import (
     Config,
     ConfigVersion,
     Evaluation,
+    Judgment,
+    Query,
     QueryScore,
     Run,
     TestSet,
@@ -51,6 +57,7 @@ from evalplat.store.runs import RunsMixin
 if TYPE_CHECKING:
     import pandas as pd
 
+    from evalplat.guard import BoundScores
     from evalplat.metrics.registry import Metric
 
 __all__ = ["BaselineInfo", "ComparisonsMixin", "HistoryPoint"]
@@ -92,11 +99,14 @@ class ComparisonsMixin(RunsMixin):
             pruned = any(run is not None and run.results_pruned_at for run in runs)
         scores_a, scores_b = self._scores(eval_a), self._scores(eval_b)
         overlap = None
+        bound = None
         if not pruned:
-            overlap, _ = rank_overlap(
-                self.load_results(ids[0]), self.load_results(ids[1]), k=overlap_k
-            )
-        result = compare_scores(scores_a, scores_b, metrics, gates, options, overlap=overlap)
+            results_a, results_b = self.load_results(ids[0]), self.load_results(ids[1])
+            overlap, _ = rank_overlap(results_a, results_b, k=overlap_k)
+            bound = self._best_case(eval_a, results_a, results_b, scores_a, metrics, gates)
+        result = compare_scores(
+            scores_a, scores_b, metrics, gates, options, overlap=overlap, bound=bound
+        )
         now = utcnow()
         with self.session() as session:
             row = Comparison(
@@ -106,6 +116,7 @@ class ComparisonsMixin(RunsMixin):
                     "compare": asdict(options),
                     "gates": [asdict(g) for g in result.gates],
                     "metrics": [m.metric for m in result.metrics],
+                    "bounds": {m.metric: m.bound_dict() for m in result.metrics},
                 },
                 verdict=result.verdict,
                 overlap=None if overlap is None else overlap.to_dict(),
@@ -116,6 +127,8 @@ class ComparisonsMixin(RunsMixin):
             for metric in result.metrics:
                 values = metric.to_dict()
                 for key in ("higher_is_better", "max_drop", "max_relative_drop", "alpha"):
+                    values.pop(key)
+                for key in BOUND_FIELDS:
                     values.pop(key)
                 session.add(ComparisonMetric(comparison_id=row.id, **values))
             comparison_id = row.id
@@ -157,6 +170,7 @@ class ComparisonsMixin(RunsMixin):
         fresh = compare_scores(
             self._scores(evaluations[0]), self._scores(evaluations[1]), order, gates, options
         )
+        bounds = saved_options.get("bounds") or {}
         metrics = []
         for computed in fresh.metrics:
             saved = stored.get(computed.metric)
@@ -170,6 +184,11 @@ class ComparisonsMixin(RunsMixin):
                         field: getattr(saved, field)
                         for field in MetricComparison.__dataclass_fields__
                         if hasattr(ComparisonMetric, field)
+                    },
+                    **{
+                        key: value
+                        for key, value in (bounds.get(computed.metric) or {}).items()
+                        if key in BOUND_FIELDS
                     },
                 )
             )
@@ -186,6 +205,41 @@ class ComparisonsMixin(RunsMixin):
             test_set=test_set,
             created_at=created_at.isoformat(),
         )
+
+    def _best_case(
+        self,
+        evaluation_id: int,
+        results_a: pd.DataFrame,
+        results_b: pd.DataFrame,
+        scores_a: pd.DataFrame,
+        metrics: Sequence[str | Metric] | None,
+        gates: Sequence[Gate] | None,
+    ) -> BoundScores:
+        """Both runs scored in the candidate's best case, for the metrics to be compared."""
+        from evalplat.guard import candidate_best_case
+        from evalplat.metrics.registry import parse
+
+        names = [str(m) for m in metrics] if metrics else list(dict.fromkeys(scores_a["metric"]))
+        names += [g.metric for g in gates or ()]
+        chosen = list(dict.fromkeys(str(parse(n)) for n in names if parse(n).gateable))
+        with self.session() as session:
+            evaluation = session.get(Evaluation, evaluation_id)
+            if evaluation is None:
+                raise NotFoundError(f"no evaluation {evaluation_id}")
+            version_id = evaluation.test_set_version_id
+            judgments = _frame(
+                session,
+                select(Judgment.query_id, Judgment.doc_id, Judgment.grade).where(
+                    Judgment.test_set_version_id == version_id
+                ),
+                ["query_id", "doc_id", "grade"],
+            )
+            topics = list(
+                session.scalars(
+                    select(Query.query_id).where(Query.test_set_version_id == version_id)
+                )
+            )
+        return candidate_best_case(judgments, results_a, results_b, chosen, topics)
 
     def _scores(self, evaluation_id: int) -> pd.DataFrame:
         import pandas as pd
@@ -247,3 +301,9 @@ def _label(session: Session, run_id: int) -> str:
     ).one()
     label = f" ({row[2]})" if row[2] else ""
     return f"run {run_id}: {row[0]}@{row[1]}{label}"
+
+
+def _frame(session: Session, statement: Any, columns: list[str]) -> pd.DataFrame:
+    import pandas as pd
+
+    return pd.DataFrame([tuple(r) for r in session.execute(statement).all()], columns=columns)
