@@ -107,8 +107,9 @@ class MetricComparison:
     The ``bound_*`` fields describe the candidate's best case (``evalplat.guard``): both runs
     scored as if the ``unjudged`` documents of the candidate's top ``bound_depth`` (found in
     ``unjudged_queries`` queries) were relevant, their means, Holm-corrected p-value and the
-    verdict there; ``baseline_unjudged`` counts the baseline's unjudged top-k documents. None when the bound was not computed (results pruned, or no ranked results
-    given). ``unjudged_mode`` is the rule that decided (``Gate.unjudged``).
+    verdict there; ``baseline_unjudged`` counts the baseline's unjudged top-k documents. None
+    when the bound was not computed (results pruned, or no ranked results given).
+    ``unjudged_mode`` is the rule that decided (``Gate.unjudged``).
     """
 
     metric: str
