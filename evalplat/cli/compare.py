@@ -331,20 +331,26 @@ def history_command(
     from rich.console import Console
     from rich.table import Table
 
-    table = Table("run", "started", "status", "config", "test set", name, "verdict")
+    table = Table("run", "started", "status", "config", "test set", "judgments", name, "verdict")
+    previous: dict[str, int | None] = {}
     for p in points:
         value = p.means.get(name)
+        changed = p.test_set in previous and previous[p.test_set] != p.judgment_version
+        previous[p.test_set] = p.judgment_version
         table.add_row(
             str(p.run_id) + (" *" if p.is_baseline else ""),
             f"{p.started_at:%Y-%m-%d %H:%M}",
             p.status,
             f"v{p.config_version}" + (f" {p.label}" if p.label else ""),
             f"{p.test_set}@{p.test_set_version}",
+            f"v{p.judgment_version}" + (" ◆" if changed else ""),
             "" if value is None else f"{value:.4f}",
             p.verdict or "",
         )
     Console().print(table)
-    Console().print("* baseline", highlight=False)
+    Console().print(
+        "* baseline · ◆ new judgments: not comparable with the rows above", highlight=False
+    )
 
 
 @baseline_app.command("set")

@@ -130,7 +130,12 @@ def gather_history(
             chosen[point.test_set] = [str(m) for m in asked]
         by_test_set.setdefault(point.test_set, []).append(
             HistoryRun(
-                header, dict(point.means), point.is_baseline, point.verdict, point.comparison_id
+                header,
+                dict(point.means),
+                point.is_baseline,
+                point.verdict,
+                point.comparison_id,
+                point.judgment_version,
             )
         )
     if test_set is not None and test_set not in by_test_set:

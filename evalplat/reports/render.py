@@ -226,6 +226,11 @@ def history_html(page: HistoryPage, links: Links | None = None) -> str:
         for i in range(1, len(page.runs))
         if page.runs[i].run.config_version != page.runs[i - 1].run.config_version
     ]
+    judgments = [
+        i
+        for i in range(1, len(page.runs))
+        if page.runs[i].judgment_version != page.runs[i - 1].judgment_version
+    ]
     figures = []
     for name in page.metrics:
         points = [
@@ -239,7 +244,12 @@ def history_html(page: HistoryPage, links: Links | None = None) -> str:
             for h in page.runs
         ]
         svg = charts.line_chart(
-            points, label=f"{name} over time", version_changes=changes, width=540, height=190
+            points,
+            label=f"{name} over time",
+            version_changes=changes,
+            judgment_changes=judgments,
+            width=540,
+            height=190,
         )
         figures.append((name, _safe(svg)))
     return _render("history.html", links, page=page, charts=figures)

@@ -2,8 +2,10 @@
 
 Rules kept here (the pure computation is ``evalplat.comparison.compare_scores``):
 
-- Two runs are compared on their latest evaluations, which must be against the **same test set
-  version**; otherwise the comparison is refused with the ``rescore`` command that fixes it.
+- Two runs are compared on evaluations against the **same test set version**: the candidate's
+  latest one and the baseline's scores on that version (kept from an earlier ``rescore``), or
+  else the baseline's latest and the candidate's scores on that one. Without a common version
+  the comparison is refused with the ``rescore`` command that fixes it.
 - Runs that are not ``complete`` are refused (``OperationalError``, exit 3) unless
   ``allow_partial``; a ``running`` run is always refused.
 - Every comparison is stored (``comparison`` + one ``comparison_metric`` row per metric) with
@@ -51,7 +53,7 @@ from evalplat.errors import InputError, NotFoundError, OperationalError
 from evalplat.store.base import utcnow
 from evalplat.store.baselines import BaselineInfo, adopt_first_baselines
 from evalplat.store.history import HistoryPoint
-from evalplat.store.run_rows import latest_evaluations, resolve_run
+from evalplat.store.run_rows import evaluation_on, latest_evaluations, resolve_run
 from evalplat.store.runs import RunsMixin
 
 if TYPE_CHECKING:
@@ -92,7 +94,7 @@ class ComparisonsMixin(RunsMixin):
             for run in runs:
                 if run is not None:
                     _check_comparable(session, run, evaluations.get(run.id), options)
-            eval_a, eval_b = evaluations[ids[0]], evaluations[ids[1]]
+            eval_a, eval_b = _matching_evaluations(session, ids, evaluations)
             _check_same_version(session, ids, eval_a, eval_b)
             labels = [_label(session, run_id) for run_id in ids]
             test_set = _version_name(session, eval_a)
@@ -266,6 +268,22 @@ def _check_comparable(
         )
     if evaluation_id is None:
         raise OperationalError(f"run {run.id} has no scores; score it with `evalplat rescore`")
+
+
+def _matching_evaluations(
+    session: Session, ids: list[int], latest: dict[int, int]
+) -> tuple[int, int]:
+    """Evaluations of both runs against one test set version, when they have one (module doc);
+    otherwise the two latest, which ``_check_same_version`` refuses."""
+    eval_a, eval_b = latest[ids[0]], latest[ids[1]]
+    for run_id, other, pick_first in ((ids[0], eval_b, True), (ids[1], eval_a, False)):
+        evaluation = session.get(Evaluation, other)
+        if evaluation is None:
+            continue
+        match = evaluation_on(session, run_id, evaluation.test_set_version_id)
+        if match is not None:
+            return (match, eval_b) if pick_first else (eval_a, match)
+    return eval_a, eval_b
 
 
 def _check_same_version(session: Session, ids: list[int], eval_a: int, eval_b: int) -> None:
