@@ -47,7 +47,7 @@ class TestSetCache:
                 str(q): str(t or "")
                 for q, t in content.queries[["query_id", "text"]].itertuples(index=False)
             }
-            self._loaded[key] = (texts, content.judgments)
+            self._loaded[key] = (texts, content.qrels)
         return self._loaded[key]
 
 
