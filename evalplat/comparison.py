@@ -12,8 +12,8 @@ Verdict of one metric (direction always from the metric registry, ``Metric.direc
   both, the drop must exceed both — **and** the Holm-corrected p-value is below ``alpha``.
 - ``improvement`` symmetrically: a gain beyond the same thresholds with corrected p < alpha.
 - ``needs_judgments`` when the verdict turns on unjudged documents, which count as non-relevant
-  in the stored scores: by default when the verdict in the candidate's best case (its unjudged
-  top-k documents relevant, ``evalplat.guard``) differs from the one above; the gate's
+  in the stored scores: by default when the verdict under the optimistic bound (every unjudged
+  top-k document relevant, ``evalplat.guard``) differs from the one above; the gate's
   ``unjudged`` setting chooses the rule (``evalplat.guard.guard_verdict``).
 
 Holm's correction runs over the gated metrics (one family: what can fail a CI job or raise an
@@ -88,8 +88,8 @@ def compare_scores(
     metric both sides have (Judged@k columns are also used for the judged-coverage guard).
     ``gates=None`` gates every gateable metric compared, with ``options``' test and alpha and no
     threshold; ``gates=()`` gates nothing. Means are arithmetic over topics (sums for ``Num*``
-    counts), unweighted. ``bound`` holds both sides' scores in the candidate's best case
-    (``evalplat.guard.candidate_best_case``); without it, ``unjudged = "bound"`` gates fall
+    counts), unweighted. ``bound`` holds both sides' scores under the optimistic bound
+    (``evalplat.guard.optimistic_bound``); without it, ``unjudged = "bound"`` gates fall
     back to the Judged@k rule.
     """
     import numpy as np
@@ -119,7 +119,7 @@ def compare_scores(
         per_query.append(_per_query_frame(name, wide_a.index, a, b))
         movers[name] = _movers(name, wide_a.index, a, b, metric.direction, options)
     _correct(rows)
-    best = _best_case(bound, chosen, gate_by_metric, options)
+    best = _optimistic(bound, chosen, gate_by_metric, options)
     compared = tuple(_decide(row, options, best.get(row["metric"])) for row in rows)
     gated = [m.verdict for m in compared if m.gated]
     verdict = max(gated, key=_SEVERITY.__getitem__) if gated else "unchanged"
@@ -318,13 +318,13 @@ def _correct(rows: list[dict[str, Any]]) -> None:
         row.setdefault("p_corrected", None)
 
 
-def _best_case(
+def _optimistic(
     bound: BoundScores | None,
     chosen: list[Metric],
     gate_by_metric: dict[str, Gate],
     options: CompareOptions,
 ) -> dict[str, dict[str, Any]]:
-    """Each metric measured and decided again in the candidate's best case (with its own Holm
+    """Each metric measured and decided again under the optimistic bound (with its own Holm
     family), keyed by metric name: empty without ``bound``."""
     import numpy as np
 

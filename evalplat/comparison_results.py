@@ -33,7 +33,7 @@ class Gate:
     baseline mean (0.02 = 2 %). With neither, any credible drop regresses. ``consecutive`` is
     for the nightly job: nights in a row with a regression verdict before an alert.
     ``unjudged`` says how unjudged documents weigh on the verdict: ``bound`` (decide in both
-    the pessimistic and the candidate's best case, ``needs_judgments`` when they disagree),
+    the pessimistic scores and the optimistic bound, ``needs_judgments`` when they disagree),
     ``needs_judgments`` (a drop while Judged@k fell needs judgments) or ``ignore``.
     """
 
@@ -104,11 +104,11 @@ class MetricComparison:
     is better in the metric's direction. ``*_judged`` are mean Judged@k of each side (k = the
     metric's cutoff) when known.
 
-    The ``bound_*`` fields describe the candidate's best case (``evalplat.guard``): both runs
-    scored as if the ``unjudged`` documents of the candidate's top ``bound_depth`` (found in
-    ``unjudged_queries`` queries) were relevant, their means, Holm-corrected p-value and the
-    verdict there; ``baseline_unjudged`` counts the baseline's unjudged top-k documents. None
-    when the bound was not computed (results pruned, or no ranked results given).
+    The ``bound_*`` fields describe the optimistic bound (``evalplat.guard``): both runs scored
+    as if every unjudged document in either top ``bound_depth`` were relevant (the candidate
+    shows ``unjudged`` of them, in ``unjudged_queries`` queries): their means, Holm-corrected
+    p-value and the verdict there; ``baseline_unjudged`` counts the baseline's unjudged top-k
+    documents. None when the bound was not computed (results pruned, or no ranked results).
     ``unjudged_mode`` is the rule that decided (``Gate.unjudged``).
     """
 

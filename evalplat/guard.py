@@ -1,31 +1,31 @@
-"""The judged-coverage guard: the candidate's best case, and how a gate's verdict uses it.
-
-Both runs are scored as if the candidate's unjudged documents were relevant, so that a drop
-that survives it does not depend on missing judgments.
+"""The judged-coverage guard: the optimistic bound, and how a gate's verdict uses it.
 
 Unjudged documents count as non-relevant in every metric (trec_eval's rule): the *pessimistic*
 scores that evalplat stores. A candidate that brings new documents nobody has judged can only
-lose by that rule. The bound asks the opposite question: what if every unjudged document in the
-candidate's top ``k`` were relevant, at grade 1?
+lose by that rule. The optimistic bound asks the opposite question: what if every unjudged
+document in the top ``k`` were relevant, at grade 1?
 
-Both runs are scored against **one** augmented set of judgments, the test set's plus those
-``(query, document, 1)`` pairs. A document the two runs share gets the same grade for both, as
-it would in any real judging; scoring the candidate with the extra judgments and the baseline
-without them would credit the candidate for a document while denying the baseline the same
-credit, a world that cannot happen. Among the worlds that can happen, this one favours the
-candidate most (up to grades above 1), so a regression that it still shows is not an artefact
-of missing judgments.
+Both runs are scored against **one** augmented set of judgments: the test set's, plus grade 1
+for every unjudged document in the top ``k`` of either run. A document has one grade whoever
+retrieves it, so a document both runs show counts for both. A drop that is still there when
+every unjudged document is relevant is not driven by missing judgments: the candidate lost
+judged relevant documents, not merely swapped them for unjudged ones.
+
+Why not the candidate's most favourable world (its unjudged documents relevant, the baseline's
+not)? With sparse judgments (Cranfield's top 10 is about 70% unjudged) that world makes almost
+any candidate that retrieves other unjudged documents look better than the baseline, so it
+could never confirm a regression and the guard would hide real ones again.
 
 ``k`` is the metric's cutoff; a metric without one (AP, RR, Bpref) uses ``depth`` (the
 comparison's coverage depth, 10 by default).
 
 How a gate decides (``Gate.unjudged``), with ``P`` the verdict on the stored (pessimistic)
-scores and ``C`` the verdict in the candidate's best case, each by the same threshold and
+scores and ``C`` the verdict under the optimistic bound, each by the same threshold and
 Holm-corrected test:
 
-- ``bound`` (default): ``P`` when ``P == C``. A regression that the best case does not
+- ``bound`` (default): ``P`` when ``P == C``. A regression that the bound does not
   confirm is ``needs_judgments``: the drop turns on documents nobody has judged. Any other
-  disagreement (typically a gain that only the best case shows) is ``needs_judgments`` only when
+  disagreement (typically a gain that only the bound shows) is ``needs_judgments`` only when
   the candidate shows more unjudged documents in its top k than the baseline does in its own;
   otherwise ``P`` stands, so that runs differing only in the order of unjudged documents stay
   what their stored scores say. Without ranked results (pruned by retention) the
@@ -49,7 +49,7 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class BoundScores:
-    """Per-query scores of both runs in the candidate's best case (tidy ``query_id, metric,
+    """Per-query scores of both runs under the optimistic bound (tidy ``query_id, metric,
     value`` frames) and, per metric, its depth ``k``, the candidate's unjudged documents in the
     top ``k`` (their number and the number of queries that have any) and the baseline's."""
 
@@ -61,7 +61,7 @@ class BoundScores:
     baseline_unjudged: dict[str, int]
 
 
-def candidate_best_case(
+def optimistic_bound(
     judgments: pd.DataFrame,
     baseline_results: pd.DataFrame,
     candidate_results: pd.DataFrame,
@@ -71,8 +71,8 @@ def candidate_best_case(
     depth: int = 10,
 ) -> BoundScores:
     """Score both runs (``query_id, doc_id, rank`` frames, in stored rank order) against
-    ``judgments`` (``query_id, doc_id, grade``) plus grade 1 for every unjudged document in the
-    candidate's top ``k``. Metrics are grouped by ``k`` so each depth is scored once."""
+    ``judgments`` (``query_id, doc_id, grade``) plus grade 1 for every unjudged document in
+    either run's top ``k``. Metrics are grouped by ``k`` so each depth is scored once."""
     import pandas as pd
 
     by_depth: dict[int, list[Metric]] = {}
@@ -88,19 +88,21 @@ def candidate_best_case(
     baseline_unjudged: dict[str, int] = {}
     for k, group in by_depth.items():
         base_top = baseline_results[baseline_results["rank"] <= k]
-        base_new = sum(
-            (q, d) not in keys
-            for q, d in zip(
-                base_top["query_id"].astype(str), base_top["doc_id"].astype(str), strict=True
-            )
-        )
         top = candidate_results[candidate_results["rank"] <= k]
         new = [
             (q, d)
             for q, d in zip(top["query_id"].astype(str), top["doc_id"].astype(str), strict=True)
             if (q, d) not in keys
         ]
-        extra = pd.DataFrame(new, columns=["query_id", "doc_id"]).assign(grade=1)
+        base_new = [
+            (q, d)
+            for q, d in zip(
+                base_top["query_id"].astype(str), base_top["doc_id"].astype(str), strict=True
+            )
+            if (q, d) not in keys
+        ]
+        pairs = list(dict.fromkeys(new + base_new))
+        extra = pd.DataFrame(pairs, columns=["query_id", "doc_id"]).assign(grade=1)
         augmented = pd.concat([judged, extra], ignore_index=True)
         names = [str(m) for m in group]
         for side, results in (("baseline", baseline_results), ("candidate", candidate_results)):
@@ -109,7 +111,7 @@ def candidate_best_case(
             depths[name] = k
             unjudged[name] = len(new)
             unjudged_queries[name] = len({q for q, _ in new})
-            baseline_unjudged[name] = int(base_new)
+            baseline_unjudged[name] = len(base_new)
     return BoundScores(
         baseline=pd.concat(frames["baseline"], ignore_index=True),
         candidate=pd.concat(frames["candidate"], ignore_index=True),
@@ -129,7 +131,7 @@ def guard_verdict(
     *,
     more_unjudged: bool = False,
 ) -> str:
-    """A gate's verdict from the pessimistic one and the candidate's best case (module doc).
+    """A gate's verdict from the pessimistic one and the optimistic bound's (module doc).
 
     ``more_unjudged``: the candidate shows more unjudged documents in its top k than the
     baseline in its own."""

@@ -99,9 +99,9 @@ def compare_command(
         str,
         typer.Option(
             "--unjudged",
-            help="How unjudged documents weigh on the gates: bound (decide in the candidate's "
-            "best case too), needs_judgments (a drop while Judged@k fell needs judgments) or "
-            "ignore.",
+            help="How unjudged documents weigh on the gates: bound (decide with every unjudged "
+            "top-k document relevant too), needs_judgments (a drop while Judged@k fell needs "
+            "judgments) or ignore.",
         ),
     ] = "bound",
     as_json: JsonOption = False,

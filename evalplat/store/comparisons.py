@@ -11,9 +11,9 @@ Rules kept here (the pure computation is ``evalplat.comparison.compare_scores``)
 - Every comparison is stored (``comparison`` + one ``comparison_metric`` row per metric) with
   the options and gates that reproduce it; per-query deltas and movers are recomputed from the
   stored per-query scores when it is loaded back.
-- The candidate's best case (``evalplat.guard``) is scored here from both runs' ranked results
+- The optimistic bound (``evalplat.guard``) is scored here from both runs' ranked results
   and the version's judgments; its figures are kept in the comparison's options (``bounds``).
-  Runs whose results were pruned have no best case: their gates use the Judged@k rule.
+  Runs whose results were pruned have no bound: their gates use the Judged@k rule.
 - A ``CONFIG@baseline`` reference adopts the config's first baselines first (see
   ``evalplat.store.baselines``); history and unjudged documents live in
   ``evalplat.store.history``.
@@ -105,7 +105,7 @@ class ComparisonsMixin(RunsMixin):
         if not pruned:
             results_a, results_b = self.load_results(ids[0]), self.load_results(ids[1])
             overlap, _ = rank_overlap(results_a, results_b, k=overlap_k)
-            bound = self._best_case(eval_a, results_a, results_b, scores_a, metrics, gates)
+            bound = self._optimistic(eval_a, results_a, results_b, scores_a, metrics, gates)
         result = compare_scores(
             scores_a, scores_b, metrics, gates, options, overlap=overlap, bound=bound
         )
@@ -208,7 +208,7 @@ class ComparisonsMixin(RunsMixin):
             created_at=created_at.isoformat(),
         )
 
-    def _best_case(
+    def _optimistic(
         self,
         evaluation_id: int,
         results_a: pd.DataFrame,
@@ -217,8 +217,8 @@ class ComparisonsMixin(RunsMixin):
         metrics: Sequence[str | Metric] | None,
         gates: Sequence[Gate] | None,
     ) -> BoundScores:
-        """Both runs scored in the candidate's best case, for the metrics to be compared."""
-        from evalplat.guard import candidate_best_case
+        """Both runs scored under the optimistic bound, for the metrics to be compared."""
+        from evalplat.guard import optimistic_bound
         from evalplat.metrics.registry import parse
 
         names = [str(m) for m in metrics] if metrics else list(dict.fromkeys(scores_a["metric"]))
@@ -241,7 +241,7 @@ class ComparisonsMixin(RunsMixin):
                     select(Query.query_id).where(Query.test_set_version_id == version_id)
                 )
             )
-        return candidate_best_case(judgments, results_a, results_b, chosen, topics)
+        return optimistic_bound(judgments, results_a, results_b, chosen, topics)
 
     def _scores(self, evaluation_id: int) -> pd.DataFrame:
         import pandas as pd

@@ -1,4 +1,4 @@
-"""The guard with bounds: a drop that survives the candidate's best case is a regression; a
+"""The guard with bounds: a drop that survives the optimistic bound is a regression; a
 verdict that turns on unjudged documents needs judgments, and says what to run."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import pytest
 
 from evalplat.comparison import Gate, compare_scores
 from evalplat.evaluation import evaluate
-from evalplat.guard import candidate_best_case
+from evalplat.guard import optimistic_bound
 from evalplat.store import Store
 from evalplat.testsets import TestSetContent
 
@@ -74,7 +74,7 @@ def verdicts(candidate: dict[str, list[str]]) -> dict[str, Any]:
         evaluate(judgments(), r, METRICS, ordering="given", topics=QUERIES).per_query
         for r in (base, cand)
     ]
-    bound = candidate_best_case(judgments(), base, cand, ["nDCG@10"], QUERIES)
+    bound = optimistic_bound(judgments(), base, cand, ["nDCG@10"], QUERIES)
     out = {}
     for mode in ("bound", "needs_judgments", "ignore"):
         gates = [Gate("nDCG@10", max_drop=0.01, unjudged=mode)]

@@ -96,3 +96,32 @@ def test_a_week_with_new_judgments_on_night_three_never_stops(
     assert "◆" in table.stdout and "new judgments" in table.stdout
     page = next((tmp_path / "site" / "history").glob("*.html")).read_text(encoding="utf-8")
     assert 'class="c-judgments"' in page and "◆ new judgments" in page
+
+
+def test_new_judgments_after_the_previous_nights_results_were_pruned(
+    cli: Callable[..., Any], db_url: str, tmp_path: Path
+) -> None:
+    from datetime import timedelta
+
+    from evalplat.store import Store
+    from evalplat.store.base import utcnow
+
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text((CRANFIELD / "qrels.txt").read_text(encoding="utf-8"), encoding="utf-8")
+
+    def night() -> tuple[int, list[dict[str, Any]]]:
+        path = project_file(tmp_path, qrels, "or")
+        result = cli("nightly", "--project", str(path), "--db", db_url, "--json")
+        steps = [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
+        return result.exit_code, steps
+
+    assert night()[0] == 0 and night()[0] == 0
+    with Store.open(db_url) as store:  # retention prunes night 2 (the baseline keeps its own)
+        assert len(store.prune_results(0, now=utcnow() + timedelta(days=1))) == 1
+    with qrels.open("a", encoding="utf-8") as handle:
+        handle.write("1 0 not-in-the-corpus 1\n")
+    code, steps = night()
+    assert code == 0, steps
+    skipped = [s for s in steps if s["step"] == "rescore" and "skipped" in s]
+    assert len(skipped) == 1 and "pruned" in skipped[0]["skipped"]
+    assert next(s for s in steps if s["step"] == "compare")["verdicts"] == {"nDCG@10": "unchanged"}
