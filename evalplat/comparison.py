@@ -10,10 +10,11 @@ Verdict of one metric (direction always from the metric registry, ``Metric.direc
 - ``regression`` when the drop (``direction * delta < 0``) exceeds the gate's threshold —
   ``max_drop`` (absolute) and/or ``max_relative_drop`` (relative to the baseline mean); with
   both, the drop must exceed both — **and** the Holm-corrected p-value is below ``alpha``.
-- ``needs_judgments`` instead of ``regression`` when the candidate's Judged@k fell by more than
-  ``judged_drop`` below the baseline's: unjudged documents count as non-relevant, so a candidate
-  that retrieves new, never-judged documents looks worse without being known to be worse.
 - ``improvement`` symmetrically: a gain beyond the same thresholds with corrected p < alpha.
+- ``needs_judgments`` when the verdict turns on unjudged documents, which count as non-relevant
+  in the stored scores: by default when the verdict under the optimistic bound (every unjudged
+  top-k document relevant, ``evalplat.guard``) differs from the one above; the gate's
+  ``unjudged`` setting chooses the rule (``evalplat.guard.guard_verdict``).
 
 Holm's correction runs over the gated metrics (one family: what can fail a CI job or raise an
 alert); the ungated metrics are corrected as a second family, for display only.
@@ -26,7 +27,9 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from evalplat.comparison_results import (
+    BOUND_FIELDS,
     TESTS,
+    UNJUDGED_MODES,
     VERDICTS,
     CompareOptions,
     ComparisonResult,
@@ -39,6 +42,7 @@ from evalplat.comparison_results import (
     Verdict,
 )
 from evalplat.errors import InputError
+from evalplat.guard import BoundScores, guard_verdict
 from evalplat.metrics.registry import Metric
 
 if TYPE_CHECKING:
@@ -47,7 +51,9 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
 __all__ = [
+    "BOUND_FIELDS",
     "TESTS",
+    "UNJUDGED_MODES",
     "VERDICTS",
     "CompareOptions",
     "ComparisonResult",
@@ -73,6 +79,7 @@ def compare_scores(
     options: CompareOptions | None = None,
     *,
     overlap: OverlapSummary | None = None,
+    bound: BoundScores | None = None,
 ) -> ComparisonResult:
     """Compare per-query scores of a candidate with a baseline's.
 
@@ -81,7 +88,9 @@ def compare_scores(
     metric both sides have (Judged@k columns are also used for the judged-coverage guard).
     ``gates=None`` gates every gateable metric compared, with ``options``' test and alpha and no
     threshold; ``gates=()`` gates nothing. Means are arithmetic over topics (sums for ``Num*``
-    counts), unweighted.
+    counts), unweighted. ``bound`` holds both sides' scores under the optimistic bound
+    (``evalplat.guard.optimistic_bound``); without it, ``unjudged = "bound"`` gates fall
+    back to the Judged@k rule.
     """
     import numpy as np
     import pandas as pd
@@ -110,7 +119,8 @@ def compare_scores(
         per_query.append(_per_query_frame(name, wide_a.index, a, b))
         movers[name] = _movers(name, wide_a.index, a, b, metric.direction, options)
     _correct(rows)
-    compared = tuple(_decide(row, options) for row in rows)
+    best = _optimistic(bound, chosen, gate_by_metric, options)
+    compared = tuple(_decide(row, options, best.get(row["metric"])) for row in rows)
     gated = [m.verdict for m in compared if m.gated]
     verdict = max(gated, key=_SEVERITY.__getitem__) if gated else "unchanged"
 
@@ -279,6 +289,7 @@ def _measure(
         "alpha": options.alpha if gate is None else gate.alpha,
         "identical": identical,
         "unjudged_rise": judged[2],
+        "unjudged_mode": "bound" if gate is None else gate.unjudged,
     }
 
 
@@ -307,22 +318,76 @@ def _correct(rows: list[dict[str, Any]]) -> None:
         row.setdefault("p_corrected", None)
 
 
-def _decide(row: dict[str, Any], options: CompareOptions) -> MetricComparison:
-    metric: Metric = row.pop("metric_obj")
-    identical = row.pop("identical")
-    unjudged_rise = row.pop("unjudged_rise")
-    verdict = "unchanged"
+def _optimistic(
+    bound: BoundScores | None,
+    chosen: list[Metric],
+    gate_by_metric: dict[str, Gate],
+    options: CompareOptions,
+) -> dict[str, dict[str, Any]]:
+    """Each metric measured and decided again under the optimistic bound (with its own Holm
+    family), keyed by metric name: empty without ``bound``."""
+    import numpy as np
+
+    if bound is None:
+        return {}
+    wide_a, wide_b = _wide(bound.baseline, "baseline"), _wide(bound.candidate, "candidate")
+    wide_b = wide_b.loc[wide_a.index]
+    rows = []
+    for metric in chosen:
+        name = str(metric)
+        if name not in wide_a.columns or name not in wide_b.columns:
+            continue
+        a = wide_a[name].to_numpy(dtype=np.float64)
+        b = wide_b[name].to_numpy(dtype=np.float64)
+        rows.append(_measure(metric, a, b, gate_by_metric.get(name), options, (None, None, None)))
+    _correct(rows)
+    result = {}
+    for row in rows:
+        name = row["metric"]
+        result[name] = {
+            "bound_depth": bound.depth.get(name),
+            "unjudged": bound.unjudged.get(name),
+            "unjudged_queries": bound.unjudged_queries.get(name),
+            "baseline_unjudged": bound.baseline_unjudged.get(name),
+            "bound_baseline": row["baseline"],
+            "bound_candidate": row["candidate"],
+            "bound_p_corrected": row["p_corrected"],
+            "bound_verdict": _plain_verdict(row),
+        }
+    return result
+
+
+def _plain_verdict(row: dict[str, Any]) -> str:
+    """Threshold and test alone: regression, improvement or unchanged."""
+    metric: Metric = row["metric_obj"]
     p = row["p_corrected"]
-    if not identical and p is not None and p < row["alpha"] and metric.gateable:
-        signed = metric.direction * row["delta"]
-        if _beyond(abs(row["delta"]), row["baseline"], row["max_drop"], row["max_relative_drop"]):
-            if signed > 0:
-                verdict = "improvement"
-            elif signed < 0:
-                verdict = "regression"
-                if unjudged_rise is not None and unjudged_rise > options.judged_drop:
-                    verdict = "needs_judgments"
-    return MetricComparison(verdict=verdict, **row)
+    if row["identical"] or p is None or not p < row["alpha"] or not metric.gateable:
+        return "unchanged"
+    if not _beyond(abs(row["delta"]), row["baseline"], row["max_drop"], row["max_relative_drop"]):
+        return "unchanged"
+    signed = metric.direction * row["delta"]
+    return "improvement" if signed > 0 else "regression" if signed < 0 else "unchanged"
+
+
+def _decide(
+    row: dict[str, Any], options: CompareOptions, best: dict[str, Any] | None
+) -> MetricComparison:
+    pessimistic = _plain_verdict(row)
+    row.pop("metric_obj")
+    row.pop("identical")
+    unjudged_rise = row.pop("unjudged_rise")
+    mode = row.pop("unjudged_mode")
+    best = best or {}
+    more = (best.get("unjudged") or 0) > (best.get("baseline_unjudged") or 0)
+    verdict = guard_verdict(
+        mode,
+        pessimistic,
+        best.get("bound_verdict"),
+        unjudged_rise,
+        options.judged_drop,
+        more_unjudged=more,
+    )
+    return MetricComparison(verdict=verdict, unjudged_mode=mode, **row, **best)
 
 
 def _beyond(

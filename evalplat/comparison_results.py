@@ -23,6 +23,8 @@ TestName = Literal["randomization", "t-test", "wilcoxon"]
 TESTS: tuple[str, ...] = ("randomization", "t-test", "wilcoxon")
 Verdict = Literal["regression", "improvement", "unchanged", "needs_judgments"]
 VERDICTS: tuple[str, ...] = ("regression", "improvement", "unchanged", "needs_judgments")
+# How a gate treats unjudged documents (docs/regression-detection.md, "Unjudged documents").
+UNJUDGED_MODES: tuple[str, ...] = ("bound", "needs_judgments", "ignore")
 
 
 @dataclass(frozen=True)
@@ -32,6 +34,9 @@ class Gate:
     ``max_drop`` is absolute (0.01 = one point of nDCG), ``max_relative_drop`` relative to the
     baseline mean (0.02 = 2 %). With neither, any credible drop regresses. ``consecutive`` is
     for the nightly job: nights in a row with a regression verdict before an alert.
+    ``unjudged`` says how unjudged documents weigh on the verdict: ``bound`` (decide in both
+    the pessimistic scores and the optimistic bound, ``needs_judgments`` when they disagree),
+    ``needs_judgments`` (a drop while Judged@k fell needs judgments) or ``ignore``.
     """
 
     metric: str
@@ -40,6 +45,7 @@ class Gate:
     test: str = "randomization"
     alpha: float = 0.05
     consecutive: int = 1
+    unjudged: str = "bound"
 
     def __post_init__(self) -> None:
         if self.test not in TESTS:
@@ -53,6 +59,9 @@ class Gate:
                 raise InputError(f"gate on {self.metric}: {name} must be 0 or more, got {value}")
         if self.consecutive < 1:
             raise InputError(f"gate on {self.metric}: consecutive must be 1 or more")
+        if self.unjudged not in UNJUDGED_MODES:
+            raise InputError(f"gate on {self.metric}: unjudged must be one of "
+                             f"{', '.join(UNJUDGED_MODES)}, got {self.unjudged!r}")  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -96,6 +105,13 @@ class MetricComparison:
     |baseline|`` (None when the baseline mean is 0). ``wins`` counts queries where the candidate
     is better in the metric's direction. ``*_judged`` are mean Judged@k of each side (k = the
     metric's cutoff) when known.
+
+    The ``bound_*`` fields describe the optimistic bound (``evalplat.guard``): both runs scored
+    as if every unjudged document in either top ``bound_depth`` were relevant (the candidate
+    shows ``unjudged`` of them, in ``unjudged_queries`` queries): their means, Holm-corrected
+    p-value and the verdict there; ``baseline_unjudged`` counts the baseline's unjudged top-k
+    documents. None when the bound was not computed (results pruned, or no ranked results).
+    ``unjudged_mode`` is the rule that decided (``Gate.unjudged``).
     """
 
     metric: str
@@ -120,9 +136,35 @@ class MetricComparison:
     max_drop: float | None = None
     max_relative_drop: float | None = None
     alpha: float = 0.05
+    unjudged_mode: str = "bound"
+    bound_depth: int | None = None
+    unjudged: int | None = None
+    unjudged_queries: int | None = None
+    baseline_unjudged: int | None = None
+    bound_baseline: float | None = None
+    bound_candidate: float | None = None
+    bound_p_corrected: float | None = None
+    bound_verdict: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {key: _plain(value) for key, value in asdict(self).items()}
+
+    def bound_dict(self) -> dict[str, Any]:
+        """The fields a stored comparison keeps beside its metric row (in its options)."""
+        return {key: _plain(getattr(self, key)) for key in BOUND_FIELDS}
+
+
+BOUND_FIELDS = (
+    "unjudged_mode",
+    "bound_depth",
+    "unjudged",
+    "unjudged_queries",
+    "baseline_unjudged",
+    "bound_baseline",
+    "bound_candidate",
+    "bound_p_corrected",
+    "bound_verdict",
+)
 
 
 @dataclass(frozen=True)
@@ -202,6 +244,11 @@ class ComparisonResult:
     def regressions(self) -> list[MetricComparison]:
         """Gated metrics whose verdict is ``regression``."""
         return [m for m in self.metrics if m.gated and m.verdict == "regression"]
+
+    @property
+    def needing_judgments(self) -> list[MetricComparison]:
+        """Gated metrics whose verdict is ``needs_judgments``."""
+        return [m for m in self.metrics if m.gated and m.verdict == "needs_judgments"]
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready; ``metrics[]`` carries PRODUCT.md's fields (``metric``, ``baseline``,

@@ -309,6 +309,8 @@ def _compare(
         )
         return None
     metrics = list(dict.fromkeys([*project.metrics, *(g.metric for g in project.gates)]))
+    previous = _previous_night(store, spec.name, test_set, run.id)
+    ready = _score_on_run_version(store, run, [baseline.run_id, previous], emit)
     result = store.compare_runs(baseline.run_id, run.id, metrics=metrics, gates=list(project.gates))
     emit(
         {
@@ -322,8 +324,7 @@ def _compare(
             "verdicts": {m.metric: m.verdict for m in result.metrics if m.gated},
         }
     )
-    previous = _previous_night(store, spec.name, test_set, run.id)
-    if previous is not None and previous != baseline.run_id:
+    if previous is not None and previous != baseline.run_id and previous in ready:
         since = store.compare_runs(previous, run.id, metrics=metrics)
         emit(
             {
@@ -336,6 +337,28 @@ def _compare(
             }
         )
     return result
+
+
+def _score_on_run_version(
+    store: Store, run: RunInfo, others: list[int | None], emit: LogFunction
+) -> set[int]:
+    """New judgments never stop a night: runs compared with ``run`` are scored on its test set
+    version first, from their stored results (no searching), unless they already are. Returns
+    the runs that have scores on that version; one whose results were pruned is left out."""
+    from evalplat.errors import InputError
+    from evalplat.rescoring import score_on
+
+    version = f"{run.test_set}@{run.test_set_version}"
+    ready = set()
+    for other in dict.fromkeys(o for o in others if o is not None and o != run.id):
+        try:
+            if score_on(store, other, version):
+                emit({"step": "rescore", "run": other, "testset": version})
+        except InputError as error:
+            emit({"step": "rescore", "run": other, "testset": version, "skipped": str(error)})
+            continue
+        ready.add(other)
+    return ready
 
 
 def _previous_night(store: Store, config: str, test_set: str, run_id: int) -> int | None:

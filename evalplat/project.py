@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evalplat.comparison import TESTS, Gate
+from evalplat.comparison import TESTS, UNJUDGED_MODES, Gate
 from evalplat.errors import InputError
 
 PROJECT_FILE = "evalplat.toml"
@@ -313,7 +313,7 @@ class _Reader:
     def gate(self, table: dict[str, Any], index: int) -> Gate:
         self.only(
             table,
-            {"metric", "max_drop", "max_relative_drop", "test", "alpha", "consecutive"},
+            {"metric", "max_drop", "max_relative_drop", "test", "alpha", "consecutive", "unjudged"},
             "gates",
             index,
         )
@@ -343,6 +343,13 @@ class _Reader:
             raise self.fail(
                 f"gate {metric}: consecutive must be a whole number ≥ 1", "gates", index
             )
+        unjudged = table.get("unjudged", "bound")
+        if unjudged not in UNJUDGED_MODES:
+            raise self.fail(
+                f"gate {metric}: unjudged must be one of {', '.join(UNJUDGED_MODES)}",
+                "gates",
+                index,
+            )
         return Gate(
             metric=metric,
             max_drop=numbers["max_drop"],
@@ -350,6 +357,7 @@ class _Reader:
             test=test,
             alpha=float(alpha),
             consecutive=consecutive,
+            unjudged=unjudged,
         )
 
     def alert(self, table: dict[str, Any], index: int) -> dict[str, Any]:

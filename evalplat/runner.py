@@ -152,10 +152,14 @@ def rescore(
     metrics: Sequence[str | Metric] | None = None,
 ) -> RunInfo:
     """Score a stored run again, against another version of its test set (default: the
-    latest), without searching; the new evaluation becomes the run's shown scores."""
+    latest), without searching; the new evaluation becomes the run's shown scores, and the
+    earlier ones are kept (each names its test set version)."""
     info = store.run_info(run_ref)
     if info.status == "running":
         raise InputError(f"run {info.id} is still running; rescore it when it has finished")
+    if info.results_pruned_at is not None:
+        raise InputError(f"run {info.id}: its results were pruned by the retention policy, so "
+                         "it cannot be scored again")  # fmt: skip
     target = store.test_set_version(test_set_ref or info.test_set)
     if target.name != info.test_set:
         raise InputError(

@@ -92,7 +92,7 @@ def evaluation_record(
     ].reset_index(drop=True)
     topics = list(content.queries["query_id"])
     scored = evaluate(
-        content.judgments[["query_id", "doc_id", "grade"]],
+        content.qrels[["query_id", "doc_id", "grade"]],
         run_frame,
         metrics,
         ordering="given",

@@ -60,6 +60,7 @@ class TestSetContent:
 
     The corpus has its own hash so that versions differing only in judgments share one stored
     corpus; a content's hash includes its corpus hash, so changing a document is a new version.
+    When a pair has grades from several sources, ``grade rule <rule>`` follows the judgments.
     """
 
     __test__ = False  # not a pytest test class, despite the name
@@ -67,6 +68,15 @@ class TestSetContent:
     queries: pd.DataFrame
     judgments: pd.DataFrame
     documents: pd.DataFrame | None = None
+    grade_rule: str | None = None  # how several sources' grades of one pair resolve
+
+    @property
+    def qrels(self) -> pd.DataFrame:
+        """One grade per (query, document): ``judgments`` as they are when every pair was graded
+        once, else resolved by ``grade_rule`` (``evalplat.raters``, default ``mean``)."""
+        from evalplat.raters import DEFAULT_GRADE_RULE, resolve_grades
+
+        return resolve_grades(self.judgments, self.grade_rule or DEFAULT_GRADE_RULE)
 
     def content_hash(self) -> str:
         digest = hashlib.sha256(b"evalplat test set v1\n")
@@ -86,6 +96,10 @@ class TestSetContent:
             _text_field(sources if sources is not None else _nulls(len(judgments))),
         ]
         _digest_section(digest, "judgments", judgment_rows)
+        from evalplat.raters import DEFAULT_GRADE_RULE, several_grades
+
+        if several_grades(judgments):  # hashed only then: single-rater versions keep their hash
+            digest.update(f"grade rule {self.grade_rule or DEFAULT_GRADE_RULE}\n".encode())
         corpus = "-" if self.documents is None else self.corpus_hash()
         digest.update(f"corpus {corpus}\n".encode())
         return digest.hexdigest()
@@ -113,11 +127,13 @@ def load_testset(
     *,
     queries_format: str | None = None,
     docs_format: str | None = None,
+    grade_rule: str | None = None,
 ) -> TestSetContent:
     """Read and cross-check a test set's files; nothing is returned unless all of it is valid.
 
     ``format`` is the judgments' format (``trec``, ``csv``, ``tsv``, ``jsonl``; default from the
     extension); ``queries_format`` and ``docs_format`` override the other two files' formats.
+    ``grade_rule`` resolves pairs graded by several sources (``evalplat.raters``).
     """
     import pandas as pd
 
@@ -146,7 +162,13 @@ def load_testset(
                 line=judgments_file.line_of(row),
             )
     documents = None if docs is None else parse_documents(docs, docs_format).frame
-    return TestSetContent(queries=queries_frame, judgments=judgments, documents=documents)
+    if grade_rule is not None:
+        from evalplat.raters import check_grade_rule
+
+        check_grade_rule(grade_rule)
+    return TestSetContent(
+        queries=queries_frame, judgments=judgments, documents=documents, grade_rule=grade_rule
+    )
 
 
 # -- canonical serialisation --------------------------------------------------------------------

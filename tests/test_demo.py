@@ -27,7 +27,9 @@ def test_demo_builds_a_project_reports_regressions_and_exits_0(
     }
     # the AND operator loses most relevant documents: a regression by any honest test
     assert verdicts[("bm25-and", "nDCG@10")] == "regression"
-    assert verdicts[("bm25-nostem", "nDCG@10")] in {"regression", "unchanged"}
+    # without the stemmer nDCG@10 falls by 0.02, but by less than the 0.01 threshold once every
+    # unjudged top-10 document counts as relevant: the drop turns on missing judgments
+    assert verdicts[("bm25-nostem", "nDCG@10")] in {"regression", "needs_judgments"}
     pages = sorted((folder / "reports" / "compare").glob("compare-*.html"))
     assert pages, "the report site has no comparison page"
     alerts = (folder / "alerts.jsonl").read_text(encoding="utf-8").splitlines()

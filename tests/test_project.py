@@ -58,6 +58,7 @@ def test_project_paths_are_relative_to_the_file_and_names_canonical(tmp_path: Pa
     assert project.metrics == ("nDCG@10", "P@5", "AP")
     assert project.configs[0].params == {"tokenizer": "porter"}
     assert project.gates[0].consecutive == 2 and project.gates[0].test == "randomization"
+    assert project.gates[0].unjudged == "bound"  # the default guard
     assert project.alerts[0]["url"] == "${EVALPLAT_WEBHOOK_URL}"
     assert project.keep_results_days == 90
 
@@ -68,6 +69,7 @@ def test_project_paths_are_relative_to_the_file_and_names_canonical(tmp_path: Pa
         (('testsets = ["cranfield"]', 'testsets = ["trec"]'), 10, "test set 'trec'"),
         (('metric = "nDCG@10"', 'metric = "nDGC@10"'), 20, "nDGC@10"),
         (("consecutive = 2", "consecutive = 0"), 20, "consecutive"),
+        (("consecutive = 2", 'unjudged = "hope"'), 20, "unjudged must be one of bound"),
         (('searcher = "builtin"', 'searcher = "builtin"\nsercher = "x"'), 10, "unknown key"),
         (('names = ["NDCG@10", "P@5", "AP"]', "names = []"), 17, "names must be a non-empty list"),
         (('names = ["NDCG@10", "P@5", "AP"]', 'names = ["Prec@5"]'), 17, "[metrics] "),
@@ -105,6 +107,11 @@ def test_invalid_project_names_the_line_of_the_table(
         load_project(path)
     assert f"evalplat.toml line {line}" in str(raised.value)
     assert message in str(raised.value)
+
+
+def test_a_gate_chooses_how_unjudged_documents_weigh(tmp_path: Path) -> None:
+    text = GOOD.replace("consecutive = 2", 'unjudged = "needs_judgments"')
+    assert load_project(write(tmp_path, text)).gates[0].unjudged == "needs_judgments"
 
 
 def test_missing_project_file_is_an_input_error(tmp_path: Path) -> None:

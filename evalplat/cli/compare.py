@@ -1,8 +1,9 @@
 """``evalplat compare | unjudged | history`` and ``evalplat baseline set | show``.
 
 ``compare`` exits 0 unless ``--fail-on-regression`` is given and a gated metric regressed
-(exit 1). Refusals (different test set versions: exit 2; incomplete runs: exit 3) come from the
-store as errors and print one line.
+(exit 1); with ``--strict`` as well, a gated metric that needs judgments also exits 1.
+Refusals (different test set versions: exit 2; incomplete runs: exit 3) come from the store as
+errors and print one line.
 """
 
 from __future__ import annotations
@@ -84,17 +85,36 @@ def compare_command(
     fail_on_regression: Annotated[
         bool, typer.Option("--fail-on-regression", help="Exit 1 when a gated metric regressed.")
     ] = False,
+    strict: Annotated[
+        bool,
+        typer.Option(
+            "--strict",
+            help="With --fail-on-regression: also exit 1 when a gated metric needs judgments.",
+        ),
+    ] = False,
+    unjudged: Annotated[
+        str,
+        typer.Option(
+            "--unjudged",
+            help="How unjudged documents weigh on the gates: bound (decide with every unjudged "
+            "top-k document relevant too), needs_judgments (a drop while Judged@k fell needs "
+            "judgments) or ignore.",
+        ),
+    ] = "bound",
     as_json: JsonOption = False,
     db: DbOption = None,
 ) -> None:
     """Compare a candidate run with a baseline run: deltas, CIs, p-values and verdicts."""
-    from evalplat.comparison import CompareOptions, Gate
+    from evalplat.comparison import UNJUDGED_MODES, CompareOptions, Gate
+    from evalplat.errors import InputError
     from evalplat.metrics.registry import parse_all
 
+    if unjudged not in UNJUDGED_MODES:
+        raise InputError(f"--unjudged must be one of {', '.join(UNJUDGED_MODES)}, got {unjudged!r}")
     options = CompareOptions(test=test, alpha=alpha, seed=seed, allow_partial=allow_partial)
     store = open_store(db)
     gates = None
-    if metric or max_drop is not None or max_relative_drop is not None:
+    if metric or max_drop is not None or max_relative_drop is not None or unjudged != "bound":
         chosen = parse_all(metric) if metric else None
         scored = _scored_metrics(store, baseline) if chosen is None else chosen
         gates = [
@@ -104,6 +124,7 @@ def compare_command(
                 max_relative_drop=max_relative_drop,
                 test=test,
                 alpha=alpha,
+                unjudged=unjudged,
             )
             for m in scored
             if m.gateable
@@ -112,14 +133,14 @@ def compare_command(
         baseline, candidate, metrics=metric or None, gates=gates, options=options
     )
     if junit is not None:
-        write_junit(result, junit)
+        write_junit(result, junit, strict=strict)
     if report is not None:
         write_report(result, report, store)
     if as_json:
         print_json(result.to_dict())
     else:
         _print_comparison(result)
-    if fail_on_regression and result.regressions:
+    if fail_on_regression and (result.regressions or (strict and result.needing_judgments)):
         raise typer.Exit(1)
 
 
@@ -187,6 +208,8 @@ def _print_comparison(result: ComparisonResult) -> None:
         worst = result.movers[m.metric].worse[:5]
         listed = ", ".join(f"{q.query_id} ({q.delta:+.3f})" for q in worst)
         console.print(f"{m.metric} regressed; worst queries: {listed}", markup=False)
+    for line in needs_judgments_lines(result):
+        console.print(line, markup=False, highlight=False)
     console.print(f"verdict: {result.verdict} (comparison {result.id})", highlight=False)
 
 
@@ -199,19 +222,49 @@ def _changes_text(changes: Changes) -> str:
     return "changed   " + "\n          ".join(lines)
 
 
-def write_junit(result: ComparisonResult, path: Path) -> None:
-    """One testcase per gated metric; a ``<failure>`` for each regression."""
+def needs_judgments_lines(result: ComparisonResult) -> list[str]:
+    """Why each gated metric needs judgments, and the command that exports the documents."""
+    lines = []
+    for m in result.needing_judgments:
+        k = m.bound_depth or 10
+        run = result.candidate_run_id if result.candidate_run_id is not None else "RUN"
+        if m.unjudged is not None:
+            bound = "" if m.bound_candidate is None else (
+                f"; if they were relevant: {m.bound_baseline:.4f} -> {m.bound_candidate:.4f} "
+                f"({m.bound_verdict})"
+            )  # fmt: skip
+            why = (
+                f"{m.unjudged} unjudged documents in the candidate's top {k} "
+                f"of {m.unjudged_queries} queries{bound}"
+            )
+        else:
+            why = "the candidate's judged coverage fell"
+        lines.append(
+            f"{m.metric} needs judgments: {why}. "
+            f"Export them: evalplat unjudged {run} --k {k} > pool.csv"
+        )
+    return lines
+
+
+def write_junit(result: ComparisonResult, path: Path, *, strict: bool = False) -> None:
+    """One testcase per gated metric; a ``<failure type="regression">`` for each regression.
+
+    A metric that needs judgments is undecided, not passed: ``<skipped>`` (CI shows it apart from
+    passes and failures, and the build stays green, as the exit code does), or with ``strict`` a
+    ``<failure type="needs_judgments">``, matching the exit code 1 of ``--strict``."""
     import xml.etree.ElementTree as ET
 
     gated = [m for m in result.metrics if m.gated]
+    undecided = len(result.needing_judgments)
     suite = ET.Element(
         "testsuite",
         name="evalplat compare",
         tests=str(len(gated)),
-        failures=str(len(result.regressions)),
+        failures=str(len(result.regressions) + (undecided if strict else 0)),
         errors="0",
-        skipped="0",
+        skipped="0" if strict else str(undecided),
     )
+    why = dict(zip(result.needing_judgments, needs_judgments_lines(result), strict=True))
     for m in gated:
         case = ET.SubElement(
             suite, "testcase", classname=f"evalplat.{result.test_set}", name=m.metric
@@ -226,6 +279,12 @@ def write_junit(result: ComparisonResult, path: Path) -> None:
             failure.text = "\n".join(
                 f"{q.query_id}: {q.baseline:.4f} -> {q.candidate:.4f}" for q in worst
             )
+        elif m.verdict == "needs_judgments" and strict:
+            failure = ET.SubElement(case, "failure", message=summary, type="needs_judgments")
+            failure.text = why[m]
+        elif m.verdict == "needs_judgments":
+            ET.SubElement(case, "skipped", message=why[m])
+            ET.SubElement(case, "system-out").text = summary
         else:
             ET.SubElement(case, "system-out").text = summary
     root = ET.Element("testsuites")
@@ -280,20 +339,26 @@ def history_command(
     from rich.console import Console
     from rich.table import Table
 
-    table = Table("run", "started", "status", "config", "test set", name, "verdict")
+    table = Table("run", "started", "status", "config", "test set", "judgments", name, "verdict")
+    previous: dict[str, int | None] = {}
     for p in points:
         value = p.means.get(name)
+        changed = p.test_set in previous and previous[p.test_set] != p.judgment_version
+        previous[p.test_set] = p.judgment_version
         table.add_row(
             str(p.run_id) + (" *" if p.is_baseline else ""),
             f"{p.started_at:%Y-%m-%d %H:%M}",
             p.status,
             f"v{p.config_version}" + (f" {p.label}" if p.label else ""),
             f"{p.test_set}@{p.test_set_version}",
+            f"v{p.judgment_version}" + (" ◆" if changed else ""),
             "" if value is None else f"{value:.4f}",
             p.verdict or "",
         )
     Console().print(table)
-    Console().print("* baseline", highlight=False)
+    Console().print(
+        "* baseline · ◆ new judgments: not comparable with the rows above", highlight=False
+    )
 
 
 @baseline_app.command("set")

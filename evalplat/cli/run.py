@@ -133,7 +133,13 @@ def import_run_command(
 
 
 def rescore_command(
-    run: Annotated[str, typer.Argument(help=f"Run: {RUN_REF}.")],
+    run: Annotated[
+        str | None,
+        typer.Argument(
+            help=f"Run: {RUN_REF} (not with --all).",
+            show_default=False,
+        ),
+    ] = None,
     testset: Annotated[
         str | None,
         typer.Option(
@@ -143,15 +149,50 @@ def rescore_command(
             show_default=False,
         ),
     ] = None,
+    all_runs: Annotated[
+        bool,
+        typer.Option(
+            "--all",
+            help="Every finished run of the --testset test set; runs already scored on that "
+            "version are kept.",
+        ),
+    ] = False,
     metric: MetricOption = None,
     db: DbOption = None,
     json_output: JsonOption = False,
 ) -> None:
-    """Score a stored run again against another version of its judgments, without searching."""
-    from evalplat import runner
+    """Score a stored run again against another version of its judgments, without searching.
 
+    Each (run, test set version) score set is kept; the newest is the one the run shows."""
+    from evalplat import runner
+    from evalplat.errors import InputError
+
+    if all_runs:
+        if run is not None or testset is None:
+            raise InputError("--all takes no run and needs --testset NAME@VERSION")
+        _rescore_all(testset, metric, db, json_output)
+        return
+    if run is None:
+        raise InputError("name a run to rescore, or pass --all --testset NAME@VERSION")
     info = runner.rescore(open_store(db), run, testset, metrics=metric)
     _report(info, json_output)
+
+
+def _rescore_all(testset: str, metric: list[str] | None, db: str | None, as_json: bool) -> None:
+    from evalplat.rescoring import rescore_all
+
+    outcomes = rescore_all(open_store(db), testset, metrics=metric)
+    if as_json:
+        print_json([o.to_dict() for o in outcomes])
+        return
+    for o in outcomes:
+        typer.echo(
+            f"run {o.run_id} ({o.config}): {o.outcome}" + (f", {o.reason}" if o.reason else "")
+        )
+    counts = {
+        kind: sum(o.outcome == kind for o in outcomes) for kind in ("rescored", "kept", "skipped")
+    }
+    echo_err(", ".join(f"{n} {kind}" for kind, n in counts.items()) + f" on {testset}")
 
 
 @runs_app.command("list")

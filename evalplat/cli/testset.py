@@ -41,6 +41,15 @@ def import_(
     docs_format: Annotated[
         str | None, typer.Option("--docs-format", help="Documents format: jsonl.")
     ] = None,
+    grades: Annotated[
+        str | None,
+        typer.Option(
+            "--grades",
+            help="How grades of one pair from several sources resolve: mean (default), max, "
+            "majority or source:NAME. Stored with the version.",
+            show_default=False,
+        ),
+    ] = None,
     db: DbOption = None,
     json_output: JsonOption = False,
 ) -> None:
@@ -57,6 +66,7 @@ def import_(
         format=format,
         queries_format=queries_format,
         docs_format=docs_format,
+        grade_rule=grades,
     )
     source = {
         "qrels": qrels.name,
@@ -109,11 +119,20 @@ def show(
     json_output: JsonOption = False,
 ) -> None:
     """One test set version, and the other versions of the same test set."""
+    from dataclasses import asdict
+
     store = open_store(db)
     info = store.test_set_version(ref)
     versions = store.test_set_versions(info.name)
+    agreement = store.rater_agreement(f"{info.name}@{info.version}")
     if json_output:
-        print_json({**info.to_dict(), "versions": [v.version for v in versions]})
+        print_json(
+            {
+                **info.to_dict(),
+                "versions": [v.version for v in versions],
+                "agreement": [asdict(a) for a in agreement],
+            }
+        )
         return
     typer.echo(f"{info.name}@{info.version}")
     typer.echo(f"queries    {info.queries}")
@@ -125,6 +144,15 @@ def show(
         files = ", ".join(f"{k}={v}" for k, v in info.source.items() if v)
         typer.echo(f"source     {files}")
     typer.echo("versions   " + ", ".join(str(v.version) for v in versions))
+    if info.grade_rule is not None:
+        typer.echo(f"grades     several sources per pair, resolved by {info.grade_rule}")
+    for a in agreement:
+        kappa = "n/a" if a.kappa is None else f"{a.kappa:.3f}"
+        exact = "n/a" if a.exact is None else f"{a.exact:.0%}"
+        typer.echo(
+            f"agreement  {a.source_a} / {a.source_b}: weighted kappa {kappa}, "
+            f"same grade {exact}, {a.pairs} pairs"
+        )
 
 
 @app.command("export")
@@ -150,7 +178,7 @@ def export(
     content = open_store(db).load_test_set(ref)
     if out is None:
         with tempfile.TemporaryDirectory() as folder:
-            path = write_qrels(content.judgments, Path(folder) / "qrels.txt")
+            path = write_qrels(content.qrels, Path(folder) / "qrels.txt")
             sys.stdout.write(path.read_text(encoding="utf-8"))
         return
     written = export_testset(content, out)

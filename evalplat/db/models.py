@@ -3,7 +3,7 @@
 Shape of the data (PRODUCT.md "Concepts"):
 
     test_set 1─* test_set_version *─1 corpus 1─* document
-                 test_set_version 1─* query, judgment
+                 test_set_version 1─* query, judgment, rating
     config   1─* config_version
     run (config_version x test_set_version) 1─* result, run_query
     evaluation (run scored against a test_set_version) 1─* query_score, metric_mean
@@ -145,6 +145,8 @@ class TestSetVersion(Base):
     judgments_count: Mapped[int] = mapped_column(Integer)
     # Where the content came from (file names, format, import options): informational only.
     source: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    # How grades of one pair from several sources resolve (evalplat.raters); None: one each.
+    grade_rule: Mapped[str | None] = mapped_column(String(60), nullable=True)
     created_at: Mapped[datetime] = _created()
 
     test_set: Mapped[TestSet] = relationship(back_populates="versions")
@@ -173,6 +175,22 @@ class Judgment(Base):
     doc_id: Mapped[str] = mapped_column(ExternalId, primary_key=True)
     grade: Mapped[int] = mapped_column(Integer)
     source: Mapped[str | None] = mapped_column(String(40), nullable=True)
+
+
+class Rating(Base):
+    """Every source's grade of a pair, kept when some pair of the version has several (a second
+    rater); ``judgment`` then holds the grades resolved by the version's ``grade_rule``.
+    ``source`` is ``""`` for grades that named none."""
+
+    __tablename__ = "rating"
+
+    test_set_version_id: Mapped[int] = mapped_column(
+        ForeignKey("test_set_version.id", ondelete="CASCADE"), primary_key=True
+    )
+    query_id: Mapped[str] = mapped_column(ExternalId, primary_key=True)
+    doc_id: Mapped[str] = mapped_column(ExternalId, primary_key=True)
+    source: Mapped[str] = mapped_column(String(40), primary_key=True)
+    grade: Mapped[int] = mapped_column(Integer)
 
 
 # ── configs ──────────────────────────────────────────────────────────────────────────────────

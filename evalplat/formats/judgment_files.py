@@ -131,7 +131,7 @@ def _judgments_slow(text: str, fmt: str, path: Path) -> tuple[pd.DataFrame, list
     grades: list[int] = []
     sources: list[str | None] = []
     lines: list[int] = []
-    first: dict[tuple[str, str], int] = {}
+    first: dict[tuple[str, str, str | None], int] = {}
     for number, record in _judgment_records(text, fmt, path):
         for key in JUDGMENT_COLUMNS[:3]:
             if key not in record:
@@ -143,10 +143,12 @@ def _judgments_slow(text: str, fmt: str, path: Path) -> tuple[pd.DataFrame, list
         if source is not None and not isinstance(source, str):
             problem = f"source must be a string, found {json_type(source)}"
             raise InputError(problem, path=path, line=number)
-        pair = (query_id, doc_id)
+        # a second grade of a pair from another source is a second rater, not a duplicate
+        pair = (query_id, doc_id, source or None)
         if pair in first:
+            by = f" from source {source!r}" if source else ""
             problem = (
-                f"duplicate judgment for query {query_id!r}, doc {doc_id!r} "
+                f"duplicate judgment for query {query_id!r}, doc {doc_id!r}{by} "
                 f"(first on line {first[pair]})"
             )
             raise InputError(problem, path=path, line=number)

@@ -180,6 +180,7 @@ def line_chart(
     *,
     label: str,
     version_changes: Sequence[int] = (),
+    judgment_changes: Sequence[int] = (),
     width: int = 640,
     height: int = 200,
     floor: float | None = None,
@@ -188,10 +189,12 @@ def line_chart(
     """A line with a marker per point; baseline and regression points get their own symbols.
 
     ``version_changes`` are indices where a new config version starts: a dashed vertical line
-    is drawn just before that point. Markers: circle = run, square = baseline, downward
-    triangle = regression, upward triangle = improvement (shape as well as colour). The y axis
-    stays within ``[floor, ceiling]`` (0 and 1 for a metric bounded in [0, 1]); its ticks come
-    from ``axis_ticks``. Point labels are the x axis labels (run dates on history pages).
+    is drawn just before that point. ``judgment_changes`` are indices where the points start
+    being scored against other judgments: a dotted line marks it and the line is broken there,
+    since values on both sides are not comparable. Markers: circle = run, square = baseline,
+    downward triangle = regression, upward triangle = improvement (shape as well as colour). The
+    y axis stays within ``[floor, ceiling]`` (0 and 1 for a metric bounded in [0, 1]); its ticks
+    come from ``axis_ticks``. Point labels are the x axis labels (run dates on history pages).
     """
     left, right, top, bottom = 56, 12, 12, 28
     out = [_open(width, height, label, "line-chart")]
@@ -228,8 +231,17 @@ def line_chart(
                 f'<line class="c-version" x1="{_f(x)}" x2="{_f(x)}" y1="{top}" '
                 f'y2="{height - bottom}"><title>new config version</title></line>'
             )
+    for index in judgment_changes:
+        if 0 < index < len(points):
+            x = (x_of(index - 1) + x_of(index)) / 2
+            out.append(
+                f'<line class="c-judgments" x1="{_f(x)}" x2="{_f(x)}" y1="{top}" '
+                f'y2="{height - bottom}"><title>new judgments</title></line>'
+            )
     segments: list[list[str]] = [[]]
     for i, point in enumerate(points):
+        if i in judgment_changes:
+            segments.append([])
         if point.value is None or not math.isfinite(point.value):
             segments.append([])
             continue

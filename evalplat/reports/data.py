@@ -310,6 +310,7 @@ class HistoryRun:
     is_baseline: bool
     verdict: str | None  # of this run's comparison with its baseline, when one is known
     comparison_id: int | None = None
+    judgment_version: int | None = None  # test set version the means were scored against
 
 
 @dataclass(frozen=True)

@@ -62,7 +62,7 @@ class TestSetCache:
             titles: Mapping[str, str] = (
                 {} if content.documents is None else _Titles(content.documents)
             )
-            self._loaded[key] = (texts, content.judgments, titles)
+            self._loaded[key] = (texts, content.qrels, titles)
         return self._loaded[key]
 
 
@@ -164,7 +164,12 @@ def gather_history(
             chosen[point.test_set] = [str(m) for m in asked]
         by_test_set.setdefault(point.test_set, []).append(
             HistoryRun(
-                header, dict(point.means), point.is_baseline, point.verdict, point.comparison_id
+                header,
+                dict(point.means),
+                point.is_baseline,
+                point.verdict,
+                point.comparison_id,
+                point.judgment_version,
             )
         )
     if test_set is not None and test_set not in by_test_set:

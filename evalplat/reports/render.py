@@ -229,6 +229,11 @@ def history_html(page: HistoryPage, links: Links | None = None) -> str:
     from evalplat.metrics.registry import parse
 
     dates = run_dates([h.run.started_at for h in page.runs], [h.run.id for h in page.runs])
+    judgments = [
+        i
+        for i in range(1, len(page.runs))
+        if page.runs[i].judgment_version != page.runs[i - 1].judgment_version
+    ]
     figures = []
     for name in page.metrics:
         points = [
@@ -246,6 +251,7 @@ def history_html(page: HistoryPage, links: Links | None = None) -> str:
             points,
             label=f"{name} over time",
             version_changes=changes,
+            judgment_changes=judgments,
             width=540,
             height=190,
             floor=0.0,  # every registry metric is a share, a gain or a count: never below 0

@@ -2,13 +2,18 @@
 
 Rules kept here (the pure computation is ``evalplat.comparison.compare_scores``):
 
-- Two runs are compared on their latest evaluations, which must be against the **same test set
-  version**; otherwise the comparison is refused with the ``rescore`` command that fixes it.
+- Two runs are compared on evaluations against the **same test set version**: the candidate's
+  latest one and the baseline's scores on that version (kept from an earlier ``rescore``), or
+  else the baseline's latest and the candidate's scores on that one. Without a common version
+  the comparison is refused with the ``rescore`` command that fixes it.
 - Runs that are not ``complete`` are refused (``OperationalError``, exit 3) unless
   ``allow_partial``; a ``running`` run is always refused.
 - Every comparison is stored (``comparison`` + one ``comparison_metric`` row per metric) with
   the options and gates that reproduce it; per-query deltas and movers are recomputed from the
   stored per-query scores when it is loaded back.
+- The optimistic bound (``evalplat.guard``) is scored here from both runs' ranked results
+  and the version's judgments; its figures are kept in the comparison's options (``bounds``).
+  Runs whose results were pruned have no bound: their gates use the Judged@k rule.
 - A ``CONFIG@baseline`` reference adopts the config's first baselines first (see
   ``evalplat.store.baselines``); history and unjudged documents live in
   ``evalplat.store.history``.
@@ -18,13 +23,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from evalplat.changes import Changes
 from evalplat.comparison import (
+    BOUND_FIELDS,
     CompareOptions,
     ComparisonResult,
     Gate,
@@ -37,6 +43,8 @@ from evalplat.db.models import (
     Config,
     ConfigVersion,
     Evaluation,
+    Judgment,
+    Query,
     QueryScore,
     Run,
     TestSet,
@@ -47,12 +55,13 @@ from evalplat.store.base import utcnow
 from evalplat.store.baselines import BaselineInfo, adopt_first_baselines
 from evalplat.store.changes import run_changes
 from evalplat.store.history import HistoryPoint
-from evalplat.store.run_rows import latest_evaluations, resolve_run
+from evalplat.store.run_rows import evaluation_on, latest_evaluations, resolve_run
 from evalplat.store.runs import RunsMixin
 
 if TYPE_CHECKING:
     import pandas as pd
 
+    from evalplat.guard import BoundScores
     from evalplat.metrics.registry import Metric
 
 __all__ = ["BaselineInfo", "ComparisonsMixin", "HistoryPoint"]
@@ -87,7 +96,7 @@ class ComparisonsMixin(RunsMixin):
             for run in runs:
                 if run is not None:
                     _check_comparable(session, run, evaluations.get(run.id), options)
-            eval_a, eval_b = evaluations[ids[0]], evaluations[ids[1]]
+            eval_a, eval_b = _matching_evaluations(session, ids, evaluations)
             _check_same_version(session, ids, eval_a, eval_b)
             labels = [_label(session, run_id) for run_id in ids]
             test_set = _version_name(session, eval_a)
@@ -95,11 +104,14 @@ class ComparisonsMixin(RunsMixin):
             pruned = any(run is not None and run.results_pruned_at for run in runs)
         scores_a, scores_b = self._scores(eval_a), self._scores(eval_b)
         overlap = None
+        bound = None
         if not pruned:
-            overlap, _ = rank_overlap(
-                self.load_results(ids[0]), self.load_results(ids[1]), k=overlap_k
-            )
-        result = compare_scores(scores_a, scores_b, metrics, gates, options, overlap=overlap)
+            results_a, results_b = self.load_results(ids[0]), self.load_results(ids[1])
+            overlap, _ = rank_overlap(results_a, results_b, k=overlap_k)
+            bound = self._optimistic(eval_a, results_a, results_b, scores_a, metrics, gates)
+        result = compare_scores(
+            scores_a, scores_b, metrics, gates, options, overlap=overlap, bound=bound
+        )
         now = utcnow()
         with self.session() as session:
             row = Comparison(
@@ -110,6 +122,7 @@ class ComparisonsMixin(RunsMixin):
                     "gates": [asdict(g) for g in result.gates],
                     "metrics": [m.metric for m in result.metrics],
                     "changes": changes.to_dict(),
+                    "bounds": {m.metric: m.bound_dict() for m in result.metrics},
                 },
                 verdict=result.verdict,
                 overlap=None if overlap is None else overlap.to_dict(),
@@ -120,6 +133,8 @@ class ComparisonsMixin(RunsMixin):
             for metric in result.metrics:
                 values = metric.to_dict()
                 for key in ("higher_is_better", "max_drop", "max_relative_drop", "alpha"):
+                    values.pop(key)
+                for key in BOUND_FIELDS:
                     values.pop(key)
                 session.add(ComparisonMetric(comparison_id=row.id, **values))
             comparison_id = row.id
@@ -170,6 +185,7 @@ class ComparisonsMixin(RunsMixin):
         fresh = compare_scores(
             self._scores(evaluations[0]), self._scores(evaluations[1]), order, gates, options
         )
+        bounds = saved_options.get("bounds") or {}
         metrics = []
         for computed in fresh.metrics:
             saved = stored.get(computed.metric)
@@ -183,6 +199,11 @@ class ComparisonsMixin(RunsMixin):
                         field: getattr(saved, field)
                         for field in MetricComparison.__dataclass_fields__
                         if hasattr(ComparisonMetric, field)
+                    },
+                    **{
+                        key: value
+                        for key, value in (bounds.get(computed.metric) or {}).items()
+                        if key in BOUND_FIELDS
                     },
                 )
             )
@@ -200,6 +221,41 @@ class ComparisonsMixin(RunsMixin):
             created_at=created_at.isoformat(),
             changes=changes,
         )
+
+    def _optimistic(
+        self,
+        evaluation_id: int,
+        results_a: pd.DataFrame,
+        results_b: pd.DataFrame,
+        scores_a: pd.DataFrame,
+        metrics: Sequence[str | Metric] | None,
+        gates: Sequence[Gate] | None,
+    ) -> BoundScores:
+        """Both runs scored under the optimistic bound, for the metrics to be compared."""
+        from evalplat.guard import optimistic_bound
+        from evalplat.metrics.registry import parse
+
+        names = [str(m) for m in metrics] if metrics else list(dict.fromkeys(scores_a["metric"]))
+        names += [g.metric for g in gates or ()]
+        chosen = list(dict.fromkeys(str(parse(n)) for n in names if parse(n).gateable))
+        with self.session() as session:
+            evaluation = session.get(Evaluation, evaluation_id)
+            if evaluation is None:
+                raise NotFoundError(f"no evaluation {evaluation_id}")
+            version_id = evaluation.test_set_version_id
+            judgments = _frame(
+                session,
+                select(Judgment.query_id, Judgment.doc_id, Judgment.grade).where(
+                    Judgment.test_set_version_id == version_id
+                ),
+                ["query_id", "doc_id", "grade"],
+            )
+            topics = list(
+                session.scalars(
+                    select(Query.query_id).where(Query.test_set_version_id == version_id)
+                )
+            )
+        return optimistic_bound(judgments, results_a, results_b, chosen, topics)
 
     def _scores(self, evaluation_id: int) -> pd.DataFrame:
         import pandas as pd
@@ -226,6 +282,22 @@ def _check_comparable(
         )
     if evaluation_id is None:
         raise OperationalError(f"run {run.id} has no scores; score it with `evalplat rescore`")
+
+
+def _matching_evaluations(
+    session: Session, ids: list[int], latest: dict[int, int]
+) -> tuple[int, int]:
+    """Evaluations of both runs against one test set version, when they have one (module doc);
+    otherwise the two latest, which ``_check_same_version`` refuses."""
+    eval_a, eval_b = latest[ids[0]], latest[ids[1]]
+    for run_id, other, pick_first in ((ids[0], eval_b, True), (ids[1], eval_a, False)):
+        evaluation = session.get(Evaluation, other)
+        if evaluation is None:
+            continue
+        match = evaluation_on(session, run_id, evaluation.test_set_version_id)
+        if match is not None:
+            return (match, eval_b) if pick_first else (eval_a, match)
+    return eval_a, eval_b
 
 
 def _check_same_version(session: Session, ids: list[int], eval_a: int, eval_b: int) -> None:
@@ -261,3 +333,9 @@ def _label(session: Session, run_id: int) -> str:
     ).one()
     label = f" ({row[2]})" if row[2] else ""
     return f"run {run_id}: {row[0]}@{row[1]}{label}"
+
+
+def _frame(session: Session, statement: Any, columns: list[str]) -> pd.DataFrame:
+    import pandas as pd
+
+    return pd.DataFrame([tuple(r) for r in session.execute(statement).all()], columns=columns)

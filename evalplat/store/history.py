@@ -18,6 +18,7 @@ from evalplat.db.models import (
     ConfigVersion,
     Evaluation,
     Judgment,
+    MetricMean,
     Query,
     Result,
     Run,
@@ -27,7 +28,7 @@ from evalplat.db.models import (
 from evalplat.errors import InputError, NotFoundError
 from evalplat.store.base import StoreBase
 from evalplat.store.baselines import adopt_first_baselines
-from evalplat.store.run_rows import latest_evaluations, resolve_run, run_infos
+from evalplat.store.run_rows import evaluation_on, latest_evaluations, resolve_run, run_infos
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -36,7 +37,12 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class HistoryPoint:
     """One run of a config: its means and, when stored, the verdict of its latest comparison
-    with the config's baseline."""
+    with the config's baseline.
+
+    ``means`` are the scores against the judgments the run was searched with (test set version
+    ``judgment_version``), as recorded that night: a later ``rescore`` adds scores on other
+    versions but does not move a run's point. History connects only points with the same
+    ``judgment_version`` and marks where it changes."""
 
     run_id: int
     status: str
@@ -49,6 +55,7 @@ class HistoryPoint:
     is_baseline: bool
     verdict: str | None
     comparison_id: int | None
+    judgment_version: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -87,6 +94,9 @@ class HistoryMixin(StoreBase):
             points = []
             for run, version, label, ts_name, ts_version, ts_id in rows:
                 verdict, comparison_id = _verdict_against(session, baselines.get(ts_id), run.id)
+                own = evaluation_on(session, run.id, run.test_set_version_id)
+                means = infos[run.id].means if own is None else _means(session, own)
+                judged_on = infos[run.id].scored_against_version if own is None else ts_version
                 points.append(
                     HistoryPoint(
                         run_id=run.id,
@@ -96,10 +106,11 @@ class HistoryMixin(StoreBase):
                         test_set=ts_name,
                         test_set_version=ts_version,
                         started_at=infos[run.id].started_at,
-                        means=infos[run.id].means,
+                        means=means,
                         is_baseline=baselines.get(ts_id) == run.id,
                         verdict=verdict,
                         comparison_id=comparison_id,
+                        judgment_version=judged_on,
                     )
                 )
             return points
@@ -167,3 +178,10 @@ def _verdict_against(
             return row[0], row[1]
     row = session.execute(latest).first()
     return (None, None) if row is None else (row[0], row[1])
+
+
+def _means(session: Session, evaluation_id: int) -> dict[str, float]:
+    rows = session.execute(
+        select(MetricMean.metric, MetricMean.value).where(MetricMean.evaluation_id == evaluation_id)
+    ).all()
+    return {str(metric): float(value) for metric, value in rows}

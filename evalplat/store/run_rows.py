@@ -274,6 +274,15 @@ def latest_evaluations(session: Session, run_ids: Sequence[int]) -> dict[int, in
     return {run_id: evaluation_id for run_id, evaluation_id in rows}
 
 
+def evaluation_on(session: Session, run_id: int, test_set_version_id: int) -> int | None:
+    """The run's latest evaluation against that test set version, if it was ever scored so."""
+    return session.scalar(
+        select(func.max(Evaluation.id)).where(
+            Evaluation.run_id == run_id, Evaluation.test_set_version_id == test_set_version_id
+        )
+    )
+
+
 def run_infos(session: Session, runs: Sequence[Run]) -> list[RunInfo]:
     if not runs:
         return []

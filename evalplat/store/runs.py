@@ -32,10 +32,12 @@ from evalplat.db.models import (
     Baseline,
     Config,
     ConfigVersion,
+    Evaluation,
     QueryScore,
     Result,
     Run,
     RunQuery,
+    TestSetVersion,
 )
 from evalplat.errors import InputError, NotFoundError
 from evalplat.store.base import StoreBase, utcnow
@@ -220,6 +222,17 @@ class RunsMixin(StoreBase):
             run = run_row(session, run_id)
             insert_evaluation(session, run_id, evaluation)
             return run_infos(session, [run])[0]
+
+    def scored_versions(self, run_id: int) -> list[int]:
+        """The test set version numbers the run has scores against, oldest first."""
+        with self.session() as session:
+            rows = session.scalars(
+                select(TestSetVersion.version)
+                .join(Evaluation, Evaluation.test_set_version_id == TestSetVersion.id)
+                .where(Evaluation.run_id == run_id)
+                .distinct()
+            ).all()
+        return sorted(rows)
 
     def config_version_id(self, ref: str | VersionRef) -> int:
         """Database id of the config version ``NAME`` (latest) or ``NAME@VER``."""

@@ -11,14 +11,24 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from evalplat.db.bulk import bulk_insert_frame
-from evalplat.db.models import Corpus, Document, Judgment, Query, TestSet, TestSetVersion
+from evalplat.db.models import (
+    Corpus,
+    Document,
+    Judgment,
+    Query,
+    Rating,
+    TestSet,
+    TestSetVersion,
+)
 from evalplat.errors import NotFoundError
+from evalplat.raters import DEFAULT_GRADE_RULE
 from evalplat.store.base import StoreBase, utcnow
 from evalplat.store.refs import VersionRef, check_name, parse_version_ref, pick_version
 
 if TYPE_CHECKING:
     import pandas as pd
 
+    from evalplat.raters import Agreement
     from evalplat.testsets import TestSetContent
 
 
@@ -36,6 +46,7 @@ class TestSetVersionInfo:
     documents: int
     created_at: datetime
     source: dict[str, Any] | None
+    grade_rule: str | None = None  # set when some pair has grades from several sources
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -59,6 +70,10 @@ class TestSetsMixin(StoreBase):
         """
         check_name(name, "test set")
         content_hash = content.content_hash()
+        resolved = content.qrels
+        rule = None
+        if len(resolved) != len(content.judgments):  # some pair has several sources' grades
+            rule = content.grade_rule or DEFAULT_GRADE_RULE
         with self.session() as session:
             test_set = session.scalar(select(TestSet).where(TestSet.name == name))
             if test_set is None:
@@ -85,14 +100,17 @@ class TestSetsMixin(StoreBase):
                 content_hash=content_hash,
                 corpus_id=None if corpus is None else corpus.id,
                 queries_count=len(content.queries),
-                judgments_count=len(content.judgments),
+                judgments_count=len(resolved),
                 source=source,
+                grade_rule=rule,
                 created_at=utcnow(),
             )
             session.add(version)
             session.flush()
             _insert_queries(session, version.id, content.queries)
-            _insert_judgments(session, version.id, content.judgments)
+            _insert_judgments(session, version.id, resolved)
+            if rule is not None:
+                _insert_ratings(session, version.id, content.judgments)
             return ImportOutcome(_info(session, test_set, version), created=True)
 
     def list_test_sets(self) -> list[TestSetVersionInfo]:
@@ -121,6 +139,18 @@ class TestSetsMixin(StoreBase):
             test_set, version = resolve_test_set_version(session, ref)
             return _info(session, test_set, version)
 
+    def rater_agreement(self, ref: str | VersionRef) -> list[Agreement]:
+        """Weighted Cohen's kappa for every pair of sources that graded pairs of the version
+        (``evalplat.raters``); empty when every pair has one grade."""
+        from evalplat.raters import agreement_by_source
+
+        with self.session() as session:
+            _, version = resolve_test_set_version(session, ref)
+            if version.grade_rule is None:
+                return []
+            ratings = _ratings(session, version.id)
+        return agreement_by_source(ratings)
+
     def load_test_set(self, ref: str | VersionRef) -> TestSetContent:
         """The full content of a version: queries, judgments and documents, as DataFrames."""
         import pandas as pd
@@ -146,6 +176,8 @@ class TestSetsMixin(StoreBase):
                 ["query_id", "doc_id", "grade", "source"],
             )
             judgments["grade"] = judgments["grade"].astype("int64")
+            if version.grade_rule is not None:
+                judgments = _ratings(session, version.id)
             documents = None
             if version.corpus_id is not None:
                 documents = _frame(
@@ -159,7 +191,12 @@ class TestSetsMixin(StoreBase):
                     None if f is None else json.dumps(f, sort_keys=True)
                     for f in documents["fields"]
                 ]
-            return TestSetContent(queries=queries, judgments=judgments, documents=documents)
+            return TestSetContent(
+                queries=queries,
+                judgments=judgments,
+                documents=documents,
+                grade_rule=version.grade_rule,
+            )
 
 
 def resolve_test_set_version(
@@ -193,6 +230,7 @@ def _info(session: Session, test_set: TestSet, version: TestSetVersion) -> TestS
         documents=documents,
         created_at=version.created_at,
         source=version.source,
+        grade_rule=version.grade_rule,
     )
 
 
@@ -227,6 +265,27 @@ def _insert_judgments(session: Session, version_id: int, judgments: pd.DataFrame
     frame["source"] = judgments.get("source")
     frame.insert(0, "test_set_version_id", version_id)
     bulk_insert_frame(session, Judgment, frame)
+
+
+def _insert_ratings(session: Session, version_id: int, judgments: pd.DataFrame) -> None:
+    frame = judgments[["query_id", "doc_id", "grade"]].copy()
+    frame["source"] = judgments["source"].fillna("").astype(str)
+    frame.insert(0, "test_set_version_id", version_id)
+    bulk_insert_frame(session, Rating, frame)
+
+
+def _ratings(session: Session, version_id: int) -> pd.DataFrame:
+    """Every source's grade, as imported (a source stored as ``""`` named none)."""
+    frame = _frame(
+        session,
+        select(Rating.query_id, Rating.doc_id, Rating.grade, Rating.source)
+        .where(Rating.test_set_version_id == version_id)
+        .order_by(Rating.query_id, Rating.doc_id, Rating.source),
+        ["query_id", "doc_id", "grade", "source"],
+    )
+    frame["grade"] = frame["grade"].astype("int64")
+    frame["source"] = [s or None for s in frame["source"]]
+    return frame
 
 
 def _frame(session: Session, statement: Any, columns: list[str]) -> pd.DataFrame:

@@ -161,9 +161,13 @@ def fixed_run_page() -> RunPage:
 @pytest.fixture
 def fixed_history_page() -> HistoryPage:
     runs = [
-        HistoryRun(header(1, 1, "porter", 1), {"nDCG@10": 0.375, "P@5": 0.25}, True, None),
-        HistoryRun(header(3, 1, "porter", 3), {"nDCG@10": 0.37, "P@5": 0.25}, False, "unchanged"),
-        HistoryRun(header(2, 2, HOSTILE, 2), {"nDCG@10": 0.3, "P@5": 0.25}, False, "regression"),
+        HistoryRun(header(1, 1, "porter", 1), {"nDCG@10": 0.375, "P@5": 0.25}, True, None, None, 1),
+        HistoryRun(
+            header(3, 1, "porter", 3), {"nDCG@10": 0.37, "P@5": 0.25}, False, "unchanged", None, 2
+        ),
+        HistoryRun(
+            header(2, 2, HOSTILE, 2), {"nDCG@10": 0.3, "P@5": 0.25}, False, "regression", None, 1
+        ),
     ]
     return history_page("docs-bm25", "mini", runs, ["nDCG@10", "P@5"])
 

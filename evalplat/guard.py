@@ -1,0 +1,167 @@
+"""The judged-coverage guard: the optimistic bound, and how a gate's verdict uses it.
+
+Unjudged documents count as non-relevant in every metric (trec_eval's rule): the *pessimistic*
+scores that evalplat stores. A candidate that brings new documents nobody has judged can only
+lose by that rule. The optimistic bound asks the opposite question: what if every unjudged
+document in the top ``k`` were relevant, at grade 1?
+
+Both runs are scored against **one** augmented set of judgments: the test set's, plus grade 1
+for every unjudged document in the top ``k`` of either run. A document has one grade whoever
+retrieves it, so a document both runs show counts for both. A drop that is still there when
+every unjudged document is relevant is not driven by missing judgments: the candidate lost
+judged relevant documents, not merely swapped them for unjudged ones.
+
+Why not the candidate's most favourable world (its unjudged documents relevant, the baseline's
+not)? With sparse judgments (Cranfield's top 10 is about 70% unjudged) that world makes almost
+any candidate that retrieves other unjudged documents look better than the baseline, so it
+could never confirm a regression and the guard would hide real ones again.
+
+``k`` is the metric's cutoff; a metric without one (AP, RR, Bpref) uses ``depth`` (the
+comparison's coverage depth, 10 by default).
+
+How a gate decides (``Gate.unjudged``), with ``P`` the verdict on the stored (pessimistic)
+scores and ``C`` the verdict under the optimistic bound, each by the same threshold and
+Holm-corrected test:
+
+- ``bound`` (default): ``P`` when ``P == C``. A regression that the bound does not
+  confirm is ``needs_judgments``: the drop turns on documents nobody has judged. Any other
+  disagreement (typically a gain that only the bound shows) is ``needs_judgments`` only when
+  the candidate shows more unjudged documents in its top k than the baseline does in its own;
+  otherwise ``P`` stands, so that runs differing only in the order of unjudged documents stay
+  what their stored scores say. Without ranked results (pruned by retention) the
+  ``needs_judgments`` rule below stands in.
+- ``needs_judgments``: ``P``, except that a regression becomes ``needs_judgments`` when the
+  unjudged share of the candidate's top k rose by more than ``CompareOptions.judged_drop``.
+- ``ignore``: ``P``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from evalplat.metrics.registry import Metric, parse
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+@dataclass(frozen=True)
+class BoundScores:
+    """Per-query scores of both runs under the optimistic bound (tidy ``query_id, metric,
+    value`` frames) and, per metric, its depth ``k``, the candidate's unjudged documents in the
+    top ``k`` (their number and the number of queries that have any) and the baseline's."""
+
+    baseline: pd.DataFrame
+    candidate: pd.DataFrame
+    depth: dict[str, int]
+    unjudged: dict[str, int]
+    unjudged_queries: dict[str, int]
+    baseline_unjudged: dict[str, int]
+
+
+def optimistic_bound(
+    judgments: pd.DataFrame,
+    baseline_results: pd.DataFrame,
+    candidate_results: pd.DataFrame,
+    metrics: Sequence[str | Metric],
+    topics: Sequence[str],
+    *,
+    depth: int = 10,
+) -> BoundScores:
+    """Score both runs (``query_id, doc_id, rank`` frames, in stored rank order) against
+    ``judgments`` (``query_id, doc_id, grade``) plus grade 1 for every unjudged document in
+    either run's top ``k``. Metrics are grouped by ``k`` so each depth is scored once."""
+    import pandas as pd
+
+    by_depth: dict[int, list[Metric]] = {}
+    for name in metrics:
+        metric = parse(name)
+        by_depth.setdefault(metric.cutoff or depth, []).append(metric)
+    judged = judgments[["query_id", "doc_id", "grade"]].astype({"query_id": str, "doc_id": str})
+    keys = set(zip(judged["query_id"], judged["doc_id"], strict=True))
+    frames: dict[str, list[pd.DataFrame]] = {"baseline": [], "candidate": []}
+    depths: dict[str, int] = {}
+    unjudged: dict[str, int] = {}
+    unjudged_queries: dict[str, int] = {}
+    baseline_unjudged: dict[str, int] = {}
+    for k, group in by_depth.items():
+        base_top = baseline_results[baseline_results["rank"] <= k]
+        top = candidate_results[candidate_results["rank"] <= k]
+        new = [
+            (q, d)
+            for q, d in zip(top["query_id"].astype(str), top["doc_id"].astype(str), strict=True)
+            if (q, d) not in keys
+        ]
+        base_new = [
+            (q, d)
+            for q, d in zip(
+                base_top["query_id"].astype(str), base_top["doc_id"].astype(str), strict=True
+            )
+            if (q, d) not in keys
+        ]
+        pairs = list(dict.fromkeys(new + base_new))
+        extra = pd.DataFrame(pairs, columns=["query_id", "doc_id"]).assign(grade=1)
+        augmented = pd.concat([judged, extra], ignore_index=True)
+        names = [str(m) for m in group]
+        for side, results in (("baseline", baseline_results), ("candidate", candidate_results)):
+            frames[side].append(_score(augmented, results, names, topics))
+        for name in names:
+            depths[name] = k
+            unjudged[name] = len(new)
+            unjudged_queries[name] = len({q for q, _ in new})
+            baseline_unjudged[name] = len(base_new)
+    return BoundScores(
+        baseline=pd.concat(frames["baseline"], ignore_index=True),
+        candidate=pd.concat(frames["candidate"], ignore_index=True),
+        depth=depths,
+        unjudged=unjudged,
+        unjudged_queries=unjudged_queries,
+        baseline_unjudged=baseline_unjudged,
+    )
+
+
+def guard_verdict(
+    mode: str,
+    pessimistic: str,
+    best_case: str | None,
+    unjudged_rise: float | None,
+    judged_drop: float,
+    *,
+    more_unjudged: bool = False,
+) -> str:
+    """A gate's verdict from the pessimistic one and the optimistic bound's (module doc).
+
+    ``more_unjudged``: the candidate shows more unjudged documents in its top k than the
+    baseline in its own."""
+    if mode == "ignore":
+        return pessimistic
+    if mode == "bound" and best_case is not None:
+        if best_case == pessimistic:
+            return pessimistic
+        if pessimistic == "regression" or more_unjudged:
+            return "needs_judgments"
+        return pessimistic
+    rose = unjudged_rise is not None and unjudged_rise > judged_drop
+    return "needs_judgments" if pessimistic == "regression" and rose else pessimistic
+
+
+def _score(
+    judgments: pd.DataFrame, results: pd.DataFrame, metrics: list[str], topics: Sequence[str]
+) -> pd.DataFrame:
+    import pandas as pd
+
+    from evalplat.evaluation import evaluate
+
+    if results.empty:  # no results at all: every metric is 0 (the engine refuses an empty run)
+        return pd.DataFrame(
+            [(q, name, 0.0) for name in metrics for q in topics],
+            columns=["query_id", "metric", "value"],
+        )
+    run = results.sort_values(["query_id", "rank"], kind="stable")[
+        ["query_id", "doc_id", "rank", "score"]
+    ].reset_index(drop=True)
+    # The stored rank decides the order; a searcher may leave scores empty.
+    run["score"] = run["score"].fillna(0.0)
+    return evaluate(judgments, run, metrics, ordering="given", topics=list(topics)).per_query

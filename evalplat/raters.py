@@ -1,0 +1,145 @@
+"""Several raters per (query, document): how a test set version resolves their grades, and how
+well they agree.
+
+A judgments file may grade one pair more than once when the grades come from different
+``source`` values (a second rater, a click model, a language model). Each grade is stored with
+its source; the metrics need one grade per pair, chosen at import by a **grade rule** that is
+stored with the version (and hashed into it):
+
+- ``mean`` (default): the arithmetic mean of the grades, rounded half up (1 and 2 give 2);
+- ``max``: the highest grade (any rater's relevant is relevant);
+- ``majority``: the most frequent grade, a tie going to the higher grade;
+- ``source:NAME``: that source's grade; pairs it did not grade fall back to ``mean`` of the
+  others.
+
+Agreement is **linearly weighted** Cohen's kappa, for every pair of sources over the pairs both
+graded. Grades are ordinal (0 < 1 < 2 < 3), so a 2 against a 3 is a smaller disagreement than a
+0 against a 3. Over the ``c`` grade values either rater used, sorted, with ``O`` the observed
+proportions of the ``c x c`` table of grade pairs, ``E`` the table expected by chance (outer
+product of the two raters' marginals) and disagreement weights ``w_ij = |i - j| / (c - 1)``::
+
+    kappa = 1 - sum(w * O) / sum(w * E)
+
+1 is perfect agreement, 0 what chance alone gives, negative worse than chance. With two grade
+values the weights are 0/1 and this is Cohen's original kappa. It is undefined (None) without
+shared pairs or when chance alone would agree perfectly (both raters always gave one grade).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import combinations
+from typing import TYPE_CHECKING, Any
+
+from evalplat.errors import InputError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+GRADE_RULES = ("mean", "max", "majority")
+DEFAULT_GRADE_RULE = "mean"
+
+
+def check_grade_rule(rule: str) -> str:
+    """``rule`` if it is ``mean``, ``max``, ``majority`` or ``source:NAME``; else InputError."""
+    if rule in GRADE_RULES or (rule.startswith("source:") and rule[len("source:") :].strip()):
+        return rule
+    raise InputError(f"grade rule must be mean, max, majority or source:NAME, got {rule!r}")
+
+
+def several_grades(judgments: pd.DataFrame) -> bool:
+    """Does any (query, document) pair have more than one grade?"""
+    return bool(judgments.duplicated(["query_id", "doc_id"]).any())
+
+
+def resolve_grades(judgments: pd.DataFrame, rule: str = DEFAULT_GRADE_RULE) -> pd.DataFrame:
+    """One grade per (query, document) pair by ``rule`` (module doc): ``query_id, doc_id,
+    grade, source`` with the source kept where one rater graded the pair, None otherwise."""
+    import numpy as np
+    import pandas as pd
+
+    check_grade_rule(rule)
+    if not several_grades(judgments):
+        return judgments
+    keys = ["query_id", "doc_id"]
+    groups = judgments.groupby(keys, sort=False)
+
+    def mean(grades: pd.Series[Any]) -> int:
+        return int(np.floor(float(grades.mean()) + 0.5))
+
+    def majority(grades: pd.Series[Any]) -> int:
+        counts = grades.value_counts()
+        return int(max(counts[counts == counts.max()].index))
+
+    if rule == "max":
+        grade = groups["grade"].max()
+    elif rule == "majority":
+        grade = groups["grade"].agg(majority)
+    else:
+        grade = groups["grade"].agg(mean)
+    if rule.startswith("source:"):
+        named = judgments[judgments["source"] == rule[len("source:") :]]
+        grade.update(named.set_index(keys)["grade"])
+
+    def only_source(values: pd.Series[Any]) -> Any:
+        return values.iloc[0] if len(values) == 1 else None
+
+    sources = groups["source"].agg(only_source)
+    resolved = pd.DataFrame({"grade": grade.astype("int64"), "source": sources}).reset_index()
+    return resolved[["query_id", "doc_id", "grade", "source"]]
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """Two sources' agreement over the pairs both graded."""
+
+    source_a: str
+    source_b: str
+    pairs: int
+    exact: float | None  # share of pairs with the same grade
+    kappa: float | None  # linearly weighted Cohen's kappa
+
+
+def weighted_kappa(a: Sequence[int], b: Sequence[int]) -> float | None:
+    """Linearly weighted Cohen's kappa of two raters' grades of the same items (module doc)."""
+    import numpy as np
+
+    left, right = np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64)
+    if left.shape != right.shape or left.ndim != 1:
+        raise InputError("kappa needs two equally long lists of grades")
+    if left.size == 0:
+        return None
+    values = np.unique(np.concatenate([left, right]))
+    c = values.size
+    if c == 1:
+        return None
+    i, j = np.searchsorted(values, left), np.searchsorted(values, right)
+    observed = np.zeros((c, c))
+    np.add.at(observed, (i, j), 1.0)
+    observed /= left.size
+    expected = np.outer(observed.sum(axis=1), observed.sum(axis=0))
+    index = np.arange(c)
+    weights = np.abs(index[:, None] - index[None, :]) / (c - 1)
+    chance = float((weights * expected).sum())
+    if chance == 0.0:
+        return None
+    return 1.0 - float((weights * observed).sum()) / chance
+
+
+def agreement_by_source(ratings: pd.DataFrame) -> list[Agreement]:
+    """Agreement for every pair of sources in ``ratings`` (``query_id, doc_id, grade,
+    source``; a missing source is named ``-``), over the pairs both sources graded."""
+    frame = ratings.assign(source=ratings["source"].fillna("-").astype(str))
+    sources = sorted(frame["source"].unique())
+    result = []
+    for first, second in combinations(sources, 2):
+        a = frame[frame["source"] == first][["query_id", "doc_id", "grade"]]
+        b = frame[frame["source"] == second][["query_id", "doc_id", "grade"]]
+        both = a.merge(b, on=["query_id", "doc_id"], suffixes=("_a", "_b"))
+        pairs = len(both)
+        exact = float((both["grade_a"] == both["grade_b"]).mean()) if pairs else None
+        kappa = weighted_kappa(both["grade_a"].tolist(), both["grade_b"].tolist())
+        result.append(Agreement(first, second, pairs, exact, kappa))
+    return result
