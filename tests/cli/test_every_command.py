@@ -126,6 +126,15 @@ def _qrels_out(w: Any, result: Any) -> None:
     assert lines[0].split() == ["q01", "0", "q01-d0", "2"]
 
 
+def _trec_run(w: Any, result: Any) -> None:
+    rows = [line.split() for line in result.stdout.splitlines()]
+    assert rows and all(len(r) == 6 and r[1] == "Q0" and r[5] == "prod@1" for r in rows), rows
+    assert {r[0] for r in rows} == {f"q{n:02d}" for n in range(1, QUERIES + 1)}
+    for query in {r[0] for r in rows}:
+        ranks = [int(r[3]) for r in rows if r[0] == query]
+        assert ranks == list(range(1, len(ranks) + 1)), (query, ranks)
+
+
 # (plain-text form, JSON form) of every command that works on a database.
 DATABASE_COMMANDS: dict[tuple[str, ...], tuple[Form, Form | None]] = {
     ("init",): (
@@ -336,6 +345,17 @@ DATABASE_COMMANDS: dict[tuple[str, ...], tuple[Form, Form | None]] = {
             holds(lambda d, w: {w.baseline, w.candidate} <= {r["id"] for r in d}),
         ),
     ),
+    ("runs", "export"): (Form(db_args("runs", "export", "{w.baseline}"), _trec_run), None),
+    ("alerts", "deliver"): (
+        Form(
+            db_args("alerts", "deliver", "--project", "{w.project}"),
+            shows("nothing to deliver: the outbox is empty"),
+        ),
+        Form(
+            json_db_args("alerts", "deliver", "--project", "{w.project}"),
+            holds(lambda d, w: d == []),
+        ),
+    ),
     ("runs", "show"): (
         Form(
             db_args("runs", "show", "{w.candidate}"),
@@ -531,8 +551,12 @@ def _commands() -> dict[tuple[str, ...], Any]:
 
 
 def _takes_json(command: Any) -> bool:
-    options = {opt for param in command.params for opt in getattr(param, "opts", [])}
-    return "--json" in options or "--format" in options
+    """``--json``, or a ``--format`` that offers json (evaluate's; runs export writes only trec)."""
+    for param in command.params:
+        opts = getattr(param, "opts", [])
+        if "--json" in opts or ("--format" in opts and "json" in (getattr(param, "help", "") or "")):
+            return True
+    return False
 
 
 def test_every_command_has_a_plain_and_a_json_test() -> None:
