@@ -235,8 +235,8 @@ KIND = SearcherKind(
     description="an external process: JSON lines in (one per query), JSON lines out",
     params=(
         Param("command", "list", None, "program and arguments", required=True),
-        Param("timeout", "float", 30.0, "seconds to wait for one answer"),
-        Param("processes", "int", 1, "engine processes run side by side"),
+        Param("timeout", "float", 30.0, "seconds to wait for one answer", above=0),
+        Param("processes", "int", 1, "engine processes run side by side", minimum=1),
     ),
     factory=_create,
 )

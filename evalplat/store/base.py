@@ -6,15 +6,16 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Self
+from typing import Any, Self
 
-from sqlalchemy import Engine
-from sqlalchemy.exc import DBAPIError
+from sqlalchemy import Engine, text
+from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
 from evalplat.db import migrate
 from evalplat.db.engine import create_db_engine, describe_url, resolve_url, sqlite_file
-from evalplat.errors import DatabaseUnavailableError, SchemaOutdatedError
+from evalplat.db.errors import is_database_error, translate
+from evalplat.errors import DatabaseUnavailableError, EvalplatError, SchemaOutdatedError
 
 
 def utcnow() -> datetime:
@@ -69,17 +70,33 @@ class StoreBase:
         return describe_url(self.url)
 
     @contextmanager
-    def session(self) -> Iterator[Session]:
-        """A session in one transaction: committed on success, rolled back on any error."""
+    def session(self, *, write: bool = False) -> Iterator[Session]:
+        """A session in one transaction: committed on success, rolled back on any error.
+
+        ``write=True`` takes SQLite's write lock at the start (``BEGIN IMMEDIATE``), for a
+        transaction that reads and then writes according to what it read (the next version
+        number of a name): two such writers run one after the other instead of both reading
+        the same state. A writer waits for the lock up to the busy timeout. Database failures
+        (locked, full, read-only, unreachable) become one-line evalplat errors; unique-key
+        conflicts stay ``IntegrityError`` for callers that expect them.
+        """
         session = self._sessions()
         try:
             with session.begin():
+                if write and self.engine.dialect.name == "sqlite":
+                    session.execute(text("BEGIN IMMEDIATE"))
                 yield session
+        except IntegrityError:
+            raise
         except DBAPIError as error:
             if error.connection_invalidated or _is_connect_error(error):
                 raise DatabaseUnavailableError(
                     f"database {self.description} became unreachable: {_first_line(error)}"
                 ) from None
+            raise translate(error, f"database {self.description}") from None
+        except Exception as error:
+            if is_database_error(error) and not isinstance(error, EvalplatError):
+                raise translate(error, f"database {self.description}") from None
             raise
         finally:
             session.close()
@@ -92,6 +109,28 @@ class StoreBase:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def claim_name(session: Session, model: Any, name: str) -> Any:
+    """The row of ``model`` (a table with ``name`` and ``created_at``) named ``name``, created
+    if new and locked for the rest of the transaction.
+
+    Concurrent writers of one new name both get the same row: the insert does nothing when the
+    name exists (PostgreSQL waits for the other transaction to commit first), and ``FOR
+    UPDATE`` makes the second writer wait until the first has added its version. SQLite gets
+    the same order from ``session(write=True)``.
+    """
+    from sqlalchemy import select
+    from sqlalchemy.dialects import postgresql, sqlite
+
+    dialect = session.get_bind().dialect.name
+    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
+    session.execute(
+        insert(model)
+        .values(name=name, created_at=utcnow())
+        .on_conflict_do_nothing(index_elements=["name"])
+    )
+    return session.scalar(select(model).where(model.name == name).with_for_update())
 
 
 def _first_line(error: DBAPIError) -> str:
