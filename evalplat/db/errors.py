@@ -7,8 +7,8 @@ turns each into an :class:`~evalplat.errors.EvalplatError` with a message a user
 condition                     SQLite / PostgreSQL signal         exit code
 ============================  =================================  =========
 another writer holds a lock   ``database is locked`` / 55P03     3
-disk or quota full            ``database or disk is full`` /     3
-                              53100, 53200
+disk or quota full            ``database or disk is full``,      3
+                              ``disk I/O error`` / 53100, 53200
 read-only database            ``attempt to write a readonly      3
                               database`` / 25006
 cannot open or reach it       ``unable to open database file`` / 3
@@ -81,8 +81,9 @@ def translate(error: BaseException, where: str = "the database") -> EvalplatErro
             f"{where} is locked by another writer and stayed locked past the busy timeout; "
             f"try again when it has finished ({text})"
         )
-    if "disk is full" in lowered or "disk full" in lowered or state in ("53100", "53200"):
-        return DatabaseFullError(f"{where} has no room left: {text}; free some disk space")
+    if "disk is full" in lowered or "disk i/o" in lowered or state in ("53100", "53200"):
+        # SQLite says "disk I/O error" when the file may not grow (EFBIG, a quota)
+        return DatabaseFullError(f"{where} could not write to disk: {text} (is the disk full?)")
     if "readonly" in lowered or "read-only" in lowered or state == "25006":
         return DatabaseReadOnlyError(f"{where} is read-only, nothing was written ({text})")
     if kind == "IntegrityError" or state.startswith("23"):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -30,6 +31,7 @@ class StoreBase:
         self.url = str(engine.url)
         self._sessions = sessionmaker(engine, expire_on_commit=False)
         self.migrated: tuple[str | None, str | None] | None = None
+        self.read_only = False
 
     @classmethod
     def open(
@@ -46,7 +48,11 @@ class StoreBase:
             raise SchemaOutdatedError(
                 f"database file {missing} does not exist: run `evalplat init` to create it"
             )
-        store = cls(create_db_engine(resolved))
+        read_only = missing is not None and not _writable(missing)
+        store = cls(create_db_engine(resolved, read_only=read_only))
+        if read_only:
+            store.url = describe_url(resolved)
+            store.read_only = True
         if check:
             try:
                 migrate.ensure_current(store.engine)
@@ -109,6 +115,11 @@ class StoreBase:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _writable(path: Path) -> bool:
+    """Whether a SQLite file can be written: the file, and its folder for the WAL files."""
+    return os.access(path, os.W_OK) and os.access(path.resolve().parent, os.W_OK)
 
 
 def claim_name(session: Session, model: Any, name: str) -> Any:
