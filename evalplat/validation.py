@@ -12,6 +12,7 @@ query id, doc id          1 to 200 characters, no whitespace, no control charact
 test set / config name    1 to 200 characters, no control characters, no ``@``
 config label              at most 200 characters, no control characters
 judgment source           at most 40 characters, no control characters
+query tag                 at most 200 characters, no control characters
 metric name               at most 80 characters (canonical form)
 grade                     ASCII digits with an optional sign, -2^31 to 2^31 - 1
 score                     an ASCII decimal number, finite (no NaN, no infinity)
@@ -49,7 +50,7 @@ CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 # the same class in RE2 syntax, for pyarrow's vectorised kernels
 ARROW_CONTROL = r"[\x00-\x1f\x7f-\x9f]"
 _INTEGER = re.compile(r"[+-]?[0-9]+")
-_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
 Where = tuple[str | Path | None, int | None]
 
@@ -172,9 +173,13 @@ def parse_grade(value: object, *, path: str | Path | None = None, line: int | No
 
 def parse_score(value: str, *, path: str | Path | None = None, line: int | None = None) -> float:
     """A score written as an ASCII decimal number; NaN and infinities are refused."""
-    if not _DECIMAL.fullmatch(value):
-        raise _fail(f"score {shown(value)} is not a number", path, line)
-    return check_score(float(value), path=path, line=line, text=value)
+    try:
+        number = float(value)
+    except ValueError:
+        raise _fail(f"score {shown(value)} is not a number", path, line) from None
+    if math.isfinite(number) and not DECIMAL.fullmatch(value):
+        raise _fail(f"score {shown(value)} is not a number (ASCII digits)", path, line)
+    return check_score(number, path=path, line=line, text=value)
 
 
 def check_score(
