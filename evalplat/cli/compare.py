@@ -195,6 +195,8 @@ def write_junit(result: ComparisonResult, path: Path) -> None:
     """One testcase per gated metric; a ``<failure>`` for each regression."""
     import xml.etree.ElementTree as ET
 
+    from evalplat.alerts.junit import clean_tree
+
     gated = [m for m in result.metrics if m.gated]
     suite = ET.Element(
         "testsuite",
@@ -222,7 +224,7 @@ def write_junit(result: ComparisonResult, path: Path) -> None:
             ET.SubElement(case, "system-out").text = summary
     root = ET.Element("testsuites")
     root.append(suite)
-    ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)
+    ET.ElementTree(clean_tree(root)).write(path, encoding="utf-8", xml_declaration=True)
 
 
 def write_report(result: ComparisonResult, path: Path, store: Store) -> None:
