@@ -65,20 +65,43 @@ def test_project_paths_are_relative_to_the_file_and_names_canonical(tmp_path: Pa
 @pytest.mark.parametrize(
     ("change", "line", "message"),
     [
-        (('testsets = ["cranfield"]', 'testsets = ["trec"]'), 10, "test set 'trec'"),
-        (('metric = "nDCG@10"', 'metric = "nDGC@10"'), 20, "nDGC@10"),
-        (("consecutive = 2", "consecutive = 0"), 20, "consecutive"),
-        (('searcher = "builtin"', 'searcher = "builtin"\nsercher = "x"'), 10, "unknown key"),
+        (
+            ('testsets = ["cranfield"]', 'testsets = ["trec"]'),
+            13,
+            "[[configs]] #1 key 'testsets': config 'docs-bm25' names test set 'trec'",
+        ),
+        (('metric = "nDCG@10"', 'metric = "nDGC@10"'), 21, "[[gates]] #1 key 'metric'"),
+        (("consecutive = 2", "consecutive = 0"), 23, "[[gates]] #1 key 'consecutive'"),
+        (
+            ('searcher = "builtin"', 'searcher = "builtin"\nsercher = "x"'),
+            13,
+            "[[configs]] #1 key 'sercher': unknown key",
+        ),
+        (("keep_results_days = 90", "keep_results_days = 0"), 33, "[retention] key"),
+        (('names = ["NDCG@10"', 'nmes = 1\nnames = ["NDCG@10"'), 18, "[metrics] key 'nmes'"),
     ],
 )
-def test_invalid_project_names_the_line_of_the_table(
+def test_invalid_project_names_the_table_the_key_and_its_line(
     tmp_path: Path, change: tuple[str, str], line: int, message: str
 ) -> None:
     path = write(tmp_path, GOOD.replace(*change))
     with pytest.raises(InputError) as raised:
         load_project(path)
-    assert f"evalplat.toml line {line}" in str(raised.value)
+    assert f"evalplat.toml line {line}: " in str(raised.value)
     assert message in str(raised.value)
+
+
+def test_a_second_table_entry_is_named_by_its_number(tmp_path: Path) -> None:
+    second = '[[configs]]\nname = "b"\nsearcher = "builtin"\ndepth = -1\n'
+    with pytest.raises(InputError) as raised:
+        load_project(write(tmp_path, GOOD + second))
+    assert "evalplat.toml line 37: [[configs]] #2 key 'depth'" in str(raised.value)
+
+
+@pytest.mark.parametrize("text", ["a = " + "[" * 5000 + "]" * 5000, "a = " + "9" * 5000])
+def test_pathological_toml_is_one_input_error(tmp_path: Path, text: str) -> None:
+    with pytest.raises(InputError, match="invalid TOML"):
+        load_project(write(tmp_path, text))
 
 
 def test_missing_project_file_is_an_input_error(tmp_path: Path) -> None:
@@ -97,5 +120,5 @@ def test_compare_to_must_name_a_config_of_the_project(tmp_path: Path) -> None:
 
 
 def test_unknown_key_in_a_plain_table_is_refused(tmp_path: Path) -> None:
-    with pytest.raises(InputError, match=r"\[reports\] has unknown key 'directory'"):
+    with pytest.raises(InputError, match=r"\[reports\] key 'directory': unknown key"):
         load_project(write(tmp_path, GOOD.replace('dir = "site"', 'directory = "site"')))
