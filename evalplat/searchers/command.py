@@ -191,7 +191,7 @@ class CommandSearcher(Searcher):
         where = f"command {self.label!r} answered query {query_id!r} with {shorten(line)!r}"
         try:
             answer = json.loads(line)
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):  # not JSON, 4300+ digit integers, too deep
             raise SearchError(f"{where}: not a JSON line") from None
         if not isinstance(answer, dict):
             raise SearchError(f"{where}: expected a JSON object")

@@ -198,3 +198,28 @@ def test_an_engine_doc_id_too_long_fails_its_query_and_resume_finishes(
     resumed = cli("run", "--resume", str(run["id"]), "--db", db_url, "--json")
     assert resumed.exit_code == 0, resumed.stderr
     assert json.loads(resumed.stdout)["status"] == "complete"
+
+
+def test_pathological_params_and_import_labels_are_one_line(
+    cli: Callable[..., Any], db_url: str, tmp_path: Path
+) -> None:
+    deep = tmp_path / "params.json"
+    deep.write_text('{"a": ' + "[" * 100_000 + "]" * 100_000 + "}", encoding="utf-8")
+    add = ("config", "add", "c", "--searcher", "python", "--param", "function=m:f")
+    refused(cli(*add, "--file", str(deep), "--db", db_url), "params.json", "nested too deeply")
+    huge = tmp_path / "params.toml"
+    huge.write_text("a = " + "9" * 5000 + "\n", encoding="utf-8")
+    refused(cli(*add, "--file", str(huge), "--db", db_url), "params.toml", "invalid TOML")
+    refused(cli(*add, "--param", "x=" + "[" * 3000 + "]" * 3000, "--db", db_url), "too deeply")
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 d1 1\n", encoding="utf-8")
+    assert cli("testset", "import", "t", "--qrels", str(qrels), "--db", db_url).exit_code == 0
+    run = tmp_path / "run.txt"
+    run.write_text("q1 Q0 d1 1 1.0 r\n", encoding="utf-8")
+    before = dump(db_url)
+    imported = cli(
+        "import-run", str(run), "--config", "imp", "--testset", "t", "--label", LONG,
+        "--db", db_url,
+    )  # fmt: skip
+    refused(imported, "label", "at most 200")
+    assert dump(db_url) == before
