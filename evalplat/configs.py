@@ -41,6 +41,8 @@ def parse_value(text: str) -> Any:
         value = tomllib.loads(f"value = {text}")["value"]
     except tomllib.TOMLDecodeError:
         return text
+    except (ValueError, RecursionError) as error:
+        raise InputError(f"--param value {text[:40]!r}: {_pathological(error)}") from None
     if isinstance(value, float) and not math.isfinite(value):
         return text  # "inf"/"nan" are more likely meant as words than as numbers
     if hasattr(value, "isoformat"):
@@ -75,12 +77,16 @@ def load_params_file(path: Path) -> dict[str, Any]:
             data = json.loads(text)
         except json.JSONDecodeError as error:
             raise InputError(f"invalid JSON: {error.msg}", path=path, line=error.lineno) from None
+        except (ValueError, RecursionError) as error:  # 4300+ digit integers, deep nesting
+            raise InputError(f"invalid JSON: {_pathological(error)}", path=path) from None
     else:
         try:
             data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as error:
             problem, line = toml_error(error)
             raise InputError(f"invalid TOML: {problem}", path=path, line=line) from None
+        except (ValueError, RecursionError) as error:
+            raise InputError(f"invalid TOML: {_pathological(error)}", path=path) from None
     if not isinstance(data, dict):
         raise InputError("expected a table of parameters at the top level", path=path)
     params: dict[str, Any] = _plain(data, path)
@@ -94,6 +100,10 @@ def toml_error(error: tomllib.TOMLDecodeError) -> tuple[str, int | None]:
     if match is None:
         return message, None
     return message[: match.start()], int(match.group(1))
+
+
+def _pathological(error: BaseException) -> str:
+    return "nested too deeply" if isinstance(error, RecursionError) else str(error)
 
 
 def merge_params(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:

@@ -48,12 +48,12 @@ def check_inputs(project: Project, contents: dict[str, TestSetContent]) -> list[
     """
     from evalplat.alerts.registry import channels_from_tables
     from evalplat.project import table_line
-    from evalplat.searchers import get_kind
+    from evalplat.searchers import validate_config
     from evalplat.searchers.env import expand_env
 
     for index, spec in enumerate(project.configs):
         try:
-            get_kind(spec.searcher).validate(spec.params)
+            validate_config(spec.searcher, spec.params)
             expand_env(spec.params)
         except InputError as error:
             raise InputError(
@@ -167,7 +167,7 @@ def _known_hashes(versions: Callable[[str], Sequence[Any]] | None, name: str) ->
 
 
 def _stored_params(spec: ConfigSpec) -> dict[str, Any]:
-    from evalplat.searchers import get_kind
+    from evalplat.searchers import validate_config
 
-    validated = get_kind(spec.searcher).validate(spec.params)
+    validated = validate_config(spec.searcher, spec.params)
     return {key: validated[key] for key in spec.params}

@@ -4,12 +4,12 @@ Relative paths are relative to the file, so a project works from any directory. 
 placeholders are kept as written here and expanded only where they are used (a searcher's
 request, an alert channel), so secrets never reach the database or a report.
 
-Errors name the file and, where it can be found, the line of the table at fault.
+Errors name the file, the table (``[[configs]] #2``) and the key, and, where it can be found,
+the line of that key (see :mod:`evalplat.toml_lines`).
 """
 
 from __future__ import annotations
 
-import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,8 +17,10 @@ from typing import Any
 
 from evalplat.comparison import TESTS, UNJUDGED_MODES, Gate
 from evalplat.errors import InputError
+from evalplat.toml_lines import header_line, key_line
 
 PROJECT_FILE = "evalplat.toml"
+_ARRAYS = ("testsets", "configs", "gates", "alerts")
 DEFAULT_METRICS_FALLBACK = ("nDCG@10", "P@10", "R@100", "AP", "RR@10", "Judged@10")
 
 
@@ -83,7 +85,7 @@ def table_line(path: Path, table: str, index: int) -> int | None:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return None
-    return _Reader(path, text).line_of(table, index)
+    return header_line(text.splitlines(), table, index)
 
 
 def load_project(path: str | Path | None = None) -> Project:
@@ -100,6 +102,10 @@ def load_project(path: str | Path | None = None) -> Project:
 
         problem, line = toml_error(error)
         raise InputError(f"invalid TOML: {problem}", path=file, line=line) from None
+    except RecursionError:
+        raise InputError("invalid TOML: nested too deeply", path=file) from None
+    except ValueError as error:  # an integer of more than 4300 digits
+        raise InputError(f"invalid TOML: {error}", path=file) from None
     return _Reader(file, text).project(data)
 
 
@@ -109,25 +115,24 @@ class _Reader:
         self.folder = file.resolve().parent
         self.lines = text.splitlines()
 
-    def fail(self, problem: str, table: str | None = None, index: int = 0) -> InputError:
-        return InputError(problem, path=self.file, line=self.line_of(table, index))
-
-    def line_of(self, table: str | None, index: int) -> int | None:
-        """Line of the ``index``-th ``[[table]]`` (or ``[table]``) header, for messages."""
+    def fail(
+        self, problem: str, table: str | None = None, index: int = 0, key: str | None = None
+    ) -> InputError:
+        """An error naming the file, the table (and entry) and the key, at the key's line."""
         if table is None:
-            return None
-        pattern = re.compile(rf"^\s*\[\[?\s*{re.escape(table)}\s*\]\]?\s*(#.*)?$")
-        seen = 0
-        for number, line in enumerate(self.lines, start=1):
-            if pattern.match(line):
-                if seen == index:
-                    return number
-                seen += 1
-        return None
+            return InputError(problem, path=self.file)
+        array = table in _ARRAYS
+        where = f"[[{table}]] #{index + 1}" if array else f"[{table}]"
+        if key is not None:
+            where += f" key '{key}'"
+            line = key_line(self.lines, table, index, key)
+        else:
+            line = header_line(self.lines, table, index)
+        return InputError(f"{where}: {problem}", path=self.file, line=line)
 
-    def path(self, value: Any, what: str, table: str, index: int) -> Path:
+    def path(self, value: Any, what: str, table: str, index: int, key: str) -> Path:
         if not isinstance(value, str) or not value:
-            raise self.fail(f"{what} must be a file path", table, index)
+            raise self.fail(f"{what} must be a file path", table, index, key)
         path = Path(value)
         return path if path.is_absolute() else self.folder / path
 
@@ -144,21 +149,19 @@ class _Reader:
         }
         for key in data:
             if key not in known:
-                raise self.fail(
-                    f"unknown table [{key}]; expected one of: {', '.join(sorted(known))}", key
-                )
+                raise self.fail(f"unknown table; expected one of: {', '.join(sorted(known))}", key)
         testsets = tuple(self.testset(t, i) for i, t in enumerate(self.tables(data, "testsets")))
         names = [t.name for t in testsets]
         for i, name in enumerate(names):
             if names.index(name) != i:
-                raise self.fail(f"test set '{name}' is defined twice", "testsets", i)
+                raise self.fail(f"test set '{name}' is defined twice", "testsets", i, "name")
         configs = tuple(
             self.config(c, i, set(names)) for i, c in enumerate(self.tables(data, "configs"))
         )
         config_names = [c.name for c in configs]
         for i, name in enumerate(config_names):
             if config_names.index(name) != i:
-                raise self.fail(f"config '{name}' is defined twice", "configs", i)
+                raise self.fail(f"config '{name}' is defined twice", "configs", i, "name")
         for i, spec in enumerate(configs):
             if spec.compare_to is not None and spec.compare_to not in config_names:
                 raise self.fail(
@@ -166,6 +169,7 @@ class _Reader:
                     "which is not a config of this project",
                     "configs",
                     i,
+                    "compare_to",
                 )
         metrics = self.metrics(data.get("metrics", {}))
         gates = tuple(self.gate(g, i) for i, g in enumerate(self.tables(data, "gates")))
@@ -177,31 +181,33 @@ class _Reader:
         ):
             table = data.get(key, {})
             if not isinstance(table, dict):
-                raise self.fail(f"[{key}] must be a table", key)
+                raise self.fail("must be a table", key)
             for name in table:
                 if name not in allowed:
                     raise self.fail(
-                        f"[{key}] has unknown key '{name}'; expected one of: "
-                        f"{', '.join(sorted(allowed))}",
-                        key,
+                        f"unknown key; expected one of: {', '.join(sorted(allowed))}", key, 0, name
                     )
         reports = data.get("reports", {})
         retention = data.get("retention", {})
         keep = retention.get("keep_results_days")
         if keep is not None and (not isinstance(keep, int) or keep < 1):
-            raise self.fail("keep_results_days must be a whole number of days ≥ 1", "retention")
+            raise self.fail(
+                "must be a whole number of days ≥ 1", "retention", 0, "keep_results_days"
+            )
         base_url = reports.get("base_url")
         if base_url is not None and (
             not isinstance(base_url, str) or not base_url.startswith(("http://", "https://"))
         ):
             raise self.fail(
-                '[reports] base_url must be an http(s) URL, e.g. "https://search.example.com/evalplat/"',
+                'must be an http(s) URL, e.g. "https://search.example.com/evalplat/"',
                 "reports",
+                0,
+                "base_url",
             )
         database = data.get("database", {})
         url = database.get("url")
         if url is not None and not isinstance(url, str):
-            raise self.fail("[database] url must be a string", "database")
+            raise self.fail("must be a string", "database", 0, "url")
         return Project(
             path=self.file,
             database_url=url,
@@ -210,7 +216,7 @@ class _Reader:
             metrics=metrics,
             gates=gates,
             alerts=alerts,
-            reports_dir=self.path(reports.get("dir", "reports"), "[reports] dir", "reports", 0),
+            reports_dir=self.path(reports.get("dir", "reports"), "dir", "reports", 0, "dir"),
             keep_results_days=keep,
             reports_base_url=base_url,
         )
@@ -218,7 +224,7 @@ class _Reader:
     def tables(self, data: dict[str, Any], key: str) -> list[dict[str, Any]]:
         value = data.get(key, [])
         if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
-            raise self.fail(f"[[{key}]] must be an array of tables", key)
+            raise self.fail("must be an array of tables", key)
         return value
 
     def string(
@@ -228,7 +234,7 @@ class _Reader:
         if value is None and not required:
             return None
         if not isinstance(value, str) or not value.strip():
-            raise self.fail(f'[[{where}]] needs {key} = "..."', where, index)
+            raise self.fail(f'needs {key} = "..." (a non-empty string)', where, index, key)
         return value
 
     def testset(self, table: dict[str, Any], index: int) -> TestSetSpec:
@@ -237,13 +243,15 @@ class _Reader:
         assert_str = name or ""
         return TestSetSpec(
             name=assert_str,
-            qrels=self.path(table.get("qrels"), f"test set '{name}' qrels", "testsets", index),
+            qrels=self.path(
+                table.get("qrels"), f"test set '{name}' qrels", "testsets", index, "qrels"
+            ),
             queries=None
             if table.get("queries") is None
-            else self.path(table["queries"], "queries", "testsets", index),
+            else self.path(table["queries"], "queries", "testsets", index, "queries"),
             docs=None
             if table.get("docs") is None
-            else self.path(table["docs"], "docs", "testsets", index),
+            else self.path(table["docs"], "docs", "testsets", index, "docs"),
             format=self.string(table, "format", "testsets", index, required=False),
         )
 
@@ -267,22 +275,25 @@ class _Reader:
         searcher = self.string(table, "searcher", "configs", index) or ""
         wanted = table.get("testsets", sorted(testsets))
         if not isinstance(wanted, list) or not all(isinstance(t, str) for t in wanted):
-            raise self.fail(f"config '{name}': testsets must be a list of names", "configs", index)
+            raise self.fail(
+                f"config '{name}': must be a list of names", "configs", index, "testsets"
+            )
         for t in wanted:
             if t not in testsets:
                 raise self.fail(
                     f"config '{name}' names test set '{t}', which is not defined in [[testsets]]",
                     "configs",
                     index,
+                    "testsets",
                 )
         params = table.get("params", {})
         if not isinstance(params, dict):
-            raise self.fail(f"config '{name}': params must be a table", "configs", index)
+            raise self.fail(f"config '{name}': must be a table", "configs", index, "params")
         depth, concurrency = table.get("depth", 100), table.get("concurrency", 4)
         for key, value in (("depth", depth), ("concurrency", concurrency)):
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise self.fail(
-                    f"config '{name}': {key} must be a whole number ≥ 1", "configs", index
+                    f"config '{name}': must be a whole number ≥ 1", "configs", index, key
                 )
         return ConfigSpec(
             name=name,
@@ -297,18 +308,21 @@ class _Reader:
 
     def metrics(self, table: Any) -> tuple[str, ...]:
         if not isinstance(table, dict):
-            raise self.fail("[metrics] must be a table with names = [...]", "metrics")
+            raise self.fail("must be a table with names = [...]", "metrics")
+        for key in table:
+            if key != "names":
+                raise self.fail("unknown key; expected: names", "metrics", 0, key)
         names = table.get("names")
         if names is None:
             return DEFAULT_METRICS_FALLBACK
         if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
-            raise self.fail("[metrics] names must be a non-empty list of metric names", "metrics")
+            raise self.fail("must be a non-empty list of metric names", "metrics", 0, "names")
         from evalplat.metrics import parse
 
         try:
             return tuple(str(parse(n)) for n in names)
         except InputError as error:
-            raise self.fail(f"[metrics] {error}", "metrics") from None
+            raise self.fail(str(error), "metrics", 0, "names") from None
 
     def gate(self, table: dict[str, Any], index: int) -> Gate:
         self.only(
@@ -323,32 +337,33 @@ class _Reader:
         try:
             metric = str(parse(metric))
         except InputError as error:
-            raise self.fail(f"gate: {error}", "gates", index) from None
+            raise self.fail(str(error), "gates", index, "metric") from None
         numbers: dict[str, float | None] = {}
         for key in ("max_drop", "max_relative_drop"):
             value = table.get(key)
             if value is not None and (not isinstance(value, int | float) or value < 0):
-                raise self.fail(f"gate {metric}: {key} must be a number ≥ 0", "gates", index)
+                raise self.fail(f"gate {metric}: must be a number ≥ 0", "gates", index, key)
             numbers[key] = None if value is None else float(value)
         test = table.get("test", "randomization")
         if test not in TESTS:
             raise self.fail(
-                f"gate {metric}: test must be one of {', '.join(TESTS)}", "gates", index
+                f"gate {metric}: must be one of {', '.join(TESTS)}", "gates", index, "test"
             )
         alpha = table.get("alpha", 0.05)
         if not isinstance(alpha, int | float) or not 0 < alpha < 1:
-            raise self.fail(f"gate {metric}: alpha must be between 0 and 1", "gates", index)
+            raise self.fail(f"gate {metric}: must be between 0 and 1", "gates", index, "alpha")
         consecutive = table.get("consecutive", 1)
         if not isinstance(consecutive, int) or consecutive < 1:
             raise self.fail(
-                f"gate {metric}: consecutive must be a whole number ≥ 1", "gates", index
+                f"gate {metric}: must be a whole number ≥ 1", "gates", index, "consecutive"
             )
         unjudged = table.get("unjudged", "bound")
         if unjudged not in UNJUDGED_MODES:
             raise self.fail(
-                f"gate {metric}: unjudged must be one of {', '.join(UNJUDGED_MODES)}",
+                f"gate {metric}: must be one of {', '.join(UNJUDGED_MODES)}",
                 "gates",
                 index,
+                "unjudged",
             )
         return Gate(
             metric=metric,
@@ -363,22 +378,23 @@ class _Reader:
     def alert(self, table: dict[str, Any], index: int) -> dict[str, Any]:
         if not isinstance(table.get("type"), str):
             raise self.fail(
-                '[[alerts]] needs type = "webhook" (or slack, teams, email, junit, json)',
+                'needs type = "webhook" (or slack, teams, email, junit, json)',
                 "alerts",
                 index,
+                "type",
             )
         resolved = dict(table)
         for key in ("path", "file"):
             if isinstance(resolved.get(key), str) and "${" not in resolved[key]:
-                resolved[key] = str(self.path(resolved[key], key, "alerts", index))
+                resolved[key] = str(self.path(resolved[key], key, "alerts", index, key))
         return resolved
 
     def only(self, table: dict[str, Any], allowed: set[str], where: str, index: int) -> None:
         for key in table:
             if key not in allowed:
                 raise self.fail(
-                    f"[[{where}]] has unknown key '{key}'; expected one of: "
-                    f"{', '.join(sorted(allowed))}",
+                    f"unknown key; expected one of: {', '.join(sorted(allowed))}",
                     where,
                     index,
+                    key,
                 )

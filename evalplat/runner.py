@@ -26,7 +26,7 @@ from evalplat.search_driver import (
     evaluation_record,
     score_and_finish,
 )
-from evalplat.searchers import SearchContext, Searcher, get_kind
+from evalplat.searchers import SearchContext, Searcher, get_kind, validate_config
 from evalplat.store.refs import VersionRef
 from evalplat.store.runs import IMPORT_KIND, QueryOutcome, RunInfo
 
@@ -257,7 +257,8 @@ def _create_searcher(
         cache_dir=settings.cache_dir or default_cache_dir(store),
         concurrency=settings.concurrency,
     )
-    return get_kind(kind).create(params, context)
+    # the same validator as `config add`: a stored config that it refuses never starts a run
+    return get_kind(kind).create(validate_config(kind, params), context)
 
 
 def _options(metrics: list[str], settings: RunSettings) -> dict[str, Any]:

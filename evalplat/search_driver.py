@@ -35,6 +35,7 @@ from evalplat.searchers import (
     call_with_retries,
 )
 from evalplat.store.runs import EvaluationRecord, QueryOutcome, RunInfo
+from evalplat.validation import CONCURRENCY_MAX, check_depth, result_id_problem
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -71,10 +72,11 @@ class RunSettings:
     cache_dir: Path | None = None
 
     def __post_init__(self) -> None:
-        if self.depth < 1:
-            raise InputError(f"depth must be at least 1, got {self.depth}")
-        if self.concurrency < 1:
-            raise InputError(f"concurrency must be at least 1, got {self.concurrency}")
+        check_depth(self.depth)
+        if not 1 <= self.concurrency <= CONCURRENCY_MAX:
+            raise InputError(
+                f"concurrency must be from 1 to {CONCURRENCY_MAX}, got {self.concurrency}"
+            )
         if self.rate_limit is not None and self.rate_limit <= 0:
             raise InputError(f"rate limit must be more than 0, got {self.rate_limit}")
 
@@ -221,19 +223,30 @@ def _search_one(
     try:
         hits = call_with_retries(attempt, policy)
     except SearchError as error:
-        return QueryOutcome(query_id, "failed", attempts=attempts, error=str(error))
+        return QueryOutcome(query_id, "failed", attempts=attempts, error=_text(str(error)))
     except Exception as error:  # a bug in a user's python/command searcher fails one query
         message = f"{type(error).__name__}: {error}"
-        return QueryOutcome(query_id, "failed", attempts=attempts, error=message)
+        return QueryOutcome(query_id, "failed", attempts=attempts, error=_text(message))
     hits = hits[:depth]
     seen: set[str] = set()
     for doc_id, _ in hits:
+        problem = result_id_problem(doc_id)
+        if problem is not None:
+            # Stored as it came, the id would break the database (or not fit its column):
+            # the query fails, the run is partial, and `--resume` can finish it.
+            error_text = f"the engine returned an unusable doc id: {problem}"
+            return QueryOutcome(query_id, "failed", attempts=attempts, error=_text(error_text))
         if doc_id in seen:
             # A ranking with a repeated document has no trec_eval meaning; say so, don't guess.
             error_text = f"the engine returned document {doc_id!r} twice in one ranking"
             return QueryOutcome(query_id, "failed", attempts=attempts, error=error_text)
         seen.add(doc_id)
     return QueryOutcome(query_id, "ok", hits, latency_ms=latency_ms, attempts=attempts)
+
+
+def _text(message: str) -> str:
+    """An error message as free text the database stores (an engine may send NUL bytes)."""
+    return message.replace("\x00", "\\x00").encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def score_and_finish(

@@ -66,52 +66,149 @@ def test_project_paths_are_relative_to_the_file_and_names_canonical(tmp_path: Pa
 @pytest.mark.parametrize(
     ("change", "line", "message"),
     [
-        (('testsets = ["cranfield"]', 'testsets = ["trec"]'), 10, "test set 'trec'"),
-        (('metric = "nDCG@10"', 'metric = "nDGC@10"'), 20, "nDGC@10"),
-        (("consecutive = 2", "consecutive = 0"), 20, "consecutive"),
-        (("consecutive = 2", 'unjudged = "hope"'), 20, "unjudged must be one of bound"),
-        (('searcher = "builtin"', 'searcher = "builtin"\nsercher = "x"'), 10, "unknown key"),
-        (('names = ["NDCG@10", "P@5", "AP"]', "names = []"), 17, "names must be a non-empty list"),
-        (('names = ["NDCG@10", "P@5", "AP"]', 'names = ["Prec@5"]'), 17, "[metrics] "),
-        (('names = ["NDCG@10", "P@5", "AP"]', 'names = ["AP" "P@5"]'), 18, "invalid TOML"),
-        (("max_drop = 0.01", "max_drop = -1"), 20, "max_drop must be a number ≥ 0"),
-        (("max_drop = 0.01", 'max_drop = 0.01\ntest = "z-test"'), 20, "test must be one of"),
-        (("max_drop = 0.01", "max_drop = 0.01\nalpha = 1.5"), 20, "alpha must be between 0 and 1"),
-        (('type = "webhook"', 'kind = "webhook"'), 25, '[[alerts]] needs type = "webhook"'),
-        (("keep_results_days = 90", "keep_results_days = 0"), 32, "whole number of days ≥ 1"),
-        (('url = "sqlite:///evalplat.db"', "url = 5"), 2, "[database] url must be a string"),
-        (('[configs.params]\ntokenizer = "porter"', 'params = "porter"'), 10, "params must be a"),
-        (('testsets = ["cranfield"]', 'testsets = "cranfield"'), 10, "testsets must be a list"),
-        (('searcher = "builtin"', 'searcher = "builtin"\ndepth = 0'), 10, "depth must be a whole"),
-        (('qrels = "testsets/cranfield/qrels.txt"', "qrels = 3"), 5, "qrels must be a file path"),
-        (('name = "cranfield"', 'name = ""'), 5, '[[testsets]] needs name = "..."'),
-        (('dir = "site"', "dir = 3"), 29, "[reports] dir must be a file path"),
-        (("keep_results_days = 90", "keep_results_days = 90\n[extras]"), 34, "unknown table"),
+        (
+            ('testsets = ["cranfield"]', 'testsets = ["trec"]'),
+            13,
+            "[[configs]] #1 key 'testsets': config 'docs-bm25' names test set 'trec', which is not"
+            " defined in [[testsets]]",
+        ),
+        (
+            ('metric = "nDCG@10"', 'metric = "nDGC@10"'),
+            21,
+            "[[gates]] #1 key 'metric': unknown metric 'nDGC@10'",
+        ),
+        (
+            ("consecutive = 2", "consecutive = 0"),
+            23,
+            "[[gates]] #1 key 'consecutive': gate nDCG@10: must be a whole number ≥ 1",
+        ),
+        (
+            ('searcher = "builtin"', 'searcher = "builtin"\nsercher = "x"'),
+            13,
+            "[[configs]] #1 key 'sercher': unknown key",
+        ),
+        (
+            ("keep_results_days = 90", "keep_results_days = 0"),
+            33,
+            "[retention] key 'keep_results_days': must be a whole number of days ≥ 1",
+        ),
+        (
+            ('names = ["NDCG@10"', 'nmes = 1\nnames = ["NDCG@10"'),
+            18,
+            "[metrics] key 'nmes': unknown key",
+        ),
+        (
+            ("consecutive = 2", 'unjudged = "hope"'),
+            23,
+            "[[gates]] #1 key 'unjudged': gate nDCG@10:"
+            " must be one of bound, needs_judgments, ignore",
+        ),
+        (
+            ('names = ["NDCG@10", "P@5", "AP"]', "names = []"),
+            18,
+            "[metrics] key 'names': must be a non-empty list of metric names",
+        ),
+        (
+            ('names = ["NDCG@10", "P@5", "AP"]', 'names = ["Prec@5"]'),
+            18,
+            "[metrics] key 'names': unknown metric 'Prec@5'",
+        ),
+        (
+            ('names = ["NDCG@10", "P@5", "AP"]', 'names = ["AP" "P@5"]'),
+            18,
+            "invalid TOML: Unclosed array",
+        ),
+        (
+            ("max_drop = 0.01", "max_drop = -1"),
+            22,
+            "[[gates]] #1 key 'max_drop': gate nDCG@10: must be a number ≥ 0",
+        ),
+        (
+            ("max_drop = 0.01", 'max_drop = 0.01\ntest = "z-test"'),
+            23,
+            "[[gates]] #1 key 'test': gate nDCG@10: must be one of randomization, t-test, wilcoxon",
+        ),
+        (
+            ("max_drop = 0.01", "max_drop = 0.01\nalpha = 1.5"),
+            23,
+            "[[gates]] #1 key 'alpha': gate nDCG@10: must be between 0 and 1",
+        ),
+        (
+            ('type = "webhook"', 'kind = "webhook"'),
+            25,
+            "[[alerts]] #1 key 'type':"
+            ' needs type = "webhook" (or slack, teams, email, junit, json)',
+        ),
+        (('url = "sqlite:///evalplat.db"', "url = 5"), 3, "[database] key 'url': must be a string"),
+        (
+            ('[configs.params]\ntokenizer = "porter"', 'params = "porter"'),
+            14,
+            "[[configs]] #1 key 'params': config 'docs-bm25': must be a table",
+        ),
+        (
+            ('testsets = ["cranfield"]', 'testsets = "cranfield"'),
+            13,
+            "[[configs]] #1 key 'testsets': config 'docs-bm25': must be a list of names",
+        ),
+        (
+            ('searcher = "builtin"', 'searcher = "builtin"\ndepth = 0'),
+            13,
+            "[[configs]] #1 key 'depth': config 'docs-bm25': must be a whole number ≥ 1",
+        ),
+        (
+            ('qrels = "testsets/cranfield/qrels.txt"', "qrels = 3"),
+            7,
+            "[[testsets]] #1 key 'qrels': test set 'cranfield' qrels must be a file path",
+        ),
+        (
+            ('name = "cranfield"', 'name = ""'),
+            6,
+            "[[testsets]] #1 key 'name': needs name = \"...\" (a non-empty string)",
+        ),
+        (('dir = "site"', "dir = 3"), 30, "[reports] key 'dir': dir must be a file path"),
+        (
+            ("keep_results_days = 90", "keep_results_days = 90\n[extras]"),
+            34,
+            "[extras]: unknown table",
+        ),
         (
             ("[[configs]]", '[[testsets]]\nname = "cranfield"\nqrels = "q.txt"\n\n[[configs]]'),
-            10,
-            "test set 'cranfield' is defined twice",
+            11,
+            "[[testsets]] #2 key 'name': test set 'cranfield' is defined twice",
         ),
         (
             ("[metrics]", '[[configs]]\nname = "docs-bm25"\nsearcher = "builtin"\n\n[metrics]'),
-            17,
-            "config 'docs-bm25' is defined twice",
+            18,
+            "[[configs]] #2 key 'name': config 'docs-bm25' is defined twice",
         ),
     ],
 )
-def test_invalid_project_names_the_line_of_the_table(
+def test_invalid_project_names_the_table_the_key_and_its_line(
     tmp_path: Path, change: tuple[str, str], line: int, message: str
 ) -> None:
     path = write(tmp_path, GOOD.replace(*change))
     with pytest.raises(InputError) as raised:
         load_project(path)
-    assert f"evalplat.toml line {line}" in str(raised.value)
+    assert f"evalplat.toml line {line}: " in str(raised.value)
     assert message in str(raised.value)
 
 
 def test_a_gate_chooses_how_unjudged_documents_weigh(tmp_path: Path) -> None:
     text = GOOD.replace("consecutive = 2", 'unjudged = "needs_judgments"')
     assert load_project(write(tmp_path, text)).gates[0].unjudged == "needs_judgments"
+
+
+def test_a_second_table_entry_is_named_by_its_number(tmp_path: Path) -> None:
+    second = '[[configs]]\nname = "b"\nsearcher = "builtin"\ndepth = -1\n'
+    with pytest.raises(InputError) as raised:
+        load_project(write(tmp_path, GOOD + second))
+    assert "evalplat.toml line 37: [[configs]] #2 key 'depth'" in str(raised.value)
+
+
+@pytest.mark.parametrize("text", ["a = " + "[" * 5000 + "]" * 5000, "a = " + "9" * 5000])
+def test_pathological_toml_is_one_input_error(tmp_path: Path, text: str) -> None:
+    with pytest.raises(InputError, match="invalid TOML"):
+        load_project(write(tmp_path, text))
 
 
 def test_missing_project_file_is_an_input_error(tmp_path: Path) -> None:
@@ -130,7 +227,7 @@ def test_compare_to_must_name_a_config_of_the_project(tmp_path: Path) -> None:
 
 
 def test_unknown_key_in_a_plain_table_is_refused(tmp_path: Path) -> None:
-    with pytest.raises(InputError, match=r"\[reports\] has unknown key 'directory'"):
+    with pytest.raises(InputError, match=r"\[reports\] key 'directory': unknown key"):
         load_project(write(tmp_path, GOOD.replace('dir = "site"', 'directory = "site"')))
 
 

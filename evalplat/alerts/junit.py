@@ -12,6 +12,7 @@ message, so a reader never sees half a file and the file does not grow across ni
 from __future__ import annotations
 
 import os
+import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,26 @@ from evalplat.alerts.message import AlertMessage
 from evalplat.alerts.notice import Notice
 
 PATH = Param("path", (str,), "file to write (relative to the project file)", required=True)
+
+
+_XML_FORBIDDEN = re.compile("[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def xml_safe(text: str) -> str:
+    """``text`` without the characters XML 1.0 cannot carry."""
+    return _XML_FORBIDDEN.sub("", text)
+
+
+def clean_tree(root: ET.Element) -> ET.Element:
+    """Drop XML-forbidden characters from every text, tail and attribute under ``root``."""
+    for element in root.iter():
+        if element.text:
+            element.text = xml_safe(element.text)
+        if element.tail:
+            element.tail = xml_safe(element.tail)
+        for key, value in element.attrib.items():
+            element.attrib[key] = xml_safe(value)
+    return root
 
 
 def write_atomically(path: Path, data: bytes) -> None:
@@ -48,7 +69,7 @@ def render(messages: list[AlertMessage], suite: str) -> bytes:
             failure.text = message.text()
         else:
             ET.SubElement(case, "system-out").text = message.text()
-    ET.indent(root)
+    ET.indent(clean_tree(root))
     data: bytes = ET.tostring(root, encoding="utf-8", xml_declaration=True)
     return data + b"\n"
 

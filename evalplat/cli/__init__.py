@@ -1,8 +1,9 @@
 """The ``evalplat`` command: a thin Typer layer over the Python API, one module per noun.
 
 Every library error reaches the user through one handler (``EvalplatGroup.invoke``) that prints
-one line on stderr and exits with the error's code. Command modules import heavy libraries
-inside their functions so that ``evalplat --help`` stays fast.
+one line on stderr and exits with the error's code; a database error that reaches it unnamed
+(SQLAlchemy's or a driver's) is translated by :mod:`evalplat.db.errors` first. Command
+modules import heavy libraries inside their functions so that ``evalplat --help`` stays fast.
 """
 
 from __future__ import annotations
@@ -27,6 +28,17 @@ class EvalplatGroup(TyperGroup):
         except EvalplatError as error:
             typer.echo(f"error: {error}", err=True)
             raise typer.Exit(error.exit_code) from None
+        except Exception as error:
+            # A database failure the library did not name (a lock, a full disk, a dropped
+            # connection in the middle of a write) is still one line and exit 3, never a
+            # traceback; anything else is a bug and keeps its traceback.
+            from evalplat.db.errors import is_database_error, translate
+
+            if not is_database_error(error):
+                raise
+            mapped = translate(error)
+            typer.echo(f"error: {mapped}", err=True)
+            raise typer.Exit(mapped.exit_code) from None
         finally:
             close_stores()
 

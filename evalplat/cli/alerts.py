@@ -70,7 +70,10 @@ def list_alerts(
 
 @app.command("ack")
 def ack(
-    alert_id: Annotated[int, typer.Argument(help="Alert id (see `evalplat alerts list`).")],
+    alert_id: Annotated[
+        int,
+        typer.Argument(help="Alert id (see `evalplat alerts list`).", min=1, max=2**31 - 1),
+    ],
     db: DbOption = None,
     json_output: JsonOption = False,
 ) -> None:

@@ -254,6 +254,8 @@ def write_junit(result: ComparisonResult, path: Path, *, strict: bool = False) -
     ``<failure type="needs_judgments">``, matching the exit code 1 of ``--strict``."""
     import xml.etree.ElementTree as ET
 
+    from evalplat.alerts.junit import clean_tree
+
     gated = [m for m in result.metrics if m.gated]
     undecided = len(result.needing_judgments)
     suite = ET.Element(
@@ -289,7 +291,7 @@ def write_junit(result: ComparisonResult, path: Path, *, strict: bool = False) -
             ET.SubElement(case, "system-out").text = summary
     root = ET.Element("testsuites")
     root.append(suite)
-    ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)
+    ET.ElementTree(clean_tree(root)).write(path, encoding="utf-8", xml_declaration=True)
 
 
 def write_report(result: ComparisonResult, path: Path, store: Store) -> None:

@@ -6,13 +6,14 @@ URL precedence (PRODUCT.md): ``--db`` > ``EVALPLAT_DATABASE_URL`` > project file
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tomllib
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine, create_engine, event
-from sqlalchemy.engine import make_url
+from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError
 from sqlalchemy.pool import NullPool
 
@@ -21,6 +22,8 @@ from evalplat.errors import InputError
 DEFAULT_URL = "sqlite:///evalplat.db"
 ENV_VAR = "EVALPLAT_DATABASE_URL"
 PROJECT_FILE = "evalplat.toml"
+BACKENDS = ("sqlite", "postgresql")
+BUSY_TIMEOUT = 30.0  # seconds a SQLite writer waits for another writer's lock
 
 
 def resolve_url(cli_url: str | None = None, project_file: Path | None = None) -> str:
@@ -52,16 +55,37 @@ def resolve_url(cli_url: str | None = None, project_file: Path | None = None) ->
 
 
 def normalise_url(url: str) -> str:
-    """Accept the common short forms: ``postgresql://`` means psycopg 3, a bare path SQLite."""
+    """Accept the common short forms: ``postgresql://`` means psycopg 3, a bare path SQLite.
+
+    Anything that is not a SQLite or PostgreSQL URL is an ``InputError`` (exit 2).
+    """
+    if "\x00" in url:
+        raise InputError("not a database URL: it contains a NUL character")
     if "://" not in url:
-        return f"sqlite:///{url}"
-    if url.startswith("postgresql://") or url.startswith("postgres://"):
-        return "postgresql+psycopg://" + url.split("://", 1)[1]
+        url = f"sqlite:///{url}"
+    elif url.startswith("postgresql://") or url.startswith("postgres://"):
+        url = "postgresql+psycopg://" + url.split("://", 1)[1]
+    parsed = parse_url(url)
+    if parsed.get_backend_name() not in BACKENDS:
+        raise InputError(
+            f"not a database URL evalplat can use: {parsed.render_as_string(hide_password=True)!r}"
+            " (sqlite:///PATH or postgresql://USER@HOST/DB)"
+        )
     return url
 
 
+def parse_url(url: str) -> URL:
+    """``make_url`` with a malformed URL as an ``InputError`` (the text is not repeated in
+    full: it may hold a password)."""
+    try:
+        return make_url(url)
+    except (ArgumentError, ValueError):
+        scheme = url.split("://", 1)[0] if "://" in url else url[:20]
+        raise InputError(f"not a database URL: {scheme}://... cannot be parsed") from None
+
+
 def _relative_to(url: str, folder: Path) -> str:
-    parsed = make_url(url)
+    parsed = parse_url(url)
     if parsed.get_backend_name() != "sqlite" or not parsed.database:
         return url
     if parsed.database == ":memory:" or Path(parsed.database).is_absolute():
@@ -69,19 +93,30 @@ def _relative_to(url: str, folder: Path) -> str:
     return parsed.set(database=str(folder / parsed.database)).render_as_string(hide_password=False)
 
 
-def create_db_engine(url: str) -> Engine:
-    """Create an engine with evalplat's connection settings for the backend."""
-    try:
-        parsed = make_url(url)
-    except ArgumentError:
-        raise InputError(f"not a database URL: {url!r}") from None
+def create_db_engine(url: str, *, read_only: bool = False) -> Engine:
+    """Create an engine with evalplat's connection settings for the backend.
+
+    SQLite waits up to ``BUSY_TIMEOUT`` seconds for another writer's lock (``?timeout=N`` in
+    the URL sets another wait), then fails with "database is locked". ``read_only=True``
+    opens a SQLite file that cannot be written (``mode=ro``): reading commands work, writes
+    fail with one line.
+    """
+    parsed = parse_url(normalise_url(url))
     backend = parsed.get_backend_name()
     kwargs: dict[str, Any] = {}
     if backend == "sqlite":
         # Each connection is cheap; NullPool avoids sharing one file handle across threads
         # and lets other processes (a second nightly, a reader) see committed data at once.
         kwargs["poolclass"] = NullPool
-        kwargs["connect_args"] = {"timeout": 30}
+        kwargs["connect_args"] = {} if "timeout" in parsed.query else {"timeout": BUSY_TIMEOUT}
+        if read_only and parsed.database not in (None, "", ":memory:"):
+            path = Path(parsed.database or "").resolve()
+            # Without write access to the folder SQLite cannot create the WAL index it reads
+            # through; a file nobody can write does not change, so read it as immutable.
+            folder_writable = os.access(path.parent, os.W_OK)
+            mode = {"mode": "ro"} if folder_writable else {"immutable": "1"}
+            query = {**parsed.query, **mode, "uri": "true"}
+            parsed = parsed.set(database=f"file:{path}", query=query)
     elif backend == "postgresql":
         kwargs["pool_pre_ping"] = True
         kwargs["connect_args"] = {"connect_timeout": 10}
@@ -92,22 +127,26 @@ def create_db_engine(url: str) -> Engine:
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    import sqlite3
+
     cursor = dbapi_connection.cursor()
     # Foreign keys are off by default in SQLite; WAL lets report readers work during a run.
     cursor.execute("PRAGMA foreign_keys=ON")
-    cursor.execute("PRAGMA journal_mode=WAL")
+    # a read-only file keeps the journal mode it has; reading still works
+    with contextlib.suppress(sqlite3.OperationalError):
+        cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.close()
 
 
 def describe_url(url: str) -> str:
     """The URL with any password masked, for messages."""
-    return make_url(url).render_as_string(hide_password=True)
+    return parse_url(url).render_as_string(hide_password=True)
 
 
 def sqlite_file(url: str) -> Path | None:
     """The database file of a SQLite URL (None for other backends and in-memory SQLite)."""
-    parsed = make_url(url)
+    parsed = parse_url(url)
     if parsed.get_backend_name() != "sqlite" or parsed.database in (None, "", ":memory:"):
         return None
     return Path(parsed.database)

@@ -25,6 +25,15 @@ from evalplat.formats.text_files import (
     new_frame,
     non_blank_lines,
 )
+from evalplat.validation import (
+    ARROW_CONTROL,
+    GRADE_MAX,
+    GRADE_MIN,
+    ID_MAX_LENGTH,
+    SOURCE_MAX_LENGTH,
+    check_source,
+    parse_grade,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -111,17 +120,7 @@ def _judgment_records(text: str, fmt: str, path: Path) -> Iterator[tuple[int, di
 
 
 def _grade(value: object, path: Path, line: int) -> int:
-    grade: int | None = None
-    if isinstance(value, int) and not isinstance(value, bool):
-        grade = value
-    elif isinstance(value, str) and _INTEGER.fullmatch(value):
-        grade = int(value)
-    if grade is not None:
-        if not -(2**63) <= grade < 2**63:
-            raise InputError(f"grade {value!r} is out of range", path=path, line=line)
-        return grade
-    shown = repr(value) if isinstance(value, str) else json_type(value)
-    raise InputError(f"grade {shown} is not an integer", path=path, line=line)
+    return parse_grade(value, path=path, line=line)
 
 
 def _judgments_slow(text: str, fmt: str, path: Path) -> tuple[pd.DataFrame, list[int]]:
@@ -143,6 +142,8 @@ def _judgments_slow(text: str, fmt: str, path: Path) -> tuple[pd.DataFrame, list
         if source is not None and not isinstance(source, str):
             problem = f"source must be a string, found {json_type(source)}"
             raise InputError(problem, path=path, line=number)
+        if source:
+            check_source(source, path=path, line=number)
         # a second grade of a pair from another source is a second rater, not a duplicate
         pair = (query_id, doc_id, source or None)
         if pair in first:
@@ -267,9 +268,19 @@ def _checked_frame(table: pa.Table) -> pd.DataFrame | None:
             return None
     for name in ("query_id", "doc_id"):
         column = table.column(name)
-        if pc.any(pc.equal(pc.utf8_length(column), 0)).as_py():
+        lengths = pc.utf8_length(column)
+        if pc.min(lengths).as_py() == 0 or pc.max(lengths).as_py() > ID_MAX_LENGTH:
             return None
-        if pc.any(pc.match_substring_regex(column, r"\s")).as_py():
+        if pc.any(pc.match_substring_regex(column, r"[\s\p{Z}]|" + ARROW_CONTROL)).as_py():
+            return None
+    grades = table.column("grade")
+    if pc.min(grades).as_py() < GRADE_MIN or pc.max(grades).as_py() > GRADE_MAX:
+        return None
+    if "source" in table.column_names and table.column("source").null_count < table.num_rows:
+        source = table.column("source")
+        if pc.max(pc.utf8_length(source)).as_py() > SOURCE_MAX_LENGTH:
+            return None
+        if pc.any(pc.match_substring_regex(source, ARROW_CONTROL)).as_py():
             return None
     pairs = table.select(["query_id", "doc_id"]).group_by(["query_id", "doc_id"]).aggregate([])
     if pairs.num_rows != table.num_rows:

@@ -14,6 +14,7 @@ from evalplat.errors import InputError
 from evalplat.formats.text_files import (
     ParsedFile,
     check_id,
+    check_text,
     delimited_rows,
     detect_format,
     json_objects,
@@ -21,6 +22,7 @@ from evalplat.formats.text_files import (
     load_text,
     new_frame,
 )
+from evalplat.validation import DECIMAL, check_name, shown
 
 _QUERY_HEADER_KEYS = {"query_id": "query_id", "qid": "query_id", "id": "query_id"}
 _QUERY_COLUMNS = {**_QUERY_HEADER_KEYS, "text": "text", "query": "text"}
@@ -83,8 +85,14 @@ def _weight(value: object, path: Path, line: int) -> float:
             number = float(value)
         except ValueError:
             raise InputError(f"weight {value!r} is not a number", path=path, line=line) from None
+        if math.isfinite(number) and not DECIMAL.fullmatch(value):
+            problem = f"weight {shown(value)} is not a number (ASCII digits)"
+            raise InputError(problem, path=path, line=line)
     elif isinstance(value, int | float) and not isinstance(value, bool):
-        number = float(value)
+        try:
+            number = float(value)
+        except OverflowError:
+            number = math.inf
     else:
         problem = f"weight must be a number, found {json_type(value)}"
         raise InputError(problem, path=path, line=line)
@@ -118,6 +126,9 @@ def _query_rows_json(text: str, path: Path) -> Iterator[_QueryRow]:
             problem = f"weight must be a number, found a string {raw_weight!r}"
             raise InputError(problem, path=path, line=number)
         weight = _weight(raw_weight, path, number)
+        check_text(query_text, "query text", path, number)
+        for tag in tag_list:
+            check_name(tag, "tag", path=path, line=number)
         yield number, query_id, query_text.strip(), weight, tag_list
 
 
@@ -138,6 +149,9 @@ def _query_rows_delimited(text: str, fmt: str, path: Path) -> Iterator[_QueryRow
         query_id = check_id(row["query_id"], "query id", path, number)
         tag_list = [t.strip() for t in row.get("tags", "").split(",") if t.strip()]
         weight = _weight(row.get("weight"), path, number)
+        check_text(row["text"], "query text", path, number)
+        for tag in tag_list:
+            check_name(tag, "tag", path=path, line=number)
         yield number, query_id, row["text"], weight, tag_list
 
 

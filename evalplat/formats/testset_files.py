@@ -59,12 +59,14 @@ from evalplat.formats.text_files import (
     Kind,
     ParsedFile,
     check_id,
+    check_text,
     detect_format,
     json_objects,
     json_type,
     load_text,
     new_frame,
 )
+from evalplat.validation import check_json_text
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -133,8 +135,12 @@ def parse_documents(path: str | Path, format: str | None = None) -> ParsedFile:
             if value is not None and not isinstance(value, str):
                 problem = f"{key} must be a string, found {json_type(value)}"
                 raise InputError(problem, path=path, line=number)
-            out.append(value or "")
+            out.append(check_text(value or "", f"document {key}", path, number))
         ids.append(doc_id)
+        try:
+            check_json_text(obj, "document field", path=path)
+        except InputError as error:
+            raise InputError(error.problem, path=path, line=number) from None
         extras.append(fields_json(obj))
         lines.append(number)
     import pandas as pd

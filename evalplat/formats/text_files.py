@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from evalplat.errors import InputError
+from evalplat.validation import check_free_text, check_identifier
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -109,16 +110,18 @@ def non_blank_lines(text: str) -> Iterator[tuple[int, str]]:
 
 
 def check_id(value: object, what: str, path: Path, line: int) -> str:
-    """A query or doc id: a non-empty string (or JSON integer) without whitespace."""
+    """A query or doc id: a non-empty string (or JSON integer) without whitespace or control
+    characters, at most 200 characters (see :mod:`evalplat.validation`)."""
     if isinstance(value, int) and not isinstance(value, bool):
         value = str(value)
     if not isinstance(value, str):
         raise InputError(f"{what} must be a string, found {json_type(value)}", path=path, line=line)
-    if not value:
-        raise InputError(f"empty {what}", path=path, line=line)
-    if _WHITESPACE.search(value):
-        raise InputError(f"{what} {value!r} contains whitespace", path=path, line=line)
-    return value
+    return check_identifier(value, what, path=path, line=line)
+
+
+def check_text(value: str, what: str, path: Path, line: int) -> str:
+    """Free text (a query, a title): any Unicode except NUL."""
+    return check_free_text(value, what, path=path, line=line)
 
 
 def json_type(value: object) -> str:
@@ -135,6 +138,10 @@ def json_objects(text: str, path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         except json.JSONDecodeError as error:
             problem = f"invalid JSON: {error.msg} (column {error.colno})"
             raise InputError(problem, path=path, line=number) from None
+        except ValueError as error:  # an integer of more than 4300 digits
+            raise InputError(f"invalid JSON: {error}", path=path, line=number) from None
+        except RecursionError:
+            raise InputError("invalid JSON: nested too deeply", path=path, line=number) from None
         if not isinstance(value, dict):
             problem = f"expected a JSON object, found {json_type(value)}"
             raise InputError(problem, path=path, line=number)

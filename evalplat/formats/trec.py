@@ -16,17 +16,26 @@ Reading is tiered so that errors cost nothing on good input:
    it would accept, and return the same values.
 
 Rules enforced (each an ``InputError`` with path and line): wrong field count, a grade that is not
-an integer, a score that is not a number, a duplicate (query, doc) judgment, a doc id repeated in
+an integer in range (ASCII digits), a score that is not a finite number, an id that breaks the
+input contract (:mod:`evalplat.validation`), a duplicate (query, doc) judgment, a doc id repeated in
 one query's ranking (trec_eval refuses it too), an empty file, bytes that are not UTF-8.
 """
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from evalplat.errors import InputError
+from evalplat.validation import (
+    ARROW_CONTROL,
+    GRADE_MAX,
+    GRADE_MIN,
+    ID_MAX_LENGTH,
+    check_identifier,
+    parse_grade,
+    parse_score,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -178,19 +187,34 @@ def _read_delimited(
         is_text = types[name] in (pa.string(), pa.binary())
         if is_text and pc.min(pc.binary_length(table.column(name))).as_py() == 0:
             raise _FastPathFailed
-    if "score" in kept and not _all_finite_or_inf(table.column("score")):
-        raise _FastPathFailed
+    _check_contract(table)
     # a comment line that happens to have the right number of fields
     if pc.any(pc.starts_with(table.column("query_id"), "#")).as_py():
         raise _FastPathFailed
     return table.select([name for _, name in keep])
 
 
-def _all_finite_or_inf(column: pa.ChunkedArray) -> bool:
+def _check_contract(table: pa.Table) -> None:
+    """The input contract (:mod:`evalplat.validation`) in vectorised kernels: ids of at most
+    200 characters without control characters, grades in range, finite scores. Any doubt
+    sends the file to the slow pass, which names the line."""
     import pyarrow.compute as pc
 
-    # NaN scores would make the ordering meaningless; the slow pass rejects them with a line
-    return not pc.any(pc.is_nan(column)).as_py()
+    if table.num_rows == 0:
+        return  # no rows, nothing to check (the caller's slow pass says the file is empty)
+    for name in ("query_id", "doc_id"):
+        column = table.column(name)
+        if pc.max(pc.utf8_length(column)).as_py() > ID_MAX_LENGTH:
+            raise _FastPathFailed
+        if pc.any(pc.match_substring_regex(column, ARROW_CONTROL)).as_py():
+            raise _FastPathFailed
+    if "grade" in table.column_names:
+        grades = table.column("grade")
+        if pc.min(grades).as_py() < GRADE_MIN or pc.max(grades).as_py() > GRADE_MAX:
+            raise _FastPathFailed
+    # NaN or infinite scores make the ordering meaningless; the slow pass names the line
+    if "score" in table.column_names and not pc.all(pc.is_finite(table.column("score"))).as_py():
+        raise _FastPathFailed
 
 
 def _read_split(
@@ -236,8 +260,7 @@ def _read_split(
         table = pa.table(columns)
     except (pa.ArrowInvalid, UnicodeDecodeError) as error:
         raise _FastPathFailed from error
-    if "score" in table.column_names and not _all_finite_or_inf(table.column("score")):
-        raise _FastPathFailed
+    _check_contract(table)
     return table
 
 
@@ -295,16 +318,8 @@ def _read_slow(
 
 def _convert(name: str, text: str, path: Path, line: int) -> object:
     if name == "grade":
-        try:
-            return int(text)
-        except ValueError:
-            raise InputError(f"grade {text!r} is not an integer", path=path, line=line) from None
+        return parse_grade(text, path=path, line=line)
     if name == "score":
-        try:
-            value = float(text)
-        except ValueError:
-            raise InputError(f"score {text!r} is not a number", path=path, line=line) from None
-        if math.isnan(value):
-            raise InputError("score is NaN", path=path, line=line)
-        return value
-    return text
+        return parse_score(text, path=path, line=line)
+    what = "query id" if name == "query_id" else "doc id"
+    return check_identifier(text, what, path=path, line=line)

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from evalplat.errors import InputError
+from evalplat.validation import METRIC_MAX_LENGTH
 
 CutoffRule = Literal["required", "optional", "none"]
 
@@ -262,7 +263,7 @@ def parse(name: str | Metric) -> Metric:
     cutoff_text = match.group("cutoff")
     cutoff: int | None = None
     if cutoff_text is not None:
-        if not cutoff_text.isdigit():
+        if not (cutoff_text.isascii() and cutoff_text.isdigit()) or len(cutoff_text) > 9:
             raise InputError(f"metric {name!r}: cutoff must be a positive integer")
         cutoff = int(cutoff_text)
     params: dict[str, object] = {}
@@ -272,16 +273,22 @@ def parse(name: str | Metric) -> Metric:
             raise InputError(f"metric {name!r}: unknown parameter {item!r}")
         params[key] = _parse_value(name, key, value)
     try:
-        return Metric(family, cutoff, **params)  # type: ignore[arg-type]
+        metric = Metric(family, cutoff, **params)  # type: ignore[arg-type]
     except InputError as error:
         raise InputError(f"metric {name!r}: {error.problem}") from None
+    if len(str(metric)) > METRIC_MAX_LENGTH:
+        # the canonical name is the database key: it must fit the column on every backend
+        raise InputError(
+            f"metric name {str(metric)[:40]!r}... is longer than {METRIC_MAX_LENGTH} characters"
+        )
+    return metric
 
 
 def _parse_value(name: str, key: str, value: str) -> object:
     if key == "gmax" and value.lower() == GMAX_FROM_QRELS:
         return GMAX_FROM_QRELS
     if key in ("rel", "gmax"):
-        if not re.fullmatch(r"-?\d+", value):
+        if not re.fullmatch(r"-?[0-9]{1,9}", value):
             raise InputError(f"metric {name!r}: {key} must be an integer, got {value!r}")
         return int(value)
     if key == "judged_only":

@@ -12,6 +12,7 @@ SQLAlchemy) when a searcher is created, so importing this registry stays cheap.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from evalplat.errors import NotFoundError
@@ -44,6 +45,7 @@ __all__ = [
     "expand_env",
     "get_kind",
     "has_placeholder",
+    "validate_config",
 ]
 
 SEARCHERS: dict[str, SearcherKind] = {
@@ -57,6 +59,24 @@ def get_kind(name: str) -> SearcherKind:
     if kind is None:
         raise NotFoundError(f"unknown searcher {name!r}; choose from {', '.join(SEARCHERS)}")
     return kind
+
+
+def validate_config(searcher: str, params: Mapping[str, Any]) -> dict[str, Any]:
+    """Check a config the way a run would, without the network or the environment.
+
+    The one validator behind ``config add``, ``run`` and ``nightly``: the kind exists, every
+    param is known and of its type and range, strings hold no NUL, and the kind's own check
+    passes (an ``http`` searcher's templates compile and its paths parse). ``${ENV}``
+    placeholders are not expanded. Returns the params converted, defaults filled in.
+    """
+    from evalplat.validation import check_json_text
+
+    kind = get_kind(searcher)
+    check_json_text(dict(params), "config parameters")
+    validated = kind.validate(params)
+    if kind.check is not None:
+        kind.check(validated)
+    return validated
 
 
 def create_searcher(

@@ -191,7 +191,7 @@ class CommandSearcher(Searcher):
         where = f"command {self.label!r} answered query {query_id!r} with {shorten(line)!r}"
         try:
             answer = json.loads(line)
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):  # not JSON, 4300+ digit integers, too deep
             raise SearchError(f"{where}: not a JSON line") from None
         if not isinstance(answer, dict):
             raise SearchError(f"{where}: expected a JSON object")
@@ -235,8 +235,8 @@ KIND = SearcherKind(
     description="an external process: JSON lines in (one per query), JSON lines out",
     params=(
         Param("command", "list", None, "program and arguments", required=True),
-        Param("timeout", "float", 30.0, "seconds to wait for one answer"),
-        Param("processes", "int", 1, "engine processes run side by side"),
+        Param("timeout", "float", 30.0, "seconds to wait for one answer", above=0),
+        Param("processes", "int", 1, "engine processes run side by side", minimum=1),
     ),
     factory=_create,
 )

@@ -10,12 +10,19 @@ Rules:
 - ``$${`` is a literal ``${`` (an escape for the rare text that needs one).
 - Anything else, including a lone ``$`` or ``$$`` (PostgreSQL dollar quoting), is left alone.
 - Dicts and lists are expanded recursively (values only, not keys); other types pass through.
+
+Templated params (the ``http`` searcher's url, headers, query params and body) must not treat a
+secret as template text: ``SecretSlots`` puts an opaque token where each placeholder was, the
+template is compiled and rendered with the tokens, and only then are the values put in. A
+secret ``a{{7*7}}b`` is therefore sent as ``a{{7*7}}b``, and query text that happens to contain
+``${HOME}`` is sent as typed, never expanded.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import secrets
 from collections.abc import Mapping
 from typing import Any
 
@@ -63,3 +70,54 @@ def _expand_text(text: str, env: Mapping[str, str]) -> str:
         return env[name]
 
     return _PLACEHOLDER.sub(replace, text)
+
+
+class SecretSlots:
+    """Placeholders swapped for opaque tokens before templating; values put back after it.
+
+    ``hide`` checks every variable is set (the same ``InputError`` as ``expand_env``) and
+    returns the value with each placeholder replaced by a token of letters and digits, which
+    Jinja passes through unchanged; ``reveal`` replaces the tokens in rendered text. The token
+    holds a random part, so text from elsewhere (a query) cannot name a secret.
+    """
+
+    def __init__(self, environ: Mapping[str, str] | None = None) -> None:
+        self._env = os.environ if environ is None else environ
+        self._prefix = f"evalplatsecret{secrets.token_hex(8)}n"
+        self._values: list[str] = []
+        self._token = re.compile(re.escape(self._prefix) + r"(\d+)e")
+
+    def hide(self, value: Any) -> Any:
+        if isinstance(value, str):
+            return _PLACEHOLDER.sub(self._slot, value)
+        if isinstance(value, Mapping):
+            return {key: self.hide(item) for key, item in value.items()}
+        if isinstance(value, list | tuple):
+            return [self.hide(item) for item in value]
+        return value
+
+    def reveal(self, value: Any) -> Any:
+        if isinstance(value, str):
+            if self._prefix not in value:
+                return value
+            return self._token.sub(lambda match: self._values[int(match.group(1))], value)
+        if isinstance(value, Mapping):
+            return {key: self.reveal(item) for key, item in value.items()}
+        if isinstance(value, list):
+            return [self.reveal(item) for item in value]
+        return value
+
+    def mask(self, text: str) -> str:
+        """Rendered text with every secret shown as ``***`` (for error messages)."""
+        return self._token.sub("***", text)
+
+    def _slot(self, match: re.Match[str]) -> str:
+        name = match.group(2)
+        if match.group(1) is not None:
+            return "${" + name + "}"
+        if name not in self._env:
+            raise InputError(
+                f"environment variable {name} is not set (the config refers to ${{{name}}})"
+            )
+        self._values.append(self._env[name])
+        return f"{self._prefix}{len(self._values) - 1}e"

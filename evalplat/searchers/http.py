@@ -19,8 +19,10 @@ Presets fill in everything but ``url``; params given explicitly win. ``fields`` 
 - ``solr``: ``GET {url}/select?q=...&rows=depth&fl=id,score&defType=edismax&qf=fields``; hits
   ``response.docs``, id ``id``, score ``score``.
 
-``${ENV}`` placeholders in ``url``, ``headers``, ``auth`` (``user:password``, HTTP basic),
-``query_params`` and ``body`` are expanded once, in memory; messages name the url as configured.
+``${ENV}`` placeholders in ``url``, ``headers``, ``query_params`` and ``body`` are substituted
+after the template is rendered (see :class:`~evalplat.searchers.env.SecretSlots`), so a secret
+is sent exactly as set and never read as template text; ``auth`` (``user:password``, HTTP
+basic) is expanded once. Secrets stay in memory; messages name the url as configured.
 
 Status mapping: 2xx parsed; 408, 429 and 5xx -> ``TransientSearchError`` with ``Retry-After``
 (seconds or an HTTP date); any other status -> ``SearchError`` quoting the start of the body.
@@ -46,7 +48,7 @@ from evalplat.searchers.base import (
     score_from_rank,
     shorten,
 )
-from evalplat.searchers.env import expand_env
+from evalplat.searchers.env import SecretSlots, expand_env
 from evalplat.searchers.kinds import Param, SearchContext, SearcherKind
 from evalplat.searchers.response_path import parse_path, select_hits, select_one
 
@@ -115,16 +117,17 @@ class HttpSearcher(Searcher):
         environment = jinja2.sandbox.SandboxedEnvironment(autoescape=False)
         environment.filters["tojson"] = lambda value: json.dumps(value, ensure_ascii=False)
         compile_ = _compiler(environment)
-        self._url = compile_(expand_env(settings["url"]), "url")
+        self._secrets = secrets = SecretSlots()
+        self._url = compile_(secrets.hide(settings["url"]), "url")
         self._headers = {
             name: compile_(value, f"header {name}")
-            for name, value in expand_env(params["headers"]).items()
+            for name, value in secrets.hide(params["headers"]).items()
         }
         self._query_params = {
             name: compile_(str(value), f"query param {name}")
-            for name, value in expand_env(settings["query_params"]).items()
+            for name, value in secrets.hide(settings["query_params"]).items()
         }
-        self._body = _compile_body(expand_env(settings["body"]), compile_)
+        self._body = _compile_body(secrets.hide(settings["body"]), compile_)
         self._json_body = not any(
             name.lower() == "content-type" and "json" not in str(value).lower()
             for name, value in params["headers"].items()
@@ -147,24 +150,28 @@ class HttpSearcher(Searcher):
     def build_request(self, query_id: str, text: str, depth: int) -> httpx.Request:
         """The request for one query (rendered templates, not yet sent)."""
         variables = {"query": text, "query_id": query_id, "depth": depth, "fields": self.fields}
-        headers = {name: template.render(variables) for name, template in self._headers.items()}
-        query_params = {name: t.render(variables) for name, t in self._query_params.items()}
+        reveal = self._secrets.reveal
+        headers = {
+            name: reveal(template.render(variables)) for name, template in self._headers.items()
+        }
+        query_params = {name: reveal(t.render(variables)) for name, t in self._query_params.items()}
         content: str | None = None
         if self._body is not None:
-            content = _render_body(self._body, variables)
+            content = _render_body(self._body, variables, reveal)
             if self._json_body:
                 try:
                     json.loads(content)
-                except json.JSONDecodeError as error:
+                except (ValueError, RecursionError) as error:
+                    shown = self._secrets.mask(_render_body(self._body, variables, _masked))
                     raise SearchError(
                         f"http searcher body for query {query_id!r} is not valid JSON "
-                        f"({error.msg}): {shorten(content)!r}"
+                        f"({getattr(error, 'msg', error)}): {shorten(shown)!r}"
                     ) from None
                 if not any(name.lower() == "content-type" for name in headers):
                     headers["Content-Type"] = "application/json"
         return self.client.build_request(
             self.method,
-            self._url.render(variables),
+            reveal(self._url.render(variables)),
             params={name: value for name, value in query_params.items() if value != ""},
             headers=headers,
             content=content,
@@ -176,7 +183,7 @@ class HttpSearcher(Searcher):
             raise _status_error(response, self.label, query_id)
         try:
             document = json.loads(response.content)
-        except (json.JSONDecodeError, UnicodeDecodeError):
+        except (ValueError, RecursionError):  # also too deep, or integers of 4300+ digits
             raise SearchError(
                 f"{self.label}: query {query_id!r} got a response that is not JSON: "
                 f"{shorten(response.content[:200].decode('utf-8', 'replace'))!r}"
@@ -281,10 +288,15 @@ def _compile_leaf(value: Any, compile_: Any) -> Any:
     return value
 
 
-def _render_body(body: Any, variables: dict[str, Any]) -> str:
+def _render_body(body: Any, variables: dict[str, Any], reveal: Any) -> str:
+    """The body text; ``reveal`` puts the secrets in (before JSON encoding, so they are escaped)."""
     if hasattr(body, "render"):
-        return str(body.render(variables))
-    return json.dumps(_render_leaf(body, variables), ensure_ascii=False)
+        return str(reveal(body.render(variables)))
+    return json.dumps(reveal(_render_leaf(body, variables)), ensure_ascii=False)
+
+
+def _masked(value: Any) -> Any:
+    return value
 
 
 def _render_leaf(value: Any, variables: dict[str, Any]) -> Any:
@@ -328,6 +340,37 @@ def parse_retry_after(value: str | None, now: float | None = None) -> float | No
     return max(0.0, moment.timestamp() - (time.time() if now is None else now))
 
 
+class _AnyEnvironment(dict[str, str]):
+    """Every variable set (to an empty value): checking a config needs no secrets."""
+
+    def __contains__(self, key: object) -> bool:
+        return True
+
+    def __missing__(self, key: str) -> str:
+        return ""
+
+
+def check_params(params: dict[str, Any]) -> None:
+    """What creating the searcher checks, without secrets or a client: templates compile,
+    the body has a usable shape, and the result paths parse."""
+    import jinja2.sandbox
+
+    settings = _settings(params)
+    compile_ = _compiler(jinja2.sandbox.SandboxedEnvironment(autoescape=False))
+    slots = SecretSlots(_AnyEnvironment())
+    compile_(slots.hide(settings["url"]), "url")
+    for name, value in slots.hide(params["headers"]).items():
+        compile_(str(value), f"header {name}")
+    for name, value in slots.hide(settings["query_params"]).items():
+        compile_(str(value), f"query param {name}")
+    _compile_body(slots.hide(settings["body"]), compile_)
+    if settings["results_path"] is None:
+        raise InputError("http searcher needs results_path (or a preset)")
+    for key in ("results_path", "id_field", "score_field"):
+        if settings[key]:
+            parse_path(settings[key])
+
+
 def _create(params: dict[str, Any], context: SearchContext) -> Searcher:
     return HttpSearcher(params, context)
 
@@ -353,9 +396,12 @@ KIND = SearcherKind(
         Param("results_path", "str", None, "path to the list of hits, e.g. hits.hits"),
         Param("id_field", "str", None, "path to the doc id in a hit (default id)"),
         Param("score_field", "str", None, "path to the score in a hit (default score)"),
-        Param("timeout", "float", 10.0, "seconds per request"),
-        Param("retries", "int", 3, "retries of a timed-out, refused, 429 or 5xx request"),
+        Param("timeout", "float", 10.0, "seconds per request", above=0),
+        Param(
+            "retries", "int", 3, "retries of a timed-out, refused, 429 or 5xx request", minimum=0
+        ),
         Param("verify", "bool", True, "verify TLS certificates"),
     ),
     factory=_create,
+    check=check_params,
 )

@@ -11,10 +11,17 @@ Param types:
 - ``mapping``: a table, or ``"k=v,k2=v2"`` from the command line (values stay strings);
 - ``list``: a list of strings, or a string split like a shell command line;
 - ``json``: any JSON value as given (a string stays a string).
+
+Numbers may declare bounds (``minimum``: at least; ``above``: strictly more than). A kind may
+add a ``check`` of its validated params that needs neither the network nor the environment
+(templates compile, paths parse); :func:`evalplat.searchers.validate_config` runs both, and is
+what ``config add``, ``run`` and ``nightly`` call, so they accept and refuse the same configs.
 """
 
 from __future__ import annotations
 
+import math
+import re
 import shlex
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -42,6 +49,8 @@ class Param:
     help: str
     choices: tuple[str, ...] = ()
     required: bool = False
+    minimum: float | None = None
+    above: float | None = None
 
 
 @dataclass(frozen=True)
@@ -70,6 +79,7 @@ class SearcherKind:
     params: tuple[Param, ...]
     factory: Callable[[dict[str, Any], SearchContext], Searcher]
     extra_params: bool = False
+    check: Callable[[dict[str, Any]], None] | None = None
     _by_name: dict[str, Param] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -116,6 +126,16 @@ def _convert(kind: str, spec: Param, value: Any) -> Any:
             f"{kind} searcher param {spec.name!r} must be one of "
             f"{', '.join(spec.choices)}; got {converted!r}"
         )
+    if spec.minimum is not None and converted < spec.minimum:
+        raise InputError(
+            f"{kind} searcher param {spec.name!r} must be at least {spec.minimum:g}, "
+            f"got {converted!r}"
+        )
+    if spec.above is not None and not converted > spec.above:
+        raise InputError(
+            f"{kind} searcher param {spec.name!r} must be more than {spec.above:g}, "
+            f"got {converted!r}"
+        )
     return converted
 
 
@@ -130,22 +150,28 @@ def _to_int(value: Any) -> Any:
     if isinstance(value, int) and not isinstance(value, bool):
         return value
     if isinstance(value, str):
-        try:
-            return int(value.strip())
-        except ValueError:
+        text = value.strip()
+        if not re.fullmatch(r"[+-]?[0-9]{1,18}", text):
             return _INVALID
+        return int(text)
     return _INVALID
 
 
 def _to_float(value: Any) -> Any:
+    number: float
     if isinstance(value, int | float) and not isinstance(value, bool):
-        return float(value)
-    if isinstance(value, str):
         try:
-            return float(value.strip())
+            number = float(value)
+        except OverflowError:
+            return _INVALID
+    elif isinstance(value, str):
+        try:
+            number = float(value.strip())
         except ValueError:
             return _INVALID
-    return _INVALID
+    else:
+        return _INVALID
+    return number if math.isfinite(number) else _INVALID
 
 
 def _to_bool(value: Any) -> Any:
@@ -159,8 +185,8 @@ def _to_bool(value: Any) -> Any:
 def _to_mapping(value: Any) -> Any:
     if isinstance(value, Mapping):
         return dict(value)
-    if not isinstance(value, str):
-        return _INVALID
+    if not isinstance(value, str) or value.lstrip().startswith("{"):
+        return _INVALID  # "{..." is a table that did not parse, not key=value text
     result: dict[str, str] = {}
     for item in filter(None, (part.strip() for part in value.split(","))):
         key, sep, item_value = item.partition("=")
@@ -173,7 +199,8 @@ def _to_mapping(value: Any) -> Any:
 def _to_list(value: Any) -> Any:
     if isinstance(value, list | tuple) and all(isinstance(item, str) for item in value):
         return list(value)
-    if isinstance(value, str):
+    if isinstance(value, str) and not value.lstrip().startswith("["):
+        # "[1," is a list that did not parse, not a command line
         try:
             return shlex.split(value)
         except ValueError:

@@ -156,7 +156,13 @@ KIND = SearcherKind(
         Param(
             "query", "str", None, "SQL returning (doc_id, score) rows, best first", required=True
         ),
-        Param("timeout", "float", 30.0, "seconds per statement (PostgreSQL statement_timeout)"),
+        Param(
+            "timeout",
+            "float",
+            30.0,
+            "seconds per statement (PostgreSQL statement_timeout)",
+            above=0,
+        ),
     ),
     factory=_create,
 )

@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Self
 
-from sqlalchemy import Engine, event
-from sqlalchemy.exc import DBAPIError
+from sqlalchemy import Engine, event, text
+from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.orm import ORMExecuteState, Session, sessionmaker
 
 from evalplat.db import migrate
 from evalplat.db.engine import create_db_engine, describe_url, resolve_url, sqlite_file
-from evalplat.errors import DatabaseUnavailableError, SchemaOutdatedError
+from evalplat.db.errors import is_database_error, translate
+from evalplat.errors import DatabaseUnavailableError, EvalplatError, SchemaOutdatedError
 from evalplat.faults import crash_point
 
 
@@ -32,6 +34,7 @@ class StoreBase:
         event.listen(self._sessions, "after_flush", _note_flush)
         event.listen(self._sessions, "do_orm_execute", _note_write)
         self.migrated: tuple[str | None, str | None] | None = None
+        self.read_only = False
 
     @classmethod
     def open(
@@ -48,7 +51,11 @@ class StoreBase:
             raise SchemaOutdatedError(
                 f"database file {missing} does not exist: run `evalplat init` to create it"
             )
-        store = cls(create_db_engine(resolved))
+        read_only = missing is not None and not _writable(missing)
+        store = cls(create_db_engine(resolved, read_only=read_only))
+        if read_only:
+            store.url = describe_url(resolved)
+            store.read_only = True
         if check:
             try:
                 migrate.ensure_current(store.engine)
@@ -72,8 +79,15 @@ class StoreBase:
         return describe_url(self.url)
 
     @contextmanager
-    def session(self) -> Iterator[Session]:
+    def session(self, *, write: bool = False) -> Iterator[Session]:
         """A session in one transaction: committed on success, rolled back on any error.
+
+        ``write=True`` takes SQLite's write lock at the start (``BEGIN IMMEDIATE``), for a
+        transaction that reads and then writes according to what it read (the next version
+        number of a name): two such writers run one after the other instead of both reading
+        the same state. A writer waits for the lock up to the busy timeout. Database failures
+        (locked, full, read-only, unreachable) become one-line evalplat errors; unique-key
+        conflicts stay ``IntegrityError`` for callers that expect them.
 
         Every commit that wrote something is a crash point (``evalplat.faults``) for the
         crash-recovery tests.
@@ -81,14 +95,22 @@ class StoreBase:
         session = self._sessions()
         try:
             with session.begin():
+                if write and self.engine.dialect.name == "sqlite":
+                    session.execute(text("BEGIN IMMEDIATE"))
                 yield session
             if session.info.pop("wrote", False):
                 crash_point("commit")
+        except IntegrityError:
+            raise
         except DBAPIError as error:
             if error.connection_invalidated or _is_connect_error(error):
                 raise DatabaseUnavailableError(
                     f"database {self.description} became unreachable: {_first_line(error)}"
                 ) from None
+            raise translate(error, f"database {self.description}") from None
+        except Exception as error:
+            if is_database_error(error) and not isinstance(error, EvalplatError):
+                raise translate(error, f"database {self.description}") from None
             raise
         finally:
             session.close()
@@ -110,6 +132,33 @@ def _note_flush(session: Session, _context: Any) -> None:
 def _note_write(state: ORMExecuteState) -> None:
     if state.is_insert or state.is_update or state.is_delete:
         state.session.info["wrote"] = True
+
+
+def _writable(path: Path) -> bool:
+    """Whether a SQLite file can be written: the file, and its folder for the WAL files."""
+    return os.access(path, os.W_OK) and os.access(path.resolve().parent, os.W_OK)
+
+
+def claim_name(session: Session, model: Any, name: str) -> Any:
+    """The row of ``model`` (a table with ``name`` and ``created_at``) named ``name``, created
+    if new and locked for the rest of the transaction.
+
+    Concurrent writers of one new name both get the same row: the insert does nothing when the
+    name exists (PostgreSQL waits for the other transaction to commit first), and ``FOR
+    UPDATE`` makes the second writer wait until the first has added its version. SQLite gets
+    the same order from ``session(write=True)``.
+    """
+    from sqlalchemy import select
+    from sqlalchemy.dialects import postgresql, sqlite
+
+    dialect = session.get_bind().dialect.name
+    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
+    session.execute(
+        insert(model)
+        .values(name=name, created_at=utcnow())
+        .on_conflict_do_nothing(index_elements=["name"])
+    )
+    return session.scalar(select(model).where(model.name == name).with_for_update())
 
 
 def _first_line(error: DBAPIError) -> str:

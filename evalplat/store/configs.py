@@ -12,8 +12,14 @@ from sqlalchemy.orm import Session
 from evalplat.configs import content_hash
 from evalplat.db.models import Config, ConfigVersion
 from evalplat.errors import InputError, NotFoundError
-from evalplat.store.base import StoreBase, utcnow
-from evalplat.store.refs import VersionRef, check_name, parse_version_ref, pick_version
+from evalplat.store.base import StoreBase, claim_name, utcnow
+from evalplat.store.refs import (
+    VersionRef,
+    check_label,
+    check_name,
+    parse_version_ref,
+    pick_version,
+)
 
 
 @dataclass(frozen=True)
@@ -49,17 +55,15 @@ class ConfigsMixin(StoreBase):
     ) -> AddConfigOutcome:
         """Register a config version; identical searcher + params + label → the same version."""
         check_name(name, "config")
+        if label is not None:
+            check_label(label)
         params = _checked_params(searcher, dict(params or {}))
         try:
             digest = content_hash(searcher, params, label)
         except (TypeError, ValueError) as error:
             raise InputError(f"config parameters are not plain data: {error}") from None
-        with self.session() as session:
-            config = session.scalar(select(Config).where(Config.name == name))
-            if config is None:
-                config = Config(name=name, created_at=utcnow())
-                session.add(config)
-                session.flush()
+        with self.session(write=True) as session:
+            config = claim_name(session, Config, name)
             existing = session.scalar(
                 select(ConfigVersion).where(
                     ConfigVersion.config_id == config.id, ConfigVersion.content_hash == digest
@@ -121,9 +125,9 @@ def _checked_params(searcher: str, params: dict[str, Any]) -> dict[str, Any]:
 
     Defaults are not filled in, so a config's hash does not change when a default does.
     """
-    from evalplat.searchers import get_kind
+    from evalplat.searchers import validate_config
 
-    validated = get_kind(searcher).validate(params)
+    validated = validate_config(searcher, params)
     return {name: validated[name] for name in params}
 
 

@@ -2,8 +2,8 @@
 
 PostgreSQL has session-level advisory locks, released by the server if the holder dies. SQLite has
 none, so a row in ``lock`` stands for the lock, with an expiry refreshed while it is held: a row
-left by a killed process expires and is taken over — at once when its holder was a process on
-this host that no longer exists.
+left by a killed process expires and is taken over. A row whose holder ran on this host under a
+PID that no longer exists is taken over at once, without waiting for the expiry.
 """
 
 from __future__ import annotations
@@ -93,11 +93,11 @@ class LocksMixin(StoreBase):
     def _take_row(self, name: str, holder: str, ttl: float) -> bool:
         now = utcnow()
         try:
-            with self.session() as session:
+            with self.session(write=True) as session:
                 session.execute(delete(Lock).where(Lock.name == name, Lock.expires_at < now))
-                held_by = session.scalar(select(Lock.holder).where(Lock.name == name))
-                if held_by is not None and _gone(held_by):
-                    session.execute(delete(Lock).where(Lock.name == name, Lock.holder == held_by))
+                current = session.scalar(select(Lock.holder).where(Lock.name == name))
+                if current is not None and _dead_here(current):
+                    session.execute(delete(Lock).where(Lock.name == name, Lock.holder == current))
                 session.add(
                     Lock(
                         name=name,
@@ -125,15 +125,18 @@ class LocksMixin(StoreBase):
         return holder or "another process"
 
 
-def _gone(holder: str) -> bool:
-    """True when ``holder`` (``host:pid``) names a process of this host that has ended."""
-    host, _, pid = holder.rpartition(":")
-    if host != socket.gethostname() or not pid.isdigit():
+def _dead_here(holder: str) -> bool:
+    """True when ``holder`` (``host:pid``) names this host and a process that has exited."""
+    host, _, pid_text = holder.rpartition(":")
+    if host != socket.gethostname() or not pid_text.isdigit():
+        return False
+    pid = int(pid_text)
+    if pid == os.getpid():
         return False
     try:
-        os.kill(int(pid), 0)
+        os.kill(pid, 0)
     except ProcessLookupError:
         return True
-    except OSError:
-        return False  # alive, but another user's
+    except (PermissionError, OverflowError):
+        return False  # alive under another user (or not a PID at all): leave it to expire
     return False

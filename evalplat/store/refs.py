@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
+from evalplat import validation
 from evalplat.errors import InputError, NotFoundError
 
 
@@ -29,7 +30,7 @@ def parse_version_ref(text: str, what: str = "reference") -> VersionRef:
         raise InputError(f"invalid {what} {text!r}: expected NAME or NAME@VERSION")
     if version in ("", "latest"):
         return VersionRef(name)
-    if not version.isdigit() or int(version) < 1:
+    if not version.isascii() or not version.isdigit() or len(version) > 9 or int(version) < 1:
         raise InputError(
             f"invalid {what} {text!r}: the version after '@' must be a number from 1, or 'latest'"
         )
@@ -37,14 +38,18 @@ def parse_version_ref(text: str, what: str = "reference") -> VersionRef:
 
 
 def check_name(name: str, what: str) -> str:
-    """Names are shown in tables and used in references, so keep them printable and short."""
+    """Names are shown in tables and used in references, so keep them printable and short
+    (see :mod:`evalplat.validation` for the limits)."""
     if not name or not name.strip():
         raise InputError(f"{what} name must not be empty")
     if "@" in name:
         raise InputError(f"{what} name {name!r} must not contain '@' (it starts a version)")
-    if len(name) > 200 or any(ch in name for ch in "\n\r\t"):
-        raise InputError(f"{what} name {name!r} must be one line of at most 200 characters")
-    return name
+    return validation.check_name(name, f"{what} name")
+
+
+def check_label(label: str) -> str:
+    """A config version's label (a git sha, a ticket): one short line."""
+    return validation.check_name(label, "label", max_length=validation.LABEL_MAX_LENGTH)
 
 
 class _Versioned(Protocol):

@@ -35,6 +35,7 @@ from evalplat.db.models import (
 )
 from evalplat.errors import InputError, NotFoundError
 from evalplat.store.base import utcnow
+from evalplat.validation import ROW_ID_MAX, shown
 
 FINAL_STATUSES = ("complete", "partial", "failed", "interrupted")
 # A live runner refreshes its heartbeat every few seconds; two minutes of silence means it died
@@ -114,7 +115,9 @@ def resolve_run(session: Session, ref: str | int) -> int:
     complete run of version 3 of the config; ``CONFIG@baseline`` → its baseline run (the only
     one, or the most recently set when several test sets have one)."""
     text = str(ref).strip()
-    if text.isdigit():
+    if text.isascii() and text.isdigit():
+        if not 1 <= len(text.lstrip("0")) <= 10 or int(text) > ROW_ID_MAX:
+            raise NotFoundError(f"no run with id {shown(text)} (run ids are 1 to {ROW_ID_MAX})")
         if session.get(Run, int(text)) is None:
             raise NotFoundError(f"no run with id {text}")
         return int(text)

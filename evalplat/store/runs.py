@@ -40,9 +40,9 @@ from evalplat.db.models import (
     TestSetVersion,
 )
 from evalplat.errors import InputError, NotFoundError
-from evalplat.store.base import StoreBase, utcnow
+from evalplat.store.base import StoreBase, claim_name, utcnow
 from evalplat.store.configs import resolve_config_version
-from evalplat.store.refs import VersionRef, check_name, parse_version_ref
+from evalplat.store.refs import VersionRef, check_label, check_name, parse_version_ref
 from evalplat.store.run_rows import (
     FINAL_STATUSES,
     IMPORT_KIND,
@@ -252,7 +252,9 @@ class RunsMixin(StoreBase):
         of kind ``import`` is added: the results came from elsewhere and cannot be re-run.
         """
         parsed = parse_version_ref(name, "config reference")
-        with self.session() as session:
+        if label is not None:
+            check_label(label)
+        with self.session(write=True) as session:
             config = session.scalar(select(Config).where(Config.name == parsed.name))
             if parsed.version is not None:
                 return resolve_config_version(session, parsed)[1].id
@@ -264,9 +266,7 @@ class RunsMixin(StoreBase):
                         return version.id
             check_name(parsed.name, "config")
             if config is None:
-                config = Config(name=parsed.name, created_at=utcnow())
-                session.add(config)
-                session.flush()
+                config = claim_name(session, Config, parsed.name)
             version = ConfigVersion(
                 config_id=config.id,
                 version=len(config.versions) + 1,

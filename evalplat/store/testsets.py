@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import func, select
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
 from evalplat.db.bulk import bulk_insert_frame
@@ -22,7 +23,7 @@ from evalplat.db.models import (
 )
 from evalplat.errors import NotFoundError
 from evalplat.raters import DEFAULT_GRADE_RULE
-from evalplat.store.base import StoreBase, utcnow
+from evalplat.store.base import StoreBase, claim_name, utcnow
 from evalplat.store.refs import VersionRef, check_name, parse_version_ref, pick_version
 
 if TYPE_CHECKING:
@@ -74,12 +75,8 @@ class TestSetsMixin(StoreBase):
         rule = None
         if len(resolved) != len(content.judgments):  # some pair has several sources' grades
             rule = content.grade_rule or DEFAULT_GRADE_RULE
-        with self.session() as session:
-            test_set = session.scalar(select(TestSet).where(TestSet.name == name))
-            if test_set is None:
-                test_set = TestSet(name=name, created_at=utcnow())
-                session.add(test_set)
-                session.flush()
+        with self.session(write=True) as session:
+            test_set = claim_name(session, TestSet, name)
             existing = session.scalar(
                 select(TestSetVersion).where(
                     TestSetVersion.test_set_id == test_set.id,
@@ -242,9 +239,21 @@ def _corpus(session: Session, content: TestSetContent) -> Corpus:
     corpus = session.scalar(select(Corpus).where(Corpus.content_hash == corpus_hash))
     if corpus is not None:
         return corpus
-    corpus = Corpus(content_hash=corpus_hash, documents_count=len(documents), created_at=utcnow())
-    session.add(corpus)
-    session.flush()
+    # Two test sets sharing one new corpus may be imported at once: one inserts it, the other
+    # (on PostgreSQL, after waiting for the first to commit) finds it.
+    dialect = session.get_bind().dialect.name
+    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
+    created = session.scalar(
+        insert(Corpus)
+        .values(content_hash=corpus_hash, documents_count=len(documents), created_at=utcnow())
+        .on_conflict_do_nothing(index_elements=["content_hash"])
+        .returning(Corpus.id)
+    )
+    corpus = session.scalar(select(Corpus).where(Corpus.content_hash == corpus_hash))
+    if corpus is None:
+        raise ValueError("corpus row vanished")
+    if created is None:
+        return corpus
     frame = documents[["doc_id", "title", "text", "fields"]].copy()
     frame["title"] = frame["title"].fillna("")
     frame["text"] = frame["text"].fillna("")

@@ -74,3 +74,23 @@ def test_unwritable_path_is_a_recorded_failure(tmp_path: Path) -> None:
     assert result.error is not None and result.error.startswith(
         ("FileExistsError", "NotADirectoryError")
     )
+
+
+def test_junit_file_drops_characters_xml_forbids(tmp_path: Path) -> None:
+    """A query text may hold control characters (free text); XML 1.0 cannot carry them even
+    escaped, so they are dropped and the file stays well-formed."""
+    import dataclasses
+
+    from evalplat.alerts import QueryMove
+
+    message = dataclasses.replace(
+        regression(),
+        config="docs\x01bm25",
+        worst_queries=(QueryMove("q1", "bell\x07 form\x0c feed \x1b[31m\ufffe", 0.9, 0.1),),
+    )
+    path = tmp_path / "alerts.xml"
+    assert deliver(build_channel({"type": "junit", "path": str(path)}), message).ok
+    root = ET.parse(path).getroot()  # raises on a forbidden character
+    case = root.find("testsuite/testcase")
+    assert case is not None and case.get("classname") == "evalplat.docsbm25.cranfield"
+    assert "bell form feed [31m" in (case.findtext("failure") or "")

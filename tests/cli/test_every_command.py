@@ -554,7 +554,9 @@ def _takes_json(command: Any) -> bool:
     """``--json``, or a ``--format`` that offers json (evaluate's; runs export writes only trec)."""
     for param in command.params:
         opts = getattr(param, "opts", [])
-        if "--json" in opts or ("--format" in opts and "json" in (getattr(param, "help", "") or "")):
+        if "--json" in opts or (
+            "--format" in opts and "json" in (getattr(param, "help", "") or "")
+        ):
             return True
     return False
 

@@ -157,5 +157,7 @@ def test_a_base_url_that_is_not_a_web_address_is_refused(tmp_path: Path) -> None
     from evalplat.errors import InputError
 
     path = write_project(tmp_path, {"alpha": "good"}, reports='dir = "site"\nbase_url = "site/"')
-    with pytest.raises(InputError, match=r"evalplat.toml line \d+: \[reports\] base_url must"):
+    with pytest.raises(
+        InputError, match=r"evalplat.toml line \d+: \[reports\] key 'base_url': must"
+    ):
         load_project(path)

@@ -51,6 +51,19 @@ def refused_projects(folder: Path) -> dict[str, tuple[Path, str]]:
     unknown = write_project(folder / "param", {"alpha": "good"})
     unknown.write_text(unknown.read_text().replace('searcher = "python"', 'searcher = "sql"'))
     cases["param"] = (unknown, "config 'alpha': ")
+    for case, searcher, params, key in (
+        ("processes", "command", 'command = ["engine"]\nprocesses = 0', "processes"),
+        ("timeout", "command", 'command = ["engine"]\ntimeout = -1', "timeout"),
+        ("retries", "http", 'url = "http://127.0.0.1:9/x"\nretries = -5', "retries"),
+    ):
+        bounded = write_project(folder / case, {"alpha": "good"})
+        text = bounded.read_text().replace('searcher = "python"', f'searcher = "{searcher}"')
+        text = text.replace('function = "engine:search"', params)
+        text = "\n".join(
+            line for line in text.splitlines() if not line.startswith(("path =", "mode ="))
+        )
+        bounded.write_text(text)
+        cases[case] = (bounded, f"config 'alpha': {searcher} searcher param '{key}' must be")
     blocked = folder / "blocked"
     blocked.write_text("a file, not a folder")
     reports = write_project(
@@ -60,7 +73,10 @@ def refused_projects(folder: Path) -> dict[str, tuple[Path, str]]:
     return cases
 
 
-@pytest.mark.parametrize("case", ["unset", "hook", "builtin", "param", "reports"])
+@pytest.mark.parametrize(
+    "case",
+    ["unset", "hook", "builtin", "param", "processes", "timeout", "retries", "reports"],
+)
 def test_a_project_a_night_would_refuse_is_refused_first_and_by_the_dry_run(
     cli: Cli, db_url: str, tmp_path: Path, case: str
 ) -> None:

@@ -363,3 +363,60 @@ def test_preset_suffix_is_not_added_twice_and_explicit_params_win(
         hits = searcher.search("q", "x", 2)
     assert server.requests[-1]["path"] == "/es/idx/_search"
     assert hits == [("d1", 2.0), ("d2", 1.0)]  # no score field: scores follow the rank
+
+
+def test_secrets_are_put_in_after_templating_and_never_read_as_templates(
+    server: FakeSearchServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("EVALPLAT_TEST_SECRET", 'a{{7*7}}b"{%')
+    params = {
+        "url": f"{server.url}/echo",
+        "method": "POST",
+        "headers": {"X-Token": "${EVALPLAT_TEST_SECRET}"},
+        "query_params": {"q": "{{ query }}", "key": "${EVALPLAT_TEST_SECRET}"},
+        "body": {"token": "${EVALPLAT_TEST_SECRET}", "q": "{{ query }}"},
+        "results_path": "items[]",
+        "id_field": "doc.key",
+    }
+    with http(**params) as searcher:
+        searcher.search("q1", "costs ${EVALPLAT_TEST_SECRET} {{ 1+1 }}", 3)
+    request = server.requests[-1]
+    assert request["headers"]["X-Token"] == 'a{{7*7}}b"{%'
+    assert request["query"]["key"] == ['a{{7*7}}b"{%']
+    # the query text is sent as typed: a placeholder in it is not a secret to expand
+    assert request["query"]["q"] == ["costs ${EVALPLAT_TEST_SECRET} {{ 1+1 }}"]
+    assert json.loads(request["body"]) == {
+        "token": 'a{{7*7}}b"{%',
+        "q": "costs ${EVALPLAT_TEST_SECRET} {{ 1+1 }}",
+    }
+
+
+def test_a_string_body_gets_the_secret_verbatim(
+    server: FakeSearchServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("EVALPLAT_TEST_SECRET", "{{ oops")
+    params = {
+        "url": f"{server.url}/echo",
+        "method": "POST",
+        "body": '{"q": {{ query|tojson }}, "key": "${EVALPLAT_TEST_SECRET}"}',
+        "results_path": "items[]",
+        "id_field": "doc.key",
+    }
+    with http(**params) as searcher:
+        searcher.search("q1", "x", 1)
+    assert json.loads(server.requests[-1]["body"]) == {"q": "x", "key": "{{ oops"}
+
+
+def test_invalid_json_message_masks_the_secret(
+    server: FakeSearchServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("EVALPLAT_TEST_SECRET", "hunter2")
+    params = {
+        "url": f"{server.url}/echo",
+        "method": "POST",
+        "body": '{"key": "${EVALPLAT_TEST_SECRET}", "q": {{ query }}}',
+        "results_path": "items",
+    }
+    with http(**params) as searcher, pytest.raises(SearchError) as error:
+        searcher.search("q1", "two words", 1)
+    assert "hunter2" not in str(error.value) and "***" in str(error.value)

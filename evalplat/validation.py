@@ -1,0 +1,213 @@
+"""The input contract: what evalplat accepts as an id, a name, a grade, a score or free text.
+
+Every reader, the store and the CLI check values here, before anything is written, so that
+SQLite and PostgreSQL accept exactly the same inputs and a refusal is one ``InputError`` that
+names the file and line (exit 2), never a database error. The limits follow the schema's
+column types (``evalplat/db/models.py``), which are declared the same on both databases:
+
+========================  ==============================================================
+value                     rule
+========================  ==============================================================
+query id, doc id          1 to 200 characters, no whitespace, no control characters
+test set / config name    1 to 200 characters, no control characters, no ``@``
+config label              at most 200 characters, no control characters
+judgment source           at most 40 characters, no control characters
+query tag                 at most 200 characters, no control characters
+metric name               at most 80 characters (canonical form)
+grade                     ASCII digits with an optional sign, -2^31 to 2^31 - 1
+score                     an ASCII decimal number, finite (no NaN, no infinity)
+run / alert id            1 to 2^31 - 1
+``--depth``               1 to 100,000 results per query
+``--concurrency``         1 to 1,000 queries at once
+free text                 any Unicode except NUL (query text, documents, tags, errors)
+========================  ==============================================================
+
+Control characters are Unicode category ``Cc``: U+0000 to U+001F and U+007F to U+009F. Lengths
+count characters, as PostgreSQL's ``VARCHAR(n)`` does.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+from typing import Any
+
+from evalplat.errors import InputError
+
+ID_MAX_LENGTH = 200
+NAME_MAX_LENGTH = 200
+LABEL_MAX_LENGTH = 200
+SOURCE_MAX_LENGTH = 40
+METRIC_MAX_LENGTH = 80
+GRADE_MIN = -(2**31)
+GRADE_MAX = 2**31 - 1
+ROW_ID_MAX = 2**31 - 1
+DEPTH_MAX = 100_000
+CONCURRENCY_MAX = 1_000
+
+CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+# the same class in RE2 syntax, for pyarrow's vectorised kernels
+ARROW_CONTROL = r"[\x00-\x1f\x7f-\x9f]"
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+Where = tuple[str | Path | None, int | None]
+
+
+def _fail(problem: str, path: str | Path | None, line: int | None) -> InputError:
+    return InputError(problem, path=path, line=line)
+
+
+def shown(value: str, limit: int = 40) -> str:
+    """``repr`` of a value cut to ``limit`` characters, for messages about long values."""
+    return repr(value) if len(value) <= limit else repr(value[:limit]) + "..."
+
+
+def check_identifier(
+    value: str,
+    what: str,
+    *,
+    max_length: int = ID_MAX_LENGTH,
+    path: str | Path | None = None,
+    line: int | None = None,
+) -> str:
+    """A query or doc id: non-empty, short enough, no whitespace or control characters."""
+    if not value:
+        raise _fail(f"empty {what}", path, line)
+    if len(value) > max_length:
+        problem = f"{what} {shown(value)} is {len(value)} characters long (at most {max_length})"
+        raise _fail(problem, path, line)
+    if CONTROL.search(value):
+        raise _fail(f"{what} {shown(value)} contains a control character", path, line)
+    if any(ch.isspace() for ch in value):
+        raise _fail(f"{what} {shown(value)} contains whitespace", path, line)
+    check_free_text(value, what, path=path, line=line)
+    return value
+
+
+def result_id_problem(value: object) -> str | None:
+    """Why a doc id returned by a search engine cannot be stored, or None when it can.
+
+    Engines are not held to the file formats' no-whitespace rule, only to what the column
+    holds: 1 to 200 characters, no control characters, valid text.
+    """
+    if not isinstance(value, str) or not value:
+        return f"{value!r} is not a non-empty string"
+    if len(value) > ID_MAX_LENGTH:
+        return f"{shown(value)} is {len(value)} characters long (at most {ID_MAX_LENGTH})"
+    if CONTROL.search(value):
+        return f"{shown(value)} contains a control character"
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return f"{shown(value)} is not valid text"
+    return None
+
+
+def check_name(
+    value: str,
+    what: str,
+    *,
+    max_length: int = NAME_MAX_LENGTH,
+    path: str | Path | None = None,
+    line: int | None = None,
+) -> str:
+    """A name or label shown in tables: at most ``max_length`` characters, no control ones."""
+    if len(value) > max_length:
+        problem = f"{what} {shown(value)} is {len(value)} characters long (at most {max_length})"
+        raise _fail(problem, path, line)
+    if CONTROL.search(value):
+        raise _fail(f"{what} {shown(value)} contains a control character", path, line)
+    check_free_text(value, what, path=path, line=line)
+    return value
+
+
+def check_free_text(
+    value: str, what: str, *, path: str | Path | None = None, line: int | None = None
+) -> str:
+    """Free text may hold any Unicode except NUL (and lone surrogates, which are not text)."""
+    if "\x00" in value:
+        raise _fail(f"{what} contains a NUL character", path, line)
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise _fail(f"{what} contains a lone surrogate (\\ud800-\\udfff)", path, line) from None
+    return value
+
+
+def check_json_text(value: Any, what: str, *, path: str | Path | None = None) -> Any:
+    """Every string (keys too) inside a JSON value is free text: no NUL, no lone surrogate."""
+    if isinstance(value, str):
+        check_free_text(value, what, path=path)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            check_free_text(str(key), what, path=path)
+            check_json_text(item, what, path=path)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            check_json_text(item, what, path=path)
+    elif isinstance(value, float) and not math.isfinite(value):
+        raise _fail(f"{what} holds {value}, which is not a finite number", path, None)
+    return value
+
+
+def parse_grade(value: object, *, path: str | Path | None = None, line: int | None = None) -> int:
+    """A grade from text (ASCII digits, optional sign) or a JSON integer, in the 32-bit range."""
+    grade: int | None = None
+    if isinstance(value, int) and not isinstance(value, bool):
+        grade = value
+    elif isinstance(value, str) and _INTEGER.fullmatch(value) and len(value) <= 20:
+        grade = int(value)
+    elif isinstance(value, str) and _INTEGER.fullmatch(value):
+        grade = GRADE_MAX + 1  # thousands of digits: out of range, without converting them
+    if grade is None:
+        text = shown(value) if isinstance(value, str) else type(value).__name__
+        raise _fail(f"grade {text} is not an integer (ASCII digits)", path, line)
+    if not GRADE_MIN <= grade <= GRADE_MAX:
+        text = shown(value) if isinstance(value, str) else shown(str(value))
+        problem = f"grade {text} is out of range ({GRADE_MIN} to {GRADE_MAX})"
+        raise _fail(problem, path, line)
+    return grade
+
+
+def parse_score(value: str, *, path: str | Path | None = None, line: int | None = None) -> float:
+    """A score written as an ASCII decimal number; NaN and infinities are refused."""
+    try:
+        number = float(value)
+    except ValueError:
+        raise _fail(f"score {shown(value)} is not a number", path, line) from None
+    if math.isfinite(number) and not DECIMAL.fullmatch(value):
+        raise _fail(f"score {shown(value)} is not a number (ASCII digits)", path, line)
+    return check_score(number, path=path, line=line, text=value)
+
+
+def check_score(
+    value: float,
+    *,
+    path: str | Path | None = None,
+    line: int | None = None,
+    text: str | None = None,
+) -> float:
+    if not math.isfinite(value):
+        raise _fail(f"score {text or value} is not a finite number", path, line)
+    return value
+
+
+def check_row_id(value: int, what: str) -> int:
+    """A stored row's id (a run, an alert): 1 to 2^31 - 1, the range of the id columns."""
+    if not 1 <= value <= ROW_ID_MAX:
+        raise InputError(f"{what} {shown(str(value))} is out of range (1 to {ROW_ID_MAX})")
+    return value
+
+
+def check_depth(value: int) -> int:
+    """Results asked per query: 1 to ``DEPTH_MAX``."""
+    if not 1 <= value <= DEPTH_MAX:
+        raise InputError(f"depth must be from 1 to {DEPTH_MAX:,}, got {shown(str(value))}")
+    return value
+
+
+def check_source(value: str, *, path: str | Path | None = None, line: int | None = None) -> str:
+    """A judgment's source (``human``, ``llm``, ``click``...): a short name."""
+    return check_name(value, "judgment source", max_length=SOURCE_MAX_LENGTH, path=path, line=line)
