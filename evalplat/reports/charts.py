@@ -17,15 +17,21 @@ float. Every coordinate is therefore finite.
 from __future__ import annotations
 
 import math
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
 
-PointKind = str  # "run" | "baseline" | "regression" | "improvement"
+from evalplat.reports.axes import (
+    Axis,
+    axis_ticks,
+    constant_margin,
+    fmt_edge,
+    fmt_tick,
+    padded_range,
+    widened,
+)
 
-_LARGEST = sys.float_info.max
-_TINY = 1e-300  # below this a margin is treated as 0 (subnormal arithmetic loses all precision)
+PointKind = str  # "run" | "baseline" | "regression" | "improvement"
 
 
 @dataclass(frozen=True)
@@ -47,48 +53,6 @@ def _finite(values: Sequence[float | None]) -> list[float]:
     return [v for v in values if v is not None and math.isfinite(v)]
 
 
-@dataclass(frozen=True)
-class _Axis:
-    """A value range ``low < high`` (both finite) and where a value falls in it (0 → 1)."""
-
-    low: float
-    high: float
-
-    def fraction(self, value: float) -> float:
-        span = self.high - self.low
-        if math.isfinite(span):
-            return (value - self.low) / span
-        # The span overflows (e.g. -1e308 … 1e308); its halves cannot.
-        return (value / 2 - self.low / 2) / (self.high / 2 - self.low / 2)
-
-    def value_at(self, fraction: float) -> float:
-        span = self.high - self.low
-        if math.isfinite(span):
-            return self.low + fraction * span
-        return self.low * (1 - fraction) + self.high * fraction
-
-
-def _widened(low: float, high: float, margin: float) -> _Axis:
-    return _Axis(max(low - margin, -_LARGEST), min(high + margin, _LARGEST))
-
-
-def _constant_margin(value: float) -> float:
-    """Half-height of the range drawn around a constant series: ±|v|·10 %, or ±0.5 near 0."""
-    margin = abs(value) * 0.1
-    return margin if margin >= _TINY else 0.5
-
-
-def _padded_range(values: Sequence[float]) -> _Axis:
-    """The axis covering ``values``; a single value gets a margin so it is not at an edge."""
-    if not values:
-        return _Axis(0.0, 1.0)
-    low, high = min(values), max(values)
-    if high - low < 1e-12:
-        return _widened(low, high, _constant_margin(low))
-    # 8 % of the range on each side, computed on halves so that it cannot overflow.
-    return _widened(low, high, (high / 2 - low / 2) * 0.16)
-
-
 def _open(width: int, height: int, label: str, css: str) -> str:
     text = escape(label)
     return (
@@ -103,76 +67,6 @@ def _no_data(width: int, height: int) -> str:
         f'<text class="c-note" x="{width / 2:.1f}" y="{height / 2:.1f}" '
         'text-anchor="middle">no data</text>'
     )
-
-
-def axis_ticks(
-    low: float,
-    high: float,
-    *,
-    floor: float | None = None,
-    ceiling: float | None = None,
-    most: int = 5,
-) -> tuple[float, float, list[tuple[float, str]]]:
-    """A value range clipped to ``[floor, ceiling]`` and 2 to ``most`` ticks inside it.
-
-    Ticks sit at multiples of a "nice" step (1, 2 or 5 times 10^n) and are printed with the decimals
-    that step needs, so no two labels read alike (``0.7305 / 0.7310 / 0.7315``, never ``0.731``
-    three times) and none lies outside the range: a metric bounded at 0 never gets a tick below
-    0. Returns ``(low, high, [(value, label), ...])``.
-    """
-    if floor is not None:
-        low = max(low, floor)
-    if ceiling is not None:
-        high = min(high, ceiling)
-    if not high > low:
-        high = min(low + (abs(low) * 0.1 or 1.0), _LARGEST)
-    if not (math.isfinite(high - low) and (high - low) / max(most - 1, 1) > _TINY):
-        # a span that overflows (±1e308) or is too small for a decimal step: ends and middle
-        axis = _Axis(low, high)
-        values = [low, axis.value_at(0.5), high]
-        return low, high, [(value, _fmt_tick(value)) for value in values]
-    step = _nice_step((high - low) / max(most - 1, 1))
-    while True:
-        first, last = math.ceil(low / step - 1e-9), math.floor(high / step + 1e-9)
-        if last - first + 1 <= most:
-            break
-        step = _nice_step(step * 1.01, above=True)
-    if last - first < 1:  # fewer than two multiples inside: use the range's ends
-        values = [low, high]
-        decimals = _decimals((high - low) / 10)
-    else:
-        values = [i * step for i in range(first, last + 1)]
-        decimals = _decimals(step)
-    ticks = [(value, _fmt_tick(value, decimals)) for value in values]
-    return low, high, ticks
-
-
-def _nice_step(raw: float, *, above: bool = False) -> float:
-    """The smallest of 1, 2, 5 times 10^n that is at least ``raw`` (greater, when ``above``)."""
-    exponent = math.floor(math.log10(raw))
-    for factor in (1, 2, 5, 10):
-        step = factor * 10.0**exponent
-        if step > raw * (1 + 1e-9) or (not above and step >= raw * (1 - 1e-9)):
-            return step
-    return 10.0 ** (exponent + 1)
-
-
-def _decimals(step: float) -> int:
-    return max(0, -math.floor(math.log10(step) + 1e-9))
-
-
-def _fmt_tick(value: float, decimals: int | None = None) -> str:
-    if decimals is not None:
-        text = f"{value:,.{decimals}f}" if abs(value) >= 1000 else f"{value:.{decimals}f}"
-        return text[1:] if text.startswith("-") and float(text.replace(",", "")) == 0 else text
-    if 1000 <= abs(value) < 1e15:
-        return f"{value:,.0f}"  # counts (NumRet...): 22,500 rather than 2.25e+04
-    text = f"{value:.3g}"
-    return "0" if text in ("-0", "0") else text
-
-
-def _fmt_edge(value: float) -> str:
-    return f"{value:.3f}" if abs(value) < 1e15 else f"{value:.3g}"
 
 
 def line_chart(
@@ -202,12 +96,12 @@ def line_chart(
     if not values:
         out.append(_no_data(width, height))
         return "".join(out) + "</svg>"
-    axis = _padded_range(values)
+    axis = padded_range(values)
     # the bounds clip the padding, never the data: a value outside them widens the axis
     floor = None if floor is None else min(floor, *values)
     ceiling = None if ceiling is None else max(ceiling, *values)
     low, high, ticks = axis_ticks(axis.low, axis.high, floor=floor, ceiling=ceiling)
-    axis = _Axis(low, high)
+    axis = Axis(low, high)
     plot_w, plot_h = width - left - right, height - top - bottom
     step = plot_w / max(len(points) - 1, 1)
 
@@ -303,7 +197,7 @@ def sparkline(
     finite = _finite(values)
     if not finite:
         return "".join(out) + "</svg>"
-    axis = _padded_range(finite)
+    axis = padded_range(finite)
     pad = 3
     step = (width - 2 * pad) / max(len(values) - 1, 1)
     coords = [
@@ -362,7 +256,7 @@ def delta_histogram(
         worse = (i < middle) == higher_is_better
         css = "c-neutral" if i == middle else ("c-bad" if worse else "c-good")
         bar_h = plot_h * count / peak
-        tip = f"{count} queries with delta in [{_fmt_edge(edge(i))}, {_fmt_edge(edge(i + 1))})"
+        tip = f"{count} queries with delta in [{fmt_edge(edge(i))}, {fmt_edge(edge(i + 1))})"
         out.append(
             f'<rect class="{css}" x="{_f(left + i * bar_w + 0.5)}" y="{_f(top + plot_h - bar_h)}" '
             f'width="{_f(bar_w - 1)}" height="{_f(bar_h)}"><title>{tip}</title></rect>'
@@ -373,9 +267,9 @@ def delta_histogram(
     )
     out.append(f'<text class="c-tick" x="{left - 4}" y="{top + 8}" text-anchor="end">{peak}</text>')
     for x, text in (
-        (left, _fmt_tick(-extent)),
+        (left, fmt_tick(-extent)),
         (left + plot_w / 2, "0"),
-        (width - right, _fmt_tick(extent)),
+        (width - right, fmt_tick(extent)),
     ):
         out.append(
             f'<text class="c-tick" x="{_f(x)}" y="{axis_y + 14}" text-anchor="middle">{text}</text>'
@@ -405,12 +299,12 @@ def value_histogram(
         return "".join(out) + "</svg>"
     low, high = min(finite), max(finite)
     if low >= 0 and high <= 1:
-        axis = _Axis(0.0, 1.0)
+        axis = Axis(0.0, 1.0)
     elif high - low < 1e-12:
         # ±0.5 is lost in the rounding of a large value (1e308 + 0.5 == 1e308): widen by 10 %.
-        axis = _widened(low, high, 0.5 if low - 0.5 < low else _constant_margin(low))
+        axis = widened(low, high, 0.5 if low - 0.5 < low else constant_margin(low))
     else:
-        axis = _Axis(low, high)
+        axis = Axis(low, high)
     counts = [0] * bins
     for value in finite:
         counts[min(bins - 1, int(axis.fraction(value) * bins))] += 1
@@ -432,7 +326,7 @@ def value_histogram(
         f'<line class="c-axis" x1="{left}" x2="{width - right}" y1="{axis_y}" y2="{axis_y}"/>'
     )
     out.append(f'<text class="c-tick" x="{left - 4}" y="{top + 8}" text-anchor="end">{peak}</text>')
-    for x, text in ((left, _fmt_tick(axis.low)), (width - right, _fmt_tick(axis.high))):
+    for x, text in ((left, fmt_tick(axis.low)), (width - right, fmt_tick(axis.high))):
         out.append(
             f'<text class="c-tick" x="{_f(x)}" y="{axis_y + 14}" text-anchor="middle">{text}</text>'
         )
@@ -463,9 +357,9 @@ def scatter(
     if not pairs:
         out.append(_no_data(size, size))
         return "".join(out) + "</svg>"
-    axis = _padded_range([v for pair in pairs for v in pair])
+    axis = padded_range([v for pair in pairs for v in pair])
     if min(v for p in pairs for v in p) >= 0 and max(v for p in pairs for v in p) <= 1:
-        axis = _Axis(0.0, 1.0)
+        axis = Axis(0.0, 1.0)
     span = size - 2 * pad
 
     def at(v: float) -> float:
@@ -487,7 +381,7 @@ def scatter(
         tip = f"baseline {b:.3f} → candidate {c:.3f}" + (f" ({count} queries)" if count > 1 else "")
         out.append(f'<circle class="{css}" cx="{x}" cy="{y}" r="{radius:.1f}">')
         out.append(f"<title>{tip}</title></circle>")
-    for v, text in ((axis.low, _fmt_tick(axis.low)), (axis.high, _fmt_tick(axis.high))):
+    for v, text in ((axis.low, fmt_tick(axis.low)), (axis.high, fmt_tick(axis.high))):
         out.append(
             f'<text class="c-tick" x="{_f(pad + at(v))}" y="{size - pad + 14}" '
             f'text-anchor="middle">{text}</text>'
