@@ -82,7 +82,8 @@ def _print_summary(folder: Path, nightly: object) -> None:
     console.print(table)
     for alert in nightly.alerts:
         console.print(
-            f"alert {alert['event']}: {alert['config']} {alert['metric']} "
+            f"alert {alert['event']} ({alert.get('kind', 'regression').replace('_', ' ')}): "
+            f"{alert['config']} {alert['metric']} "
             f"(written to {folder / 'alerts.jsonl'})"
         )
     if nightly.report is not None:

@@ -57,8 +57,12 @@ _DRIVER_MODULES = ("sqlite3", "psycopg")
 
 def is_database_error(error: BaseException) -> bool:
     """True for SQLAlchemy errors and the DB-API drivers' own exceptions."""
-    from sqlalchemy.exc import SQLAlchemyError
+    from sqlalchemy.exc import DBAPIError, SQLAlchemyError, StatementError
 
+    if isinstance(error, StatementError) and not isinstance(error, DBAPIError):
+        # a statement that failed before reaching the driver (a value that cannot be bound or
+        # serialised) is a program error, not the database's: it keeps its own type
+        return error.orig is None or is_database_error(error.orig)
     if isinstance(error, SQLAlchemyError):
         return True
     module = type(error).__module__ or ""

@@ -39,8 +39,8 @@ def test_latest_names_the_newest_version(cli: Cli, db_url: str) -> None:
     [
         ("  ", "config name must not be empty"),
         ("a@b", "config name 'a@b' must not contain '@' (it starts a version)"),
-        ("a\tb", "must be one line of at most 200 characters"),
-        ("x" * 201, "must be one line of at most 200 characters"),
+        ("a\tb", "config name 'a\\tb' contains a control character"),
+        ("x" * 201, "is 201 characters long (at most 200)"),
     ],
 )
 def test_a_bad_name_is_refused_and_nothing_is_added(

@@ -89,8 +89,8 @@ def test_a_run_whose_every_query_fails_is_failed_with_the_first_error(
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (("engine", "-t", "small", "--depth", "0"), "depth must be at least 1, got 0"),
-        (("engine", "-t", "small", "-c", "0"), "concurrency must be at least 1, got 0"),
+        (("engine", "-t", "small", "--depth", "0"), "depth must be from 1 to 100,000, got '0'"),
+        (("engine", "-t", "small", "-c", "0"), "concurrency must be from 1 to 1000, got 0"),
         (("engine", "-t", "small", "--rate-limit", "0"), "rate limit must be more than 0"),
         (("engine", "-t", "small", "--trigger", "weekly"), "--trigger must be manual, nightly"),
         (("engine", "--resume", "1"), "--resume RUN takes no CONFIG or --testset"),
