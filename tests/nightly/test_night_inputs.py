@@ -9,26 +9,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import func, select
 
-from evalplat.db.engine import create_db_engine
-from evalplat.db.models import Base
 from evalplat.store import Store
 
+from .db_counts import table_counts
 from .small_project import write_project
 
 Cli = Callable[..., Any]
-
-
-def table_counts(url: str) -> dict[str, int]:
-    engine = create_db_engine(url)
-    with engine.connect() as connection:
-        counts = {
-            t.name: connection.execute(select(func.count()).select_from(t)).scalar_one()
-            for t in Base.metadata.sorted_tables
-        }
-    engine.dispose()
-    return counts
 
 
 def refused_projects(folder: Path) -> dict[str, tuple[Path, str]]:

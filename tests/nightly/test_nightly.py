@@ -15,12 +15,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import func, select
 
-from evalplat.db.engine import create_db_engine
-from evalplat.db.models import Base
 from evalplat.resources import bundled_testset
 from evalplat.store import Store
+
+from .db_counts import table_counts
 
 CRANFIELD = bundled_testset("cranfield")
 
@@ -150,17 +149,6 @@ def test_nightly_loop_alerts_once_and_resolves_once(
     assert "docs-bm25" in site and "cranfield" in site
     linked = re.findall(r'href="([^"#:]+\.html)"', site)  # run and history pages it links to
     assert linked and all((index.parent / page).is_file() for page in linked)
-
-
-def table_counts(url: str) -> dict[str, int]:
-    engine = create_db_engine(url)
-    with engine.connect() as connection:
-        counts = {
-            t.name: connection.execute(select(func.count()).select_from(t)).scalar_one()
-            for t in Base.metadata.sorted_tables
-        }
-    engine.dispose()
-    return counts
 
 
 def test_dry_run_and_bad_input_write_nothing(
