@@ -14,13 +14,13 @@ __version__ = "0.1.0"
 __all__ = ["Store", "__version__", "evaluate"]
 
 if TYPE_CHECKING:
-    from evalplat.evaluation import evaluate
+    from evalplat.metrics.evaluation import evaluate
     from evalplat.store import Store
 
 
 def __getattr__(name: str) -> Any:
     if name == "evaluate":
-        from evalplat.evaluation import evaluate
+        from evalplat.metrics.evaluation import evaluate
 
         return evaluate
     if name == "Store":

@@ -13,8 +13,8 @@ import time
 import numpy as np
 import pandas as pd
 
-from evalplat import stats
-from evalplat.comparison import CompareOptions, Gate, compare_scores
+from evalplat.comparison import stats
+from evalplat.comparison.verdicts import CompareOptions, Gate, compare_scores
 
 
 def main() -> None:

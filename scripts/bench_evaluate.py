@@ -89,7 +89,7 @@ print(json.dumps({str(m): float(v) for m, v in result.items()}))
 
 EVALPLAT_JSON = """
 import json, sys
-from evalplat.evaluation import evaluate
+from evalplat.metrics.evaluation import evaluate
 print(json.dumps(evaluate(sys.argv[1], sys.argv[2], sys.argv[3:]).means))
 """
 

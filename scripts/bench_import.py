@@ -23,7 +23,7 @@ from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
 from evalplat.store import Store
-from evalplat.testsets import load_testset
+from evalplat.testsets.content import load_testset
 
 
 def generate(folder: Path, queries: int, per_query: int, seed: int = 7) -> tuple[Path, Path]:

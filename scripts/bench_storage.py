@@ -25,7 +25,7 @@ from sqlalchemy.engine import make_url
 
 from evalplat.store import QueryOutcome, Store
 from evalplat.store.base import utcnow
-from evalplat.testsets import TestSetContent
+from evalplat.testsets.content import TestSetContent
 
 
 def content(queries: int) -> TestSetContent:

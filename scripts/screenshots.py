@@ -26,11 +26,11 @@ CHROMIUM_ARGS = [
 
 def build_site(workdir: Path) -> Path:
     """Runs, comparisons and the report site in ``workdir``; returns the site's index.html."""
-    from evalplat import runner
     from evalplat.reports import render_site
     from evalplat.resources import bundled_testset
+    from evalplat.running import runner
     from evalplat.store import Store
-    from evalplat.testsets import load_testset
+    from evalplat.testsets.content import load_testset
 
     folder = bundled_testset("cranfield")
     content = load_testset(

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from evalplat.errors import InputError
-from evalplat.project import load_project
+from evalplat.nightly.project import load_project
 
 GOOD = """
 [database]

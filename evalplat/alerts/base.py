@@ -22,7 +22,7 @@ from typing import Any
 
 from evalplat.alerts.notice import Notice
 from evalplat.errors import InputError
-from evalplat.searchers.env import expand_env
+from evalplat.inputs.env import expand_env
 
 # Keys every channel table may have besides its kind's own parameters.
 COMMON_KEYS = ("type", "name")

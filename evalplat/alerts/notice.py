@@ -2,7 +2,7 @@
 
 A team reads one message per night per channel, listing each alert that opened or resolved
 (regressions, drops that need judgments, runs that failed), rather than one message per metric.
-A notice is built from the alert outbox (``evalplat.alerts.outbox``) and carries keys that make a
+A notice is built from the alert outbox (``evalplat.nightly.delivery``) and carries keys that make a
 retried delivery harmless:
 
 - ``key``, the notice's idempotency key: derived from its entries' keys, so a retry of the same

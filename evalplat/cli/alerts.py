@@ -105,8 +105,8 @@ def deliver_pending(
     did not accept its message (it stays in the outbox for the next night or the next try).
     """
     from evalplat.alerts import DeliveryPolicy, channels_from_tables
-    from evalplat.alerts.outbox import ReportLinks, deliver_outbox
-    from evalplat.project import load_project
+    from evalplat.nightly.delivery import ReportLinks, deliver_outbox
+    from evalplat.nightly.project import load_project
     from evalplat.store import Store
 
     loaded = load_project(project)
@@ -162,7 +162,7 @@ def test(
     """Send a sample alert through one channel; exit 3 when it could not be delivered."""
     from evalplat.alerts import DeliveryPolicy, build_channel, channels_from_tables, find_channel
     from evalplat.errors import InputError
-    from evalplat.project import load_project
+    from evalplat.nightly.project import load_project
 
     if url is not None:
         kind = channel or "webhook"

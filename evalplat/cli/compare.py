@@ -17,8 +17,8 @@ import typer
 from evalplat.cli.common import RUN_REF, DbOption, JsonOption, echo_err, open_store, print_json
 
 if TYPE_CHECKING:
-    from evalplat.changes import Changes
-    from evalplat.comparison import ComparisonResult
+    from evalplat.comparison.changes import Changes
+    from evalplat.comparison.verdicts import ComparisonResult
     from evalplat.metrics.registry import Metric
     from evalplat.store import Store
 
@@ -105,7 +105,7 @@ def compare_command(
     db: DbOption = None,
 ) -> None:
     """Compare a candidate run with a baseline run: deltas, CIs, p-values and verdicts."""
-    from evalplat.comparison import UNJUDGED_MODES, CompareOptions, Gate
+    from evalplat.comparison.verdicts import UNJUDGED_MODES, CompareOptions, Gate
     from evalplat.errors import InputError
     from evalplat.metrics.registry import parse_all
 

@@ -40,7 +40,7 @@ def add(
     json_output: JsonOption = False,
 ) -> None:
     """Register a config version; identical content returns the existing version."""
-    from evalplat.configs import load_params_file, merge_params, parse_params
+    from evalplat.searchers.configs import load_params_file, merge_params, parse_params
 
     params = load_params_file(file) if file is not None else {}
     params = merge_params(params, parse_params(param or []))

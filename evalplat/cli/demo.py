@@ -28,7 +28,7 @@ def demo(
     report site. Exits 0: the regressions are what the demo is for. Run it again for a second
     night (unchanged results: no new alerts).
     """
-    from evalplat.demo import run_demo
+    from evalplat.demo.build import run_demo
 
     typer.echo(
         f"building the demo in {folder} (Cranfield: 225 queries, 1400 documents) ...", err=True
@@ -56,7 +56,7 @@ def _print_summary(folder: Path, nightly: object) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from evalplat.nightly import NightlyOutcome
+    from evalplat.nightly.job import NightlyOutcome
 
     if not isinstance(nightly, NightlyOutcome):
         return

@@ -12,7 +12,7 @@ from evalplat.cli.common import echo_err, print_json
 from evalplat.metrics.registry import DEFAULT_METRICS
 
 if TYPE_CHECKING:
-    from evalplat.evaluation import Evaluation
+    from evalplat.metrics.evaluation import Evaluation
 
 
 class OutputFormat(StrEnum):
@@ -69,7 +69,7 @@ def evaluate_command(
     Ties in score are broken by doc id descending, as trec_eval does; the rank column is
     ignored. Invalid input exits with status 2 and names the file and line.
     """
-    from evalplat.evaluation import evaluate
+    from evalplat.metrics.evaluation import evaluate
 
     result = evaluate(
         qrels,

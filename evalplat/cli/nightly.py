@@ -37,8 +37,8 @@ def nightly(
     written (3 beats 1; the other configs still ran and every alert was still delivered).
     One line per step on stdout (JSON lines with --json).
     """
-    from evalplat.nightly import run_nightly
-    from evalplat.project import load_project
+    from evalplat.nightly.job import run_nightly
+    from evalplat.nightly.project import load_project
 
     loaded = load_project(project)
     outcome = run_nightly(

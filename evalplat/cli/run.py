@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from evalplat.cli.common import RUN_REF, DbOption, JsonOption, echo_err, open_store, print_json
-from evalplat.run_health import zero_results
+from evalplat.running.health import zero_results
 
 if TYPE_CHECKING:
     from evalplat.store import Store
@@ -78,8 +78,8 @@ def run_command(
 
     Exits 3 when some queries failed (the run is partial) or the backend is unreachable.
     """
-    from evalplat import runner
     from evalplat.errors import InputError
+    from evalplat.running import runner
 
     if trigger not in ("manual", "nightly", "ci"):
         raise InputError(f"--trigger must be manual, nightly or ci, got {trigger!r}")
@@ -122,7 +122,7 @@ def import_run_command(
     json_output: JsonOption = False,
 ) -> None:
     """Store a run file produced elsewhere as a run of a config, ranked as trec_eval does."""
-    from evalplat import runner
+    from evalplat.running import runner
 
     store = open_store(db)
     info = runner.import_run(store, file, config, testset, label=label, metrics=metric)
@@ -164,8 +164,8 @@ def rescore_command(
     """Score a stored run again against another version of its judgments, without searching.
 
     Each (run, test set version) score set is kept; the newest is the one the run shows."""
-    from evalplat import runner
     from evalplat.errors import InputError
+    from evalplat.running import runner
 
     if all_runs:
         if run is not None or testset is None:
@@ -179,7 +179,7 @@ def rescore_command(
 
 
 def _rescore_all(testset: str, metric: list[str] | None, db: str | None, as_json: bool) -> None:
-    from evalplat.rescoring import rescore_all
+    from evalplat.running.rescoring import rescore_all
 
     outcomes = rescore_all(open_store(db), testset, metrics=metric)
     if as_json:

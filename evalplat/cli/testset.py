@@ -57,7 +57,7 @@ def import_(
 
     Nothing is written unless every file is valid; an error names the file and the line.
     """
-    from evalplat.testsets import load_testset
+    from evalplat.testsets.content import load_testset
 
     content = load_testset(
         qrels,
@@ -173,7 +173,7 @@ def export(
     import sys
     import tempfile
 
-    from evalplat.testsets import export_testset, write_qrels
+    from evalplat.testsets.content import export_testset, write_qrels
 
     content = open_store(db).load_test_set(ref)
     if out is None:

@@ -47,7 +47,7 @@ def resolve_url(cli_url: str | None = None, project_file: Path | None = None) ->
         url = project.get("database", {}).get("url")
         if url:
             # A password may come from the environment: expanded here, at use, never stored.
-            from evalplat.searchers.env import expand_env
+            from evalplat.inputs.env import expand_env
 
             expanded = expand_env(str(url))
             return _relative_to(normalise_url(expanded), path.resolve().parent)

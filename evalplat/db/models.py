@@ -145,7 +145,8 @@ class TestSetVersion(Base):
     judgments_count: Mapped[int] = mapped_column(Integer)
     # Where the content came from (file names, format, import options): informational only.
     source: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
-    # How grades of one pair from several sources resolve (evalplat.raters); None: one each.
+    # How grades of one pair from several sources resolve (evalplat.testsets.raters);
+    # None: one each.
     grade_rule: Mapped[str | None] = mapped_column(String(60), nullable=True)
     created_at: Mapped[datetime] = _created()
 

@@ -25,7 +25,7 @@ from evalplat.formats.text_files import (
     new_frame,
     non_blank_lines,
 )
-from evalplat.validation import (
+from evalplat.inputs.validation import (
     ARROW_CONTROL,
     GRADE_MAX,
     GRADE_MIN,

@@ -22,7 +22,7 @@ from evalplat.formats.text_files import (
     load_text,
     new_frame,
 )
-from evalplat.validation import DECIMAL, check_name, shown
+from evalplat.inputs.validation import DECIMAL, check_name, shown
 
 _QUERY_HEADER_KEYS = {"query_id": "query_id", "qid": "query_id", "id": "query_id"}
 _QUERY_COLUMNS = {**_QUERY_HEADER_KEYS, "text": "text", "query": "text"}

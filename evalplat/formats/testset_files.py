@@ -66,7 +66,7 @@ from evalplat.formats.text_files import (
     load_text,
     new_frame,
 )
-from evalplat.validation import check_json_text
+from evalplat.inputs.validation import check_json_text
 
 if TYPE_CHECKING:
     import pandas as pd

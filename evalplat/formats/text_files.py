@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from evalplat.errors import InputError
-from evalplat.validation import check_free_text, check_identifier
+from evalplat.inputs.validation import check_free_text, check_identifier
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -111,7 +111,7 @@ def non_blank_lines(text: str) -> Iterator[tuple[int, str]]:
 
 def check_id(value: object, what: str, path: Path, line: int) -> str:
     """A query or doc id: a non-empty string (or JSON integer) without whitespace or control
-    characters, at most 200 characters (see :mod:`evalplat.validation`)."""
+    characters, at most 200 characters (see :mod:`evalplat.inputs.validation`)."""
     if isinstance(value, int) and not isinstance(value, bool):
         value = str(value)
     if not isinstance(value, str):

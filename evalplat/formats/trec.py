@@ -16,9 +16,9 @@ Reading is tiered so that errors cost nothing on good input:
    it would accept, and return the same values.
 
 Rules enforced (each an ``InputError`` with path and line): wrong field count, a grade that is not
-an integer in range (ASCII digits), a score that is not a finite number, an id that breaks the
-input contract (:mod:`evalplat.validation`), a duplicate (query, doc) judgment, a doc id repeated in
-one query's ranking (trec_eval refuses it too), an empty file, bytes that are not UTF-8.
+an integer in range (ASCII digits), a score that is not a finite number, an id that breaks the input
+contract (:mod:`evalplat.inputs.validation`), a duplicate (query, doc) judgment, a doc id repeated
+in one query's ranking (trec_eval refuses it too), an empty file, bytes that are not UTF-8.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from evalplat.errors import InputError
-from evalplat.validation import (
+from evalplat.inputs.validation import (
     ARROW_CONTROL,
     GRADE_MAX,
     GRADE_MIN,
@@ -195,7 +195,7 @@ def _read_delimited(
 
 
 def _check_contract(table: pa.Table) -> None:
-    """The input contract (:mod:`evalplat.validation`) in vectorised kernels: ids of at most
+    """The input contract (:mod:`evalplat.inputs.validation`) in vectorised kernels: ids of at most
     200 characters without control characters, grades in range, finite scores. Any doubt
     sends the file to the slow pass, which names the line."""
     import pyarrow.compute as pc

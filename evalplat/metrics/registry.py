@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from evalplat.errors import InputError
-from evalplat.validation import METRIC_MAX_LENGTH
+from evalplat.inputs.validation import METRIC_MAX_LENGTH
 
 CutoffRule = Literal["required", "optional", "none"]
 

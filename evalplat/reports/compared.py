@@ -24,7 +24,7 @@ from evalplat.reports.data import Column, QueryTable, RunHeader, natural_key, so
 if TYPE_CHECKING:
     import pandas as pd
 
-    from evalplat.comparison import ComparisonResult, MetricComparison
+    from evalplat.comparison.verdicts import ComparisonResult, MetricComparison
 
 TITLE_WORDS = 12  # a document without a title is shown by the first words of its text
 TITLE_CHARS = 120

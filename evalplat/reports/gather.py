@@ -26,7 +26,7 @@ from evalplat.reports.data import (
 if TYPE_CHECKING:
     import pandas as pd
 
-    from evalplat.comparison import ComparisonResult
+    from evalplat.comparison.verdicts import ComparisonResult
     from evalplat.store import Store
     from evalplat.store.runs import RunInfo
 

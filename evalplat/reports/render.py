@@ -34,7 +34,7 @@ from evalplat.reports.data import HistoryPage, QueryTable, RunHeader, RunPage, S
 if TYPE_CHECKING:
     import jinja2
 
-    from evalplat.comparison import ComparisonResult
+    from evalplat.comparison.verdicts import ComparisonResult
     from evalplat.store import Store
 
 DASH = "\u2013"  # shown for a missing value

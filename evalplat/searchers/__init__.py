@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from evalplat.errors import NotFoundError
+from evalplat.inputs.env import expand_env, has_placeholder
 from evalplat.searchers import builtin, command, http, python, sql
 from evalplat.searchers.base import (
     BackendUnavailableError,
@@ -24,7 +25,6 @@ from evalplat.searchers.base import (
     SearchError,
     TransientSearchError,
 )
-from evalplat.searchers.env import expand_env, has_placeholder
 from evalplat.searchers.kinds import Param, SearchContext, SearcherKind
 from evalplat.searchers.retry import RateLimiter, RetryPolicy, call_with_retries
 
@@ -69,7 +69,7 @@ def validate_config(searcher: str, params: Mapping[str, Any]) -> dict[str, Any]:
     passes (an ``http`` searcher's templates compile and its paths parse). ``${ENV}``
     placeholders are not expanded. Returns the params converted, defaults filled in.
     """
-    from evalplat.validation import check_json_text
+    from evalplat.inputs.validation import check_json_text
 
     kind = get_kind(searcher)
     check_json_text(dict(params), "config parameters")

@@ -32,6 +32,7 @@ from collections import deque
 from typing import IO, Any
 
 from evalplat.errors import InputError
+from evalplat.inputs.env import expand_env
 from evalplat.searchers.base import (
     BackendUnavailableError,
     Hit,
@@ -41,7 +42,6 @@ from evalplat.searchers.base import (
     hits_from_results,
     shorten,
 )
-from evalplat.searchers.env import expand_env
 from evalplat.searchers.kinds import Param, SearchContext, SearcherKind
 
 

@@ -20,7 +20,7 @@ Presets fill in everything but ``url``; params given explicitly win. ``fields`` 
   ``response.docs``, id ``id``, score ``score``.
 
 ``${ENV}`` placeholders in ``url``, ``headers``, ``query_params`` and ``body`` are substituted
-after the template is rendered (see :class:`~evalplat.searchers.env.SecretSlots`), so a secret
+after the template is rendered (see :class:`~evalplat.inputs.env.SecretSlots`), so a secret
 is sent exactly as set and never read as template text; ``auth`` (``user:password``, HTTP
 basic) is expanded once. Secrets stay in memory; messages name the url as configured.
 
@@ -39,6 +39,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from evalplat.errors import InputError
+from evalplat.inputs.env import SecretSlots, expand_env
 from evalplat.searchers.base import (
     BackendUnavailableError,
     Hit,
@@ -48,7 +49,6 @@ from evalplat.searchers.base import (
     score_from_rank,
     shorten,
 )
-from evalplat.searchers.env import SecretSlots, expand_env
 from evalplat.searchers.kinds import Param, SearchContext, SearcherKind
 from evalplat.searchers.response_path import parse_path, select_hits, select_one
 

@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from evalplat.errors import InputError
+from evalplat.inputs.env import expand_env
 from evalplat.searchers.base import Hit, Searcher, SearchError, hits_from_results, shorten
-from evalplat.searchers.env import expand_env
 from evalplat.searchers.kinds import Param, SearchContext, SearcherKind
 
 

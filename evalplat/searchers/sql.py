@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from evalplat.errors import InputError
+from evalplat.inputs.env import expand_env
 from evalplat.searchers.base import (
     BackendUnavailableError,
     Hit,
@@ -32,7 +33,6 @@ from evalplat.searchers.base import (
     score_from_rank,
     shorten,
 )
-from evalplat.searchers.env import expand_env
 from evalplat.searchers.kinds import Param, SearchContext, SearcherKind
 
 if TYPE_CHECKING:

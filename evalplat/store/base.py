@@ -16,8 +16,8 @@ from sqlalchemy.orm import ORMExecuteState, Session, sessionmaker
 from evalplat.db import migrate
 from evalplat.db.engine import create_db_engine, describe_url, resolve_url, sqlite_file
 from evalplat.db.errors import is_database_error, translate
+from evalplat.db.faults import crash_point
 from evalplat.errors import DatabaseUnavailableError, EvalplatError, SchemaOutdatedError
-from evalplat.faults import crash_point
 
 
 def utcnow() -> datetime:
@@ -89,7 +89,7 @@ class StoreBase:
         (locked, full, read-only, unreachable) become one-line evalplat errors; unique-key
         conflicts stay ``IntegrityError`` for callers that expect them.
 
-        Every commit that wrote something is a crash point (``evalplat.faults``) for the
+        Every commit that wrote something is a crash point (``evalplat.db.faults``) for the
         crash-recovery tests.
         """
         session = self._sessions()

@@ -1,4 +1,5 @@
-"""What changed between two stored runs' setups: read both sides, diff with ``evalplat.changes``.
+"""What changed between two stored runs' setups: read both sides and diff them
+(``evalplat.comparison.changes``).
 
 The config versions are always diffed (two runs of one version give no parameter change). The
 test set versions are diffed only when the two runs searched different versions; their queries
@@ -12,7 +13,7 @@ from typing import TYPE_CHECKING
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from evalplat.changes import Changes, diff_configs, diff_test_sets
+from evalplat.comparison.changes import Changes, diff_configs, diff_test_sets
 from evalplat.db.models import ConfigVersion, Judgment, Query, Run, TestSet, TestSetVersion
 from evalplat.store.run_rows import run_row
 

@@ -1,6 +1,6 @@
 """Comparisons in the store: compare two stored runs, keep the result, load it back.
 
-Rules kept here (the pure computation is ``evalplat.comparison.compare_scores``):
+Rules kept here (the pure computation is ``evalplat.comparison.verdicts.compare_scores``):
 
 - Two runs are compared on evaluations against the **same test set version**: the candidate's
   latest one and the baseline's scores on that version (kept from an earlier ``rescore``), or
@@ -11,7 +11,7 @@ Rules kept here (the pure computation is ``evalplat.comparison.compare_scores``)
 - Every comparison is stored (``comparison`` + one ``comparison_metric`` row per metric) with
   the options and gates that reproduce it; per-query deltas and movers are recomputed from the
   stored per-query scores when it is loaded back.
-- The optimistic bound (``evalplat.guard``) is scored here from both runs' ranked results
+- The optimistic bound (``evalplat.comparison.guard``) is scored here from both runs' ranked results
   and the version's judgments; its figures are kept in the comparison's options (``bounds``).
   Runs whose results were pruned have no bound: their gates use the Judged@k rule.
 - A ``CONFIG@baseline`` reference adopts the config's first baselines first (see
@@ -28,8 +28,8 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from evalplat.changes import Changes
-from evalplat.comparison import (
+from evalplat.comparison.changes import Changes
+from evalplat.comparison.verdicts import (
     BOUND_FIELDS,
     CompareOptions,
     ComparisonResult,
@@ -61,7 +61,7 @@ from evalplat.store.runs import RunsMixin
 if TYPE_CHECKING:
     import pandas as pd
 
-    from evalplat.guard import BoundScores
+    from evalplat.comparison.guard import BoundScores
     from evalplat.metrics.registry import Metric
 
 __all__ = ["BaselineInfo", "ComparisonsMixin", "HistoryPoint"]
@@ -81,7 +81,7 @@ class ComparisonsMixin(RunsMixin):
         overlap_k: int = 10,
     ) -> ComparisonResult:
         """Compare two stored runs, store the comparison, and return it (with its ``id``)."""
-        from evalplat.overlap import rank_overlap
+        from evalplat.comparison.overlap import rank_overlap
 
         options = options or CompareOptions()
         with self.session() as session:
@@ -152,7 +152,7 @@ class ComparisonsMixin(RunsMixin):
 
     def load_comparison(self, comparison_id: int) -> ComparisonResult:
         """A stored comparison, with per-query deltas and movers recomputed from the scores."""
-        from evalplat.comparison import OverlapSummary
+        from evalplat.comparison.verdicts import OverlapSummary
 
         with self.session() as session:
             row = session.get(Comparison, comparison_id)
@@ -232,7 +232,7 @@ class ComparisonsMixin(RunsMixin):
         gates: Sequence[Gate] | None,
     ) -> BoundScores:
         """Both runs scored under the optimistic bound, for the metrics to be compared."""
-        from evalplat.guard import optimistic_bound
+        from evalplat.comparison.guard import optimistic_bound
         from evalplat.metrics.registry import parse
 
         names = [str(m) for m in metrics] if metrics else list(dict.fromkeys(scores_a["metric"]))

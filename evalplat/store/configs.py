@@ -9,9 +9,9 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from evalplat.configs import content_hash
 from evalplat.db.models import Config, ConfigVersion
 from evalplat.errors import InputError, NotFoundError
+from evalplat.searchers.configs import content_hash
 from evalplat.store.base import StoreBase, claim_name, utcnow
 from evalplat.store.refs import (
     VersionRef,

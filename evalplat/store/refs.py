@@ -6,8 +6,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
-from evalplat import validation
 from evalplat.errors import InputError, NotFoundError
+from evalplat.inputs import validation
 
 
 @dataclass(frozen=True)
@@ -39,7 +39,7 @@ def parse_version_ref(text: str, what: str = "reference") -> VersionRef:
 
 def check_name(name: str, what: str) -> str:
     """Names are shown in tables and used in references, so keep them printable and short
-    (see :mod:`evalplat.validation` for the limits)."""
+    (see :mod:`evalplat.inputs.validation` for the limits)."""
     if not name or not name.strip():
         raise InputError(f"{what} name must not be empty")
     if "@" in name:

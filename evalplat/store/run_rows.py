@@ -34,8 +34,8 @@ from evalplat.db.models import (
     TestSetVersion,
 )
 from evalplat.errors import InputError, NotFoundError
+from evalplat.inputs.validation import ROW_ID_MAX, shown
 from evalplat.store.base import utcnow
-from evalplat.validation import ROW_ID_MAX, shown
 
 FINAL_STATUSES = ("complete", "partial", "failed", "interrupted")
 # A live runner refreshes its heartbeat every few seconds; two minutes of silence means it died

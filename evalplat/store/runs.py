@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import delete, select, update
 
 from evalplat import __version__
-from evalplat.configs import content_hash
 from evalplat.db.bulk import bulk_insert
 from evalplat.db.models import (
     Baseline,
@@ -40,6 +39,7 @@ from evalplat.db.models import (
     TestSetVersion,
 )
 from evalplat.errors import InputError, NotFoundError
+from evalplat.searchers.configs import content_hash
 from evalplat.store.base import StoreBase, claim_name, utcnow
 from evalplat.store.configs import resolve_config_version
 from evalplat.store.refs import VersionRef, check_label, check_name, parse_version_ref

@@ -22,15 +22,15 @@ from evalplat.db.models import (
     TestSetVersion,
 )
 from evalplat.errors import NotFoundError
-from evalplat.raters import DEFAULT_GRADE_RULE
 from evalplat.store.base import StoreBase, claim_name, utcnow
 from evalplat.store.refs import VersionRef, check_name, parse_version_ref, pick_version
+from evalplat.testsets.raters import DEFAULT_GRADE_RULE
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from evalplat.raters import Agreement
-    from evalplat.testsets import TestSetContent
+    from evalplat.testsets.content import TestSetContent
+    from evalplat.testsets.raters import Agreement
 
 
 @dataclass(frozen=True)
@@ -138,8 +138,8 @@ class TestSetsMixin(StoreBase):
 
     def rater_agreement(self, ref: str | VersionRef) -> list[Agreement]:
         """Weighted Cohen's kappa for every pair of sources that graded pairs of the version
-        (``evalplat.raters``); empty when every pair has one grade."""
-        from evalplat.raters import agreement_by_source
+        (``evalplat.testsets.raters``); empty when every pair has one grade."""
+        from evalplat.testsets.raters import agreement_by_source
 
         with self.session() as session:
             _, version = resolve_test_set_version(session, ref)
@@ -152,7 +152,7 @@ class TestSetsMixin(StoreBase):
         """The full content of a version: queries, judgments and documents, as DataFrames."""
         import pandas as pd
 
-        from evalplat.testsets import TestSetContent
+        from evalplat.testsets.content import TestSetContent
 
         with self.session() as session:
             _, version = resolve_test_set_version(session, ref)

@@ -16,7 +16,7 @@ from evalplat.db.models import Comparison, Evaluation
 from evalplat.errors import InputError, NotFoundError
 from evalplat.store import EvaluationRecord, Store
 from evalplat.store.base import utcnow
-from evalplat.testsets import TestSetContent
+from evalplat.testsets.content import TestSetContent
 
 from .messages import regression
 

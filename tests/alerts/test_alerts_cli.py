@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from evalplat.store import EvaluationRecord, Store
-from evalplat.testsets import TestSetContent
+from evalplat.testsets.content import TestSetContent
 
 from .servers import CaptureServer, capture_server, dead_url
 

@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy.exc import StatementError
 
 from evalplat.alerts import DeliveryPolicy, build_channel
-from evalplat.alerts.outbox import deliver_outbox
+from evalplat.nightly.delivery import deliver_outbox
 from evalplat.store import Store
 
 from .servers import CaptureServer, capture_server

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from sqlalchemy import text
 
-from evalplat.configs import parse_params, parse_value
 from evalplat.db.engine import create_db_engine
+from evalplat.searchers.configs import parse_params, parse_value
 
 
 def test_param_values_are_typed_like_toml() -> None:

@@ -11,8 +11,14 @@ from typing import Any
 
 import pytest
 
-from evalplat.configs import load_params_file, merge_params, parse_params, parse_value, toml_error
 from evalplat.errors import InputError
+from evalplat.searchers.configs import (
+    load_params_file,
+    merge_params,
+    parse_params,
+    parse_value,
+    toml_error,
+)
 
 Cli = Callable[..., Any]
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from evalplat.runner import evaluation_record
+from evalplat.running.runner import evaluation_record
 from evalplat.store import QueryOutcome, Store
-from evalplat.testsets import TestSetContent
+from evalplat.testsets.content import TestSetContent
 
 METRICS = ["nDCG@10", "P@5", "AP", "Judged@10"]
 

@@ -8,9 +8,9 @@ from typing import Any
 
 import pandas as pd
 
-from evalplat.changes import Changes, diff_configs, diff_test_sets
+from evalplat.comparison.changes import Changes, diff_configs, diff_test_sets
 from evalplat.store import Store
-from evalplat.testsets import TestSetContent
+from evalplat.testsets.content import TestSetContent
 
 from .helpers import content, good_rankings, store_run
 
@@ -113,7 +113,7 @@ def test_runs_on_different_test_set_versions_show_the_test_set_diff(store: Store
     first = store_run(store, "engine", "small", rankings)
     store.import_test_set("small", _grown(content()))
     second = store_run(store, "engine", "small", rankings)  # on v2
-    from evalplat.runner import rescore
+    from evalplat.running.runner import rescore
 
     rescore(store, first, "small@2")
     result = store.compare_runs(first, second)

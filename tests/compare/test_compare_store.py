@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from evalplat.comparison import CompareOptions, Gate
+from evalplat.comparison.verdicts import CompareOptions, Gate
 from evalplat.errors import InputError, OperationalError
 from evalplat.store import Store
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from evalplat.comparison import Gate, compare_scores
+from evalplat.comparison.verdicts import Gate, compare_scores
 
 QUERIES = [f"q{i}" for i in range(60)]
 

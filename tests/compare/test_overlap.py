@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from evalplat.overlap import jaccard_at_k, kendall_tau, rbo
+from evalplat.comparison.overlap import jaccard_at_k, kendall_tau, rbo
 
 
 def test_rbo_is_one_for_identical_or_prefix_rankings_and_zero_for_disjoint_ones() -> None:

@@ -10,10 +10,10 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from evalplat import runner
 from evalplat.errors import InputError
+from evalplat.running import runner
 from evalplat.store import Store
-from evalplat.testsets import TestSetContent
+from evalplat.testsets.content import TestSetContent
 
 from .helpers import METRICS, content, good_rankings, store_run
 

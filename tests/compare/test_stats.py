@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from evalplat import stats
-from evalplat.comparison import CompareOptions, Gate, compare_scores
+from evalplat.comparison import stats
+from evalplat.comparison.verdicts import CompareOptions, Gate, compare_scores
 
 
 def _tidy(values: dict[str, np.ndarray]) -> pd.DataFrame:

@@ -12,11 +12,11 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from evalplat.comparison import Gate, compare_scores
-from evalplat.evaluation import evaluate
-from evalplat.guard import optimistic_bound
+from evalplat.comparison.guard import optimistic_bound
+from evalplat.comparison.verdicts import Gate, compare_scores
+from evalplat.metrics.evaluation import evaluate
 from evalplat.store import Store
-from evalplat.testsets import TestSetContent
+from evalplat.testsets.content import TestSetContent
 
 from .helpers import store_run
 

@@ -17,7 +17,7 @@ from typing import Any
 import pandas as pd
 
 from evalplat.store import Store
-from evalplat.testsets import TestSetContent
+from evalplat.testsets.content import TestSetContent
 
 WRITERS = 8
 

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from evalplat.store import Store
-from evalplat.testsets import load_testset
+from evalplat.testsets.content import load_testset
 
 AWKWARD = ["tab\there", "new\nline", "back\\slash \\N", "carriage\rreturn", "ünïcödé ✓", ""]
 

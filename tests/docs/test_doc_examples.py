@@ -24,7 +24,7 @@ from evalplat.alerts.registry import channels_from_tables
 from evalplat.alerts.webhook import payload
 from evalplat.cli import app
 from evalplat.metrics import parse
-from evalplat.project import load_project
+from evalplat.nightly.project import load_project
 from evalplat.searchers import get_kind
 from evalplat.store import Store
 
@@ -201,7 +201,7 @@ def test_trec_eval_mapping_agrees_with_the_registry() -> None:
 
 
 def test_ranx_tie_example_matches_the_engine() -> None:
-    from evalplat.evaluation import evaluate
+    from evalplat.metrics.evaluation import evaluate
 
     data = REPO_ROOT / "tests" / "data" / "trec_eval"
     peers = json.loads((data / "edge.peer_values.json").read_text(encoding="utf-8"))

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from evalplat.evaluation import Missing, evaluate
 from evalplat.metrics import Metric, parse
+from evalplat.metrics.evaluation import Missing, evaluate
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "trec_eval"
 COUNTS = {"num_q", "num_ret", "num_rel", "num_rel_ret"}

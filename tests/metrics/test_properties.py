@@ -6,8 +6,8 @@ import pandas as pd
 from hypothesis import given
 from hypothesis import strategies as st
 
-from evalplat.evaluation import evaluate
 from evalplat.metrics import FAMILIES, parse
+from evalplat.metrics.evaluation import evaluate
 
 BOUNDED = [
     "P@5", "R@5", "F1@5", "Success@3", "RR", "RR@3", "AP", "AP@5", "nDCG", "nDCG@5",

@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 
 from evalplat.errors import InputError
-from evalplat.evaluation import evaluate
 from evalplat.metrics import parse
+from evalplat.metrics.evaluation import evaluate
 
 
 def _frames(grades: list[int], extra_judgments: dict[str, int] | None = None

@@ -21,8 +21,8 @@ from sqlalchemy import delete, select
 
 from evalplat.db.engine import create_db_engine
 from evalplat.db.models import Base, Run
-from evalplat.nightly import run_nightly
-from evalplat.project import load_project
+from evalplat.nightly.job import run_nightly
+from evalplat.nightly.project import load_project
 from evalplat.store import Store
 
 from ..alerts.servers import CaptureServer, capture_server

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from evalplat.nightly import run_nightly
-from evalplat.project import load_project
+from evalplat.nightly.job import run_nightly
+from evalplat.nightly.project import load_project
 from evalplat.store import Store
 
 from ..alerts.servers import CaptureServer, capture_server

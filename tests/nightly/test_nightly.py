@@ -185,8 +185,8 @@ def test_second_nightly_gives_up_while_one_is_running(
     monkeypatch.setenv("NIGHTLY_TEST_HOOK", hook.url)
     path = project_file(tmp_path, "or", hook.url)
     with Store.open(db_url) as store, store.lock("nightly"):
-        from evalplat.nightly import run_nightly
-        from evalplat.project import load_project
+        from evalplat.nightly.job import run_nightly
+        from evalplat.nightly.project import load_project
         from evalplat.store import LockBusyError
 
         with pytest.raises(LockBusyError, match="another `nightly` is running"):

@@ -9,8 +9,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from evalplat.changes import Changes, TestSetChange, diff_configs
-from evalplat.comparison import (
+from evalplat.comparison.changes import Changes, TestSetChange, diff_configs
+from evalplat.comparison.verdicts import (
     CompareOptions,
     ComparisonResult,
     MetricComparison,

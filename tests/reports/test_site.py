@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from evalplat import runner
+from evalplat.running import runner
 from evalplat.store import Store
-from evalplat.testsets import load_testset
+from evalplat.testsets.content import load_testset
 
 HOSTILE = "<script>alert(1)</script>"
 

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from evalplat.comparison import CompareOptions, compare_scores
+from evalplat.comparison.verdicts import CompareOptions, compare_scores
 from evalplat.reports import comparison_html, run_html
 from evalplat.reports.compared import comparison_page
 from evalplat.reports.data import RunHeader, run_page

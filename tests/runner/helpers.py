@@ -12,7 +12,7 @@ from typing import Any
 
 import pandas as pd
 
-from evalplat.testsets import TestSetContent
+from evalplat.testsets.content import TestSetContent
 
 # Ten queries; query qN has relevant documents dN (grade 2) and dN+1 (grade 1).
 QUERY_IDS = [f"q{n}" for n in range(10)]

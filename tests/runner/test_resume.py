@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from evalplat import runner
+from evalplat.running import runner
 from evalplat.store import Store
 
 from .helpers import QUERY_IDS, es_params, search_server, small_content

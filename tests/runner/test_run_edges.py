@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from evalplat import runner
+from evalplat.running import runner
 from evalplat.store import Store
 
 Cli = Callable[..., Any]

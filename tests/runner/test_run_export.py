@@ -11,12 +11,12 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from evalplat import runner
 from evalplat.errors import InputError
 from evalplat.formats.run_export import write_trec_run
 from evalplat.formats.trec import read_run
+from evalplat.running import runner
 from evalplat.store import QueryOutcome, Store
-from evalplat.testsets import load_testset
+from evalplat.testsets.content import load_testset
 
 from .helpers import small_content
 

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from evalplat import runner
 from evalplat.errors import InputError
+from evalplat.running import runner
 from evalplat.searchers import BackendUnavailableError, RetryPolicy
 from evalplat.store import Store
-from evalplat.testsets import load_testset
+from evalplat.testsets.content import load_testset
 
 from .helpers import QUERY_IDS, es_params, search_server, small_content
 

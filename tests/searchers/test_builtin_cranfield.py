@@ -21,7 +21,7 @@ import evalplat
 from evalplat.formats.testset_files import read_documents, read_queries
 from evalplat.resources import bundled_testset
 from evalplat.searchers import SearchContext, get_kind
-from evalplat.testsets import load_testset
+from evalplat.testsets.content import load_testset
 
 CRANFIELD = bundled_testset("cranfield")
 

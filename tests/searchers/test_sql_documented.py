@@ -17,7 +17,7 @@ from sqlalchemy import create_engine, text
 from evalplat import evaluate
 from evalplat.resources import bundled_testset
 from evalplat.searchers import SearchContext, get_kind
-from evalplat.testsets import load_testset
+from evalplat.testsets.content import load_testset
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 AND_FORM = (

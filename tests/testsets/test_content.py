@@ -10,7 +10,7 @@ from typing import TypeVar
 import pytest
 
 from evalplat.errors import InputError
-from evalplat.testsets import TestSetContent, export_testset, load_testset, write_judgments
+from evalplat.testsets.content import TestSetContent, export_testset, load_testset, write_judgments
 
 T = TypeVar("T")
 

@@ -11,7 +11,7 @@ from types import ModuleType
 import pytest
 
 from evalplat.resources import bundled_testset
-from evalplat.testsets import TestSetContent, load_testset
+from evalplat.testsets.content import TestSetContent, load_testset
 
 REPO = Path(__file__).resolve().parents[2]
 SOURCE = REPO.parent / "shared" / "data" / "cranfield"

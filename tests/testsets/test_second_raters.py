@@ -12,9 +12,9 @@ import pandas as pd
 import pytest
 
 from evalplat.errors import InputError
-from evalplat.raters import agreement_by_source, resolve_grades, weighted_kappa
 from evalplat.store import Store
-from evalplat.testsets import load_testset
+from evalplat.testsets.content import load_testset
+from evalplat.testsets.raters import agreement_by_source, resolve_grades, weighted_kappa
 
 
 def test_weighted_kappa_matches_a_worked_example() -> None:

@@ -73,8 +73,8 @@ class TestSetContent:
     @property
     def qrels(self) -> pd.DataFrame:
         """One grade per (query, document): ``judgments`` as they are when every pair was graded
-        once, else resolved by ``grade_rule`` (``evalplat.raters``, default ``mean``)."""
-        from evalplat.raters import DEFAULT_GRADE_RULE, resolve_grades
+        once, else resolved by ``grade_rule`` (``evalplat.testsets.raters``, default ``mean``)."""
+        from evalplat.testsets.raters import DEFAULT_GRADE_RULE, resolve_grades
 
         return resolve_grades(self.judgments, self.grade_rule or DEFAULT_GRADE_RULE)
 
@@ -96,7 +96,7 @@ class TestSetContent:
             _text_field(sources if sources is not None else _nulls(len(judgments))),
         ]
         _digest_section(digest, "judgments", judgment_rows)
-        from evalplat.raters import DEFAULT_GRADE_RULE, several_grades
+        from evalplat.testsets.raters import DEFAULT_GRADE_RULE, several_grades
 
         if several_grades(judgments):  # hashed only then: single-rater versions keep their hash
             digest.update(f"grade rule {self.grade_rule or DEFAULT_GRADE_RULE}\n".encode())
@@ -133,7 +133,7 @@ def load_testset(
 
     ``format`` is the judgments' format (``trec``, ``csv``, ``tsv``, ``jsonl``; default from the
     extension); ``queries_format`` and ``docs_format`` override the other two files' formats.
-    ``grade_rule`` resolves pairs graded by several sources (``evalplat.raters``).
+    ``grade_rule`` resolves pairs graded by several sources (``evalplat.testsets.raters``).
     """
     import pandas as pd
 
@@ -163,7 +163,7 @@ def load_testset(
             )
     documents = None if docs is None else parse_documents(docs, docs_format).frame
     if grade_rule is not None:
-        from evalplat.raters import check_grade_rule
+        from evalplat.testsets.raters import check_grade_rule
 
         check_grade_rule(grade_rule)
     return TestSetContent(

@@ -1,8 +1,8 @@
 """What a comparison says: gates, options, per-metric rows, movers, overlap and the result.
 
 Frozen dataclasses with ``to_dict`` for JSON; NaN and infinities become null. The computation
-that fills them is ``evalplat.comparison.compare_scores``; the store keeps them, reports render
-them.
+that fills them is ``evalplat.comparison.verdicts.compare_scores``; the store keeps them,
+reports render them.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from evalplat.errors import InputError
 if TYPE_CHECKING:
     import pandas as pd
 
-    from evalplat.changes import Changes
+    from evalplat.comparison.changes import Changes
 
 
 TestName = Literal["randomization", "t-test", "wilcoxon"]
@@ -106,8 +106,8 @@ class MetricComparison:
     is better in the metric's direction. ``*_judged`` are mean Judged@k of each side (k = the
     metric's cutoff) when known.
 
-    The ``bound_*`` fields describe the optimistic bound (``evalplat.guard``): both runs scored
-    as if every unjudged document in either top ``bound_depth`` were relevant (the candidate
+    The ``bound_*`` fields describe the optimistic bound (``evalplat.comparison.guard``): both runs
+    scored as if every unjudged document in either top ``bound_depth`` were relevant (the candidate
     shows ``unjudged`` of them, in ``unjudged_queries`` queries): their means, Holm-corrected
     p-value and the verdict there; ``baseline_unjudged`` counts the baseline's unjudged top-k
     documents. None when the bound was not computed (results pruned, or no ranked results).
@@ -193,7 +193,7 @@ class OverlapSummary:
 
     ``jaccard`` is Jaccard@k of the top-k sets, ``rbo`` rank-biased overlap (extrapolated,
     persistence ``p``), ``kendall_tau`` Kendall's τ-b over the union of both top-k lists
-    (``evalplat.overlap``; None when no query has two documents in that union).
+    (``evalplat.comparison.overlap``; None when no query has two documents in that union).
     """
 
     k: int

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from evalplat.errors import InputError, OperationalError
+from evalplat.inputs.validation import CONCURRENCY_MAX, check_depth, result_id_problem
 from evalplat.searchers import (
     BackendUnavailableError,
     RateLimiter,
@@ -35,13 +36,12 @@ from evalplat.searchers import (
     call_with_retries,
 )
 from evalplat.store.runs import EvaluationRecord, QueryOutcome, RunInfo
-from evalplat.validation import CONCURRENCY_MAX, check_depth, result_id_problem
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from evalplat.store import Store
-    from evalplat.testsets import TestSetContent
+    from evalplat.testsets.content import TestSetContent
 
 
 ProgressCallback = Callable[[int, int], None]
@@ -87,7 +87,7 @@ def evaluation_record(
     """Score ranked ``results`` (``query_id, doc_id, rank, score``) against ``content``'s
     judgments with the evaluation engine, in the given (stored) order, over the test set's
     queries as topics."""
-    from evalplat.evaluation import evaluate
+    from evalplat.metrics.evaluation import evaluate
 
     run_frame = results.sort_values(["query_id", "rank"], kind="stable")[
         ["query_id", "doc_id", "rank", "score"]

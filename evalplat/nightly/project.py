@@ -5,7 +5,7 @@ placeholders are kept as written here and expanded only where they are used (a s
 request, an alert channel), so secrets never reach the database or a report.
 
 Errors name the file, the table (``[[configs]] #2``) and the key, and, where it can be found,
-the line of that key (see :mod:`evalplat.toml_lines`).
+the line of that key (see :mod:`evalplat.inputs.toml_lines`).
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evalplat.comparison import TESTS, UNJUDGED_MODES, Gate
+from evalplat.comparison.verdicts import TESTS, UNJUDGED_MODES, Gate
 from evalplat.errors import InputError
-from evalplat.toml_lines import header_line, key_line
+from evalplat.inputs.toml_lines import header_line, key_line
 
 PROJECT_FILE = "evalplat.toml"
 _ARRAYS = ("testsets", "configs", "gates", "alerts")
@@ -98,7 +98,7 @@ def load_project(path: str | Path | None = None) -> Project:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
-        from evalplat.configs import toml_error
+        from evalplat.searchers.configs import toml_error
 
         problem, line = toml_error(error)
         raise InputError(f"invalid TOML: {problem}", path=file, line=line) from None

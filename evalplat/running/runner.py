@@ -1,11 +1,11 @@
 """The runner: send a test set's queries to a config's searcher, store results and scores.
 
-``run`` creates a ``running`` run and hands it to the search driver (``evalplat.search_driver``),
-which checks the backend, searches with retries and a thread pool, commits outcomes in batches,
-scores the stored results and sets the final status (``complete``, ``partial``, ``failed`` or
-``interrupted``). ``resume`` searches only the queries without an ``ok`` outcome and finishes
-the run the same way. ``rescore`` scores a stored run again against another test set version;
-``import_run`` stores a TREC run file as a complete run.
+``run`` creates a ``running`` run and hands it to the search driver
+(``evalplat.running.search_driver``), which checks the backend, searches with retries and a thread
+pool, commits outcomes in batches, scores the stored results and sets the final status
+(``complete``, ``partial``, ``failed`` or ``interrupted``). ``resume`` searches only the queries
+without an ``ok`` outcome and finishes the run the same way. ``rescore`` scores a stored run again
+against another test set version; ``import_run`` stores a TREC run file as a complete run.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from evalplat.db.engine import sqlite_file
 from evalplat.errors import InputError
 from evalplat.metrics.registry import Metric, parse_all
-from evalplat.search_driver import (
+from evalplat.running.search_driver import (
     ProgressCallback,
     RunInterruptedError,
     RunSettings,
@@ -32,7 +32,7 @@ from evalplat.store.runs import IMPORT_KIND, QueryOutcome, RunInfo
 
 if TYPE_CHECKING:
     from evalplat.store import Store
-    from evalplat.testsets import TestSetContent
+    from evalplat.testsets.content import TestSetContent
 
 __all__ = [
     "COVERAGE_METRICS",

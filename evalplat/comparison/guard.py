@@ -152,7 +152,7 @@ def _score(
 ) -> pd.DataFrame:
     import pandas as pd
 
-    from evalplat.evaluation import evaluate
+    from evalplat.metrics.evaluation import evaluate
 
     if results.empty:  # no results at all: every metric is 0 (the engine refuses an empty run)
         return pd.DataFrame(

@@ -13,8 +13,8 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from evalplat.nightly import NightlyOutcome, run_nightly
-from evalplat.project import load_project
+from evalplat.nightly.job import NightlyOutcome, run_nightly
+from evalplat.nightly.project import load_project
 from evalplat.resources import bundled_testset
 
 PROJECT = """\

@@ -10,13 +10,13 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from evalplat.errors import EvalplatError, InputError, SchemaOutdatedError
-from evalplat.project import ConfigSpec, Project
+from evalplat.nightly.project import ConfigSpec, Project
 
 if TYPE_CHECKING:
     from evalplat.alerts.base import Channel
-    from evalplat.nightly import LogFunction
+    from evalplat.nightly.job import LogFunction
     from evalplat.store import Store
-    from evalplat.testsets import TestSetContent
+    from evalplat.testsets.content import TestSetContent
 
 
 def database_url(project: Project, db_url: str | None) -> str:
@@ -27,7 +27,7 @@ def database_url(project: Project, db_url: str | None) -> str:
 
 def load_test_sets(project: Project, emit: LogFunction) -> dict[str, TestSetContent]:
     """Read and validate every test set file before anything is written."""
-    from evalplat.testsets import load_testset
+    from evalplat.testsets.content import load_testset
 
     contents = {}
     for spec in project.testsets:
@@ -47,9 +47,9 @@ def check_inputs(project: Project, contents: dict[str, TestSetContent]) -> list[
     Errors name the project file, the line of the table and the config or key at fault.
     """
     from evalplat.alerts.registry import channels_from_tables
-    from evalplat.project import table_line
+    from evalplat.inputs.env import expand_env
+    from evalplat.nightly.project import table_line
     from evalplat.searchers import validate_config
-    from evalplat.searchers.env import expand_env
 
     for index, spec in enumerate(project.configs):
         try:
@@ -87,7 +87,7 @@ def _check_writable(project: Project) -> None:
     """The reports dir, or the first folder above it that exists, must be a writable folder."""
     import os
 
-    from evalplat.project import table_line
+    from evalplat.nightly.project import table_line
 
     folder = project.reports_dir
     while not folder.exists() and folder.parent != folder:
@@ -119,7 +119,7 @@ def dry_run_night(
     project: Project, url: str, contents: dict[str, TestSetContent], emit: LogFunction
 ) -> None:
     """Say what a real night would do, writing nothing."""
-    from evalplat.configs import content_hash
+    from evalplat.searchers.configs import content_hash
     from evalplat.store import Store
 
     store = None

@@ -11,7 +11,7 @@ A config that fails operationally (its backend is down, its run failed) is isola
 is logged, stored as an ``operational`` alert (opened once per outage, resolved by the first
 night its run completes), and the other configs still run, compare and alert. Every alert event
 is written to the outbox with its state change and delivered at the end of the night, after the
-reports, even when the reports could not be written (``evalplat.nightly_alerts``).
+reports, even when the reports could not be written (``evalplat.nightly.notify``).
 
 Input errors (a bad project file, a malformed test set file, an unknown searcher parameter or alert
 channel) are found before anything is written. Two identical runs can never alert: their
@@ -26,23 +26,23 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalplat.errors import EvalplatError, OperationalError
-from evalplat.nightly_alerts import deliver, observe, observe_run
-from evalplat.nightly_prep import (
+from evalplat.nightly.notify import deliver, observe, observe_run
+from evalplat.nightly.prep import (
     check_inputs,
     database_url,
     dry_run_night,
     load_test_sets,
     open_store,
 )
-from evalplat.project import ConfigSpec, Project
+from evalplat.nightly.project import ConfigSpec, Project
 
 if TYPE_CHECKING:
     from evalplat.alerts.base import Channel
-    from evalplat.comparison import ComparisonResult
+    from evalplat.comparison.verdicts import ComparisonResult
     from evalplat.store import Store
     from evalplat.store.alerts import AlertEvent
     from evalplat.store.runs import RunInfo
-    from evalplat.testsets import TestSetContent
+    from evalplat.testsets.content import TestSetContent
 
 
 LogFunction = Callable[[dict[str, Any]], None]
@@ -248,7 +248,7 @@ def _run(
     emit: LogFunction,
 ) -> tuple[RunInfo | None, str | None]:
     """The night's run, or None and why when it could not even start."""
-    from evalplat import runner
+    from evalplat.running import runner
 
     metrics = list(
         dict.fromkeys([*project.metrics, *(g.metric for g in project.gates), COVERAGE_METRIC])
@@ -346,7 +346,7 @@ def _score_on_run_version(
     version first, from their stored results (no searching), unless they already are. Returns
     the runs that have scores on that version; one whose results were pruned is left out."""
     from evalplat.errors import InputError
-    from evalplat.rescoring import score_on
+    from evalplat.running.rescoring import score_on
 
     version = f"{run.test_set}@{run.test_set_version}"
     ready = set()

@@ -1,10 +1,10 @@
 """Scores that follow the judgments: rescoring runs in bulk, and on demand before a comparison.
 
-A test set grows: annotators judge the documents ``evalplat unjudged`` exported, and the next
-import is a new version. Runs are never searched again for it; their stored results are scored
-against the new judgments (``evalplat.runner.rescore``). Every (run, test set version) score set
-is kept: a rescore adds an evaluation, it does not overwrite the scores of the version the run
-was searched on, so history can still say which judgments each point was scored against.
+A test set grows: annotators judge the documents ``evalplat unjudged`` exported, and the next import
+is a new version. Runs are never searched again for it; their stored results are scored against the
+new judgments (``evalplat.running.runner.rescore``). Every (run, test set version) score set is
+kept: a rescore adds an evaluation, it does not overwrite the scores of the version the run was
+searched on, so history can still say which judgments each point was scored against.
 
 - :func:`score_on` scores a run on a version unless it already has scores there; the nightly
   job calls it for the baseline and the previous night before comparing, so a new version never
@@ -50,7 +50,7 @@ def score_on(
 ) -> bool:
     """Score ``run_id`` against ``test_set_ref`` unless it already has scores on that version;
     True when it was scored now."""
-    from evalplat import runner
+    from evalplat.running import runner
 
     target = store.test_set_version(test_set_ref)
     if target.version in store.scored_versions(run_id):

@@ -32,7 +32,7 @@ import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from evalplat.comparison import OverlapSummary
+from evalplat.comparison.verdicts import OverlapSummary
 from evalplat.errors import InputError
 
 if TYPE_CHECKING:

@@ -13,8 +13,8 @@ Verdict of one metric (direction always from the metric registry, ``Metric.direc
 - ``improvement`` symmetrically: a gain beyond the same thresholds with corrected p < alpha.
 - ``needs_judgments`` when the verdict turns on unjudged documents, which count as non-relevant
   in the stored scores: by default when the verdict under the optimistic bound (every unjudged
-  top-k document relevant, ``evalplat.guard``) differs from the one above; the gate's
-  ``unjudged`` setting chooses the rule (``evalplat.guard.guard_verdict``).
+  top-k document relevant, ``evalplat.comparison.guard``) differs from the one above; the gate's
+  ``unjudged`` setting chooses the rule (``evalplat.comparison.guard.guard_verdict``).
 
 Holm's correction runs over the gated metrics (one family: what can fail a CI job or raise an
 alert); the ungated metrics are corrected as a second family, for display only.
@@ -26,7 +26,8 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from evalplat.comparison_results import (
+from evalplat.comparison.guard import BoundScores, guard_verdict
+from evalplat.comparison.results import (
     BOUND_FIELDS,
     TESTS,
     UNJUDGED_MODES,
@@ -42,7 +43,6 @@ from evalplat.comparison_results import (
     Verdict,
 )
 from evalplat.errors import InputError
-from evalplat.guard import BoundScores, guard_verdict
 from evalplat.metrics.registry import Metric
 
 if TYPE_CHECKING:
@@ -89,7 +89,7 @@ def compare_scores(
     ``gates=None`` gates every gateable metric compared, with ``options``' test and alpha and no
     threshold; ``gates=()`` gates nothing. Means are arithmetic over topics (sums for ``Num*``
     counts), unweighted. ``bound`` holds both sides' scores under the optimistic bound
-    (``evalplat.guard.optimistic_bound``); without it, ``unjudged = "bound"`` gates fall
+    (``evalplat.comparison.guard.optimistic_bound``); without it, ``unjudged = "bound"`` gates fall
     back to the Judged@k rule.
     """
     import numpy as np
@@ -243,7 +243,7 @@ def _measure(
     judged: tuple[float | None, float | None, float | None],
 ) -> dict[str, Any]:
     """Everything but the corrected p-value and the verdict, as a row dict."""
-    from evalplat import stats
+    from evalplat.comparison import stats
 
     total = metric.spec.aggregate == "sum"
     mean_a = float(a.sum() if total else a.mean()) if a.size else 0.0
@@ -296,7 +296,7 @@ def _measure(
 def _p_value(
     test: str, a: NDArray[np.float64], b: NDArray[np.float64], options: CompareOptions
 ) -> float:
-    from evalplat import stats
+    from evalplat.comparison import stats
 
     if test == "randomization":
         return stats.randomization_test(a, b, n=options.permutations, seed=options.seed)
@@ -307,7 +307,7 @@ def _p_value(
 
 def _correct(rows: list[dict[str, Any]]) -> None:
     """Holm within the gated family and, separately, within the ungated one (display only)."""
-    from evalplat import stats
+    from evalplat.comparison import stats
 
     for family in (True, False):
         members = [r for r in rows if r["gated"] is family and r["p_value"] is not None]

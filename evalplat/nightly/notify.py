@@ -18,12 +18,12 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from evalplat.alerts.base import Channel
-    from evalplat.comparison import ComparisonResult
-    from evalplat.nightly import LogFunction, NightlyOutcome
-    from evalplat.project import ConfigSpec, Project
+    from evalplat.comparison.verdicts import ComparisonResult
+    from evalplat.nightly.job import LogFunction, NightlyOutcome
+    from evalplat.nightly.project import ConfigSpec, Project
     from evalplat.store import Store
     from evalplat.store.alerts import AlertEvent
-    from evalplat.testsets import TestSetContent
+    from evalplat.testsets.content import TestSetContent
 
 # Verdict that opens each metric alert kind.
 METRIC_KINDS = {"regression": "regression", "needs_judgments": "needs_judgments"}
@@ -159,7 +159,7 @@ def deliver(
     emit: LogFunction,
 ) -> None:
     """Deliver every pending notice of the outbox; failures stay pending for the next try."""
-    from evalplat.alerts.outbox import ReportLinks, deliver_outbox
+    from evalplat.nightly.delivery import ReportLinks, deliver_outbox
 
     links = ReportLinks(project.reports_dir, project.reports_base_url)
     for result in deliver_outbox(store, channels, links=links):

@@ -24,7 +24,7 @@ from evalplat.alerts.base import Channel
 from evalplat.alerts.delivery import DeliveryPolicy, deliver
 from evalplat.alerts.message import AlertMessage
 from evalplat.alerts.notice import Notice
-from evalplat.faults import crash_point
+from evalplat.db.faults import crash_point
 
 if TYPE_CHECKING:
     from evalplat.store import Store

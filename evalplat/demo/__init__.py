@@ -1,0 +1,1 @@
+"""``evalplat demo``: a self-contained project over the bundled Cranfield collection (``build``)."""
