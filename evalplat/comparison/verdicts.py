@@ -244,23 +244,28 @@ def _measure(
 ) -> dict[str, Any]:
     """Everything but the corrected p-value and the verdict, as a row dict."""
     from evalplat.comparison import stats
+    from evalplat.metrics.aggregate import aggregate
 
-    total = metric.spec.aggregate == "sum"
-    mean_a = float(a.sum() if total else a.mean()) if a.size else 0.0
-    mean_b = float(b.sum() if total else b.mean()) if b.size else 0.0
+    mean_a, mean_b = aggregate(metric, a), aggregate(metric, b)
     delta = mean_b - mean_a
     d = b - a
     identical = bool(not d.any())
     test = gate.test if gate is not None else options.test
+    if metric.spec.test == "bootstrap":
+        test = "bootstrap"
     p_value: float | None = None
     ci: tuple[float | None, float | None] = (None, None)
     if identical:
         p_value, ci = 1.0, (0.0, 0.0)
+    elif metric.gateable and a.size and test == "bootstrap":
+        p_value, ci = stats.bootstrap_difference(
+            a, b, metric, n=options.bootstrap, seed=options.seed, level=options.ci_level
+        )
     elif metric.gateable and a.size:
         p_value = _p_value(test, a, b, options)
         low, high = stats.bootstrap_ci(d, n=options.bootstrap, seed=options.seed,
                                        level=options.ci_level)  # fmt: skip
-        scale = float(a.size) if total else 1.0
+        scale = float(a.size) if metric.spec.aggregate == "sum" else 1.0
         ci = (low * scale, high * scale)
     counts = stats.wins_ties_losses(
         a, b, tolerance=options.tie_tolerance, higher_is_better=metric.higher_is_better
