@@ -23,10 +23,11 @@ alert); the ungated metrics are corrected as a second family, for display only.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from evalplat.comparison.guard import BoundScores, guard_verdict
+from evalplat.comparison.movers import movers_of, per_query_frame
 from evalplat.comparison.results import (
     BOUND_FIELDS,
     TESTS,
@@ -116,8 +117,8 @@ def compare_scores(
         b = wide_b[name].to_numpy(dtype=np.float64)
         gate = gate_by_metric.get(name)
         rows.append(_measure(metric, a, b, gate, options, _judged(metric, wide_a, wide_b)))
-        per_query.append(_per_query_frame(name, wide_a.index, a, b))
-        movers[name] = _movers(name, wide_a.index, a, b, metric.direction, options)
+        per_query.append(per_query_frame(name, wide_a.index, a, b))
+        movers[name] = movers_of(name, wide_a.index, a, b, metric.direction, options)
     _correct(rows)
     best = _optimistic(bound, chosen, gate_by_metric, options)
     compared = tuple(_decide(row, options, best.get(row["metric"])) for row in rows)
@@ -408,44 +409,3 @@ def _beyond(
         if not relative > max_relative_drop:
             return False
     return True
-
-
-def _per_query_frame(
-    name: str, query_ids: pd.Index, a: NDArray[np.float64], b: NDArray[np.float64]
-) -> pd.DataFrame:
-    import pandas as pd
-
-    return pd.DataFrame(
-        {
-            "metric": name,
-            "query_id": query_ids.to_numpy(dtype=object),
-            "baseline": a,
-            "candidate": b,
-            "delta": b - a,
-        }
-    )
-
-
-def _movers(
-    name: str,
-    query_ids: pd.Index,
-    a: NDArray[np.float64],
-    b: NDArray[np.float64],
-    direction: int,
-    options: CompareOptions,
-) -> Movers:
-    import numpy as np
-
-    signed = direction * (b - a)
-    ids = query_ids.to_numpy(dtype=object)
-    order = np.lexsort((ids.astype(str), signed))  # most negative first, ties by query id
-
-    def moves(indices: Iterable[int]) -> tuple[QueryMove, ...]:
-        return tuple(
-            QueryMove(str(ids[i]), float(a[i]), float(b[i]), float(b[i] - a[i])) for i in indices
-        )
-
-    worse = [i for i in order[: options.movers] if signed[i] < -options.tie_tolerance]
-    better_order = np.lexsort((ids.astype(str), -signed))
-    better = [i for i in better_order[: options.movers] if signed[i] > options.tie_tolerance]
-    return Movers(name, moves(worse), moves(better))
