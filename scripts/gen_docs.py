@@ -72,6 +72,11 @@ EDGE_CASES: dict[str, list[str]] = {
         "no `rel` parameter.",
     ],
     "DCG": ["Not normalised, so not bounded by 1; negative grades gain 0."],
+    "CG": [
+        "No discount: reordering the top k leaves CG@k unchanged (DCG@k is the measure that "
+        "rewards order). Not normalised, so not bounded by 1.",
+        "Negative grades and unjudged documents gain 0; 0 for a topic without results.",
+    ],
     "Rprec": ["The cutoff is R itself; 0 when R = 0."],
     "Bpref": [
         "Unjudged documents and negative grades take no part; a term is 1 when no judged "
@@ -96,6 +101,23 @@ EDGE_CASES: dict[str, list[str]] = {
         "Unretrieved judged documents rank below every retrieved one and tie among themselves "
         "(a tie counts 1/2).",
         "Negative grades are ignored; 0 when R = 0 or N = 0.",
+    ],
+    "KendallTau": [
+        "Values lie in [-1, 1]: +1 when the judged documents of the top k are ranked exactly "
+        "by grade, -1 when exactly against it.",
+        "Only judged documents take part (a negative grade counts as 0, any grade is judged); "
+        "unjudged ones are skipped, so the pairs are the judged documents among the top k. "
+        "With `judged_only=true` the top k are the first k judged documents.",
+        "0 when fewer than two judged documents are in the top k or when all their grades tie: "
+        "there is no order to agree with (SciPy's `kendalltau` returns NaN there), and 0 keeps "
+        "the topic in means and paired tests like a topic without results elsewhere.",
+        "Ties in grades are handled by tau-b's denominator; positions never tie.",
+    ],
+    "Spearman": [
+        "Values lie in [-1, 1], as for `KendallTau`, over the same pairs.",
+        "Tied grades share the average of their ranks (SciPy's `spearmanr`).",
+        "0 when fewer than two judged documents are in the top k or when all their grades tie, "
+        "for the reason given under `KendallTau`.",
     ],
     "NumRet": ["Summed over topics, not averaged; never gated."],
     "NumRel": ["Summed over topics, not averaged; never gated."],

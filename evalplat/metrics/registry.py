@@ -180,6 +180,10 @@ FAMILIES: dict[str, MetricFamily] = {
         _F("DCG", "Discounted cumulative gain (not normalised).",
            "DCG@k = sum_{r<=k} gain(g_r) / log2(r + 1)",
            "gain:dcg", "optional", ("gain", "judged_only"), bounded=False),
+        _F("CG", "Cumulative gain: sum of the gains of the top k, without discount.",
+           "CG@k = sum_{r<=k} gain(g_r), gain = g (linear) or 2^g - 1 (exp); negative grades "
+           "and unjudged documents gain 0",
+           "gain:cg", "optional", ("gain", "judged_only"), bounded=False),
         _F("Rprec", "Precision at rank R, R = number of judged relevant documents.",
            "Rprec = |relevant in top R| / R; 0 when R = 0",
            "binary:r_precision", "none", _REL, trec_name_no_cutoff="Rprec"),
@@ -201,6 +205,21 @@ FAMILIES: dict[str, MetricFamily] = {
            "AUC = (correct pairs + ties / 2) / (R N) over (relevant, judged non-relevant) "
            "pairs; negative grades ignored; 0 when R = 0 or N = 0",
            "pairs:auc", "none", ("rel",)),
+        _F("KendallTau", "Kendall tau-b between the retrieved order and the grades of the "
+           "judged documents in the top k, in [-1, 1].",
+           "tau_b = (C - D) / sqrt(n0 (n0 - T)) over the n judged documents in the top k: "
+           "C (D) = pairs whose higher-ranked document has the higher (lower) grade, "
+           "n0 = n (n - 1) / 2, T = pairs with tied grades; negative grades count as 0; 0 when "
+           "n < 2 or all grades tie (no order to agree with; 0 keeps the topic in means and "
+           "paired tests)",
+           "correlation:kendall_tau", "optional", ("judged_only",), bounded=False),
+        _F("Spearman", "Spearman rho between the retrieved order and the grades of the "
+           "judged documents in the top k, in [-1, 1].",
+           "rho = Pearson correlation of position ranks (first = n) and grade ranks (ties "
+           "share their average rank) over the n judged documents in the top k; negative "
+           "grades count as 0; 0 when n < 2 or all grades tie (no order to agree with; 0 "
+           "keeps the topic in means and paired tests)",
+           "correlation:spearman", "optional", ("judged_only",), bounded=False),
         _F("NumRet", "Number of documents retrieved.", "NumRet = |ranking|",
            "counts:num_ret", "none", gateable=False, aggregate="sum", bounded=False,
            trec_name_no_cutoff="num_ret"),
