@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import email.utils
 import json
-import re
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -49,12 +48,12 @@ from evalplat.searchers.base import (
     score_from_rank,
     shorten,
 )
+from evalplat.searchers.http_templates import compile_body, compiler, masked, render_body
 from evalplat.searchers.kinds import Param, SearchContext, SearcherKind
 from evalplat.searchers.response_path import parse_path, select_hits, select_one
 
 if TYPE_CHECKING:
     import httpx
-    import jinja2
 
 _ES_BODY = (
     '{"size": {{ depth }}, "_source": false, "track_total_hits": false, '
@@ -95,7 +94,6 @@ _DEFAULTS: dict[str, Any] = {
     "id_field": "id",
     "score_field": "score",
 }
-_NATIVE = re.compile(r"^\{\{\s*(depth|query|query_id)\s*\}\}$")
 _PROBE = ("evalplat-check", "evalplat", 1)
 
 
@@ -116,7 +114,7 @@ class HttpSearcher(Searcher):
         self.method: str = settings["method"].upper()
         environment = jinja2.sandbox.SandboxedEnvironment(autoescape=False)
         environment.filters["tojson"] = lambda value: json.dumps(value, ensure_ascii=False)
-        compile_ = _compiler(environment)
+        compile_ = compiler(environment)
         self._secrets = secrets = SecretSlots()
         self._url = compile_(secrets.hide(settings["url"]), "url")
         self._headers = {
@@ -127,7 +125,7 @@ class HttpSearcher(Searcher):
             name: compile_(str(value), f"query param {name}")
             for name, value in secrets.hide(settings["query_params"]).items()
         }
-        self._body = _compile_body(secrets.hide(settings["body"]), compile_)
+        self._body = compile_body(secrets.hide(settings["body"]), compile_)
         self._json_body = not any(
             name.lower() == "content-type" and "json" not in str(value).lower()
             for name, value in params["headers"].items()
@@ -157,12 +155,12 @@ class HttpSearcher(Searcher):
         query_params = {name: reveal(t.render(variables)) for name, t in self._query_params.items()}
         content: str | None = None
         if self._body is not None:
-            content = _render_body(self._body, variables, reveal)
+            content = render_body(self._body, variables, reveal)
             if self._json_body:
                 try:
                     json.loads(content)
                 except (ValueError, RecursionError) as error:
-                    shown = self._secrets.mask(_render_body(self._body, variables, _masked))
+                    shown = self._secrets.mask(render_body(self._body, variables, masked))
                     raise SearchError(
                         f"http searcher body for query {query_id!r} is not valid JSON "
                         f"({getattr(error, 'msg', error)}): {shorten(shown)!r}"
@@ -254,63 +252,6 @@ def _settings(params: dict[str, Any]) -> dict[str, Any]:
     return merged
 
 
-def _compiler(environment: jinja2.Environment) -> Any:
-    import jinja2
-
-    def compile_(source: str, what: str) -> jinja2.Template:
-        try:
-            return environment.from_string(source)
-        except jinja2.TemplateSyntaxError as error:
-            raise InputError(f"http searcher {what} template: {error.message}") from None
-
-    return compile_
-
-
-def _compile_body(body: Any, compile_: Any) -> Any:
-    """Body templates: a string -> one template; tables/lists -> same shape, strings compiled."""
-    if body is None:
-        return None
-    if isinstance(body, str):
-        return compile_(body, "body")
-    if isinstance(body, dict):
-        return {key: _compile_leaf(value, compile_) for key, value in body.items()}
-    if isinstance(body, list):
-        return [_compile_leaf(value, compile_) for value in body]
-    raise InputError(f"http searcher body must be a string, table or list, got {body!r}")
-
-
-def _compile_leaf(value: Any, compile_: Any) -> Any:
-    if isinstance(value, str):
-        native = _NATIVE.match(value)
-        return ("native", native.group(1)) if native else compile_(value, "body")
-    if isinstance(value, dict | list):
-        return _compile_body(value, compile_)
-    return value
-
-
-def _render_body(body: Any, variables: dict[str, Any], reveal: Any) -> str:
-    """The body text; ``reveal`` puts the secrets in (before JSON encoding, so they are escaped)."""
-    if hasattr(body, "render"):
-        return str(reveal(body.render(variables)))
-    return json.dumps(reveal(_render_leaf(body, variables)), ensure_ascii=False)
-
-
-def _masked(value: Any) -> Any:
-    return value
-
-
-def _render_leaf(value: Any, variables: dict[str, Any]) -> Any:
-    if isinstance(value, tuple):
-        return variables[value[1]]
-    if hasattr(value, "render"):
-        return value.render(variables)
-    if isinstance(value, dict):
-        return {key: _render_leaf(item, variables) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_render_leaf(item, variables) for item in value]
-    return value
-
-
 def _status_error(response: httpx.Response, label: str, query_id: str) -> SearchError:
     body = shorten(response.content[:200].decode("utf-8", "replace"))
     message = f"{label}: query {query_id!r} got HTTP {response.status_code}: {body!r}"
@@ -356,14 +297,14 @@ def check_params(params: dict[str, Any]) -> None:
     import jinja2.sandbox
 
     settings = _settings(params)
-    compile_ = _compiler(jinja2.sandbox.SandboxedEnvironment(autoescape=False))
+    compile_ = compiler(jinja2.sandbox.SandboxedEnvironment(autoescape=False))
     slots = SecretSlots(_AnyEnvironment())
     compile_(slots.hide(settings["url"]), "url")
     for name, value in slots.hide(params["headers"]).items():
         compile_(str(value), f"header {name}")
     for name, value in slots.hide(settings["query_params"]).items():
         compile_(str(value), f"query param {name}")
-    _compile_body(slots.hide(settings["body"]), compile_)
+    compile_body(slots.hide(settings["body"]), compile_)
     if settings["results_path"] is None:
         raise InputError("http searcher needs results_path (or a preset)")
     for key in ("results_path", "id_field", "score_field"):
