@@ -19,6 +19,11 @@ Presets fill in everything but ``url``; params given explicitly win. ``fields`` 
 - ``solr``: ``GET {url}/select?q=...&rows=depth&fl=id,score&defType=edismax&qf=fields``; hits
   ``response.docs``, id ``id``, score ``score``.
 
+``hit_fields`` (field name -> path in a hit, :mod:`evalplat.searchers.hit_fields`) reads
+document field values from each hit for ``search_with_fields``; the presets then ask the engine
+for those fields (``stored_fields`` in the templates: Elasticsearch's ``_source``, Solr's
+``fl``), and leave their requests as they were without it.
+
 ``${ENV}`` placeholders in ``url``, ``headers``, ``query_params`` and ``body`` are substituted
 after the template is rendered (see :class:`~evalplat.inputs.env.SecretSlots`), so a secret
 is sent exactly as set and never read as template text; ``auth`` (``user:password``, HTTP
@@ -42,12 +47,14 @@ from evalplat.inputs.env import SecretSlots, expand_env
 from evalplat.searchers.base import (
     BackendUnavailableError,
     Hit,
+    HitFields,
     Searcher,
     SearchError,
     TransientSearchError,
     score_from_rank,
     shorten,
 )
+from evalplat.searchers.hit_fields import FieldPaths, parse_hit_fields
 from evalplat.searchers.http_templates import compile_body, compiler, masked, render_body
 from evalplat.searchers.kinds import Param, SearchContext, SearcherKind
 from evalplat.searchers.response_path import parse_path, select_hits, select_one
@@ -56,7 +63,8 @@ if TYPE_CHECKING:
     import httpx
 
 _ES_BODY = (
-    '{"size": {{ depth }}, "_source": false, "track_total_hits": false, '
+    '{"size": {{ depth }}, "_source": {{ stored_fields|tojson if stored_fields else "false" }}, '
+    '"track_total_hits": false, '
     '"query": {"multi_match": {"query": {{ query|tojson }}'
     '{% if fields %}, "fields": {{ fields|tojson }}{% endif %}}}}'
 )
@@ -77,7 +85,7 @@ PRESETS: dict[str, dict[str, Any]] = {
         "query_params": {
             "q": "{{ query }}",
             "rows": "{{ depth }}",
-            "fl": "id,score",
+            "fl": "id,score{% for name in stored_fields %},{{ name }}{% endfor %}",
             "wt": "json",
             "defType": "edismax",
             "qf": "{{ fields|join(' ') }}",
@@ -111,6 +119,8 @@ class HttpSearcher(Searcher):
         self.retries = params["retries"]
         self.timeout: float = params["timeout"]
         self.fields: list[str] = params["fields"]
+        self.hit_fields: FieldPaths | None = parse_hit_fields(params["hit_fields"])
+        self._stored = self.hit_fields.stored_fields() if self.hit_fields else []
         self.method: str = settings["method"].upper()
         environment = jinja2.sandbox.SandboxedEnvironment(autoescape=False)
         environment.filters["tojson"] = lambda value: json.dumps(value, ensure_ascii=False)
@@ -147,7 +157,13 @@ class HttpSearcher(Searcher):
 
     def build_request(self, query_id: str, text: str, depth: int) -> httpx.Request:
         """The request for one query (rendered templates, not yet sent)."""
-        variables = {"query": text, "query_id": query_id, "depth": depth, "fields": self.fields}
+        variables = {
+            "query": text,
+            "query_id": query_id,
+            "depth": depth,
+            "fields": self.fields,
+            "stored_fields": self._stored,
+        }
         reveal = self._secrets.reveal
         headers = {
             name: reveal(template.render(variables)) for name, template in self._headers.items()
@@ -176,6 +192,11 @@ class HttpSearcher(Searcher):
         )
 
     def search(self, query_id: str, text: str, depth: int) -> list[Hit]:
+        return self.search_with_fields(query_id, text, depth)[0]
+
+    def search_with_fields(
+        self, query_id: str, text: str, depth: int
+    ) -> tuple[list[Hit], list[HitFields] | None]:
         response = self._send(self.build_request(query_id, text, depth), query_id)
         if not response.is_success:
             raise _status_error(response, self.label, query_id)
@@ -187,12 +208,15 @@ class HttpSearcher(Searcher):
                 f"{shorten(response.content[:200].decode('utf-8', 'replace'))!r}"
             ) from None
         try:
-            return self._hits(document)
+            items = select_hits(document, self._results_path)
+            hits = self._hits(items)
         except SearchError as error:
             raise SearchError(f"{self.label}: query {query_id!r}: {error}") from None
+        if self.hit_fields is None:
+            return hits, None
+        return hits, [self.hit_fields.read(item) for item in items]
 
-    def _hits(self, document: Any) -> list[Hit]:
-        items = select_hits(document, self._results_path)
+    def _hits(self, items: list[Any]) -> list[Hit]:
         hits: list[Hit] = []
         for rank, item in enumerate(items):
             doc_id = select_one(item, self._id_path)
@@ -310,6 +334,7 @@ def check_params(params: dict[str, Any]) -> None:
     for key in ("results_path", "id_field", "score_field"):
         if settings[key]:
             parse_path(settings[key])
+    parse_hit_fields(params["hit_fields"])
 
 
 def _create(params: dict[str, Any], context: SearchContext) -> Searcher:
@@ -335,6 +360,12 @@ KIND = SearcherKind(
         Param("auth", "str", "", "HTTP basic auth as user:password (use ${ENV})"),
         Param("fields", "list", [], "fields the presets search, e.g. title^2 text"),
         Param("results_path", "str", None, "path to the list of hits, e.g. hits.hits"),
+        Param(
+            "hit_fields",
+            "mapping",
+            {},
+            "document field name -> path in a hit, e.g. source=_source.site (stored per result)",
+        ),
         Param("id_field", "str", None, "path to the doc id in a hit (default id)"),
         Param("score_field", "str", None, "path to the score in a hit (default score)"),
         Param("timeout", "float", 10.0, "seconds per request", above=0),
