@@ -70,6 +70,7 @@ class Param:
     choices: tuple[str, ...] = ()
     minimum: float | None = None
     maximum: float | None = None
+    required: bool = False  # a metric must give it (``Diversity(field=source)``)
 
     def read(self, metric: str, text: str) -> object:
         """The value written in a metric name (always text there), checked."""
