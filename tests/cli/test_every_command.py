@@ -540,7 +540,9 @@ OFFLINE_COMMANDS: dict[tuple[str, ...], tuple[Form, Form | None]] = {
         Form(
             lambda o: ["metrics", "list"],
             shows(
-                "nDCG(gain=,judged_only=)[@k]  Normalised",
+                "nDCG(gain=,judged_only=)[@k]  ",
+                "  Normalised discounted",
+                "online:CTR[@k]  ",
                 "(alias MAP)",
                 "Default set: nDCG@10, P@10",
             ),
