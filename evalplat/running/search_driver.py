@@ -87,6 +87,8 @@ def evaluation_record(
     """Score ranked ``results`` (``query_id, doc_id, rank, score``) against ``content``'s
     judgments with the evaluation engine, in the given (stored) order, over the test set's
     queries as topics."""
+    import pandas as pd
+
     from evalplat.metrics.evaluation import evaluate
 
     run_frame = results.sort_values(["query_id", "rank"], kind="stable")[
@@ -101,15 +103,16 @@ def evaluation_record(
         topics=topics,
     )
     per_query = scored.per_query
-    rows = zip(
-        per_query["metric"].astype(str),
-        per_query["query_id"].astype(str),
-        per_query["value"].astype(float),
-        strict=True,
+    columns = pd.DataFrame(
+        {
+            "metric": per_query["metric"].astype(str),
+            "query_id": per_query["query_id"].astype(str),
+            "value": per_query["value"].astype(float),
+        }
     )
     means = {str(metric): (float(value), len(topics)) for metric, value in scored.means.items()}
     options = {"ordering": "given", "metrics": metrics, "topics": len(topics)}
-    return EvaluationRecord(test_set_version_id, list(rows), means, options)
+    return EvaluationRecord(test_set_version_id, columns, means, options)
 
 
 def drive(
