@@ -15,7 +15,8 @@ Run from the repository root::
     python scripts/bench_store.py [--sizes 1000,10000,100000] [--repeats 3]
         [--postgres postgresql+psycopg://root@127.0.0.1:5432/test] [--no-sqlite]
 
-PostgreSQL runs in a scratch database created on that server and dropped afterwards.
+PostgreSQL runs in a scratch database created on that server and dropped afterwards. To pair
+the figures with an older evalplat, run the script with ``PYTHONPATH`` pointing at its source.
 """
 
 from __future__ import annotations
@@ -104,7 +105,8 @@ def bench(label: str, url: str, folder: Path, queries: int, repeats: int) -> dic
         runs.append(run_id)
     store.close()
     compare_s = []
-    command = [str(Path(sys.executable).parent / "evalplat"), "compare", str(runs[0])]
+    command = [sys.executable, "-c", "from evalplat.cli import main; main()", "compare"]
+    command += [str(runs[0])]
     command += [str(runs[1]), "--metric", "nDCG@10", "--metric", "AP"]
     command += ["--report", str(folder / "page.html"), "--db", url]
     for _ in range(repeats):

@@ -23,10 +23,11 @@ alert); the ungated metrics are corrected as a second family, for display only.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from evalplat.comparison.guard import BoundScores, guard_verdict
+from evalplat.comparison.movers import movers_of, per_query_frame
 from evalplat.comparison.results import (
     BOUND_FIELDS,
     TESTS,
@@ -116,8 +117,8 @@ def compare_scores(
         b = wide_b[name].to_numpy(dtype=np.float64)
         gate = gate_by_metric.get(name)
         rows.append(_measure(metric, a, b, gate, options, _judged(metric, wide_a, wide_b)))
-        per_query.append(_per_query_frame(name, wide_a.index, a, b))
-        movers[name] = _movers(name, wide_a.index, a, b, metric.direction, options)
+        per_query.append(per_query_frame(name, wide_a.index, a, b))
+        movers[name] = movers_of(name, wide_a.index, a, b, metric.direction, options)
     _correct(rows)
     best = _optimistic(bound, chosen, gate_by_metric, options)
     compared = tuple(_decide(row, options, best.get(row["metric"])) for row in rows)
@@ -244,23 +245,28 @@ def _measure(
 ) -> dict[str, Any]:
     """Everything but the corrected p-value and the verdict, as a row dict."""
     from evalplat.comparison import stats
+    from evalplat.metrics.aggregate import aggregate
 
-    total = metric.spec.aggregate == "sum"
-    mean_a = float(a.sum() if total else a.mean()) if a.size else 0.0
-    mean_b = float(b.sum() if total else b.mean()) if b.size else 0.0
+    mean_a, mean_b = aggregate(metric, a), aggregate(metric, b)
     delta = mean_b - mean_a
     d = b - a
     identical = bool(not d.any())
     test = gate.test if gate is not None else options.test
+    if metric.spec.test == "bootstrap":
+        test = "bootstrap"
     p_value: float | None = None
     ci: tuple[float | None, float | None] = (None, None)
     if identical:
         p_value, ci = 1.0, (0.0, 0.0)
+    elif metric.gateable and a.size and test == "bootstrap":
+        p_value, ci = stats.bootstrap_difference(
+            a, b, metric, n=options.bootstrap, seed=options.seed, level=options.ci_level
+        )
     elif metric.gateable and a.size:
         p_value = _p_value(test, a, b, options)
         low, high = stats.bootstrap_ci(d, n=options.bootstrap, seed=options.seed,
                                        level=options.ci_level)  # fmt: skip
-        scale = float(a.size) if total else 1.0
+        scale = float(a.size) if metric.spec.aggregate == "sum" else 1.0
         ci = (low * scale, high * scale)
     counts = stats.wins_ties_losses(
         a, b, tolerance=options.tie_tolerance, higher_is_better=metric.higher_is_better
@@ -403,44 +409,3 @@ def _beyond(
         if not relative > max_relative_drop:
             return False
     return True
-
-
-def _per_query_frame(
-    name: str, query_ids: pd.Index, a: NDArray[np.float64], b: NDArray[np.float64]
-) -> pd.DataFrame:
-    import pandas as pd
-
-    return pd.DataFrame(
-        {
-            "metric": name,
-            "query_id": query_ids.to_numpy(dtype=object),
-            "baseline": a,
-            "candidate": b,
-            "delta": b - a,
-        }
-    )
-
-
-def _movers(
-    name: str,
-    query_ids: pd.Index,
-    a: NDArray[np.float64],
-    b: NDArray[np.float64],
-    direction: int,
-    options: CompareOptions,
-) -> Movers:
-    import numpy as np
-
-    signed = direction * (b - a)
-    ids = query_ids.to_numpy(dtype=object)
-    order = np.lexsort((ids.astype(str), signed))  # most negative first, ties by query id
-
-    def moves(indices: Iterable[int]) -> tuple[QueryMove, ...]:
-        return tuple(
-            QueryMove(str(ids[i]), float(a[i]), float(b[i]), float(b[i] - a[i])) for i in indices
-        )
-
-    worse = [i for i in order[: options.movers] if signed[i] < -options.tie_tolerance]
-    better_order = np.lexsort((ids.astype(str), -signed))
-    better = [i for i in better_order[: options.movers] if signed[i] > options.tie_tolerance]
-    return Movers(name, moves(worse), moves(better))

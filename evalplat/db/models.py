@@ -12,6 +12,10 @@ Shape of the data (PRODUCT.md "Concepts"):
     alert (config x test_set x kind x metric x baseline run) 1─* alert_delivery, alert_outbox
     lock (one nightly at a time per database)
 
+The alert, delivery, outbox and lock tables live in ``evalplat.db.operations``; the base and
+column kinds in ``evalplat.db.schema``. Both are re-exported here, so every table is importable
+from this module.
+
 Versions are immutable and content-hashed; rows below a version are written once, in bulk, in
 the transaction that creates the version. Per-query rows use the external query id (a string)
 rather than a surrogate key, so that results, scores and judgments join on it directly and bulk
@@ -20,74 +24,64 @@ loads need no id round trips.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-from typing import Any, ClassVar
+from datetime import datetime
+from typing import Any
 
-from sqlalchemy import (
-    JSON,
-    Boolean,
-    DateTime,
-    Float,
-    ForeignKey,
-    Integer,
-    MetaData,
-    String,
-    Text,
-    TypeDecorator,
-    UniqueConstraint,
+from sqlalchemy import JSON, Boolean, Float, ForeignKey, Integer, String, Text, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+from evalplat.db.operations import Alert, AlertDelivery, AlertOutbox, Lock
+from evalplat.db.schema import (
+    ALERT_KINDS,
+    ALERT_STATES,
+    NAMING_CONVENTION,
+    OUTBOX_STATUSES,
+    RUN_STATUSES,
+    RUN_TRIGGERS,
+    Base,
+    ExternalId,
+    Hash,
+    Name,
+    UTCDateTime,
 )
-from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+from evalplat.db.schema import created_column as _created
+from evalplat.db.schema import id_column as _id
 
-# Stable constraint names on every backend, so migrations can refer to them.
-NAMING_CONVENTION = {
-    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
-    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
-    "ck": "ck_%(table_name)s_%(constraint_name)s",
-    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
-    "pk": "pk_%(table_name)s",
-}
-
-# Short text (names, ids, hashes) vs long text (query text, documents, error messages).
-Name = String(200)
-ExternalId = String(200)
-Hash = String(64)
-
-RUN_STATUSES = ("running", "complete", "partial", "failed", "interrupted")
-RUN_TRIGGERS = ("manual", "nightly", "ci", "import")
-ALERT_STATES = ("pending", "open", "acknowledged", "resolved")
-ALERT_KINDS = ("regression", "needs_judgments", "operational")
-OUTBOX_STATUSES = ("pending", "sent")
-
-
-class UTCDateTime(TypeDecorator[datetime]):
-    """A timezone-aware UTC timestamp on every backend (SQLite stores no zone: add it back)."""
-
-    impl = DateTime(timezone=True)
-    cache_ok = True
-
-    def process_bind_param(self, value: datetime | None, dialect: Any) -> datetime | None:
-        if value is not None and value.tzinfo is None:
-            raise ValueError("naive datetime given; evalplat stores timezone-aware UTC times")
-        return value
-
-    def process_result_value(self, value: datetime | None, dialect: Any) -> datetime | None:
-        if value is not None and value.tzinfo is None:
-            return value.replace(tzinfo=UTC)
-        return value
-
-
-def _id() -> Mapped[int]:
-    return mapped_column(Integer, primary_key=True, autoincrement=True)
-
-
-def _created() -> Mapped[datetime]:
-    return mapped_column(UTCDateTime(), nullable=False)
-
-
-class Base(DeclarativeBase):
-    metadata = MetaData(naming_convention=NAMING_CONVENTION)
-    type_annotation_map: ClassVar[dict[Any, Any]] = {dict[str, Any]: JSON, list[Any]: JSON}
-
+__all__ = [
+    "ALERT_KINDS",
+    "ALERT_STATES",
+    "NAMING_CONVENTION",
+    "OUTBOX_STATUSES",
+    "RUN_STATUSES",
+    "RUN_TRIGGERS",
+    "Alert",
+    "AlertDelivery",
+    "AlertOutbox",
+    "Base",
+    "Baseline",
+    "Comparison",
+    "ComparisonMetric",
+    "Config",
+    "ConfigVersion",
+    "Corpus",
+    "Document",
+    "Evaluation",
+    "ExternalId",
+    "Hash",
+    "Judgment",
+    "Lock",
+    "MetricMean",
+    "Name",
+    "Query",
+    "QueryScore",
+    "Rating",
+    "Result",
+    "Run",
+    "RunQuery",
+    "TestSet",
+    "TestSetVersion",
+    "UTCDateTime",
+]
 
 # ── test sets ────────────────────────────────────────────────────────────────────────────────
 
@@ -275,7 +269,11 @@ class RunQuery(Base):
 
 
 class Result(Base):
-    """One ranked document of one query of a run; ``rank`` starts at 1 and is the final order."""
+    """One ranked document of one query of a run; ``rank`` starts at 1 and is the final order.
+
+    ``fields``: document field values read from the hit by the searcher (the ``http``
+    searcher's ``hit_fields``), name -> JSON value; NULL when the searcher read none.
+    """
 
     __tablename__ = "result"
 
@@ -284,6 +282,7 @@ class Result(Base):
     rank: Mapped[int] = mapped_column(Integer, primary_key=True)
     doc_id: Mapped[str] = mapped_column(ExternalId)
     score: Mapped[float | None] = mapped_column(Float, nullable=True)
+    fields: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
 
 
 class Evaluation(Base):
@@ -378,78 +377,3 @@ class Baseline(Base):
     run_id: Mapped[int] = mapped_column(ForeignKey("run.id"))
     pinned: Mapped[bool] = mapped_column(Boolean, default=False)
     set_at: Mapped[datetime] = _created()
-
-
-class Alert(Base):
-    """A regression of one metric of one config against its baseline, with its life cycle.
-
-    ``kind`` is ``regression``, ``needs_judgments`` (a drop only unjudged documents explain) or
-    ``operational`` (the config's runs fail; no metric, ``metric`` is empty, no baseline run).
-    """
-
-    __tablename__ = "alert"
-
-    id: Mapped[int] = _id()
-    config_id: Mapped[int] = mapped_column(ForeignKey("config.id", ondelete="CASCADE"))
-    test_set_id: Mapped[int] = mapped_column(ForeignKey("test_set.id", ondelete="CASCADE"))
-    kind: Mapped[str] = mapped_column(String(20), default="regression", server_default="regression")
-    metric: Mapped[str] = mapped_column(String(80))
-    baseline_run_id: Mapped[int | None] = mapped_column(ForeignKey("run.id"), nullable=True)
-    state: Mapped[str] = mapped_column(String(20), index=True)
-    # nights in a row with a regression verdict (for `consecutive = N` gates)
-    streak: Mapped[int] = mapped_column(Integer, default=1)
-    last_comparison_id: Mapped[int | None] = mapped_column(
-        ForeignKey("comparison.id"), nullable=True
-    )
-    details: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
-    opened_at: Mapped[datetime] = _created()
-    acknowledged_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
-    resolved_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
-
-
-class AlertDelivery(Base):
-    __tablename__ = "alert_delivery"
-
-    id: Mapped[int] = _id()
-    alert_id: Mapped[int] = mapped_column(ForeignKey("alert.id", ondelete="CASCADE"), index=True)
-    channel: Mapped[str] = mapped_column(String(200))
-    event: Mapped[str] = mapped_column(String(20))  # opened | resolved | test
-    status: Mapped[str] = mapped_column(String(20))  # sent | failed
-    attempts: Mapped[int] = mapped_column(Integer)
-    error: Mapped[str | None] = mapped_column(Text, nullable=True)
-    created_at: Mapped[datetime] = _created()
-
-
-class AlertOutbox(Base):
-    """One alert event waiting for (or delivered to) one channel: the outbox.
-
-    Written in the transaction that changes the alert's state, so a crash can delay a delivery
-    but never lose it. ``batch`` groups the rows sent together as one notice; it is set before
-    the first attempt and never changes, so a retried notice has the same entries and key.
-    """
-
-    __tablename__ = "alert_outbox"
-
-    id: Mapped[int] = _id()
-    alert_id: Mapped[int] = mapped_column(ForeignKey("alert.id", ondelete="CASCADE"), index=True)
-    event: Mapped[str] = mapped_column(String(20))  # opened | resolved
-    channel: Mapped[str] = mapped_column(String(200))
-    idempotency_key: Mapped[str] = mapped_column(String(64), unique=True)
-    message: Mapped[dict[str, Any]] = mapped_column(JSON)
-    batch: Mapped[int | None] = mapped_column(Integer, nullable=True)
-    status: Mapped[str] = mapped_column(String(20), index=True)  # pending | sent
-    attempts: Mapped[int] = mapped_column(Integer, default=0)
-    error: Mapped[str | None] = mapped_column(Text, nullable=True)
-    created_at: Mapped[datetime] = _created()
-    sent_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
-
-
-class Lock(Base):
-    """A named lock row (SQLite has no advisory locks): one nightly at a time per database."""
-
-    __tablename__ = "lock"
-
-    name: Mapped[str] = mapped_column(String(80), primary_key=True)
-    holder: Mapped[str] = mapped_column(String(200))
-    acquired_at: Mapped[datetime] = _created()
-    expires_at: Mapped[datetime] = mapped_column(UTCDateTime())

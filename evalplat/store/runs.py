@@ -17,9 +17,10 @@ what lets ``resume`` send only the queries that have no ``ok`` outcome yet.
 
 from __future__ import annotations
 
+import json
 import os
 import socket
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -131,6 +132,11 @@ class RunsMixin(StoreBase):
             "rank": [rank for o in outcomes for rank in range(1, len(o.hits) + 1)],
             "doc_id": [doc_id for o in outcomes for doc_id, _ in o.hits],
             "score": [score for o in outcomes for _, score in o.hits],
+            "fields": (
+                [_fields_json(o.fields, r) for o in outcomes for r in range(1, len(o.hits) + 1)]
+                if any(o.fields for o in outcomes)
+                else None
+            ),
         }
         with self.session() as session:
             bulk_insert(
@@ -424,3 +430,10 @@ class RunsMixin(StoreBase):
                     update(Run).where(Run.id.in_(run_ids)).values(results_pruned_at=now)
                 )
             return run_ids
+
+
+def _fields_json(fields: Sequence[Mapping[str, Any]] | None, rank: int) -> str | None:
+    """The field values of the hit at ``rank`` (from 1) as JSON text; None when none were read."""
+    if fields is None or rank > len(fields) or not fields[rank - 1]:
+        return None
+    return json.dumps(fields[rank - 1], ensure_ascii=False, sort_keys=True)

@@ -1,0 +1,92 @@
+"""Operational tables: alerts and their life cycle, deliveries, the outbox, and the nightly lock.
+
+They hang off configs, test sets, runs and comparisons (``evalplat.db.models``) by foreign key
+only; nothing in the content tables refers back to them.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import JSON, ForeignKey, Integer, String, Text
+from sqlalchemy.orm import Mapped, mapped_column
+
+from evalplat.db.schema import Base, UTCDateTime
+from evalplat.db.schema import created_column as _created
+from evalplat.db.schema import id_column as _id
+
+
+class Alert(Base):
+    """A regression of one metric of one config against its baseline, with its life cycle.
+
+    ``kind`` is ``regression``, ``needs_judgments`` (a drop only unjudged documents explain) or
+    ``operational`` (the config's runs fail; no metric, ``metric`` is empty, no baseline run).
+    """
+
+    __tablename__ = "alert"
+
+    id: Mapped[int] = _id()
+    config_id: Mapped[int] = mapped_column(ForeignKey("config.id", ondelete="CASCADE"))
+    test_set_id: Mapped[int] = mapped_column(ForeignKey("test_set.id", ondelete="CASCADE"))
+    kind: Mapped[str] = mapped_column(String(20), default="regression", server_default="regression")
+    metric: Mapped[str] = mapped_column(String(80))
+    baseline_run_id: Mapped[int | None] = mapped_column(ForeignKey("run.id"), nullable=True)
+    state: Mapped[str] = mapped_column(String(20), index=True)
+    # nights in a row with a regression verdict (for `consecutive = N` gates)
+    streak: Mapped[int] = mapped_column(Integer, default=1)
+    last_comparison_id: Mapped[int | None] = mapped_column(
+        ForeignKey("comparison.id"), nullable=True
+    )
+    details: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    opened_at: Mapped[datetime] = _created()
+    acknowledged_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+    resolved_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+
+
+class AlertDelivery(Base):
+    __tablename__ = "alert_delivery"
+
+    id: Mapped[int] = _id()
+    alert_id: Mapped[int] = mapped_column(ForeignKey("alert.id", ondelete="CASCADE"), index=True)
+    channel: Mapped[str] = mapped_column(String(200))
+    event: Mapped[str] = mapped_column(String(20))  # opened | resolved | test
+    status: Mapped[str] = mapped_column(String(20))  # sent | failed
+    attempts: Mapped[int] = mapped_column(Integer)
+    error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    created_at: Mapped[datetime] = _created()
+
+
+class AlertOutbox(Base):
+    """One alert event waiting for (or delivered to) one channel: the outbox.
+
+    Written in the transaction that changes the alert's state, so a crash can delay a delivery
+    but never lose it. ``batch`` groups the rows sent together as one notice; it is set before
+    the first attempt and never changes, so a retried notice has the same entries and key.
+    """
+
+    __tablename__ = "alert_outbox"
+
+    id: Mapped[int] = _id()
+    alert_id: Mapped[int] = mapped_column(ForeignKey("alert.id", ondelete="CASCADE"), index=True)
+    event: Mapped[str] = mapped_column(String(20))  # opened | resolved
+    channel: Mapped[str] = mapped_column(String(200))
+    idempotency_key: Mapped[str] = mapped_column(String(64), unique=True)
+    message: Mapped[dict[str, Any]] = mapped_column(JSON)
+    batch: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    status: Mapped[str] = mapped_column(String(20), index=True)  # pending | sent
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    created_at: Mapped[datetime] = _created()
+    sent_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+
+
+class Lock(Base):
+    """A named lock row (SQLite has no advisory locks): one nightly at a time per database."""
+
+    __tablename__ = "lock"
+
+    name: Mapped[str] = mapped_column(String(80), primary_key=True)
+    holder: Mapped[str] = mapped_column(String(200))
+    acquired_at: Mapped[datetime] = _created()
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime())
