@@ -138,6 +138,8 @@ def compare_scores(
 
 
 def _wide(scores: pd.DataFrame, side: str) -> pd.DataFrame:
+    import pandas as pd
+
     missing = {"query_id", "metric", "value"} - set(scores.columns)
     if missing:
         raise InputError(f"{side} scores need columns query_id, metric, value")
@@ -146,7 +148,7 @@ def _wide(scores: pd.DataFrame, side: str) -> pd.DataFrame:
     wide = scores.pivot(index="query_id", columns="metric", values="value")
     wide.index = wide.index.astype(str)
     # Keep the metrics in the order they were scored (the user's order), not alphabetical.
-    return wide.sort_index()[list(dict.fromkeys(scores["metric"]))]
+    return wide.sort_index()[list(pd.unique(scores["metric"].to_numpy(dtype=object)))]
 
 
 def _choose_metrics(
@@ -168,7 +170,7 @@ def _choose_metrics(
         for frame, side in ((wide_a, "baseline"), (wide_b, "candidate")):
             if key not in frame.columns:
                 raise InputError(f"the {side} run has no scores for {key}: rescore it with it")
-            if frame[key].isna().any():
+            if frame[key].isna().any() and not metric.spec.unknown_values:
                 raise InputError(f"the {side} run lacks {key} for some queries: rescore it")
         if metric not in chosen:
             chosen.append(metric)
@@ -182,7 +184,7 @@ def _gates(
 
     if gates is None:
         return {
-            str(m): Gate(str(m), test=options.test, alpha=options.alpha)
+            str(m): _with_default_threshold(Gate(str(m), test=options.test, alpha=options.alpha))
             for m in chosen
             if m.gateable
         }
@@ -193,8 +195,21 @@ def _gates(
             raise InputError(f"{metric} is an informational count and cannot be gated")
         if str(metric) in result:
             raise InputError(f"more than one gate on {metric}")
-        result[str(metric)] = gate
+        result[str(metric)] = _with_default_threshold(gate)
     return result
+
+
+def _with_default_threshold(gate: Gate) -> Gate:
+    """A gate without thresholds takes its measure's default relative one (latency: 20 %), so
+    timing noise does not alert; a gate that sets either threshold keeps its own."""
+    from dataclasses import replace
+
+    from evalplat.metrics.registry import parse
+
+    default = parse(gate.metric).spec.max_relative_change
+    if default is None or gate.max_drop is not None or gate.max_relative_drop is not None:
+        return gate
+    return replace(gate, max_relative_drop=default)
 
 
 def _judged(
@@ -244,15 +259,21 @@ def _measure(
     judged: tuple[float | None, float | None, float | None],
 ) -> dict[str, Any]:
     """Everything but the corrected p-value and the verdict, as a row dict."""
+    import numpy as np
+
     from evalplat.comparison import stats
     from evalplat.metrics.aggregate import aggregate
 
+    if metric.spec.unknown_values:
+        # pair only the units known on both sides (a failed query has no latency)
+        known = ~(np.isnan(a) | np.isnan(b))
+        a, b = a[known], b[known]
     mean_a, mean_b = aggregate(metric, a), aggregate(metric, b)
     delta = mean_b - mean_a
     d = b - a
     identical = bool(not d.any())
     test = gate.test if gate is not None else options.test
-    if metric.spec.test == "bootstrap":
+    if metric.test == "bootstrap":
         test = "bootstrap"
     p_value: float | None = None
     ci: tuple[float | None, float | None] = (None, None)
@@ -266,7 +287,7 @@ def _measure(
         p_value = _p_value(test, a, b, options)
         low, high = stats.bootstrap_ci(d, n=options.bootstrap, seed=options.seed,
                                        level=options.ci_level)  # fmt: skip
-        scale = float(a.size) if metric.spec.aggregate == "sum" else 1.0
+        scale = float(a.size) if metric.aggregate == "sum" else 1.0
         ci = (low * scale, high * scale)
     counts = stats.wins_ties_losses(
         a, b, tolerance=options.tie_tolerance, higher_is_better=metric.higher_is_better
@@ -295,7 +316,12 @@ def _measure(
         "alpha": options.alpha if gate is None else gate.alpha,
         "identical": identical,
         "unjudged_rise": judged[2],
-        "unjudged_mode": "bound" if gate is None else gate.unjudged,
+        # the guard is about unjudged documents: a measure that reads no judgments ignores it
+        "unjudged_mode": "ignore"
+        if "judgments" not in metric.spec.inputs
+        else "bound"
+        if gate is None
+        else gate.unjudged,
     }
 
 

@@ -22,17 +22,23 @@ def aggregate(
     """The run-level figure of ``metric`` over per-unit ``values``.
 
     ``mean`` is weighted by ``weights`` when given (0 when every weight is 0 or there are no
-    units); ``sum`` ignores weights; ``percentile`` is the p-th percentile (linear
-    interpolation, NumPy's default), unweighted, and NaN values (unknown) are left out of it.
+    units); ``sum`` ignores weights; ``percentile`` is the p-th percentile by nearest rank
+    (the value at rank ⌈p/100 · n⌉ of the sorted values, as latency dashboards and ``runs
+    show`` read it), unweighted, and NaN values (unknown) are left out of it.
     """
-    how = metric.spec.aggregate
+    how = metric.aggregate
+    if metric.spec.unknown_values:
+        known = ~np.isnan(values)
+        values = values[known]
+        weights = None if weights is None else weights[known]
     if how == "sum":
         return float(values.sum())
     if how == "percentile":
         known = values[~np.isnan(values)]
         if not known.size:
             return float("nan")
-        return float(np.percentile(known, float(metric.param("p"))))  # type: ignore[arg-type]
+        p = float(metric.param("p"))  # type: ignore[arg-type]
+        return float(np.percentile(known, p, method="inverted_cdf"))
     if not values.size:
         return 0.0
     if weights is None:
@@ -43,12 +49,15 @@ def aggregate(
 
 def aggregate_rows(metric: Metric, values: NDArray[np.float64]) -> NDArray[np.float64]:
     """:func:`aggregate` of each row of a 2-d array (bootstrap replicates), unweighted."""
-    how = metric.spec.aggregate
+    how = metric.aggregate
     result: NDArray[np.float64]
     if how == "sum":
         result = values.sum(axis=1)
     elif how == "percentile":
-        result = np.nanpercentile(values, float(metric.param("p")), axis=1)  # type: ignore[arg-type]
+        p = float(metric.param("p"))  # type: ignore[arg-type]
+        result = np.nanpercentile(values, p, axis=1, method="inverted_cdf")
+    elif metric.spec.unknown_values:
+        result = np.nanmean(values, axis=1)
     else:
         result = values.mean(axis=1)
     return result

@@ -84,15 +84,32 @@ class RunSettings:
 
 
 def evaluation_record(
-    content: TestSetContent, results: pd.DataFrame, metrics: list[str], test_set_version_id: int
+    content: TestSetContent,
+    results: pd.DataFrame,
+    metrics: list[str],
+    test_set_version_id: int,
+    outcomes: pd.DataFrame | None = None,
+    documents: pd.DataFrame | None = None,
 ) -> EvaluationRecord:
     """Score ranked ``results`` (``query_id, doc_id, rank, score``) against ``content``'s
     judgments with the evaluation engine, in the given (stored) order, over the test set's
-    queries as topics."""
+    queries as topics.
+
+    ``outcomes`` (``Store.run_outcomes``) are the run's records: measures that read them
+    (``Latency``) are scored only when some query has a recorded latency, so an imported run
+    has no latency scores rather than zeros; a query without one has no row for them.
+    ``documents`` (``Store.result_fields``) feed measures of document fields (``Diversity``).
+    """
+    import math
+
     import pandas as pd
 
     from evalplat.metrics.evaluation import evaluate
+    from evalplat.metrics.registry import parse
 
+    records = _records(outcomes)
+    if records is None:
+        metrics = [m for m in metrics if "records" not in parse(m).spec.inputs]
     run_frame = results.sort_values(["query_id", "rank"], kind="stable")[
         ["query_id", "doc_id", "rank", "score"]
     ].reset_index(drop=True)
@@ -103,18 +120,47 @@ def evaluation_record(
         metrics,
         ordering="given",
         topics=topics,
+        records=records,
+        documents=documents,
     )
     per_query = scored.per_query
+    values = per_query["value"].astype(float)
+    scored_rows = values.notna()  # a measure with nothing to score for a query has no row
     columns = pd.DataFrame(
         {
-            "metric": per_query["metric"].astype(str),
-            "query_id": per_query["query_id"].astype(str),
-            "value": per_query["value"].astype(float),
+            "metric": per_query["metric"].astype(str)[scored_rows],
+            "query_id": per_query["query_id"].astype(str)[scored_rows],
+            "value": values[scored_rows],
         }
-    )
-    means = {str(metric): (float(value), len(topics)) for metric, value in scored.means.items()}
+    ).reset_index(drop=True)
+    means = {
+        str(metric): (float(value), len(topics))
+        for metric, value in scored.means.items()
+        if not math.isnan(value)
+    }
     options = {"ordering": "given", "metrics": metrics, "topics": len(topics)}
     return EvaluationRecord(test_set_version_id, columns, means, options)
+
+
+def document_fields(store: Store, run_id: int, metrics: list[str]) -> pd.DataFrame | None:
+    """The run's document field values when a metric reads them, else None (not read)."""
+    from evalplat.metrics.registry import parse
+
+    fields = [
+        str(metric.param("field"))
+        for metric in (parse(m) for m in metrics)
+        if "documents" in metric.spec.inputs
+    ]
+    return store.result_fields(run_id, fields) if fields else None
+
+
+def _records(outcomes: pd.DataFrame | None) -> pd.DataFrame | None:
+    """The run's per-query records for the evaluation, or None when no latency was recorded."""
+    if outcomes is None or not len(outcomes) or outcomes["latency_ms"].isna().all():
+        return None
+    return outcomes[["query_id", "latency_ms", "results_count"]].rename(
+        columns={"results_count": "results"}
+    )
 
 
 def drive(
@@ -273,7 +319,12 @@ def score_and_finish(
         )
     info = store.run_info(run_id)
     record = evaluation_record(
-        content, store.load_results(run_id), metrics, info.test_set_version_id
+        content,
+        store.load_results(run_id),
+        metrics,
+        info.test_set_version_id,
+        outcomes,
+        document_fields(store, run_id, metrics),
     )
     if failed == 0 and missing == 0:
         return store.finish_run(run_id, "complete", evaluation=record)
