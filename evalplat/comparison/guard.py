@@ -82,29 +82,17 @@ def optimistic_bound(
             continue  # unjudged documents cannot move a measure that reads no judgments
         by_depth.setdefault(metric.cutoff or depth, []).append(metric)
     judged = judgments[["query_id", "doc_id", "grade"]].astype({"query_id": str, "doc_id": str})
-    keys = set(zip(judged["query_id"], judged["doc_id"], strict=True))
+    keys = judged[["query_id", "doc_id"]].drop_duplicates()
     frames: dict[str, list[pd.DataFrame]] = {"baseline": [], "candidate": []}
     depths: dict[str, int] = {}
     unjudged: dict[str, int] = {}
     unjudged_queries: dict[str, int] = {}
     baseline_unjudged: dict[str, int] = {}
     for k, group in by_depth.items():
-        base_top = baseline_results[baseline_results["rank"] <= k]
-        top = candidate_results[candidate_results["rank"] <= k]
-        new = [
-            (q, d)
-            for q, d in zip(top["query_id"].astype(str), top["doc_id"].astype(str), strict=True)
-            if (q, d) not in keys
-        ]
-        base_new = [
-            (q, d)
-            for q, d in zip(
-                base_top["query_id"].astype(str), base_top["doc_id"].astype(str), strict=True
-            )
-            if (q, d) not in keys
-        ]
-        pairs = list(dict.fromkeys(new + base_new))
-        extra = pd.DataFrame(pairs, columns=["query_id", "doc_id"]).assign(grade=1)
+        new = _unjudged(candidate_results[candidate_results["rank"] <= k], keys)
+        base_new = _unjudged(baseline_results[baseline_results["rank"] <= k], keys)
+        # each pair once, the candidate's first
+        extra = pd.concat([new, base_new], ignore_index=True).drop_duplicates().assign(grade=1)
         augmented = pd.concat([judged, extra], ignore_index=True)
         names = [str(m) for m in group]
         for side, results in (("baseline", baseline_results), ("candidate", candidate_results)):
@@ -112,7 +100,7 @@ def optimistic_bound(
         for name in names:
             depths[name] = k
             unjudged[name] = len(new)
-            unjudged_queries[name] = len({q for q, _ in new})
+            unjudged_queries[name] = int(new["query_id"].nunique())
             baseline_unjudged[name] = len(base_new)
     return BoundScores(
         baseline=pd.concat(frames["baseline"], ignore_index=True),
@@ -147,6 +135,13 @@ def guard_verdict(
         return pessimistic
     rose = unjudged_rise is not None and unjudged_rise > judged_drop
     return "needs_judgments" if pessimistic == "regression" and rose else pessimistic
+
+
+def _unjudged(top: pd.DataFrame, keys: pd.DataFrame) -> pd.DataFrame:
+    """``query_id, doc_id`` of the rows of ``top`` without a judgment, in ``top``'s order."""
+    pairs = top[["query_id", "doc_id"]].astype(str)
+    found = pairs.merge(keys, how="left", on=["query_id", "doc_id"], indicator=True)
+    return found.loc[found["_merge"] == "left_only", ["query_id", "doc_id"]].reset_index(drop=True)
 
 
 def _score(

@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from evalplat.comparison.verdicts import OverlapSummary
 from evalplat.errors import InputError
@@ -115,16 +115,25 @@ def rank_overlap(
 
     Both frames have ``query_id, doc_id, rank`` (as ``Store.load_results`` returns). Returns the
     summary and a frame ``query_id, jaccard, rbo, kendall_tau`` sorted by query id.
+
+    All queries are computed at once with array operations, in blocks of queries; each value is
+    the one ``jaccard_at_k``, ``rbo`` and ``kendall_tau`` give for that query, to the last bit
+    (the same operations in the same order).
     """
     import pandas as pd
 
-    rankings_a = _rankings(baseline)
-    rankings_b = _rankings(candidate)
-    rows = []
-    for query_id in sorted(set(rankings_a) | set(rankings_b)):
-        a = rankings_a.get(query_id, [])
-        b = rankings_b.get(query_id, [])
-        rows.append((query_id, jaccard_at_k(a, b, k), rbo(a, b, p), kendall_tau(a, b, k)))
+    if k < 1:
+        raise InputError(f"k must be 1 or more, got {k}")
+    if not 0.0 < p < 1.0:
+        raise InputError(f"RBO persistence p must be in (0, 1), got {p}")
+    ranked_a, ranked_b = _positions(baseline), _positions(candidate)
+    query_ids = sorted(set(ranked_a["query_id"].unique()) | set(ranked_b["query_id"].unique()))
+    for ranked in (ranked_a, ranked_b):
+        ranked["q"] = pd.Categorical(ranked["query_id"], categories=query_ids).codes
+    rows: list[tuple[str, float, float, float | None]] = []
+    for start in range(0, len(query_ids), _BLOCK):
+        block = query_ids[start : start + _BLOCK]
+        rows.extend(_overlap_block(block, start, ranked_a, ranked_b, k, p))
     frame = pd.DataFrame(rows, columns=["query_id", "jaccard", "rbo", "kendall_tau"])
     taus = [t for t in frame["kendall_tau"] if t is not None and not math.isnan(t)]
     summary = OverlapSummary(
@@ -138,12 +147,131 @@ def rank_overlap(
     return summary, frame
 
 
-def _rankings(results: pd.DataFrame) -> dict[str, list[str]]:
+# Queries per block: bounds the pairwise Kendall arrays (block x 2k x 2k) and the RBO matrix.
+_BLOCK = 4096
+
+
+def _positions(results: pd.DataFrame) -> pd.DataFrame:
+    """``query_id, doc_id, pos`` (1, 2, ... in rank order) and each query's list length."""
     missing = {"query_id", "doc_id", "rank"} - set(results.columns)
     if missing:
         raise InputError(f"ranked results need columns {', '.join(sorted(missing))}")
-    ordered = results.sort_values(["query_id", "rank"], kind="stable")
-    return {
-        str(query_id): [str(doc) for doc in group["doc_id"]]
-        for query_id, group in ordered.groupby("query_id", sort=False)
-    }
+    ordered = results[["query_id", "doc_id", "rank"]].sort_values(
+        ["query_id", "rank"], kind="stable"
+    )
+    frame = ordered[["query_id", "doc_id"]].astype(str).reset_index(drop=True)
+    frame["pos"] = frame.groupby("query_id", sort=False).cumcount().to_numpy() + 1
+    return frame
+
+
+def _overlap_block(
+    query_ids: list[str],
+    first: int,
+    ranked_a: pd.DataFrame,
+    ranked_b: pd.DataFrame,
+    k: int,
+    p: float,
+) -> list[tuple[str, float, float, float | None]]:
+    """The queries coded ``first`` to ``first + len(query_ids) - 1``."""
+    import numpy as np
+
+    n = len(query_ids)
+
+    def coded(ranked: pd.DataFrame) -> tuple[pd.DataFrame, Any]:
+        codes = ranked["q"].to_numpy()
+        part = ranked[(codes >= first) & (codes < first + n)]
+        part = part.assign(q=part["q"].to_numpy(dtype=np.int64) - first)
+        lengths = np.bincount(part["q"].to_numpy(), minlength=n)
+        return part[["q", "doc_id", "pos"]], lengths
+
+    a, len_a = coded(ranked_a)
+    b, len_b = coded(ranked_b)
+    common = a.merge(b, on=["q", "doc_id"], suffixes=("_a", "_b"))
+    q_common = common["q"].to_numpy()
+    pos_a, pos_b = common["pos_a"].to_numpy(), common["pos_b"].to_numpy()
+
+    # Jaccard@k
+    inter = np.bincount(q_common[(pos_a <= k) & (pos_b <= k)], minlength=n)
+    top_a, top_b = np.minimum(len_a, k), np.minimum(len_b, k)
+    union = top_a + top_b - inter
+    jaccard = [1.0 if u == 0 else int(i) / int(u) for i, u in zip(inter, union, strict=True)]
+
+    rbo_values = _rbo_block(q_common, np.maximum(pos_a, pos_b), len_a, len_b, n, p)
+    taus = _kendall_block(a, b, top_a, top_b, n, k)
+    return list(zip(query_ids, jaccard, rbo_values, taus, strict=True))
+
+
+def _rbo_block(
+    q_common: Any, depth_common: Any, len_a: Any, len_b: Any, n: int, p: float
+) -> list[float]:
+    """Extrapolated RBO per query (``rbo``): ``X_d`` counts the common documents whose deeper
+    position is at most ``d``; the sums run over ``d`` in the scalar loop's order."""
+    import numpy as np
+
+    short, long = np.minimum(len_a, len_b), np.maximum(len_a, len_b)
+    depth = int(long.max()) if n else 0
+    counts = np.zeros((n, depth + 1), dtype=np.int64)
+    np.add.at(counts, (q_common, depth_common), 1)
+    overlap = np.cumsum(counts, axis=1)  # overlap[:, d] = X_d
+    rows = np.arange(n)
+    x_s = overlap[rows, short]
+    x_l = overlap[rows, long]
+    answered = short > 0
+    safe_short = np.where(answered, short, 1)
+    weighted = np.zeros(n)
+    powers = [p**d for d in range(depth + 1)]  # Python's pow, as the scalar loop uses
+    for d in range(1, depth + 1):
+        live = d <= long
+        weighted = weighted + np.where(live, overlap[:, d] / d * powers[d], 0.0)
+        tail = live & (d > short) & answered
+        extra = x_s * (d - short) / (safe_short * d) * powers[d]
+        weighted = weighted + np.where(tail, extra, 0.0)
+    power_long = np.array(powers)[long]
+    value = (1 - p) / p * weighted + (
+        (x_l - x_s) / np.where(long > 0, long, 1) + x_s / safe_short
+    ) * power_long
+    value = np.minimum(1.0, np.maximum(0.0, value))
+    value = np.where(long == 0, 1.0, np.where(answered, value, 0.0))
+    return [float(v) for v in value]
+
+
+def _kendall_block(
+    a: pd.DataFrame, b: pd.DataFrame, top_a: Any, top_b: Any, n: int, k: int
+) -> list[float | None]:
+    """Kendall's τ-b per query over the union of the two top-k lists (``kendall_tau``), with
+    SciPy's formula: ``(C - D) / sqrt(n0 - n1) / sqrt(n0 - n2)``, clipped to [-1, 1]."""
+    import numpy as np
+
+    union = a[a["pos"] <= k].merge(
+        b[b["pos"] <= k], on=["q", "doc_id"], how="outer", suffixes=("_a", "_b")
+    )
+    q = union["q"].to_numpy(dtype=np.int64)
+    x = union["pos_a"].fillna(0).to_numpy(dtype=np.int64)
+    y = union["pos_b"].fillna(0).to_numpy(dtype=np.int64)
+    x = np.where(x == 0, top_a[q] + 1, x)
+    y = np.where(y == 0, top_b[q] + 1, y)
+    order = np.argsort(q, kind="stable")
+    q, x, y = q[order], x[order], y[order]
+    sizes = np.bincount(q, minlength=n)
+    width = int(sizes.max()) if n else 0
+    slot = np.arange(len(q)) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+    valid = np.zeros((n, width), dtype=bool)
+    xs = np.zeros((n, width), dtype=np.int64)
+    ys = np.zeros((n, width), dtype=np.int64)
+    valid[q, slot], xs[q, slot], ys[q, slot] = True, x, y
+    pair = valid[:, :, None] & valid[:, None, :] & np.triu(np.ones((width, width), bool), 1)
+    sx = np.sign(xs[:, :, None] - xs[:, None, :])
+    sy = np.sign(ys[:, :, None] - ys[:, None, :])
+    concordance = np.where(pair, sx * sy, 0).sum(axis=(1, 2))
+    x_ties = (pair & (sx == 0)).sum(axis=(1, 2))
+    y_ties = (pair & (sy == 0)).sum(axis=(1, 2))
+    total = sizes * (sizes - 1) // 2
+    taus: list[float | None] = []
+    for i in range(n):
+        tot, xt, yt = int(total[i]), int(x_ties[i]), int(y_ties[i])
+        if sizes[i] < 2 or top_a[i] == 0 or top_b[i] == 0 or xt == tot or yt == tot:
+            taus.append(None)
+            continue
+        tau = int(concordance[i]) / np.sqrt(tot - xt) / np.sqrt(tot - yt)
+        taus.append(float(np.minimum(1.0, max(-1.0, tau))))
+    return taus

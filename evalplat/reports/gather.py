@@ -54,35 +54,43 @@ class TestSetCache:
     ) -> tuple[dict[str, str], pd.DataFrame, Mapping[str, str]]:
         key = f"{name}@{version}"
         if key not in self._loaded:
-            content = self._store.load_test_set(key)
+            # documents are not loaded: a page shows the titles of a few hundred at most
+            content = self._store.load_test_set(key, documents=False)
             texts = {
                 str(q): str(t or "")
                 for q, t in content.queries[["query_id", "text"]].itertuples(index=False)
             }
-            titles: Mapping[str, str] = (
-                {} if content.documents is None else _Titles(content.documents)
-            )
+            count = self._store.test_set_version(key).documents
+            titles: Mapping[str, str] = _Titles(self._store, key, count) if count else {}
             self._loaded[key] = (texts, content.qrels, titles)
         return self._loaded[key]
 
 
 class _Titles(Mapping[str, str]):
-    """Titles looked up on demand: a page shows a few hundred of a corpus' documents."""
+    """Titles looked up in the store on demand, each document once (a page shows a few hundred
+    of a corpus' documents)."""
 
-    def __init__(self, documents: pd.DataFrame) -> None:
-        self._documents = documents.set_index(documents["doc_id"].astype(str))
+    def __init__(self, store: Store, key: str, count: int) -> None:
+        self._store = store
+        self._key = key
+        self._count = count
+        self._seen: dict[str, str | None] = {}
 
     def __getitem__(self, doc_id: str) -> str:
-        if doc_id not in self._documents.index:
+        if doc_id not in self._seen:
+            found = self._store.document_text(self._key, [doc_id]).get(doc_id)
+            self._seen[doc_id] = None if found is None else document_title(*found)
+        title = self._seen[doc_id]
+        if title is None:
             raise KeyError(doc_id)
-        row = self._documents.loc[doc_id]
-        return document_title(str(row["title"] or ""), str(row["text"] or ""))
+        return title
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._documents.index)
+        documents = self._store.load_test_set(self._key).documents
+        return iter([] if documents is None else [str(d) for d in documents["doc_id"]])
 
     def __len__(self) -> int:
-        return len(self._documents)
+        return self._count
 
 
 def run_header(store: Store, info: RunInfo) -> RunHeader:

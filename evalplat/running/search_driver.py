@@ -102,6 +102,8 @@ def evaluation_record(
     """
     import math
 
+    import pandas as pd
+
     from evalplat.metrics.evaluation import evaluate
     from evalplat.metrics.registry import parse
 
@@ -122,23 +124,22 @@ def evaluation_record(
         documents=documents,
     )
     per_query = scored.per_query
-    rows = [
-        row
-        for row in zip(
-            per_query["metric"].astype(str),
-            per_query["query_id"].astype(str),
-            per_query["value"].astype(float),
-            strict=True,
-        )
-        if not math.isnan(row[2])
-    ]
+    values = per_query["value"].astype(float)
+    scored_rows = values.notna()  # a measure with nothing to score for a query has no row
+    columns = pd.DataFrame(
+        {
+            "metric": per_query["metric"].astype(str)[scored_rows],
+            "query_id": per_query["query_id"].astype(str)[scored_rows],
+            "value": values[scored_rows],
+        }
+    ).reset_index(drop=True)
     means = {
         str(metric): (float(value), len(topics))
         for metric, value in scored.means.items()
         if not math.isnan(value)
     }
     options = {"ordering": "given", "metrics": metrics, "topics": len(topics)}
-    return EvaluationRecord(test_set_version_id, rows, means, options)
+    return EvaluationRecord(test_set_version_id, columns, means, options)
 
 
 def document_fields(store: Store, run_id: int, metrics: list[str]) -> pd.DataFrame | None:

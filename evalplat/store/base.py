@@ -35,6 +35,8 @@ class StoreBase:
         event.listen(self._sessions, "do_orm_execute", _note_write)
         self.migrated: tuple[str | None, str | None] | None = None
         self.read_only = False
+        # run id -> (status and finish time when read, results frame): see ``load_results``
+        self._results_cache: dict[int, tuple[Any, Any]] = {}
 
     @classmethod
     def open(

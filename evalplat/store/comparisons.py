@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -37,6 +37,7 @@ from evalplat.comparison.verdicts import (
     MetricComparison,
     compare_scores,
 )
+from evalplat.db.bulk import read_frame
 from evalplat.db.models import (
     Comparison,
     ComparisonMetric,
@@ -56,7 +57,7 @@ from evalplat.store.baselines import BaselineInfo, adopt_first_baselines
 from evalplat.store.changes import run_changes
 from evalplat.store.history import HistoryPoint
 from evalplat.store.run_rows import evaluation_on, latest_evaluations, resolve_run
-from evalplat.store.runs import RunsMixin
+from evalplat.store.runs import SCORE_TYPES, RunsMixin
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -250,12 +251,13 @@ class ComparisonsMixin(RunsMixin):
             if evaluation is None:
                 raise NotFoundError(f"no evaluation {evaluation_id}")
             version_id = evaluation.test_set_version_id
-            judgments = _frame(
+            judgments = read_frame(
                 session,
                 select(Judgment.query_id, Judgment.doc_id, Judgment.grade).where(
                     Judgment.test_set_version_id == version_id
                 ),
                 ["query_id", "doc_id", "grade"],
+                {"query_id": "str", "doc_id": "str", "grade": "int64"},
             )
             topics = list(
                 session.scalars(
@@ -265,15 +267,15 @@ class ComparisonsMixin(RunsMixin):
         return optimistic_bound(judgments, results_a, results_b, chosen, topics)
 
     def _scores(self, evaluation_id: int) -> pd.DataFrame:
-        import pandas as pd
-
         with self.session() as session:
-            rows = session.execute(
+            return read_frame(
+                session,
                 select(QueryScore.query_id, QueryScore.metric, QueryScore.value).where(
                     QueryScore.evaluation_id == evaluation_id
-                )
-            ).all()
-        return pd.DataFrame([tuple(r) for r in rows], columns=["query_id", "metric", "value"])
+                ),
+                ["query_id", "metric", "value"],
+                SCORE_TYPES,
+            )
 
 
 def _check_comparable(
@@ -340,9 +342,3 @@ def _label(session: Session, run_id: int) -> str:
     ).one()
     label = f" ({row[2]})" if row[2] else ""
     return f"run {run_id}: {row[0]}@{row[1]}{label}"
-
-
-def _frame(session: Session, statement: Any, columns: list[str]) -> pd.DataFrame:
-    import pandas as pd
-
-    return pd.DataFrame([tuple(r) for r in session.execute(statement).all()], columns=columns)

@@ -15,12 +15,12 @@ import socket
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
-from evalplat.db.bulk import bulk_insert
+from evalplat.db.bulk import bulk_insert, insert_columns
 from evalplat.db.models import (
     Baseline,
     Config,
@@ -36,6 +36,9 @@ from evalplat.db.models import (
 from evalplat.errors import InputError, NotFoundError
 from evalplat.inputs.validation import ROW_ID_MAX, shown
 from evalplat.store.base import utcnow
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 FINAL_STATUSES = ("complete", "partial", "failed", "interrupted")
 # A live runner refreshes its heartbeat every few seconds; two minutes of silence means it died
@@ -63,12 +66,12 @@ class QueryOutcome:
 class EvaluationRecord:
     """Scores of a run against one test set version, ready to store.
 
-    ``per_query`` rows are ``(metric, query_id, value)``; ``means`` maps metric → (value,
-    topics).
+    ``per_query`` rows are ``(metric, query_id, value)`` (or a DataFrame with those columns,
+    the columnar form the runner hands over); ``means`` maps metric → (value, topics).
     """
 
     test_set_version_id: int
-    per_query: Iterable[tuple[str, str, float]]
+    per_query: Iterable[tuple[str, str, float]] | pd.DataFrame
     means: Mapping[str, tuple[float, int]]
     options: dict[str, Any] = field(default_factory=dict)
 
@@ -257,11 +260,11 @@ def insert_evaluation(session: Session, run_id: int, record: EvaluationRecord) -
     session.add(evaluation)
     session.flush()
     eid = evaluation.id
-    bulk_insert(
+    metrics, query_ids, values = _score_columns(record.per_query)
+    insert_columns(
         session,
         QueryScore,
-        ["evaluation_id", "metric", "query_id", "value"],
-        ((eid, metric, query_id, float(value)) for metric, query_id, value in record.per_query),
+        {"evaluation_id": eid, "metric": metrics, "query_id": query_ids, "value": values},
     )
     bulk_insert(
         session,
@@ -269,6 +272,20 @@ def insert_evaluation(session: Session, run_id: int, record: EvaluationRecord) -
         ["evaluation_id", "metric", "value", "topics"],
         [(eid, m, float(v), int(t)) for m, (v, t) in record.means.items()],
     )
+
+
+def _score_columns(
+    per_query: Iterable[tuple[str, str, float]] | pd.DataFrame,
+) -> tuple[Any, Any, Any]:
+    """``(metric, query_id, value)`` rows, or a frame with those columns, as three columns."""
+    if hasattr(per_query, "columns"):  # a DataFrame: already columnar
+        frame: Any = per_query
+        return frame["metric"], frame["query_id"], frame["value"].astype("float64")
+    rows = list(per_query)
+    if not rows:
+        return [], [], []
+    metrics, query_ids, values = zip(*rows, strict=True)
+    return list(metrics), list(query_ids), [float(v) for v in values]
 
 
 def latest_evaluations(session: Session, run_ids: Sequence[int]) -> dict[int, int]:

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import delete, select, update
 
 from evalplat import __version__
-from evalplat.db.bulk import bulk_insert
+from evalplat.db.bulk import bulk_insert, insert_columns, read_frame
 from evalplat.db.models import (
     Baseline,
     Config,
@@ -64,6 +64,9 @@ from evalplat.store.testsets import resolve_test_set_version
 
 if TYPE_CHECKING:
     import pandas as pd
+
+RESULT_TYPES = {"query_id": "str", "doc_id": "str", "rank": "int64", "score": "float64"}
+SCORE_TYPES = {"query_id": "str", "metric": "str", "value": "float64"}
 
 __all__ = [
     "FINAL_STATUSES",
@@ -123,11 +126,18 @@ class RunsMixin(StoreBase):
             (run_id, o.query_id, o.status, o.latency_ms, o.attempts, len(o.hits), o.error)
             for o in outcomes
         ]
-        result_rows = (
-            (run_id, o.query_id, rank, doc_id, score, _fields_json(o.fields, rank))
-            for o in outcomes
-            for rank, (doc_id, score) in enumerate(o.hits, start=1)
-        )
+        result_columns = {
+            "run_id": run_id,
+            "query_id": [o.query_id for o in outcomes for _ in o.hits],
+            "rank": [rank for o in outcomes for rank in range(1, len(o.hits) + 1)],
+            "doc_id": [doc_id for o in outcomes for doc_id, _ in o.hits],
+            "score": [score for o in outcomes for _, score in o.hits],
+            "fields": (
+                [_fields_json(o.fields, r) for o in outcomes for r in range(1, len(o.hits) + 1)]
+                if any(o.fields for o in outcomes)
+                else None
+            ),
+        }
         with self.session() as session:
             bulk_insert(
                 session,
@@ -143,12 +153,8 @@ class RunsMixin(StoreBase):
                 ],
                 outcome_rows,
             )
-            bulk_insert(
-                session,
-                Result,
-                ["run_id", "query_id", "rank", "doc_id", "score", "fields"],
-                result_rows,
-            )
+            if result_columns["query_id"]:
+                insert_columns(session, Result, result_columns)
             failed = sum(1 for o in outcomes if o.status != "ok")
             if failed:
                 session.execute(
@@ -327,21 +333,28 @@ class RunsMixin(StoreBase):
 
     def run_outcomes(self, run_id: int) -> pd.DataFrame:
         """Per-query outcomes: ``query_id, status, latency_ms, attempts, results_count, error``."""
-        import pandas as pd
-
-        columns = ["query_id", "status", "latency_ms", "attempts", "results_count", "error"]
+        types = {"query_id": "str", "status": "str", "latency_ms": "float64",
+                 "attempts": "int64", "results_count": "int64", "error": "str"}  # fmt: skip
         with self.session() as session:
-            rows = session.execute(
-                select(*(getattr(RunQuery, c) for c in columns))
+            return read_frame(
+                session,
+                select(*(getattr(RunQuery, c) for c in types))
                 .where(RunQuery.run_id == run_id)
-                .order_by(RunQuery.query_id)
-            ).all()
-        return pd.DataFrame([tuple(r) for r in rows], columns=columns)
+                .order_by(RunQuery.query_id),
+                list(types),
+                types,
+            )
 
-    def load_results(self, run_id: int) -> pd.DataFrame:
-        """Ranked results: ``query_id, doc_id, rank, score``, by query then rank."""
-        import pandas as pd
+    def load_results(self, run_id: int, columns: Sequence[str] | None = None) -> pd.DataFrame:
+        """Ranked results: ``query_id, doc_id, rank, score`` (or only ``columns`` of these), by
+        query then rank.
 
+        A finished run's results are read once per store: the last two runs read are kept
+        (a comparison and its report read the same two), and reused while the run's row
+        shows it unchanged (same status and finish time, not pruned). The frame is shared:
+        callers must not modify it in place.
+        """
+        wanted = list(columns) if columns is not None else list(RESULT_TYPES)
         with self.session() as session:
             run = run_row(session, run_id)
             if run.results_pruned_at is not None:
@@ -349,30 +362,42 @@ class RunsMixin(StoreBase):
                     f"run {run_id}: results were pruned on {run.results_pruned_at:%Y-%m-%d} "
                     "by the retention policy; only its scores are kept"
                 )
-            rows = session.execute(
-                select(Result.query_id, Result.doc_id, Result.rank, Result.score)
+            stamp = (run.status, run.finished_at)
+            cached = self._results_cache.get(run_id)
+            if cached is not None and cached[0] == stamp and set(wanted) <= set(cached[1]):
+                cached_frame: pd.DataFrame = cached[1]
+                return cached_frame[wanted]
+            # a finished run is read whole (its report needs every column); a running one only
+            # as asked, and never kept
+            final = run.status in FINAL_STATUSES
+            read = list(RESULT_TYPES) if final else wanted
+            frame = read_frame(
+                session,
+                select(*(getattr(Result, c) for c in read))
                 .where(Result.run_id == run_id)
-                .order_by(Result.query_id, Result.rank)
-            ).all()
-        frame = pd.DataFrame(
-            [tuple(r) for r in rows], columns=["query_id", "doc_id", "rank", "score"]
-        )
-        frame["rank"] = frame["rank"].astype("int64")
-        frame["score"] = pd.to_numeric(frame["score"]).astype("float64")
-        return frame
+                .order_by(Result.query_id, Result.rank),
+                read,
+                {c: RESULT_TYPES[c] for c in read},
+            )
+        if final:
+            self._results_cache.pop(run_id, None)
+            self._results_cache[run_id] = (stamp, frame)
+            while len(self._results_cache) > 2:
+                self._results_cache.pop(next(iter(self._results_cache)))
+        return frame[wanted]
 
     def evaluation_scores(self, run_id: int) -> pd.DataFrame:
         """Per-query scores of the run's latest evaluation: ``query_id, metric, value``."""
-        import pandas as pd
-
         with self.session() as session:
             evaluation_id = latest_evaluations(session, [run_id]).get(run_id)
-            rows = session.execute(
+            return read_frame(
+                session,
                 select(QueryScore.query_id, QueryScore.metric, QueryScore.value)
                 .where(QueryScore.evaluation_id == evaluation_id)
-                .order_by(QueryScore.metric, QueryScore.query_id)
-            ).all()
-        return pd.DataFrame([tuple(r) for r in rows], columns=["query_id", "metric", "value"])
+                .order_by(QueryScore.metric, QueryScore.query_id),
+                ["query_id", "metric", "value"],
+                SCORE_TYPES,
+            )
 
     # ── retention ────────────────────────────────────────────────────────────────────────────
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -11,7 +12,7 @@ from sqlalchemy import func, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
-from evalplat.db.bulk import bulk_insert_frame
+from evalplat.db.bulk import bulk_insert_frame, read_frame
 from evalplat.db.models import (
     Corpus,
     Document,
@@ -148,8 +149,9 @@ class TestSetsMixin(StoreBase):
             ratings = _ratings(session, version.id)
         return agreement_by_source(ratings)
 
-    def load_test_set(self, ref: str | VersionRef) -> TestSetContent:
-        """The full content of a version: queries, judgments and documents, as DataFrames."""
+    def load_test_set(self, ref: str | VersionRef, *, documents: bool = True) -> TestSetContent:
+        """The content of a version: queries, judgments and (unless ``documents=False``, for
+        steps that never show or search document text) documents, as DataFrames."""
         import pandas as pd
 
         from evalplat.testsets.content import TestSetContent
@@ -165,35 +167,54 @@ class TestSetsMixin(StoreBase):
             )
             queries["weight"] = pd.to_numeric(queries["weight"]).astype("float64")
             queries["tags"] = [None if t is None else json.dumps(t) for t in queries["tags"]]
-            judgments = _frame(
+            judgments = read_frame(
                 session,
                 select(Judgment.query_id, Judgment.doc_id, Judgment.grade, Judgment.source)
                 .where(Judgment.test_set_version_id == version.id)
                 .order_by(Judgment.query_id, Judgment.doc_id),
                 ["query_id", "doc_id", "grade", "source"],
+                {"query_id": "str", "doc_id": "str", "grade": "int64", "source": "str"},
             )
-            judgments["grade"] = judgments["grade"].astype("int64")
             if version.grade_rule is not None:
                 judgments = _ratings(session, version.id)
-            documents = None
-            if version.corpus_id is not None:
-                documents = _frame(
+            corpus = None
+            if version.corpus_id is not None and documents:
+                corpus = _frame(
                     session,
                     select(Document.doc_id, Document.title, Document.text, Document.fields)
                     .where(Document.corpus_id == version.corpus_id)
                     .order_by(Document.doc_id),
                     ["doc_id", "title", "text", "fields"],
                 )
-                documents["fields"] = [
-                    None if f is None else json.dumps(f, sort_keys=True)
-                    for f in documents["fields"]
+                corpus["fields"] = [
+                    None if f is None else json.dumps(f, sort_keys=True) for f in corpus["fields"]
                 ]
             return TestSetContent(
                 queries=queries,
                 judgments=judgments,
-                documents=documents,
+                documents=corpus,
                 grade_rule=version.grade_rule,
             )
+
+    def document_text(
+        self, ref: str | VersionRef, doc_ids: Sequence[str]
+    ) -> dict[str, tuple[str, str]]:
+        """``doc_id → (title, text)`` of those of ``doc_ids`` that the version's corpus has."""
+        found: dict[str, tuple[str, str]] = {}
+        with self.session() as session:
+            corpus_id = resolve_test_set_version(session, ref)[1].corpus_id
+            if corpus_id is None:
+                return found
+            wanted = list(dict.fromkeys(str(d) for d in doc_ids))
+            for start in range(0, len(wanted), 500):
+                for doc_id, title, text in session.execute(
+                    select(Document.doc_id, Document.title, Document.text).where(
+                        Document.corpus_id == corpus_id,
+                        Document.doc_id.in_(wanted[start : start + 500]),
+                    )
+                ):
+                    found[doc_id] = (title or "", text or "")
+        return found
 
 
 def resolve_test_set_version(
@@ -285,14 +306,14 @@ def _insert_ratings(session: Session, version_id: int, judgments: pd.DataFrame) 
 
 def _ratings(session: Session, version_id: int) -> pd.DataFrame:
     """Every source's grade, as imported (a source stored as ``""`` named none)."""
-    frame = _frame(
+    frame = read_frame(
         session,
         select(Rating.query_id, Rating.doc_id, Rating.grade, Rating.source)
         .where(Rating.test_set_version_id == version_id)
         .order_by(Rating.query_id, Rating.doc_id, Rating.source),
         ["query_id", "doc_id", "grade", "source"],
+        {"query_id": "str", "doc_id": "str", "grade": "int64", "source": "str"},
     )
-    frame["grade"] = frame["grade"].astype("int64")
     frame["source"] = [s or None for s in frame["source"]]
     return frame
 

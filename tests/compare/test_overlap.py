@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
-import pytest
+import math
 
-from evalplat.comparison.overlap import jaccard_at_k, kendall_tau, rbo
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from evalplat.comparison.overlap import jaccard_at_k, kendall_tau, rank_overlap, rbo
 
 
 def test_rbo_is_one_for_identical_or_prefix_rankings_and_zero_for_disjoint_ones() -> None:
@@ -53,3 +58,46 @@ def test_kendall_tau_is_undefined_for_fewer_than_two_documents_or_an_empty_list(
     assert kendall_tau(["a"], ["a"]) is None
     assert kendall_tau(list("abc"), []) is None
     assert kendall_tau([], []) is None
+
+
+@settings(max_examples=120)
+@given(
+    st.lists(
+        st.tuples(
+            st.lists(st.sampled_from("abcdefghijklmnopqrstuvwxyz"), max_size=14, unique=True),
+            st.lists(st.sampled_from("abcdefghijklmnopqrstuvwxyz"), max_size=14, unique=True),
+        ),
+        min_size=1,
+        max_size=12,
+    ),
+    st.integers(min_value=1, max_value=12),
+    st.sampled_from([0.5, 0.8, 0.9, 0.98]),
+)
+def test_rank_overlap_over_all_queries_equals_the_per_query_functions_exactly(
+    pairs: list[tuple[list[str], list[str]]], k: int, p: float
+) -> None:
+    def frame(side: int) -> pd.DataFrame:
+        rows = [
+            (f"q{i}", doc, rank * 3)  # ranks with gaps: only their order counts
+            for i, pair in enumerate(pairs)
+            for rank, doc in enumerate(pair[side], start=1)
+        ]
+        return pd.DataFrame(rows, columns=["query_id", "doc_id", "rank"]).sample(
+            frac=1, random_state=0
+        )
+
+    summary, per_query = rank_overlap(frame(0), frame(1), k=k, p=p)
+    answered = {f"q{i}" for i, (a, b) in enumerate(pairs) if a or b}
+    assert list(per_query["query_id"]) == sorted(answered)
+    expected = {f"q{i}": pair for i, pair in enumerate(pairs)}
+    taus = []
+    for query_id, jaccard, value, tau in per_query.itertuples(index=False):
+        a, b = expected[query_id]
+        assert jaccard == jaccard_at_k(a, b, k)
+        assert value == rbo(a, b, p)
+        want = kendall_tau(a, b, k)
+        assert (tau is None or math.isnan(tau)) if want is None else tau == want
+        if want is not None:
+            taus.append(want)
+    assert summary.queries == len(answered)
+    assert summary.kendall_tau == (sum(taus) / len(taus) if taus else None)
