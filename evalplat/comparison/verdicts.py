@@ -23,10 +23,11 @@ alert); the ungated metrics are corrected as a second family, for display only.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from evalplat.comparison.guard import BoundScores, guard_verdict
+from evalplat.comparison.movers import per_query_frame, query_movers
 from evalplat.comparison.results import (
     BOUND_FIELDS,
     TESTS,
@@ -42,6 +43,7 @@ from evalplat.comparison.results import (
     TestName,
     Verdict,
 )
+from evalplat.comparison.scores import choose_metrics, judged_coverage, wide_scores
 from evalplat.errors import InputError
 from evalplat.metrics.registry import Metric
 
@@ -96,7 +98,7 @@ def compare_scores(
     import pandas as pd
 
     options = options or CompareOptions()
-    wide_a, wide_b = _wide(baseline, "baseline"), _wide(candidate, "candidate")
+    wide_a, wide_b = wide_scores(baseline, "baseline"), wide_scores(candidate, "candidate")
     if set(wide_a.index) != set(wide_b.index):
         only_a = len(set(wide_a.index) - set(wide_b.index))
         only_b = len(set(wide_b.index) - set(wide_a.index))
@@ -105,7 +107,7 @@ def compare_scores(
             f"{only_b} only in the candidate): rescore both against one test set version"
         )
     wide_b = wide_b.loc[wide_a.index]
-    chosen = _choose_metrics(metrics, gates, wide_a, wide_b)
+    chosen = choose_metrics(metrics, gates, wide_a, wide_b)
     gate_by_metric = _gates(gates, chosen, options)
     rows: list[dict[str, Any]] = []
     per_query = []
@@ -115,9 +117,9 @@ def compare_scores(
         a = wide_a[name].to_numpy(dtype=np.float64)
         b = wide_b[name].to_numpy(dtype=np.float64)
         gate = gate_by_metric.get(name)
-        rows.append(_measure(metric, a, b, gate, options, _judged(metric, wide_a, wide_b)))
-        per_query.append(_per_query_frame(name, wide_a.index, a, b))
-        movers[name] = _movers(name, wide_a.index, a, b, metric.direction, options)
+        rows.append(_measure(metric, a, b, gate, options, judged_coverage(metric, wide_a, wide_b)))
+        per_query.append(per_query_frame(name, wide_a.index, a, b))
+        movers[name] = query_movers(name, wide_a.index, a, b, metric.direction, options)
     _correct(rows)
     best = _optimistic(bound, chosen, gate_by_metric, options)
     compared = tuple(_decide(row, options, best.get(row["metric"])) for row in rows)
@@ -134,44 +136,6 @@ def compare_scores(
         queries=len(wide_a.index),
         per_query=pd.concat(per_query, ignore_index=True) if per_query else None,
     )
-
-
-def _wide(scores: pd.DataFrame, side: str) -> pd.DataFrame:
-    missing = {"query_id", "metric", "value"} - set(scores.columns)
-    if missing:
-        raise InputError(f"{side} scores need columns query_id, metric, value")
-    if scores.duplicated(["query_id", "metric"]).any():
-        raise InputError(f"{side} scores have more than one value for a (query, metric)")
-    wide = scores.pivot(index="query_id", columns="metric", values="value")
-    wide.index = wide.index.astype(str)
-    # Keep the metrics in the order they were scored (the user's order), not alphabetical.
-    return wide.sort_index()[list(dict.fromkeys(scores["metric"]))]
-
-
-def _choose_metrics(
-    metrics: Sequence[str | Metric] | None,
-    gates: Sequence[Gate] | None,
-    wide_a: pd.DataFrame,
-    wide_b: pd.DataFrame,
-) -> list[Metric]:
-    from evalplat.metrics.registry import parse
-
-    both = [name for name in wide_a.columns if name in wide_b.columns]
-    names = [str(m) for m in metrics] if metrics else both
-    names += [g.metric for g in gates or () if str(parse(g.metric)) not in
-              {str(parse(n)) for n in names}]  # fmt: skip
-    chosen: list[Metric] = []
-    for name in names:
-        metric = parse(name)
-        key = str(metric)
-        for frame, side in ((wide_a, "baseline"), (wide_b, "candidate")):
-            if key not in frame.columns:
-                raise InputError(f"the {side} run has no scores for {key}: rescore it with it")
-            if frame[key].isna().any():
-                raise InputError(f"the {side} run lacks {key} for some queries: rescore it")
-        if metric not in chosen:
-            chosen.append(metric)
-    return chosen
 
 
 def _gates(
@@ -194,44 +158,6 @@ def _gates(
             raise InputError(f"more than one gate on {metric}")
         result[str(metric)] = gate
     return result
-
-
-def _judged(
-    metric: Metric, wide_a: pd.DataFrame, wide_b: pd.DataFrame
-) -> tuple[float | None, float | None, float | None]:
-    """Mean Judged@k of both sides, and how much the unjudged share of the top k rose.
-
-    k is the metric's cutoff; without a cutoff (AP, RR), the deepest Judged@k both sides have.
-    Judged@k is 0 for a query with no results, so a candidate that returns nothing lowers it
-    without showing a single unjudged document. When both sides have ``NumRet``, the guard
-    therefore uses the unjudged share U@k = min(k, NumRet) * (1 - Judged@k) / k per query, and
-    the third value is mean U@k of the candidate minus the baseline's. Without ``NumRet`` it is
-    the fall of Judged@k. (None, None, None) when neither side has a Judged@k.
-    """
-    from evalplat.metrics.registry import parse
-
-    judged = {}
-    for name in wide_a.columns:
-        if name in wide_b.columns and str(name).startswith("Judged@"):
-            parsed = parse(str(name))
-            if parsed.cutoff is not None and not parsed.params:
-                judged[parsed.cutoff] = str(parsed)
-    if not judged:
-        return None, None, None
-    key = judged.get(metric.cutoff) if metric.cutoff is not None else None
-    k = metric.cutoff if key is not None and metric.cutoff is not None else max(judged)
-    key = key or judged[k]
-    mean_a, mean_b = float(wide_a[key].mean()), float(wide_b[key].mean())
-    if "NumRet" in wide_a.columns and "NumRet" in wide_b.columns:
-
-        def unjudged(wide: pd.DataFrame) -> float:
-            # Judged@k is judged / min(k, retrieved), so the unjudged documents shown are
-            # min(k, retrieved) * (1 - Judged@k); a query with no results shows none.
-            shown = wide["NumRet"].clip(upper=k)
-            return float((shown * (1.0 - wide[key]) / k).mean())
-
-        return mean_a, mean_b, unjudged(wide_b) - unjudged(wide_a)
-    return mean_a, mean_b, mean_a - mean_b
 
 
 def _measure(
@@ -330,7 +256,8 @@ def _optimistic(
 
     if bound is None:
         return {}
-    wide_a, wide_b = _wide(bound.baseline, "baseline"), _wide(bound.candidate, "candidate")
+    wide_a = wide_scores(bound.baseline, "baseline")
+    wide_b = wide_scores(bound.candidate, "candidate")
     wide_b = wide_b.loc[wide_a.index]
     rows = []
     for metric in chosen:
@@ -403,44 +330,3 @@ def _beyond(
         if not relative > max_relative_drop:
             return False
     return True
-
-
-def _per_query_frame(
-    name: str, query_ids: pd.Index, a: NDArray[np.float64], b: NDArray[np.float64]
-) -> pd.DataFrame:
-    import pandas as pd
-
-    return pd.DataFrame(
-        {
-            "metric": name,
-            "query_id": query_ids.to_numpy(dtype=object),
-            "baseline": a,
-            "candidate": b,
-            "delta": b - a,
-        }
-    )
-
-
-def _movers(
-    name: str,
-    query_ids: pd.Index,
-    a: NDArray[np.float64],
-    b: NDArray[np.float64],
-    direction: int,
-    options: CompareOptions,
-) -> Movers:
-    import numpy as np
-
-    signed = direction * (b - a)
-    ids = query_ids.to_numpy(dtype=object)
-    order = np.lexsort((ids.astype(str), signed))  # most negative first, ties by query id
-
-    def moves(indices: Iterable[int]) -> tuple[QueryMove, ...]:
-        return tuple(
-            QueryMove(str(ids[i]), float(a[i]), float(b[i]), float(b[i] - a[i])) for i in indices
-        )
-
-    worse = [i for i in order[: options.movers] if signed[i] < -options.tie_tolerance]
-    better_order = np.lexsort((ids.astype(str), -signed))
-    better = [i for i in better_order[: options.movers] if signed[i] > options.tie_tolerance]
-    return Movers(name, moves(worse), moves(better))
