@@ -23,9 +23,10 @@ alert); the ungated metrics are corrected as a second family, for display only.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from evalplat.comparison import segments
 from evalplat.comparison.guard import BoundScores, guard_verdict
 from evalplat.comparison.movers import per_query_frame, query_movers
 from evalplat.comparison.results import (
@@ -82,6 +83,8 @@ def compare_scores(
     *,
     overlap: OverlapSummary | None = None,
     bound: BoundScores | None = None,
+    weights: Mapping[str, float] | pd.Series | None = None,
+    tags: Mapping[str, Iterable[str] | str | None] | None = None,
 ) -> ComparisonResult:
     """Compare per-query scores of a candidate with a baseline's.
 
@@ -90,9 +93,11 @@ def compare_scores(
     metric both sides have (Judged@k columns are also used for the judged-coverage guard).
     ``gates=None`` gates every gateable metric compared, with ``options``' test and alpha and no
     threshold; ``gates=()`` gates nothing. Means are arithmetic over topics (sums for ``Num*``
-    counts), unweighted. ``bound`` holds both sides' scores under the optimistic bound
+    counts), weighted by ``weights`` (query id -> weight, 1 when missing) when given.
+    ``bound`` holds both sides' scores under the optimistic bound
     (``evalplat.comparison.guard.optimistic_bound``); without it, ``unjudged = "bound"`` gates fall
-    back to the Judged@k rule.
+    back to the Judged@k rule. ``tags`` (query id -> its tags) adds a row per metric and segment
+    (``evalplat.comparison.segments``).
     """
     import numpy as np
     import pandas as pd
@@ -109,6 +114,9 @@ def compare_scores(
     wide_b = wide_b.loc[wide_a.index]
     chosen = choose_metrics(metrics, gates, wide_a, wide_b)
     gate_by_metric = _gates(gates, chosen, options)
+    query_tags = segments.tag_map(tags)
+    gate_by_segment = segments.segment_gates(gates, query_tags)
+    w = segments.weight_vector(wide_a.index, weights)
     rows: list[dict[str, Any]] = []
     per_query = []
     movers: dict[str, Movers] = {}
@@ -117,13 +125,19 @@ def compare_scores(
         a = wide_a[name].to_numpy(dtype=np.float64)
         b = wide_b[name].to_numpy(dtype=np.float64)
         gate = gate_by_metric.get(name)
-        rows.append(_measure(metric, a, b, gate, options, judged_coverage(metric, wide_a, wide_b)))
+        judged = judged_coverage(metric, wide_a, wide_b)
+        rows.append(_measure(metric, a, b, gate, options, judged, weights=w))
         per_query.append(per_query_frame(name, wide_a.index, a, b))
         movers[name] = query_movers(name, wide_a.index, a, b, metric.direction, options)
-    _correct(rows)
-    best = _optimistic(bound, chosen, gate_by_metric, options)
+    by_segment = segments.measure_segments(
+        chosen, wide_a, wide_b, w, query_tags, gate_by_segment, options, _measure
+    )
+    _correct(rows + by_segment)
+    best = _optimistic(bound, chosen, gate_by_metric, options, weights)
     compared = tuple(_decide(row, options, best.get(row["metric"])) for row in rows)
+    per_segment = tuple(segments.decide_segment(r, options, _plain_verdict) for r in by_segment)
     gated = [m.verdict for m in compared if m.gated]
+    gated += [s.verdict for s in per_segment if s.gated]
     verdict = max(gated, key=_SEVERITY.__getitem__) if gated else "unchanged"
 
     return ComparisonResult(
@@ -131,10 +145,13 @@ def compare_scores(
         movers=movers,
         overlap=overlap,
         options=options,
-        gates=tuple(gate_by_metric.values()),
+        gates=(*gate_by_metric.values(), *gate_by_segment.values()),
         verdict=verdict,
         queries=len(wide_a.index),
         per_query=pd.concat(per_query, ignore_index=True) if per_query else None,
+        weighted=weights is not None,
+        segments=per_segment,
+        query_tags=query_tags,
     )
 
 
@@ -151,6 +168,8 @@ def _gates(
         }
     result: dict[str, Gate] = {}
     for gate in gates:
+        if gate.segment is not None:  # evalplat.comparison.segments.segment_gates
+            continue
         metric = parse(gate.metric)
         if not metric.gateable:
             raise InputError(f"{metric} is an informational count and cannot be gated")
@@ -167,13 +186,16 @@ def _measure(
     gate: Gate | None,
     options: CompareOptions,
     judged: tuple[float | None, float | None, float | None],
+    *,
+    weights: NDArray[np.float64] | None = None,
 ) -> dict[str, Any]:
     """Everything but the corrected p-value and the verdict, as a row dict."""
     from evalplat.comparison import stats
 
     total = metric.spec.aggregate == "sum"
-    mean_a = float(a.sum() if total else a.mean()) if a.size else 0.0
-    mean_b = float(b.sum() if total else b.mean()) if b.size else 0.0
+    w = None if total else weights  # sums (Num*) are not weighted, as in evaluate()
+    mean_a = float(a.sum() if total else stats.weighted_mean(a, w)) if a.size else 0.0
+    mean_b = float(b.sum() if total else stats.weighted_mean(b, w)) if b.size else 0.0
     delta = mean_b - mean_a
     d = b - a
     identical = bool(not d.any())
@@ -183,9 +205,9 @@ def _measure(
     if identical:
         p_value, ci = 1.0, (0.0, 0.0)
     elif metric.gateable and a.size:
-        p_value = _p_value(test, a, b, options)
+        p_value = _p_value(test, a, b, options, w)
         low, high = stats.bootstrap_ci(d, n=options.bootstrap, seed=options.seed,
-                                       level=options.ci_level)  # fmt: skip
+                                       level=options.ci_level, weights=w)  # fmt: skip
         scale = float(a.size) if total else 1.0
         ci = (low * scale, high * scale)
     counts = stats.wins_ties_losses(
@@ -203,7 +225,7 @@ def _measure(
         "ci_high": ci[1],
         "test": test,
         "p_value": p_value,
-        "effect_size": stats.effect_size(a, b) if a.size else None,
+        "effect_size": stats.effect_size(a, b, weights=w) if a.size else None,
         "wins": counts.wins,
         "ties": counts.ties,
         "losses": counts.losses,
@@ -220,23 +242,32 @@ def _measure(
 
 
 def _p_value(
-    test: str, a: NDArray[np.float64], b: NDArray[np.float64], options: CompareOptions
+    test: str,
+    a: NDArray[np.float64],
+    b: NDArray[np.float64],
+    options: CompareOptions,
+    weights: NDArray[np.float64] | None,
 ) -> float:
     from evalplat.comparison import stats
 
     if test == "randomization":
-        return stats.randomization_test(a, b, n=options.permutations, seed=options.seed)
+        return stats.randomization_test(
+            a, b, n=options.permutations, seed=options.seed, weights=weights
+        )
     if test == "t-test":
-        return stats.t_test(a, b)
-    return stats.wilcoxon(a, b)
+        return stats.t_test(a, b, weights=weights)
+    return stats.wilcoxon(a, b, weights=weights)
 
 
 def _correct(rows: list[dict[str, Any]]) -> None:
-    """Holm within the gated family and, separately, within the ungated one (display only)."""
+    """Holm within the gated family and, separately, within the ungated one (display only).
+    A row's ``family`` key, when set, names its family (segment rows: ``segments``)."""
     from evalplat.comparison import stats
 
-    for family in (True, False):
-        members = [r for r in rows if r["gated"] is family and r["p_value"] is not None]
+    for family in dict.fromkeys(row.get("family", row["gated"]) for row in rows):
+        members = [
+            r for r in rows if r.get("family", r["gated"]) == family and r["p_value"] is not None
+        ]
         adjusted = stats.holm([r["p_value"] for r in members])
         for row, p in zip(members, adjusted, strict=True):
             row["p_corrected"] = float(p)
@@ -249,6 +280,7 @@ def _optimistic(
     chosen: list[Metric],
     gate_by_metric: dict[str, Gate],
     options: CompareOptions,
+    weights: Mapping[str, float] | pd.Series | None,
 ) -> dict[str, dict[str, Any]]:
     """Each metric measured and decided again under the optimistic bound (with its own Holm
     family), keyed by metric name: empty without ``bound``."""
@@ -259,6 +291,7 @@ def _optimistic(
     wide_a = wide_scores(bound.baseline, "baseline")
     wide_b = wide_scores(bound.candidate, "candidate")
     wide_b = wide_b.loc[wide_a.index]
+    w = segments.weight_vector(wide_a.index, weights)
     rows = []
     for metric in chosen:
         name = str(metric)
@@ -266,7 +299,8 @@ def _optimistic(
             continue
         a = wide_a[name].to_numpy(dtype=np.float64)
         b = wide_b[name].to_numpy(dtype=np.float64)
-        rows.append(_measure(metric, a, b, gate_by_metric.get(name), options, (None, None, None)))
+        gate = gate_by_metric.get(name)
+        rows.append(_measure(metric, a, b, gate, options, (None, None, None), weights=w))
     _correct(rows)
     result = {}
     for row in rows:

@@ -86,19 +86,23 @@ def evaluation_record(
 ) -> EvaluationRecord:
     """Score ranked ``results`` (``query_id, doc_id, rank, score``) against ``content``'s
     judgments with the evaluation engine, in the given (stored) order, over the test set's
-    queries as topics."""
+    queries as topics. Means are weighted by the queries' weights when any query has one (a
+    query without a weight counts 1), as comparisons weigh them."""
     from evalplat.metrics.evaluation import evaluate
 
     run_frame = results.sort_values(["query_id", "rank"], kind="stable")[
         ["query_id", "doc_id", "rank", "score"]
     ].reset_index(drop=True)
     topics = list(content.queries["query_id"])
+    given = content.queries.dropna(subset=["weight"])
+    weights = dict(zip(given["query_id"], given["weight"], strict=True)) if len(given) else None
     scored = evaluate(
         content.qrels[["query_id", "doc_id", "grade"]],
         run_frame,
         metrics,
         ordering="given",
         topics=topics,
+        weights=weights,
     )
     per_query = scored.per_query
     rows = zip(
@@ -109,6 +113,8 @@ def evaluation_record(
     )
     means = {str(metric): (float(value), len(topics)) for metric, value in scored.means.items()}
     options = {"ordering": "given", "metrics": metrics, "topics": len(topics)}
+    if weights is not None:
+        options["weighted"] = True
     return EvaluationRecord(test_set_version_id, list(rows), means, options)
 
 
