@@ -1,7 +1,8 @@
 """``evalplat compare | unjudged | history`` and ``evalplat baseline set | show``.
 
-``compare`` exits 0 unless ``--fail-on-regression`` is given and a gated metric regressed
-(exit 1); with ``--strict`` as well, a gated metric that needs judgments also exits 1.
+``compare`` exits 0 unless ``--fail-on-regression`` is given and a gated metric, or a gated
+(metric, segment) pair, regressed (exit 1); with ``--strict`` as well, one that needs
+judgments also exits 1.
 Refusals (different test set versions: exit 2; incomplete runs: exit 3) come from the store as
 errors and print one line.
 """
@@ -101,20 +102,39 @@ def compare_command(
             "judgments) or ignore.",
         ),
     ] = "bound",
+    segment: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--segment",
+            help="Also gate each metric on the queries tagged with this tag, repeatable "
+            "(same thresholds and test).",
+            show_default=False,
+        ),
+    ] = None,
+    min_segment_queries: Annotated[
+        int,
+        typer.Option(
+            "--min-segment-queries", help="Segments with fewer queries are shown, never gated."
+        ),
+    ] = 20,
     as_json: JsonOption = False,
     db: DbOption = None,
 ) -> None:
     """Compare a candidate run with a baseline run: deltas, CIs, p-values and verdicts."""
+    from dataclasses import replace
+
     from evalplat.comparison.verdicts import UNJUDGED_MODES, CompareOptions, Gate
     from evalplat.errors import InputError
     from evalplat.metrics.registry import parse_all
 
     if unjudged not in UNJUDGED_MODES:
         raise InputError(f"--unjudged must be one of {', '.join(UNJUDGED_MODES)}, got {unjudged!r}")
-    options = CompareOptions(test=test, alpha=alpha, seed=seed, allow_partial=allow_partial)
+    options = CompareOptions(test=test, alpha=alpha, seed=seed, allow_partial=allow_partial,
+                             min_segment_queries=min_segment_queries)  # fmt: skip
     store = open_store(db)
     gates = None
-    if metric or max_drop is not None or max_relative_drop is not None or unjudged != "bound":
+    tuned = max_drop is not None or max_relative_drop is not None or unjudged != "bound"
+    if metric or tuned or segment:
         chosen = parse_all(metric) if metric else None
         scored = _scored_metrics(store, baseline) if chosen is None else chosen
         gates = [
@@ -129,6 +149,7 @@ def compare_command(
             for m in scored
             if m.gateable
         ]
+        gates += [replace(g, segment=tag) for tag in dict.fromkeys(segment or ()) for g in gates]
     result = store.compare_runs(
         baseline, candidate, metrics=metric or None, gates=gates, options=options
     )
@@ -140,7 +161,10 @@ def compare_command(
         print_json(result.to_dict())
     else:
         print_comparison(result)
-    if fail_on_regression and (result.regressions or (strict and result.needing_judgments)):
+    undecided = result.needing_judgments or any(
+        s.gated and s.verdict == "needs_judgments" for s in result.segments
+    )
+    if fail_on_regression and (result.verdict == "regression" or (strict and undecided)):
         raise typer.Exit(1)
 
 

@@ -21,7 +21,8 @@ def print_comparison(result: ComparisonResult) -> None:
     console = Console() if sys.stdout.isatty() else Console(width=160)
     console.print(
         f"baseline  {result.baseline_label}\ncandidate {result.candidate_label}"
-        f"\ntest set  {result.test_set}, {result.queries} queries",
+        f"\ntest set  {result.test_set}, {result.queries} queries"
+        + (", weighted by query weight" if result.weighted else ""),
         markup=False,
         highlight=False,
     )
@@ -57,6 +58,8 @@ def print_comparison(result: ComparisonResult) -> None:
             verdict,
         )
     console.print(table)
+    if result.segments:
+        console.print(_segment_table(result))
     if result.overlap is not None:
         o = result.overlap
         tau = "n/a" if o.kendall_tau is None else f"{o.kendall_tau:.3f}"
@@ -64,6 +67,8 @@ def print_comparison(result: ComparisonResult) -> None:
             f"overlap: Jaccard@{o.k} {o.jaccard:.3f}, RBO(p={o.p}) {o.rbo:.3f}, Kendall tau {tau}",
             highlight=False,
         )
+    for s in result.segment_regressions:
+        console.print(f"{s.metric} regressed in segment {s.segment}", markup=False)
     for m in result.regressions:
         worst = result.movers[m.metric].worse[:5]
         listed = ", ".join(f"{q.query_id} ({q.delta:+.3f})" for q in worst)
@@ -71,6 +76,20 @@ def print_comparison(result: ComparisonResult) -> None:
     for line in needs_judgments_lines(result):
         console.print(line, markup=False, highlight=False)
     console.print(f"verdict: {result.verdict} (comparison {result.id})", highlight=False)
+
+
+def _segment_table(result: ComparisonResult) -> object:
+    from rich.table import Table
+
+    table = Table("segment", "queries", "metric", "baseline", "candidate", "delta", "95% CI",
+                  "p (Holm)", "verdict", title="per segment (query tag)")  # fmt: skip
+    for s in result.segments:
+        ci = "" if s.ci_low is None else f"[{s.ci_low:+.4f}, {s.ci_high:+.4f}]"
+        p = "" if s.p_value is None else f"{s.p_value:.4f} ({s.p_corrected:.4f})"
+        why = f" ({s.note})" if s.note else ("" if s.gated else " (not gated)")
+        table.add_row(s.segment, str(s.queries), s.metric, f"{s.baseline:.4f}",
+                      f"{s.candidate:.4f}", f"{s.delta:+.4f}", ci, p, s.verdict + why)  # fmt: skip
+    return table
 
 
 def _changes_text(changes: Changes) -> str:
@@ -107,7 +126,8 @@ def needs_judgments_lines(result: ComparisonResult) -> list[str]:
 
 
 def write_junit(result: ComparisonResult, path: Path, *, strict: bool = False) -> None:
-    """One testcase per gated metric; a ``<failure type="regression">`` for each regression.
+    """One testcase per gated metric and per gated (metric, segment); a
+    ``<failure type="regression">`` for each regression.
 
     A metric that needs judgments is undecided, not passed: ``<skipped>`` (CI shows it apart from
     passes and failures, and the build stays green, as the exit code does), or with ``strict`` a
@@ -117,12 +137,16 @@ def write_junit(result: ComparisonResult, path: Path, *, strict: bool = False) -
     from evalplat.alerts.junit import clean_tree
 
     gated = [m for m in result.metrics if m.gated]
+    segments = [s for s in result.segments if s.gated]
     undecided = len(result.needing_judgments)
+    undecided += sum(s.verdict == "needs_judgments" for s in segments)
     suite = ET.Element(
         "testsuite",
         name="evalplat compare",
-        tests=str(len(gated)),
-        failures=str(len(result.regressions) + (undecided if strict else 0)),
+        tests=str(len(gated) + len(segments)),
+        failures=str(
+            len(result.regressions) + len(result.segment_regressions) + (undecided if strict else 0)
+        ),
         errors="0",
         skipped="0" if strict else str(undecided),
     )
@@ -147,6 +171,20 @@ def write_junit(result: ComparisonResult, path: Path, *, strict: bool = False) -
         elif m.verdict == "needs_judgments":
             ET.SubElement(case, "skipped", message=why[m])
             ET.SubElement(case, "system-out").text = summary
+        else:
+            ET.SubElement(case, "system-out").text = summary
+    for s in segments:
+        case = ET.SubElement(suite, "testcase", classname=f"evalplat.{result.test_set}",
+                             name=f"{s.metric} [segment {s.segment}]")  # fmt: skip
+        summary = (
+            f"{s.metric} on segment {s.segment} ({s.queries} queries): {s.baseline:.4f} -> "
+            f"{s.candidate:.4f} (delta {s.delta:+.4f}, p={s.p_value}, corrected "
+            f"{s.p_corrected}, {s.test}): {s.verdict}"
+        )
+        if s.verdict == "regression" or (s.verdict == "needs_judgments" and strict):
+            ET.SubElement(case, "failure", message=summary, type=s.verdict)
+        elif s.verdict == "needs_judgments":
+            ET.SubElement(case, "skipped", message=f"{summary}: its unjudged share rose")
         else:
             ET.SubElement(case, "system-out").text = summary
     root = ET.Element("testsuites")
