@@ -31,81 +31,6 @@ if str(REPO_ROOT) not in sys.path:  # run from a clone without installing the pa
 
 # -- metrics ------------------------------------------------------------------------------------
 
-PARAM_NOTES: dict[str, str] = {
-    "rel": "binary relevance threshold: a document is relevant when its grade ≥ `rel` "
-    "(default 1; trec_eval's `-l`)",
-    "gain": "`linear` (gain = grade, trec_eval's; default) or `exp` (gain = 2^grade - 1)",
-    "judged_only": "`true` drops unjudged documents from the ranking before scoring "
-    "(trec_eval's `-J`; default `false`)",
-    "gmax": "the top grade in p = (2^g - 1) / 2^gmax: a grade (default 4, as gdeval and "
-    "ir_measures) or `qrels` (the highest grade in the judgments)",
-}
-
-# Edge cases the registry's formulas leave implicit, checked against the kernels.
-EDGE_CASES: dict[str, list[str]] = {
-    "P": [
-        "Divides by k even when fewer than k documents were retrieved (a run of 3 "
-        "relevant documents scores P@10 = 0.3).",
-        "With `judged_only=true` unjudged documents are removed first, then the top k is taken.",
-    ],
-    "R": [
-        "R counts every judged relevant document of the topic, retrieved or not.",
-        "A topic without relevant judgments scores 0 and still counts in the mean.",
-    ],
-    "F1": ["Computed as 2 · |relevant in top k| / (k + R); 0 when nothing relevant is found."],
-    "Success": ["Alias `Hit@k`. 0 for a topic without results."],
-    "RR": [
-        "No cutoff unless written `RR@k` (`MRR@10` is `RR@10`).",
-        "0 when no relevant document is retrieved (within k).",
-        "trec_eval has no cutoff form of `recip_rank`, so `RR@k` has no trec_eval name.",
-    ],
-    "AP": [
-        "R counts every judged relevant document, so unretrieved relevant documents lower AP.",
-        "`AP@k` still divides by R, not by min(k, R) (trec_eval's `map_cut_k`).",
-        "0 when R = 0; the topic still counts.",
-    ],
-    "nDCG": [
-        "The ideal ranking sorts every judgment of the topic by grade, retrieved or not, and "
-        "is cut at the same k.",
-        "Negative grades and unjudged documents gain 0; 0 when no judgment is positive.",
-        "`rel` plays no part (as in trec_eval, `-l2` leaves `ndcg` unchanged), so nDCG takes "
-        "no `rel` parameter.",
-    ],
-    "DCG": ["Not normalised, so not bounded by 1; negative grades gain 0."],
-    "Rprec": ["The cutoff is R itself; 0 when R = 0."],
-    "Bpref": [
-        "Unjudged documents and negative grades take no part; a term is 1 when no judged "
-        "non-relevant document is ranked above it (also when N = 0).",
-        "0 when R = 0.",
-    ],
-    "ERR": [
-        "gmax defaults to 4, as in gdeval and ir_measures, so `ERR@10` means the same "
-        "there and here; `ERR(gmax=qrels)@10` uses the highest grade among the judgments of "
-        "the evaluated topics instead (a 0-2 scale then stops the cascade at grade 2). Grades "
-        "above gmax count as gmax. All values are 0 when gmax ≤ 0.",
-        "trec_eval has no ERR.",
-    ],
-    "Judged": [
-        "Any grade counts as judged, negative grades too; unjudged means no qrels line.",
-        "Divides by min(k, number retrieved), so a short ranking is not penalised; 0 with no "
-        "results. This is ir_measures' `Judged@k`.",
-        "Not a relevance measure: the comparator uses it to tell a real drop from a drop "
-        "caused by unjudged documents (verdict `needs_judgments`).",
-    ],
-    "AUC": [
-        "Unretrieved judged documents rank below every retrieved one and tie among themselves "
-        "(a tie counts 1/2).",
-        "Negative grades are ignored; 0 when R = 0 or N = 0.",
-    ],
-    "NumRet": ["Summed over topics, not averaged; never gated."],
-    "NumRel": ["Summed over topics, not averaged; never gated."],
-    "NumRelRet": ["Summed over topics, not averaged; never gated."],
-    "NumQ": [
-        "Summed over topics: the number of topics evaluated (after `--skip-missing` or "
-        "`--exclude-no-relevant`); never gated."
-    ],
-}
-
 
 def _syntax(name: str, cutoff: str, params: tuple[str, ...]) -> str:
     text = name
@@ -126,50 +51,53 @@ def _trec_eval(spec: Any) -> str:
 
 
 def metrics_block() -> str:
-    """One section per metric family of the registry."""
-    from evalplat.metrics.registry import DEFAULT_METRICS, FAMILIES
+    """One section per measure of the registry, from its declaration (the metric model)."""
+    from evalplat.metrics.model import AGGREGATES, TESTS, UNITS
+    from evalplat.metrics.registry import DEFAULT_METRICS, FAMILIES, PARAMS
 
     lines = [
-        "| metric | syntax | aliases | higher is better | aggregate | trec_eval |",
-        "|---|---|---|---|---|---|",
+        "| metric | syntax | aliases | direction | inputs | aggregate | verdict test | trec_eval |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for spec in FAMILIES.values():
         aliases = ", ".join(f"`{a}`" for a in spec.aliases) or "—"
-        direction = "yes" if spec.higher_is_better else "no"
+        direction = "higher is better" if spec.higher_is_better else "lower is better"
         if not spec.gateable:
             direction = "informational"
         trec = spec.trec_name_no_cutoff or (spec.trec_name or "").format(k="k") or "—"
         syntax = _syntax(spec.name, spec.cutoff, spec.params)
         trec_cell = trec if trec == "—" else f"`{trec}`"
+        anchor = spec.name.lower().replace(":", "")
         lines.append(
-            f"| [{spec.name}](#{spec.name.lower()}) | `{syntax}` | {aliases} | {direction} "
-            f"| {spec.aggregate} | {trec_cell} |"
+            f"| [{spec.name}](#{anchor}) | `{syntax}` | {aliases} | {direction} "
+            f"| {', '.join(spec.inputs)} | {spec.aggregate} | {spec.test} | {trec_cell} |"
         )
     lines += ["", f"Default metric set: {', '.join(f'`{m}`' for m in DEFAULT_METRICS)}.", ""]
     for spec in FAMILIES.values():
         lines += [f"### {spec.name}", "", spec.description, ""]
         lines.append(f"- Syntax: `{_syntax(spec.name, spec.cutoff, spec.params)}`")
-        cutoff = {"required": "required", "optional": "optional", "none": "none"}[spec.cutoff]
-        lines.append(f"- Cutoff `@k`: {cutoff}")
+        lines.append(f"- Cutoff `@k`: {spec.cutoff}")
         if spec.aliases:
             lines.append(f"- Aliases: {', '.join(f'`{a}`' for a in spec.aliases)}")
         if spec.params:
             lines.append("- Parameters:")
-            lines += [f"  - `{p}`: {PARAM_NOTES[p]}" for p in spec.params]
+            lines += [f"  - `{p}`: {PARAMS[p].help}" for p in spec.params]
         else:
             lines.append("- Parameters: none")
         lines.append(f"- trec_eval: {_trec_eval(spec)}")
         direction = "higher is better" if spec.higher_is_better else "lower is better"
-        gate = "can be gated"
+        gate = "can be gated" if spec.gateable else "never gated"
         if not spec.gateable:
-            direction, gate = "informational", "never gated"
+            direction = "informational"
         bounds = "in [0, 1]" if spec.bounded else "unbounded"
-        lines.append(f"- Direction: {direction}; {gate}; values {bounds}; {spec.aggregate} over "
-                     "topics")  # fmt: skip
+        unit = f" ({spec.value_unit})" if spec.value_unit else ""
+        lines.append(f"- Direction: {direction}; {gate}; values {bounds}{unit}")
+        lines.append(f"- Inputs: {', '.join(spec.inputs)}; one value {UNITS[spec.unit]}")
+        lines.append(f"- Aggregate: {AGGREGATES[spec.aggregate]}")
+        lines.append(f"- Verdict: {TESTS[spec.test]}")
         lines += ["", "```text", spec.formula, "```", ""]
-        notes = EDGE_CASES.get(spec.name, [])
-        if notes:
-            lines += ["Edge cases:", ""] + [f"- {note}" for note in notes] + [""]
+        if spec.notes:
+            lines += ["Edge cases:", ""] + [f"- {note}" for note in spec.notes] + [""]
     return "\n".join(lines).rstrip() + "\n"
 
 

@@ -12,7 +12,7 @@ app = typer.Typer(help="Metrics: names, parameters and formulas.", no_args_is_he
 
 @app.command("list")
 def list_metrics(json_output: JsonOption = False) -> None:
-    """List every metric family with its parameters, direction and formula."""
+    """List every metric with its parameters, direction, inputs, aggregate and formula."""
     rows = [
         {
             "name": spec.name,
@@ -21,8 +21,13 @@ def list_metrics(json_output: JsonOption = False) -> None:
             "params": list(spec.params),
             "cutoff": spec.cutoff,
             "higher_is_better": spec.higher_is_better,
+            "direction": _direction(spec.higher_is_better, spec.gateable),
             "gateable": spec.gateable,
+            "inputs": list(spec.inputs),
+            "unit": spec.unit,
             "aggregate": spec.aggregate,
+            "test": spec.test,
+            "value_unit": spec.value_unit or None,
             "trec_eval": spec.trec_name_no_cutoff or spec.trec_name,
             "description": spec.description,
             "formula": spec.formula,
@@ -36,9 +41,16 @@ def list_metrics(json_output: JsonOption = False) -> None:
     width = max(len(str(r["syntax"])) for r in rows)
     for row in rows:
         aliases = f" (alias {', '.join(row['aliases'])})" if row["aliases"] else ""  # type: ignore[arg-type]
-        direction = "" if row["gateable"] else "  [informational]"
-        typer.echo(f"{row['syntax']!s:<{width}}  {row['description']}{aliases}{direction}")
+        typer.echo(
+            f"{row['syntax']!s:<{width}}  {row['description']}{aliases}  [{row['direction']}]"
+        )
     typer.echo(f"\nDefault set: {', '.join(DEFAULT_METRICS)}")
+
+
+def _direction(higher_is_better: bool, gateable: bool) -> str:
+    if not gateable:
+        return "informational"
+    return "higher is better" if higher_is_better else "lower is better"
 
 
 def _syntax(name: str, cutoff: str, params: tuple[str, ...]) -> str:

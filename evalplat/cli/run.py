@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from evalplat.cli.common import RUN_REF, DbOption, JsonOption, echo_err, open_store, print_json
-from evalplat.running.health import zero_results
+from evalplat.metrics.run_health import zero_results
 
 if TYPE_CHECKING:
     from evalplat.store import Store

@@ -1,4 +1,8 @@
-"""What moved, query by query: the tidy per-query frame of a comparison and its movers."""
+"""Per query: the baseline's and candidate's values side by side, and the queries that moved most.
+
+Both are derived from the per-query scores alone, so a stored comparison recomputes them when it
+is loaded back.
+"""
 
 from __future__ import annotations
 
@@ -11,8 +15,6 @@ if TYPE_CHECKING:
     import numpy as np
     import pandas as pd
     from numpy.typing import NDArray
-
-__all__ = ["per_query_frame", "query_movers"]
 
 
 def per_query_frame(
@@ -31,7 +33,7 @@ def per_query_frame(
     )
 
 
-def query_movers(
+def movers_of(
     name: str,
     query_ids: pd.Index,
     a: NDArray[np.float64],

@@ -19,7 +19,8 @@ if TYPE_CHECKING:
     from evalplat.comparison.changes import Changes
 
 
-TestName = Literal["randomization", "t-test", "wilcoxon"]
+# "bootstrap" is never chosen by a user: measures whose test is the bootstrap use it.
+TestName = Literal["randomization", "t-test", "wilcoxon", "bootstrap"]
 TESTS: tuple[str, ...] = ("randomization", "t-test", "wilcoxon")
 Verdict = Literal["regression", "improvement", "unchanged", "needs_judgments"]
 VERDICTS: tuple[str, ...] = ("regression", "improvement", "unchanged", "needs_judgments")

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from evalplat.comparison import segments
 from evalplat.comparison.guard import BoundScores, guard_verdict
-from evalplat.comparison.movers import per_query_frame, query_movers
+from evalplat.comparison.movers import movers_of, per_query_frame
 from evalplat.comparison.results import (
     BOUND_FIELDS,
     TESTS,
@@ -128,7 +128,7 @@ def compare_scores(
         judged = judged_coverage(metric, wide_a, wide_b)
         rows.append(_measure(metric, a, b, gate, options, judged, weights=w))
         per_query.append(per_query_frame(name, wide_a.index, a, b))
-        movers[name] = query_movers(name, wide_a.index, a, b, metric.direction, options)
+        movers[name] = movers_of(name, wide_a.index, a, b, metric.direction, options)
     by_segment = segments.measure_segments(
         chosen, wide_a, wide_b, w, query_tags, gate_by_segment, options, _measure
     )
@@ -191,24 +191,31 @@ def _measure(
 ) -> dict[str, Any]:
     """Everything but the corrected p-value and the verdict, as a row dict."""
     from evalplat.comparison import stats
+    from evalplat.metrics.aggregate import aggregate
 
-    total = metric.spec.aggregate == "sum"
-    w = None if total else weights  # sums (Num*) are not weighted, as in evaluate()
-    mean_a = float(a.sum() if total else stats.weighted_mean(a, w)) if a.size else 0.0
-    mean_b = float(b.sum() if total else stats.weighted_mean(b, w)) if b.size else 0.0
+    # only means are weighted (sums and percentiles are not, as in evaluate()); equal weights
+    # are no weights, so they give exactly the unweighted figures
+    w = stats.query_weights(weights, a.size) if metric.spec.aggregate == "mean" else None
+    mean_a, mean_b = aggregate(metric, a, w), aggregate(metric, b, w)
     delta = mean_b - mean_a
     d = b - a
     identical = bool(not d.any())
     test = gate.test if gate is not None else options.test
+    if metric.spec.test == "bootstrap":
+        test = "bootstrap"
     p_value: float | None = None
     ci: tuple[float | None, float | None] = (None, None)
     if identical:
         p_value, ci = 1.0, (0.0, 0.0)
+    elif metric.gateable and a.size and test == "bootstrap":
+        p_value, ci = stats.bootstrap_difference(
+            a, b, metric, n=options.bootstrap, seed=options.seed, level=options.ci_level
+        )
     elif metric.gateable and a.size:
         p_value = _p_value(test, a, b, options, w)
         low, high = stats.bootstrap_ci(d, n=options.bootstrap, seed=options.seed,
                                        level=options.ci_level, weights=w)  # fmt: skip
-        scale = float(a.size) if total else 1.0
+        scale = float(a.size) if metric.spec.aggregate == "sum" else 1.0
         ci = (low * scale, high * scale)
     counts = stats.wins_ties_losses(
         a, b, tolerance=options.tie_tolerance, higher_is_better=metric.higher_is_better

@@ -30,6 +30,8 @@ if TYPE_CHECKING:
     import pyarrow as pa
     from numpy.typing import NDArray
 
+    from evalplat.metrics.sources import RunRecords
+
 Ordering = Literal["score", "given"]
 Missing = Literal["zero", "skip"]
 
@@ -87,6 +89,7 @@ def evaluate(
     missing: Missing = "zero",
     exclude_no_relevant: bool = False,
     weights: Mapping[str, float] | pd.Series | None = None,
+    records: pd.DataFrame | pa.Table | None = None,
 ) -> Evaluation:
     """Score ``run`` against ``qrels`` for ``metrics`` (default: ``DEFAULT_METRICS``).
 
@@ -98,13 +101,19 @@ def evaluate(
     With ``topics`` given, an empty run is a result, as in ``trec_eval -c``: every topic scores
     0 (a backend that found nothing for any query). Without topics it is refused: there is
     nothing to say which queries were asked.
+
+    ``records``: what the run recorded per query (``query_id``, ``latency_ms``, optional
+    ``results``), for measures whose declared input is ``records``; without it such a measure
+    is refused, naming what is missing.
     """
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
 
     from evalplat.metrics import compute
+    from evalplat.metrics.aggregate import aggregate
     from evalplat.metrics.build import DuplicateError, build
+    from evalplat.metrics.sources import MeasureInputs
 
     if missing not in ("zero", "skip"):
         raise InputError(f"missing must be 'zero' or 'skip', got {missing!r}")
@@ -140,18 +149,17 @@ def evaluate(
     if exclude_no_relevant:
         keep &= judgments.relevant_count(1) > 0
     weight = _weights(weights, query_ids)[keep]
+    inputs = MeasureInputs(
+        len(query_ids), ranking, judgments, _records(records, query_ids) if records is not None
+        else None,
+    )  # fmt: skip
     values: dict[str, NDArray[np.float64]] = {}
     means: dict[str, float] = {}
     for metric in chosen:
         name = str(metric)
-        per_topic = compute(metric, ranking, judgments)[keep]
+        per_topic = compute(metric, inputs)[keep]
         values[name] = per_topic
-        if metric.spec.aggregate == "sum":
-            means[name] = float(per_topic.sum())
-        elif weight.sum() > 0:
-            means[name] = float(np.dot(per_topic, weight) / weight.sum())
-        else:
-            means[name] = 0.0
+        means[name] = aggregate(metric, per_topic, weight)
     options = {
         "ordering": ordering,
         "missing": missing,
@@ -230,3 +238,28 @@ def _weights(
     if (result < 0).any() or not np.isfinite(result).all():
         raise InputError("query weights must be finite and not negative")
     return result
+
+
+def _records(records: pd.DataFrame | pa.Table, query_ids: list[str]) -> RunRecords:
+    """Per-topic latency (NaN when not recorded) and result counts, in topic order."""
+    import numpy as np
+    import pyarrow as pa
+
+    from evalplat.metrics.sources import RunRecords
+
+    table = records if isinstance(records, pa.Table) else pa.Table.from_pandas(records)
+    if "query_id" not in table.column_names or "latency_ms" not in table.column_names:
+        raise InputError("records need columns query_id and latency_ms")
+    position = {q: i for i, q in enumerate(query_ids)}
+    latency = np.full(len(query_ids), np.nan)
+    results = np.zeros(len(query_ids))
+    ids = [str(q) for q in table.column("query_id").to_pylist()]
+    times = table.column("latency_ms").to_pylist()
+    counts = (table.column("results").to_pylist() if "results" in table.column_names
+              else [0] * len(ids))  # fmt: skip
+    for query_id, ms, count in zip(ids, times, counts, strict=True):
+        i = position.get(query_id)
+        if i is not None:
+            latency[i] = np.nan if ms is None else float(ms)
+            results[i] = float(count or 0)
+    return RunRecords(latency, results)

@@ -1,4 +1,4 @@
-"""The metric registry: canonical names, aliases, parameters, direction and formulas.
+"""The metric registry: canonical names, aliases and parameters of every declared measure.
 
 A metric name follows ir_measures syntax: ``Family(param=value,...)@cutoff``, e.g. ``P@10``,
 ``P(rel=2)@5``, ``nDCG(gain=exp)@10``, ``AP``. ``str(metric)`` is canonical (family spelled as
@@ -6,95 +6,135 @@ registered, parameters sorted, defaults omitted) and ``parse(str(m)) == m`` alwa
 a safe key for database columns and report labels. Aliases (``Hit@k``, ``MRR@k``, ``MAP@k``,
 ``NDCG@k``) and trec_eval names (``ndcg_cut_10``, ``P_5``, ``map``) parse to the same metrics.
 
+A name may carry a namespace (``online:CTR@5``). What a measure is computed from, how it is
+aggregated and tested is its declaration (``evalplat.metrics.model.Measure``); the measures
+evalplat ships are declared in ``evalplat.metrics.catalogue``, others join with :func:`register`.
+
 This module imports no numerical library: the CLI reads it to build help and ``metrics list``.
-Each family names the function computing it (``module:function``), resolved on first use.
+Each measure names the function computing it (``module:function``), resolved on first use.
 """
 
 from __future__ import annotations
 
 import difflib
 import re
-from dataclasses import dataclass, field
-from typing import Literal
 
 from evalplat.errors import InputError
 from evalplat.inputs.validation import METRIC_MAX_LENGTH
+from evalplat.metrics.catalogue import GMAX_FROM_QRELS, MEASURES, PARAMS
+from evalplat.metrics.model import Measure, MetricFamily, Param, format_value
 
-CutoffRule = Literal["required", "optional", "none"]
+__all__ = [
+    "DEFAULT_METRICS",
+    "FAMILIES",
+    "GMAX_FROM_QRELS",
+    "Measure",
+    "Metric",
+    "MetricFamily",
+    "Param",
+    "parse",
+    "parse_all",
+    "register",
+]
 
-# Parameter name -> its default. Canonical names leave defaults out.
-_PARAM_DEFAULTS: dict[str, object] = {
-    "rel": 1,
-    "gain": "linear",
-    "judged_only": False,
-    "gmax": 4,
-}
-# ERR's gmax: a grade (gdeval's and ir_measures' default, 4) or "qrels": the highest grade in
-# the judgments of the evaluated topics
-GMAX_FROM_QRELS = "qrels"
-_GAINS = ("linear", "exp")
-
-
-@dataclass(frozen=True)
-class MetricFamily:
-    """One measure (``nDCG``), whatever its cutoff and parameters."""
-
-    name: str
-    description: str
-    formula: str
-    compute: str  # "module:function" in evalplat.metrics
-    cutoff: CutoffRule
-    params: tuple[str, ...] = ()
-    aliases: tuple[str, ...] = ()
-    higher_is_better: bool = True
-    # False for counts (NumRet...) and Judged@k: informational (Judged@k feeds the coverage
-    # guard of comparisons), never a regression of relevance themselves
-    gateable: bool = True
-    aggregate: Literal["mean", "sum"] = "mean"
-    trec_name: str | None = None  # with ``{k}`` for the cutoff, e.g. "ndcg_cut_{k}"
-    trec_name_no_cutoff: str | None = None
-    bounded: bool = True  # value always in [0, 1]
+# The parameter names every family knows: a family refuses those it does not take (a clear
+# error rather than "unknown parameter").
+_PARAM_DEFAULTS: dict[str, object] = {name: p.default for name, p in PARAMS.items()}
 
 
-@dataclass(frozen=True)
 class Metric:
-    """A fully specified metric: family, cutoff and parameters. ``str()`` is its canonical name."""
+    """A fully specified metric: measure, cutoff and parameters. ``str()`` is its canonical name.
 
+    ``Metric("P", 10, rel=2)``; parameters equal to their defaults are dropped, so two spellings
+    of one metric are equal and hash alike. Immutable.
+    """
+
+    __slots__ = ("_params", "_spec", "cutoff", "family")
     family: str
-    cutoff: int | None = None
-    rel: int = 1
-    gain: str = "linear"
-    judged_only: bool = False
-    gmax: int | str = 4
-    _spec: MetricFamily = field(init=False, repr=False, compare=False, hash=False)
+    cutoff: int | None
+    _params: tuple[tuple[str, object], ...]
+    _spec: Measure
 
-    def __post_init__(self) -> None:
-        spec = FAMILIES.get(self.family)
+    def __init__(self, family: str, cutoff: int | None = None, **params: object) -> None:
+        spec = FAMILIES.get(family)
         if spec is None:
-            raise InputError(f"unknown metric family {self.family!r}")
+            raise InputError(f"unknown metric family {family!r}")
+        if spec.cutoff == "required" and cutoff is None:
+            raise InputError(f"{family} needs a cutoff, e.g. {family}@10")
+        if spec.cutoff == "none" and cutoff is not None:
+            raise InputError(f"{family} takes no cutoff")
+        if cutoff is not None and cutoff < 1:
+            raise InputError(f"cutoff must be a positive integer, got {cutoff}")
+        kept: dict[str, object] = {}
+        for name, value in params.items():
+            param = PARAMS.get(name)
+            if param is None:
+                raise InputError(f"{family} takes no parameter {name!r}")
+            if name not in spec.params:
+                if value != param.default:
+                    raise InputError(f"{family} takes no parameter {name!r}")
+                continue
+            value = param.check(value)
+            if value != param.default:
+                kept[name] = value
+        for name in spec.params:
+            if name not in kept and PARAMS[name].default is None:
+                raise InputError(f"{family} needs the parameter {name!r}")
+        object.__setattr__(self, "family", family)
+        object.__setattr__(self, "cutoff", cutoff)
+        object.__setattr__(self, "_params", tuple(sorted(kept.items())))
         object.__setattr__(self, "_spec", spec)
-        if spec.cutoff == "required" and self.cutoff is None:
-            raise InputError(f"{self.family} needs a cutoff, e.g. {self.family}@10")
-        if spec.cutoff == "none" and self.cutoff is not None:
-            raise InputError(f"{self.family} takes no cutoff")
-        if self.cutoff is not None and self.cutoff < 1:
-            raise InputError(f"cutoff must be a positive integer, got {self.cutoff}")
-        if self.gain not in _GAINS:
-            raise InputError(f"gain must be one of {', '.join(_GAINS)}, got {self.gain!r}")
-        for name in ("rel", "gain", "judged_only", "gmax"):
-            if name not in spec.params and getattr(self, name) != _PARAM_DEFAULTS[name]:
-                raise InputError(f"{self.family} takes no parameter {name!r}")
-        if self.rel < 1:
-            raise InputError(f"rel must be at least 1, got {self.rel}")
-        if isinstance(self.gmax, str):
-            if self.gmax != GMAX_FROM_QRELS:
-                raise InputError(f"gmax must be a grade or 'qrels', got {self.gmax!r}")
-        elif self.gmax < 1:
-            raise InputError(f"gmax must be at least 1, got {self.gmax}")
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"Metric is immutable: cannot set {name!r}")
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Metric):
+            return NotImplemented
+        return (self.family, self.cutoff, self._params) == (
+            other.family,
+            other.cutoff,
+            other._params,
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.family, self.cutoff, self._params))
+
+    def __repr__(self) -> str:
+        return f"Metric({str(self)!r})"
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (parse, (str(self),))
+
+    def param(self, name: str) -> object:
+        """The value of a parameter: as written, or its default."""
+        return dict(self._params).get(name, PARAMS[name].default)
 
     @property
-    def spec(self) -> MetricFamily:
-        """The registry entry of this metric's family."""
+    def rel(self) -> int:
+        """Binary relevance threshold (grade >= rel is relevant)."""
+        value = self.param("rel")
+        return value if isinstance(value, int) else 1
+
+    @property
+    def gain(self) -> str:
+        """``linear`` or ``exp``."""
+        return str(self.param("gain"))
+
+    @property
+    def judged_only(self) -> bool:
+        """Score the ranking with unjudged documents removed."""
+        return bool(self.param("judged_only"))
+
+    @property
+    def gmax(self) -> int | str:
+        """ERR's top grade, or ``qrels``."""
+        value = self.param("gmax")
+        return value if isinstance(value, (str, int)) else 4
+
+    @property
+    def spec(self) -> Measure:
+        """The declaration of this metric's measure."""
         return self._spec
 
     @property
@@ -109,22 +149,18 @@ class Metric:
 
     @property
     def gateable(self) -> bool:
-        """False for informational counts that a regression gate must not use."""
+        """False for informational measures that a regression gate must not use."""
         return self._spec.gateable
 
     @property
     def params(self) -> dict[str, object]:
         """Parameters that differ from their defaults, by name."""
-        return {
-            name: getattr(self, name)
-            for name in sorted(self._spec.params)
-            if getattr(self, name) != _PARAM_DEFAULTS[name]
-        }
+        return dict(self._params)
 
     @property
     def trec_name(self) -> str | None:
         """trec_eval's name for this metric, or None when trec_eval has no equivalent."""
-        if self.params:
+        if self._params:
             return None
         if self.cutoff is None:
             return self._spec.trec_name_no_cutoff
@@ -133,98 +169,52 @@ class Metric:
 
     def __str__(self) -> str:
         text = self.family
-        params = self.params
-        if params:
-            text += "(" + ",".join(f"{k}={_format_value(v)}" for k, v in params.items()) + ")"
+        if self._params:
+            text += "(" + ",".join(f"{k}={format_value(v)}" for k, v in self._params) + ")"
         if self.cutoff is not None:
             text += f"@{self.cutoff}"
         return text
 
 
-def _format_value(value: object) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
+FAMILIES: dict[str, Measure] = {}
+_LOOKUP: dict[str, str] = {}
 
 
-_F = MetricFamily
-_REL = ("rel", "judged_only")
-FAMILIES: dict[str, MetricFamily] = {
-    f.name: f
-    for f in (
-        _F("P", "Precision: share of the top k that is relevant.",
-           "P@k = |relevant in top k| / k  (k, not the number retrieved)",
-           "binary:precision", "required", _REL, trec_name="P_{k}"),
-        _F("R", "Recall: share of all relevant documents found in the top k.",
-           "R@k = |relevant in top k| / R, R = number of judged relevant (0 when R = 0)",
-           "binary:recall", "required", _REL, trec_name="recall_{k}"),
-        _F("F1", "Harmonic mean of P@k and R@k.",
-           "F1@k = 2 P@k R@k / (P@k + R@k), 0 when both are 0",
-           "binary:f1", "required", _REL),
-        _F("Success", "1 when a relevant document is in the top k, else 0.",
-           "Success@k = [ |relevant in top k| > 0 ]",
-           "binary:success", "required", _REL, aliases=("Hit",), trec_name="success_{k}"),
-        _F("RR", "Reciprocal rank of the first relevant document (within k if given).",
-           "RR@k = 1 / rank of the first relevant document at rank <= k, else 0",
-           "rank:reciprocal_rank", "optional", _REL, aliases=("MRR",),
-           trec_name_no_cutoff="recip_rank"),
-        _F("AP", "Average precision (within k if given), over all judged relevant documents.",
-           "AP@k = (1/R) * sum over relevant d at rank r <= k of P@r; 0 when R = 0",
-           "rank:average_precision", "optional", _REL, aliases=("MAP",),
-           trec_name="map_cut_{k}", trec_name_no_cutoff="map"),
-        _F("nDCG", "Normalised discounted cumulative gain (trec_eval's ndcg/ndcg_cut).",
-           "nDCG@k = DCG@k / IDCG@k, DCG@k = sum_{r<=k} gain(g_r) / log2(r + 1), gain = g "
-           "(linear) or 2^g - 1 (exp), negative grades gain 0; IDCG from all judged grades",
-           "gain:ndcg", "optional", ("gain", "judged_only"), aliases=("NDCG",),
-           trec_name="ndcg_cut_{k}", trec_name_no_cutoff="ndcg"),
-        _F("DCG", "Discounted cumulative gain (not normalised).",
-           "DCG@k = sum_{r<=k} gain(g_r) / log2(r + 1)",
-           "gain:dcg", "optional", ("gain", "judged_only"), bounded=False),
-        _F("Rprec", "Precision at rank R, R = number of judged relevant documents.",
-           "Rprec = |relevant in top R| / R; 0 when R = 0",
-           "binary:r_precision", "none", _REL, trec_name_no_cutoff="Rprec"),
-        _F("Bpref", "Binary preference: relevant documents ranked above judged non-relevant.",
-           "Bpref = (1/R) * sum over retrieved relevant d of 1 - min(n_d, R) / min(R, N), "
-           "n_d = judged non-relevant ranked above d, N = judged non-relevant; unjudged and "
-           "negative grades ignored; a term is 1 when n_d = 0",
-           "pairs:bpref", "none", ("rel",), trec_name_no_cutoff="bpref"),
-        _F("ERR", "Expected reciprocal rank (Chapelle et al. 2009), graded cascade model.",
-           "ERR@k = sum_{r<=k} (1/r) p_r prod_{i<r} (1 - p_i), p = (2^g - 1) / 2^gmax, "
-           "gmax = 4 (gdeval, ir_measures) or, with gmax=qrels, the highest grade in the "
-           "qrels; negative grades count as 0",
-           "gain:err", "optional", ("gmax", "judged_only")),
-        _F("Judged", "Share of the top k results that have a judgment (any grade).",
-           "Judged@k = |judged in top k| / min(k, number retrieved); 0 with no results",
-           "binary:judged", "required", gateable=False),
-        _F("AUC", "Probability that a judged relevant document is ranked above a judged "
-           "non-relevant one (unretrieved documents rank below all retrieved, tied).",
-           "AUC = (correct pairs + ties / 2) / (R N) over (relevant, judged non-relevant) "
-           "pairs; negative grades ignored; 0 when R = 0 or N = 0",
-           "pairs:auc", "none", ("rel",)),
-        _F("NumRet", "Number of documents retrieved.", "NumRet = |ranking|",
-           "counts:num_ret", "none", gateable=False, aggregate="sum", bounded=False,
-           trec_name_no_cutoff="num_ret"),
-        _F("NumRel", "Number of judged relevant documents.", "NumRel = R",
-           "counts:num_rel", "none", ("rel",), gateable=False, aggregate="sum",
-           bounded=False, trec_name_no_cutoff="num_rel"),
-        _F("NumRelRet", "Number of relevant documents retrieved.",
-           "NumRelRet = |relevant in ranking|", "counts:num_rel_ret", "none", ("rel",),
-           gateable=False, aggregate="sum", bounded=False, trec_name_no_cutoff="num_rel_ret"),
-        _F("NumQ", "Number of topics evaluated.", "NumQ = number of topics (1 per topic)",
-           "counts:num_q", "none", gateable=False, aggregate="sum", bounded=False,
-           trec_name_no_cutoff="num_q"),
-    )
-}  # fmt: skip
+def register(measure: Measure, *, params: tuple[Param, ...] = ()) -> Measure:
+    """Add a measure (and the parameters only it takes) to the registry; returns it.
+
+    Names and aliases are unique without regard to case, and a parameter name means one thing
+    everywhere: registering a clash is an ``InputError``. Registering the same declaration
+    twice is a no-op, so a module may register on import.
+    """
+    if FAMILIES.get(measure.name) == measure:
+        return measure
+    for param in params:
+        known = PARAMS.get(param.name)
+        if known is not None and known != param:
+            raise InputError(f"parameter {param.name!r} is already declared differently")
+    for name in measure.params:
+        if name not in PARAMS and name not in {p.name for p in params}:
+            raise InputError(f"measure {measure.name}: undeclared parameter {name!r}")
+    for name in (measure.name, *measure.aliases):
+        if name.lower() in _LOOKUP:
+            raise InputError(f"a metric named {name!r} is already registered")
+    for param in params:
+        PARAMS[param.name] = param
+        _PARAM_DEFAULTS[param.name] = param.default
+    FAMILIES[measure.name] = measure
+    for name in (measure.name, *measure.aliases):
+        _LOOKUP[name.lower()] = measure.name
+    return measure
+
+
+for _measure in MEASURES:
+    register(_measure)
 
 DEFAULT_METRICS: tuple[str, ...] = ("nDCG@10", "P@10", "R@100", "AP", "RR@10", "Judged@10")
 
-_LOOKUP: dict[str, str] = {}
-for _spec in FAMILIES.values():
-    for _name in (_spec.name, *_spec.aliases):
-        _LOOKUP[_name.lower()] = _spec.name
-
-_NAME_RE = re.compile(r"^\s*(?P<family>[A-Za-z][A-Za-z0-9]*)\s*(?:\((?P<params>[^)]*)\))?\s*"
-                      r"(?:@\s*(?P<cutoff>\S+))?\s*$")  # fmt: skip
+_NAME_RE = re.compile(r"^\s*(?P<family>(?:[A-Za-z][A-Za-z0-9_]*:)?[A-Za-z][A-Za-z0-9]*)\s*"
+                      r"(?:\((?P<params>[^)]*)\))?\s*(?:@\s*(?P<cutoff>\S+))?\s*$")  # fmt: skip
 # trec_eval names: (regex, family); the cutoff group is optional
 _TREC_RE: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"^P_(\d+)$"), "P"),
@@ -269,11 +259,13 @@ def parse(name: str | Metric) -> Metric:
     params: dict[str, object] = {}
     for item in filter(None, (p.strip() for p in (match.group("params") or "").split(","))):
         key, sep, value = (part.strip() for part in item.partition("="))
-        if not sep or key not in _PARAM_DEFAULTS:
+        if not sep or key not in PARAMS:
             raise InputError(f"metric {name!r}: unknown parameter {item!r}")
-        params[key] = _parse_value(name, key, value)
+        if key not in FAMILIES[family].params:
+            raise InputError(f"metric {name!r}: {family} takes no parameter {key!r}")
+        params[key] = PARAMS[key].read(name, value)
     try:
-        metric = Metric(family, cutoff, **params)  # type: ignore[arg-type]
+        metric = Metric(family, cutoff, **params)
     except InputError as error:
         raise InputError(f"metric {name!r}: {error.problem}") from None
     if len(str(metric)) > METRIC_MAX_LENGTH:
@@ -282,20 +274,6 @@ def parse(name: str | Metric) -> Metric:
             f"metric name {str(metric)[:40]!r}... is longer than {METRIC_MAX_LENGTH} characters"
         )
     return metric
-
-
-def _parse_value(name: str, key: str, value: str) -> object:
-    if key == "gmax" and value.lower() == GMAX_FROM_QRELS:
-        return GMAX_FROM_QRELS
-    if key in ("rel", "gmax"):
-        if not re.fullmatch(r"-?[0-9]{1,9}", value):
-            raise InputError(f"metric {name!r}: {key} must be an integer, got {value!r}")
-        return int(value)
-    if key == "judged_only":
-        if value.lower() not in ("true", "false", "1", "0"):
-            raise InputError(f"metric {name!r}: judged_only must be true or false")
-        return value.lower() in ("true", "1")
-    return value.lower()
 
 
 def _suggest(text: str) -> str:

@@ -209,8 +209,8 @@ class RunPage:
 
     @property
     def zero_result_warning(self) -> str | None:
-        """Set when most answered queries returned nothing (``evalplat.running.health``)."""
-        from evalplat.running.health import ZeroResults
+        """Set when most answered queries returned nothing (``evalplat.metrics.run_health``)."""
+        from evalplat.metrics.run_health import ZeroResults
 
         return ZeroResults(self.zero_results, self.answered).warning()
 

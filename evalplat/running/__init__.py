@@ -2,9 +2,9 @@
 
 - ``runner``: ``run``, ``resume``, ``rescore`` and ``import_run``, the entry points;
 - ``search_driver``: searching a run's queries with retries, batching commits, finishing the run;
-- ``health``: the zero-result rate and when a run is flagged for it;
 - ``rescoring``: runs scored again when their test set gains judgments.
 
+The zero-result flag of a run is a measure of its records (``evalplat.metrics.run_health``).
 The retry and backoff policy of one search call lives with the searchers
 (``evalplat.searchers.retry``), since every searcher kind shares it.
 """

@@ -1,0 +1,54 @@
+"""From per-unit values to the figure of a run, as the measure declares (mean, sum, percentile).
+
+Every consumer (evaluation means, comparisons, bootstrap replicates) aggregates through
+:func:`aggregate`, so a measure's run-level number is the same everywhere.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+    from evalplat.metrics.registry import Metric
+
+
+def aggregate(
+    metric: Metric, values: NDArray[np.float64], weights: NDArray[np.float64] | None = None
+) -> float:
+    """The run-level figure of ``metric`` over per-unit ``values``.
+
+    ``mean`` is weighted by ``weights`` when given (0 when every weight is 0 or there are no
+    units); ``sum`` ignores weights; ``percentile`` is the p-th percentile (linear
+    interpolation, NumPy's default), unweighted, and NaN values (unknown) are left out of it.
+    """
+    how = metric.spec.aggregate
+    if how == "sum":
+        return float(values.sum())
+    if how == "percentile":
+        known = values[~np.isnan(values)]
+        if not known.size:
+            return float("nan")
+        return float(np.percentile(known, float(metric.param("p"))))  # type: ignore[arg-type]
+    if not values.size:
+        return 0.0
+    if weights is None:
+        return float(values.mean())
+    total = float(weights.sum())
+    return float(np.dot(values, weights) / total) if total > 0 else 0.0
+
+
+def aggregate_rows(metric: Metric, values: NDArray[np.float64]) -> NDArray[np.float64]:
+    """:func:`aggregate` of each row of a 2-d array (bootstrap replicates), unweighted."""
+    how = metric.spec.aggregate
+    result: NDArray[np.float64]
+    if how == "sum":
+        result = values.sum(axis=1)
+    elif how == "percentile":
+        result = np.nanpercentile(values, float(metric.param("p")), axis=1)  # type: ignore[arg-type]
+    else:
+        result = values.mean(axis=1)
+    return result

@@ -1,0 +1,173 @@
+"""The metric model: what every measure declares, whatever it is computed from.
+
+A measure (:class:`Measure`) is one family of numbers, ``nDCG`` or ``Latency`` alike. It declares
+
+- its **name**, in ir_measures syntax, optionally in a namespace (``online:CTR``);
+- its **direction** (``higher_is_better``), which verdicts, colours, history and alerts follow;
+- its **inputs**, by name (:data:`INPUTS`): the kernel is called with exactly these, in the
+  declared order, then the metric, so a measure of run records never sees a judgment;
+- its **unit**: one value per query, or per session for measures of user behaviour;
+- its **aggregate**: ``mean`` (weighted by query weights when they are in force), ``sum`` or
+  ``percentile`` (the ``p`` parameter);
+- the **test** its verdict uses: ``paired`` (the comparison's paired test over units:
+  randomization, t-test or Wilcoxon), ``bootstrap`` (a paired bootstrap of the aggregate's
+  difference, for aggregates a mean test does not fit, such as percentiles) or ``none``
+  (informational: shown, never gated).
+
+Scores, comparisons, gates, history, alerts and pages read these fields and nothing else, so a
+new kind of measure is one kernel module plus one declaration (``evalplat.metrics.catalogue``,
+or :func:`evalplat.metrics.registry.register` from outside the package).
+
+This module imports no numerical library: the CLI reads it to build help and ``metrics list``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from evalplat.errors import InputError
+
+CutoffRule = Literal["required", "optional", "none"]
+Input = Literal["judgments", "ranking", "records", "documents", "events"]
+Unit = Literal["query", "session"]
+Aggregate = Literal["mean", "sum", "percentile"]
+VerdictTest = Literal["paired", "bootstrap", "none"]
+ParamKind = Literal["int", "choice", "bool", "grade_or_qrels", "number", "name"]
+
+# What a kernel may ask for, and where the values come from.
+INPUTS: dict[str, str] = {
+    "judgments": "the test set version's judgments of the evaluated topics (coded, per topic)",
+    "ranking": "the run's ranked results joined with their grades (unjudged marked)",
+    "records": "what the run recorded per query: latency and the number of results",
+    "documents": "field values of the ranked documents (stored hit fields or the corpus)",
+    "events": "user behaviour events attributed to the config version (online measures)",
+}
+UNITS: dict[str, str] = {"query": "per query", "session": "per session"}
+AGGREGATES: dict[str, str] = {
+    "mean": "mean over units (weighted by query weights when they are in force)",
+    "sum": "sum over units",
+    "percentile": "the p-th percentile over units (parameter p)",
+}
+TESTS: dict[str, str] = {
+    "paired": "the comparison's paired test over units (randomization, t-test or Wilcoxon)",
+    "bootstrap": "a paired bootstrap of the difference of the aggregates",
+    "none": "informational: compared and shown, never gated",
+}
+
+_NAME = re.compile(r"^(?:[a-z][a-z0-9_]*:)?[A-Za-z][A-Za-z0-9]*$")
+
+
+@dataclass(frozen=True)
+class Param:
+    """A parameter a measure takes in its name, e.g. ``rel`` in ``P(rel=2)@5``."""
+
+    name: str
+    kind: ParamKind
+    default: object
+    help: str
+    choices: tuple[str, ...] = ()
+    minimum: float | None = None
+    maximum: float | None = None
+
+    def read(self, metric: str, text: str) -> object:
+        """The value written in a metric name (always text there), checked."""
+        if self.kind == "grade_or_qrels" and text.lower() == "qrels":
+            return "qrels"
+        if self.kind in ("int", "grade_or_qrels"):
+            if not re.fullmatch(r"-?[0-9]{1,9}", text):
+                raise InputError(f"metric {metric!r}: {self.name} must be an integer, got {text!r}")
+            return self.check(int(text))
+        if self.kind == "number":
+            if not re.fullmatch(r"-?[0-9]{1,9}(\.[0-9]{1,9})?", text):
+                raise InputError(f"metric {metric!r}: {self.name} must be a number, got {text!r}")
+            number = float(text)
+            return self.check(int(number) if number.is_integer() else number)
+        if self.kind == "bool":
+            if text.lower() not in ("true", "false", "1", "0"):
+                raise InputError(f"metric {metric!r}: {self.name} must be true or false")
+            return text.lower() in ("true", "1")
+        return self.check(text if self.kind == "name" else text.lower())
+
+    def check(self, value: object) -> object:
+        """``value`` when it is valid for this parameter; ``InputError`` otherwise."""
+        if self.kind == "grade_or_qrels" and isinstance(value, str):
+            if value != "qrels":
+                raise InputError(f"{self.name} must be a grade or 'qrels', got {value!r}")
+            return value
+        if self.kind == "choice" and value not in self.choices:
+            raise InputError(f"{self.name} must be one of {', '.join(self.choices)}, got {value!r}")
+        if self.kind == "name" and not (
+            isinstance(value, str) and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.-]{0,59}", value)
+        ):
+            raise InputError(f"{self.name} must be a field name, got {value!r}")
+        if self.kind == "bool" and not isinstance(value, bool):
+            raise InputError(f"{self.name} must be true or false, got {value!r}")
+        if self.kind in ("int", "grade_or_qrels", "number"):
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise InputError(f"{self.name} must be a number, got {value!r}")
+            if self.minimum is not None and value < self.minimum:
+                low = _shown(self.minimum)
+                raise InputError(f"{self.name} must be at least {low}, got {value}")
+            if self.maximum is not None and value > self.maximum:
+                high = _shown(self.maximum)
+                raise InputError(f"{self.name} must be at most {high}, got {value}")
+        return value
+
+
+def _shown(number: float) -> str:
+    return str(int(number)) if float(number).is_integer() else str(number)
+
+
+def format_value(value: object) -> str:
+    """A parameter value as written in a canonical metric name."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+@dataclass(frozen=True)
+class Measure:
+    """One measure (``nDCG``), whatever its cutoff and parameters: the whole declaration."""
+
+    name: str
+    description: str
+    formula: str
+    compute: str  # "module:function", the module under evalplat.metrics or a dotted path
+    cutoff: CutoffRule
+    params: tuple[str, ...] = ()  # names of parameters (evalplat.metrics.catalogue.PARAMS)
+    aliases: tuple[str, ...] = ()
+    higher_is_better: bool = True
+    inputs: tuple[Input, ...] = ("ranking", "judgments")
+    unit: Unit = "query"
+    aggregate: Aggregate = "mean"
+    test: VerdictTest = "paired"
+    trec_name: str | None = None  # with ``{k}`` for the cutoff, e.g. "ndcg_cut_{k}"
+    trec_name_no_cutoff: str | None = None
+    bounded: bool = True  # every value in [0, 1]
+    value_unit: str = ""  # what a value counts, e.g. "ms"; empty for ratios and scores
+    notes: tuple[str, ...] = ()  # edge cases the formula leaves implicit (docs/metrics.md)
+
+    def __post_init__(self) -> None:
+        if not _NAME.match(self.name):
+            raise InputError(f"measure name {self.name!r}: letters and digits, optional ns: prefix")
+        for name in self.inputs:
+            if name not in INPUTS:
+                raise InputError(f"measure {self.name}: unknown input {name!r}")
+        if self.aggregate == "percentile" and "p" not in self.params:
+            raise InputError(f"measure {self.name}: a percentile aggregate needs the p parameter")
+
+    @property
+    def gateable(self) -> bool:
+        """False for informational measures (counts, Judged@k), never a regression themselves."""
+        return self.test != "none"
+
+    @property
+    def namespace(self) -> str:
+        """``online`` for ``online:CTR``; empty for the offline measures."""
+        return self.name.partition(":")[0] if ":" in self.name else ""
+
+
+# The earlier name of the declaration, kept for code written against it.
+MetricFamily = Measure

@@ -1,0 +1,56 @@
+"""What measures are computed from, gathered once per evaluation: :class:`MeasureInputs`.
+
+Each field is one of the model's inputs (``evalplat.metrics.model.INPUTS``), coded per topic in
+the evaluation's topic order. A field is ``None`` when the evaluation has no such data (a run
+imported from a file has no records; a test set without documents has no fields): asking for
+it names the metric and what is missing, rather than scoring a made-up 0.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from evalplat.errors import InputError
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+    from evalplat.metrics.ranking import Judgments, Ranking
+    from evalplat.metrics.registry import Metric
+
+_MISSING = {
+    "judgments": "judgments",
+    "ranking": "a ranking",
+    "records": "run records (latency, result counts; a run imported from a file has none)",
+    "documents": "document field values (stored hit fields or the test set's documents)",
+    "events": "user behaviour events for this config version",
+}
+
+
+@dataclass(frozen=True)
+class RunRecords:
+    """What a run recorded for each topic: latency in ms (NaN when unknown) and result count."""
+
+    latency_ms: NDArray[np.float64]
+    results: NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class MeasureInputs:
+    """Every input of one evaluation, per topic; ``None`` where the evaluation has none."""
+
+    n_topics: int
+    ranking: Ranking | None = None
+    judgments: Judgments | None = None
+    records: RunRecords | None = None
+    documents: object | None = None
+    events: object | None = None
+
+    def get(self, name: str, metric: Metric) -> object:
+        """The input ``name`` for ``metric``; ``InputError`` naming both when it is absent."""
+        value = getattr(self, name, None)
+        if value is None:
+            raise InputError(f"{metric} needs {_MISSING.get(name, name)}, which this run lacks")
+        return value
