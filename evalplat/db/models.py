@@ -270,7 +270,11 @@ class RunQuery(Base):
 
 
 class Result(Base):
-    """One ranked document of one query of a run; ``rank`` starts at 1 and is the final order."""
+    """One ranked document of one query of a run; ``rank`` starts at 1 and is the final order.
+
+    ``fields``: document field values read from the hit by the searcher (the ``http``
+    searcher's ``hit_fields``), name -> JSON value; NULL when the searcher read none.
+    """
 
     __tablename__ = "result"
 
@@ -279,6 +283,7 @@ class Result(Base):
     rank: Mapped[int] = mapped_column(Integer, primary_key=True)
     doc_id: Mapped[str] = mapped_column(ExternalId)
     score: Mapped[float | None] = mapped_column(Float, nullable=True)
+    fields: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
 
 
 class Evaluation(Base):

@@ -140,6 +140,21 @@ RELEVANCE: tuple[Measure, ...] = (
         notes=("Not normalised, so not bounded by 1; negative grades gain 0.",),
     ),
     Measure(
+        name="CG",
+        description="Cumulative gain: sum of the gains of the top k, without discount.",
+        formula="CG@k = sum_{r<=k} gain(g_r), gain = g (linear) or 2^g - 1 (exp); negative "
+        "grades and unjudged documents gain 0",
+        compute="gain:cg",
+        cutoff="optional",
+        params=("gain", "judged_only"),
+        bounded=False,
+        notes=(
+            "No discount: reordering the top k leaves CG@k unchanged (DCG@k is the measure "
+            "that rewards order). Not normalised, so not bounded by 1.",
+            "Negative grades and unjudged documents gain 0; 0 for a topic without results.",
+        ),
+    ),
+    Measure(
         name="Rprec",
         description="Precision at rank R, R = number of judged relevant documents.",
         formula="Rprec = |relevant in top R| / R; 0 when R = 0",
@@ -210,6 +225,50 @@ RELEVANCE: tuple[Measure, ...] = (
             "Unretrieved judged documents rank below every retrieved one and tie among themselves"
             " (a tie counts 1/2).",
             "Negative grades are ignored; 0 when R = 0 or N = 0.",
+        ),
+    ),
+    Measure(
+        name="KendallTau",
+        description="Kendall tau-b between the retrieved order and the grades of the judged "
+        "documents in the top k, in [-1, 1].",
+        formula="tau_b = (C - D) / sqrt(n0 (n0 - T)) over the n judged documents in the top k: "
+        "C (D) = pairs whose higher-ranked document has the higher (lower) grade, "
+        "n0 = n (n - 1) / 2, T = pairs with tied grades; negative grades count as 0; 0 when "
+        "n < 2 or all grades tie (no order to agree with; 0 keeps the topic in means and "
+        "paired tests)",
+        compute="correlation:kendall_tau",
+        cutoff="optional",
+        params=("judged_only",),
+        bounded=False,
+        notes=(
+            "Values lie in [-1, 1]: +1 when the judged documents of the top k are ranked "
+            "exactly by grade, -1 when exactly against it.",
+            "Only judged documents take part (a negative grade counts as 0, any grade is "
+            "judged); unjudged ones are skipped, so the pairs are the judged documents among "
+            "the top k. With `judged_only=true` the top k are the first k judged documents.",
+            "0 when fewer than two judged documents are in the top k or when all their grades "
+            "tie: there is no order to agree with (SciPy's `kendalltau` returns NaN there), and "
+            "0 keeps the topic in means and paired tests like a topic without results elsewhere.",
+            "Ties in grades are handled by tau-b's denominator; positions never tie.",
+        ),
+    ),
+    Measure(
+        name="Spearman",
+        description="Spearman rho between the retrieved order and the grades of the judged "
+        "documents in the top k, in [-1, 1].",
+        formula="rho = Pearson correlation of position ranks (first = n) and grade ranks (ties "
+        "share their average rank) over the n judged documents in the top k; negative grades "
+        "count as 0; 0 when n < 2 or all grades tie (no order to agree with; 0 keeps the topic "
+        "in means and paired tests)",
+        compute="correlation:spearman",
+        cutoff="optional",
+        params=("judged_only",),
+        bounded=False,
+        notes=(
+            "Values lie in [-1, 1], as for `KendallTau`, over the same pairs.",
+            "Tied grades share the average of their ranks (SciPy's `spearmanr`).",
+            "0 when fewer than two judged documents are in the top k or when all their grades "
+            "tie, for the reason given under `KendallTau`.",
         ),
     ),
 )

@@ -1,4 +1,4 @@
-"""Graded measures: DCG, nDCG (trec_eval's ndcg, ndcg_cut_k) and ERR.
+"""Graded measures: CG, DCG, nDCG (trec_eval's ndcg, ndcg_cut_k) and ERR.
 
 Gain of grade g: ``g`` (linear, trec_eval's default) or ``2^g - 1`` (exp, Burges et al.);
 negative grades and unjudged documents gain 0. Discount at 1-based rank r: ``1 / log2(r + 1)``.
@@ -84,3 +84,12 @@ def err(ranking: Ranking, judgments: Judgments, metric: Metric) -> NDArray[np.fl
     if metric.cutoff is not None:
         mask &= ranked.rank < metric.cutoff
     return ranked.per_topic(values, mask)
+
+
+def cg(ranking: Ranking, judgments: Judgments, metric: Metric) -> NDArray[np.float64]:
+    """CG@k = sum over r <= k of gain(g_r): DCG without the discount, so order within k is moot."""
+    ranked = view(ranking, metric)
+    mask = ranked.grade > 0
+    if metric.cutoff is not None:
+        mask &= ranked.rank < metric.cutoff
+    return ranked.per_topic(gains(ranked.grade, metric.gain), mask)

@@ -29,6 +29,8 @@ from evalplat.errors import InputError, OperationalError
 from evalplat.inputs.validation import CONCURRENCY_MAX, check_depth, result_id_problem
 from evalplat.searchers import (
     BackendUnavailableError,
+    Hit,
+    HitFields,
     RateLimiter,
     RetryPolicy,
     Searcher,
@@ -216,24 +218,25 @@ def _search_one(
     attempts = 0
     latency_ms: float | None = None
 
-    def attempt() -> list[tuple[str, float]]:
+    def attempt() -> tuple[list[Hit], list[HitFields] | None]:
         nonlocal attempts, latency_ms
         attempts += 1
         if limiter is not None:
             limiter.acquire()
         start = time.perf_counter()
-        hits = searcher.search(query_id, text, depth)
+        found = searcher.search_with_fields(query_id, text, depth)
         latency_ms = (time.perf_counter() - start) * 1000.0
-        return hits
+        return found
 
     try:
-        hits = call_with_retries(attempt, policy)
+        hits, fields = call_with_retries(attempt, policy)
     except SearchError as error:
         return QueryOutcome(query_id, "failed", attempts=attempts, error=_text(str(error)))
     except Exception as error:  # a bug in a user's python/command searcher fails one query
         message = f"{type(error).__name__}: {error}"
         return QueryOutcome(query_id, "failed", attempts=attempts, error=_text(message))
     hits = hits[:depth]
+    fields = None if fields is None else fields[:depth]
     seen: set[str] = set()
     for doc_id, _ in hits:
         problem = result_id_problem(doc_id)
@@ -247,7 +250,9 @@ def _search_one(
             error_text = f"the engine returned document {doc_id!r} twice in one ranking"
             return QueryOutcome(query_id, "failed", attempts=attempts, error=error_text)
         seen.add(doc_id)
-    return QueryOutcome(query_id, "ok", hits, latency_ms=latency_ms, attempts=attempts)
+    return QueryOutcome(
+        query_id, "ok", hits, latency_ms=latency_ms, attempts=attempts, fields=fields
+    )
 
 
 def _text(message: str) -> str:

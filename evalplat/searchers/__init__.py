@@ -21,6 +21,7 @@ from evalplat.searchers import builtin, command, http, python, sql
 from evalplat.searchers.base import (
     BackendUnavailableError,
     Hit,
+    HitFields,
     Searcher,
     SearchError,
     TransientSearchError,
@@ -32,6 +33,7 @@ __all__ = [
     "SEARCHERS",
     "BackendUnavailableError",
     "Hit",
+    "HitFields",
     "Param",
     "RateLimiter",
     "RetryPolicy",

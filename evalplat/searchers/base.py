@@ -26,6 +26,9 @@ from evalplat.errors import OperationalError
 Hit = tuple[str, float]
 """One result: (doc id, score). A searcher returns hits in the engine's order."""
 
+HitFields = dict[str, Any]
+"""Document field values read from one hit: field name -> JSON value (missing names left out)."""
+
 
 class SearchError(OperationalError):
     """A query failed in a way that retrying will not fix (malformed response, HTTP 4xx)."""
@@ -62,6 +65,16 @@ class Searcher(ABC):
 
         Raises ``TransientSearchError`` or ``SearchError``; an empty list means "no results".
         """
+
+    def search_with_fields(
+        self, query_id: str, text: str, depth: int
+    ) -> tuple[list[Hit], list[HitFields] | None]:
+        """Hits as ``search`` gives them, and the field values read from each (parallel list).
+
+        ``None`` when the searcher reads no fields from its hits (every kind but a configured
+        ``http`` searcher); the runner stores what it gets with each result.
+        """
+        return self.search(query_id, text, depth), None
 
     def check(self) -> None:
         """Make one cheap request; raise ``BackendUnavailableError`` if the backend is unusable.

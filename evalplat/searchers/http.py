@@ -19,6 +19,11 @@ Presets fill in everything but ``url``; params given explicitly win. ``fields`` 
 - ``solr``: ``GET {url}/select?q=...&rows=depth&fl=id,score&defType=edismax&qf=fields``; hits
   ``response.docs``, id ``id``, score ``score``.
 
+``hit_fields`` (field name -> path in a hit, :mod:`evalplat.searchers.hit_fields`) reads
+document field values from each hit for ``search_with_fields``; the presets then ask the engine
+for those fields (``stored_fields`` in the templates: Elasticsearch's ``_source``, Solr's
+``fl``), and leave their requests as they were without it.
+
 ``${ENV}`` placeholders in ``url``, ``headers``, ``query_params`` and ``body`` are substituted
 after the template is rendered (see :class:`~evalplat.inputs.env.SecretSlots`), so a secret
 is sent exactly as set and never read as template text; ``auth`` (``user:password``, HTTP
@@ -34,7 +39,6 @@ from __future__ import annotations
 
 import email.utils
 import json
-import re
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -43,21 +47,24 @@ from evalplat.inputs.env import SecretSlots, expand_env
 from evalplat.searchers.base import (
     BackendUnavailableError,
     Hit,
+    HitFields,
     Searcher,
     SearchError,
     TransientSearchError,
     score_from_rank,
     shorten,
 )
+from evalplat.searchers.hit_fields import FieldPaths, parse_hit_fields
+from evalplat.searchers.http_templates import compile_body, compiler, masked, render_body
 from evalplat.searchers.kinds import Param, SearchContext, SearcherKind
 from evalplat.searchers.response_path import parse_path, select_hits, select_one
 
 if TYPE_CHECKING:
     import httpx
-    import jinja2
 
 _ES_BODY = (
-    '{"size": {{ depth }}, "_source": false, "track_total_hits": false, '
+    '{"size": {{ depth }}, "_source": {{ stored_fields|tojson if stored_fields else "false" }}, '
+    '"track_total_hits": false, '
     '"query": {"multi_match": {"query": {{ query|tojson }}'
     '{% if fields %}, "fields": {{ fields|tojson }}{% endif %}}}}'
 )
@@ -78,7 +85,7 @@ PRESETS: dict[str, dict[str, Any]] = {
         "query_params": {
             "q": "{{ query }}",
             "rows": "{{ depth }}",
-            "fl": "id,score",
+            "fl": "id,score{% for name in stored_fields %},{{ name }}{% endfor %}",
             "wt": "json",
             "defType": "edismax",
             "qf": "{{ fields|join(' ') }}",
@@ -95,7 +102,6 @@ _DEFAULTS: dict[str, Any] = {
     "id_field": "id",
     "score_field": "score",
 }
-_NATIVE = re.compile(r"^\{\{\s*(depth|query|query_id)\s*\}\}$")
 _PROBE = ("evalplat-check", "evalplat", 1)
 
 
@@ -113,10 +119,12 @@ class HttpSearcher(Searcher):
         self.retries = params["retries"]
         self.timeout: float = params["timeout"]
         self.fields: list[str] = params["fields"]
+        self.hit_fields: FieldPaths | None = parse_hit_fields(params["hit_fields"])
+        self._stored = self.hit_fields.stored_fields() if self.hit_fields else []
         self.method: str = settings["method"].upper()
         environment = jinja2.sandbox.SandboxedEnvironment(autoescape=False)
         environment.filters["tojson"] = lambda value: json.dumps(value, ensure_ascii=False)
-        compile_ = _compiler(environment)
+        compile_ = compiler(environment)
         self._secrets = secrets = SecretSlots()
         self._url = compile_(secrets.hide(settings["url"]), "url")
         self._headers = {
@@ -127,7 +135,7 @@ class HttpSearcher(Searcher):
             name: compile_(str(value), f"query param {name}")
             for name, value in secrets.hide(settings["query_params"]).items()
         }
-        self._body = _compile_body(secrets.hide(settings["body"]), compile_)
+        self._body = compile_body(secrets.hide(settings["body"]), compile_)
         self._json_body = not any(
             name.lower() == "content-type" and "json" not in str(value).lower()
             for name, value in params["headers"].items()
@@ -149,7 +157,13 @@ class HttpSearcher(Searcher):
 
     def build_request(self, query_id: str, text: str, depth: int) -> httpx.Request:
         """The request for one query (rendered templates, not yet sent)."""
-        variables = {"query": text, "query_id": query_id, "depth": depth, "fields": self.fields}
+        variables = {
+            "query": text,
+            "query_id": query_id,
+            "depth": depth,
+            "fields": self.fields,
+            "stored_fields": self._stored,
+        }
         reveal = self._secrets.reveal
         headers = {
             name: reveal(template.render(variables)) for name, template in self._headers.items()
@@ -157,12 +171,12 @@ class HttpSearcher(Searcher):
         query_params = {name: reveal(t.render(variables)) for name, t in self._query_params.items()}
         content: str | None = None
         if self._body is not None:
-            content = _render_body(self._body, variables, reveal)
+            content = render_body(self._body, variables, reveal)
             if self._json_body:
                 try:
                     json.loads(content)
                 except (ValueError, RecursionError) as error:
-                    shown = self._secrets.mask(_render_body(self._body, variables, _masked))
+                    shown = self._secrets.mask(render_body(self._body, variables, masked))
                     raise SearchError(
                         f"http searcher body for query {query_id!r} is not valid JSON "
                         f"({getattr(error, 'msg', error)}): {shorten(shown)!r}"
@@ -178,6 +192,11 @@ class HttpSearcher(Searcher):
         )
 
     def search(self, query_id: str, text: str, depth: int) -> list[Hit]:
+        return self.search_with_fields(query_id, text, depth)[0]
+
+    def search_with_fields(
+        self, query_id: str, text: str, depth: int
+    ) -> tuple[list[Hit], list[HitFields] | None]:
         response = self._send(self.build_request(query_id, text, depth), query_id)
         if not response.is_success:
             raise _status_error(response, self.label, query_id)
@@ -189,12 +208,15 @@ class HttpSearcher(Searcher):
                 f"{shorten(response.content[:200].decode('utf-8', 'replace'))!r}"
             ) from None
         try:
-            return self._hits(document)
+            items = select_hits(document, self._results_path)
+            hits = self._hits(items)
         except SearchError as error:
             raise SearchError(f"{self.label}: query {query_id!r}: {error}") from None
+        if self.hit_fields is None:
+            return hits, None
+        return hits, [self.hit_fields.read(item) for item in items]
 
-    def _hits(self, document: Any) -> list[Hit]:
-        items = select_hits(document, self._results_path)
+    def _hits(self, items: list[Any]) -> list[Hit]:
         hits: list[Hit] = []
         for rank, item in enumerate(items):
             doc_id = select_one(item, self._id_path)
@@ -254,63 +276,6 @@ def _settings(params: dict[str, Any]) -> dict[str, Any]:
     return merged
 
 
-def _compiler(environment: jinja2.Environment) -> Any:
-    import jinja2
-
-    def compile_(source: str, what: str) -> jinja2.Template:
-        try:
-            return environment.from_string(source)
-        except jinja2.TemplateSyntaxError as error:
-            raise InputError(f"http searcher {what} template: {error.message}") from None
-
-    return compile_
-
-
-def _compile_body(body: Any, compile_: Any) -> Any:
-    """Body templates: a string -> one template; tables/lists -> same shape, strings compiled."""
-    if body is None:
-        return None
-    if isinstance(body, str):
-        return compile_(body, "body")
-    if isinstance(body, dict):
-        return {key: _compile_leaf(value, compile_) for key, value in body.items()}
-    if isinstance(body, list):
-        return [_compile_leaf(value, compile_) for value in body]
-    raise InputError(f"http searcher body must be a string, table or list, got {body!r}")
-
-
-def _compile_leaf(value: Any, compile_: Any) -> Any:
-    if isinstance(value, str):
-        native = _NATIVE.match(value)
-        return ("native", native.group(1)) if native else compile_(value, "body")
-    if isinstance(value, dict | list):
-        return _compile_body(value, compile_)
-    return value
-
-
-def _render_body(body: Any, variables: dict[str, Any], reveal: Any) -> str:
-    """The body text; ``reveal`` puts the secrets in (before JSON encoding, so they are escaped)."""
-    if hasattr(body, "render"):
-        return str(reveal(body.render(variables)))
-    return json.dumps(reveal(_render_leaf(body, variables)), ensure_ascii=False)
-
-
-def _masked(value: Any) -> Any:
-    return value
-
-
-def _render_leaf(value: Any, variables: dict[str, Any]) -> Any:
-    if isinstance(value, tuple):
-        return variables[value[1]]
-    if hasattr(value, "render"):
-        return value.render(variables)
-    if isinstance(value, dict):
-        return {key: _render_leaf(item, variables) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_render_leaf(item, variables) for item in value]
-    return value
-
-
 def _status_error(response: httpx.Response, label: str, query_id: str) -> SearchError:
     body = shorten(response.content[:200].decode("utf-8", "replace"))
     message = f"{label}: query {query_id!r} got HTTP {response.status_code}: {body!r}"
@@ -356,19 +321,20 @@ def check_params(params: dict[str, Any]) -> None:
     import jinja2.sandbox
 
     settings = _settings(params)
-    compile_ = _compiler(jinja2.sandbox.SandboxedEnvironment(autoescape=False))
+    compile_ = compiler(jinja2.sandbox.SandboxedEnvironment(autoescape=False))
     slots = SecretSlots(_AnyEnvironment())
     compile_(slots.hide(settings["url"]), "url")
     for name, value in slots.hide(params["headers"]).items():
         compile_(str(value), f"header {name}")
     for name, value in slots.hide(settings["query_params"]).items():
         compile_(str(value), f"query param {name}")
-    _compile_body(slots.hide(settings["body"]), compile_)
+    compile_body(slots.hide(settings["body"]), compile_)
     if settings["results_path"] is None:
         raise InputError("http searcher needs results_path (or a preset)")
     for key in ("results_path", "id_field", "score_field"):
         if settings[key]:
             parse_path(settings[key])
+    parse_hit_fields(params["hit_fields"])
 
 
 def _create(params: dict[str, Any], context: SearchContext) -> Searcher:
@@ -394,6 +360,12 @@ KIND = SearcherKind(
         Param("auth", "str", "", "HTTP basic auth as user:password (use ${ENV})"),
         Param("fields", "list", [], "fields the presets search, e.g. title^2 text"),
         Param("results_path", "str", None, "path to the list of hits, e.g. hits.hits"),
+        Param(
+            "hit_fields",
+            "mapping",
+            {},
+            "document field name -> path in a hit, e.g. source=_source.site (stored per result)",
+        ),
         Param("id_field", "str", None, "path to the doc id in a hit (default id)"),
         Param("score_field", "str", None, "path to the score in a hit (default score)"),
         Param("timeout", "float", 10.0, "seconds per request", above=0),

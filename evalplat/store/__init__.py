@@ -13,6 +13,7 @@ from evalplat.store.configs import AddConfigOutcome, ConfigsMixin, ConfigVersion
 from evalplat.store.history import HistoryMixin
 from evalplat.store.locks import LockBusyError, LocksMixin
 from evalplat.store.outbox import OutboxMixin
+from evalplat.store.result_fields import ResultFieldsMixin
 from evalplat.store.runs import EvaluationRecord, QueryOutcome, RunInfo, RunsMixin
 from evalplat.store.testsets import ImportOutcome, TestSetsMixin, TestSetVersionInfo
 
@@ -36,6 +37,7 @@ class Store(
     BaselinesMixin,
     HistoryMixin,
     RunsMixin,
+    ResultFieldsMixin,
     LocksMixin,
     AlertsMixin,
     OutboxMixin,

@@ -55,6 +55,8 @@ class QueryOutcome:
     latency_ms: float | None = None
     attempts: int = 1
     error: str | None = None
+    # document field values read from each hit, parallel to ``hits`` (None: none were read)
+    fields: Sequence[Mapping[str, Any]] | None = None
 
 
 @dataclass(frozen=True)

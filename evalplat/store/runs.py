@@ -17,9 +17,10 @@ what lets ``resume`` send only the queries that have no ``ok`` outcome yet.
 
 from __future__ import annotations
 
+import json
 import os
 import socket
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -123,7 +124,7 @@ class RunsMixin(StoreBase):
             for o in outcomes
         ]
         result_rows = (
-            (run_id, o.query_id, rank, doc_id, score)
+            (run_id, o.query_id, rank, doc_id, score, _fields_json(o.fields, rank))
             for o in outcomes
             for rank, (doc_id, score) in enumerate(o.hits, start=1)
         )
@@ -143,7 +144,10 @@ class RunsMixin(StoreBase):
                 outcome_rows,
             )
             bulk_insert(
-                session, Result, ["run_id", "query_id", "rank", "doc_id", "score"], result_rows
+                session,
+                Result,
+                ["run_id", "query_id", "rank", "doc_id", "score", "fields"],
+                result_rows,
             )
             failed = sum(1 for o in outcomes if o.status != "ok")
             if failed:
@@ -401,3 +405,10 @@ class RunsMixin(StoreBase):
                     update(Run).where(Run.id.in_(run_ids)).values(results_pruned_at=now)
                 )
             return run_ids
+
+
+def _fields_json(fields: Sequence[Mapping[str, Any]] | None, rank: int) -> str | None:
+    """The field values of the hit at ``rank`` (from 1) as JSON text; None when none were read."""
+    if fields is None or rank > len(fields) or not fields[rank - 1]:
+        return None
+    return json.dumps(fields[rank - 1], ensure_ascii=False, sort_keys=True)

@@ -223,3 +223,20 @@ def test_tied_scores_rank_doc_ids_descending_whatever_the_file_order(written: li
     result = evaluate(qrels, run, ["RR", "AP"]).means
     assert result["RR"] == 0.5
     assert result["AP"] == pytest.approx((1 / 2 + 2 / 4) / 2)
+
+
+# CG over the graded example [3, 2, 3, 0, 1]: the gains are summed, with no discount
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [("CG@1", 3.0), ("CG@3", 3 + 2 + 3), ("CG@5", 9.0), ("CG", 9.0), ("CG(gain=exp)@3", 7 + 3 + 7)],
+)
+def test_graded_example_cumulative_gain(name: str, expected: float) -> None:
+    assert _value(*_frames([3, 2, 3, 0, 1]), name) == expected
+
+
+def test_cumulative_gain_ignores_order_within_k_and_negative_grades() -> None:
+    qrels, run = _frames([0, -1, 2, 1])
+    assert _value(qrels, run, "CG@4") == 3.0
+    assert _value(*_frames([2, 1, 0, -1]), "CG@4") == 3.0
+    assert _value(*_frames([2, 1, 0, -1]), "DCG@4") > _value(qrels, run, "DCG@4")
+    assert _value(qrels, run, "CG(judged_only=true)@2") == 0.0  # d0 (0) and d1 (-1)

@@ -1,0 +1,26 @@
+"""result fields: document field values a searcher read from each hit
+
+Revision ID: 0005
+Revises: 0003
+Create Date: 2026-12-02
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+from alembic import op
+
+revision = "0005"
+down_revision = "0003"
+branch_labels = None
+depends_on = None
+
+
+def upgrade() -> None:
+    with op.batch_alter_table("result") as batch:
+        batch.add_column(sa.Column("fields", sa.JSON(), nullable=True))
+
+
+def downgrade() -> None:
+    with op.batch_alter_table("result") as batch:
+        batch.drop_column("fields")
