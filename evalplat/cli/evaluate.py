@@ -113,7 +113,7 @@ def _print_csv(result: Evaluation, per_query: bool) -> None:
 def format_trec(result: Evaluation, per_query: bool) -> str:
     """trec_eval's layout: ``%-22s\\t%s\\t%6.4f`` with trec_eval's measure names where they exist;
     per-query blocks (not num_q) then the ``all`` block."""
-    names = [(str(m), m.trec_name or str(m), m.spec.aggregate == "sum") for m in result.metrics]
+    names = [(str(m), m.trec_name or str(m), m.aggregate == "sum") for m in result.metrics]
     lines: list[str] = []
 
     def line(label: str, query_id: str, value: float, integer: bool) -> None:

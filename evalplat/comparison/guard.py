@@ -78,6 +78,8 @@ def optimistic_bound(
     by_depth: dict[int, list[Metric]] = {}
     for name in metrics:
         metric = parse(name)
+        if "judgments" not in metric.spec.inputs:
+            continue  # unjudged documents cannot move a measure that reads no judgments
         by_depth.setdefault(metric.cutoff or depth, []).append(metric)
     judged = judgments[["query_id", "doc_id", "grade"]].astype({"query_id": str, "doc_id": str})
     keys = set(zip(judged["query_id"], judged["doc_id"], strict=True))

@@ -51,7 +51,7 @@ def choose_metrics(
         for frame, side in ((wide_a, "baseline"), (wide_b, "candidate")):
             if key not in frame.columns:
                 raise InputError(f"the {side} run has no scores for {key}: rescore it with it")
-            if frame[key].isna().any():
+            if frame[key].isna().any() and not metric.spec.unknown_values:
                 raise InputError(f"the {side} run lacks {key} for some queries: rescore it")
         if metric not in chosen:
             chosen.append(metric)

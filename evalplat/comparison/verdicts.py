@@ -115,7 +115,10 @@ def compare_scores(
     chosen = choose_metrics(metrics, gates, wide_a, wide_b)
     gate_by_metric = _gates(gates, chosen, options)
     query_tags = segments.tag_map(tags)
-    gate_by_segment = segments.segment_gates(gates, query_tags)
+    gate_by_segment = {
+        key: _with_default_threshold(gate)
+        for key, gate in segments.segment_gates(gates, query_tags).items()
+    }
     w = segments.weight_vector(wide_a.index, weights)
     rows: list[dict[str, Any]] = []
     per_query = []
@@ -162,7 +165,7 @@ def _gates(
 
     if gates is None:
         return {
-            str(m): Gate(str(m), test=options.test, alpha=options.alpha)
+            str(m): _with_default_threshold(Gate(str(m), test=options.test, alpha=options.alpha))
             for m in chosen
             if m.gateable
         }
@@ -175,8 +178,21 @@ def _gates(
             raise InputError(f"{metric} is an informational count and cannot be gated")
         if str(metric) in result:
             raise InputError(f"more than one gate on {metric}")
-        result[str(metric)] = gate
+        result[str(metric)] = _with_default_threshold(gate)
     return result
+
+
+def _with_default_threshold(gate: Gate) -> Gate:
+    """A gate without thresholds takes its measure's default relative one (latency: 20 %), so
+    timing noise does not alert; a gate that sets either threshold keeps its own."""
+    from dataclasses import replace
+
+    from evalplat.metrics.registry import parse
+
+    default = parse(gate.metric).spec.max_relative_change
+    if default is None or gate.max_drop is not None or gate.max_relative_drop is not None:
+        return gate
+    return replace(gate, max_relative_drop=default)
 
 
 def _measure(
@@ -190,18 +206,25 @@ def _measure(
     weights: NDArray[np.float64] | None = None,
 ) -> dict[str, Any]:
     """Everything but the corrected p-value and the verdict, as a row dict."""
+    import numpy as np
+
     from evalplat.comparison import stats
     from evalplat.metrics.aggregate import aggregate
 
+    if metric.spec.unknown_values:
+        # pair only the units known on both sides (a failed query has no latency)
+        known = ~(np.isnan(a) | np.isnan(b))
+        a, b = a[known], b[known]
+        weights = None if weights is None else weights[known]
     # only means are weighted (sums and percentiles are not, as in evaluate()); equal weights
     # are no weights, so they give exactly the unweighted figures
-    w = stats.query_weights(weights, a.size) if metric.spec.aggregate == "mean" else None
+    w = stats.query_weights(weights, a.size) if metric.aggregate == "mean" else None
     mean_a, mean_b = aggregate(metric, a, w), aggregate(metric, b, w)
     delta = mean_b - mean_a
     d = b - a
     identical = bool(not d.any())
     test = gate.test if gate is not None else options.test
-    if metric.spec.test == "bootstrap":
+    if metric.test == "bootstrap":
         test = "bootstrap"
     p_value: float | None = None
     ci: tuple[float | None, float | None] = (None, None)
@@ -215,7 +238,7 @@ def _measure(
         p_value = _p_value(test, a, b, options, w)
         low, high = stats.bootstrap_ci(d, n=options.bootstrap, seed=options.seed,
                                        level=options.ci_level, weights=w)  # fmt: skip
-        scale = float(a.size) if metric.spec.aggregate == "sum" else 1.0
+        scale = float(a.size) if metric.aggregate == "sum" else 1.0
         ci = (low * scale, high * scale)
     counts = stats.wins_ties_losses(
         a, b, tolerance=options.tie_tolerance, higher_is_better=metric.higher_is_better
@@ -244,7 +267,12 @@ def _measure(
         "alpha": options.alpha if gate is None else gate.alpha,
         "identical": identical,
         "unjudged_rise": judged[2],
-        "unjudged_mode": "bound" if gate is None else gate.unjudged,
+        # the guard is about unjudged documents: a measure that reads no judgments ignores it
+        "unjudged_mode": "ignore"
+        if "judgments" not in metric.spec.inputs
+        else "bound"
+        if gate is None
+        else gate.unjudged,
     }
 
 

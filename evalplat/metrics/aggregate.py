@@ -25,7 +25,11 @@ def aggregate(
     units); ``sum`` ignores weights; ``percentile`` is the p-th percentile (linear
     interpolation, NumPy's default), unweighted, and NaN values (unknown) are left out of it.
     """
-    how = metric.spec.aggregate
+    how = metric.aggregate
+    if metric.spec.unknown_values:
+        known = ~np.isnan(values)
+        values = values[known]
+        weights = None if weights is None else weights[known]
     if how == "sum":
         return float(values.sum())
     if how == "percentile":
@@ -43,12 +47,14 @@ def aggregate(
 
 def aggregate_rows(metric: Metric, values: NDArray[np.float64]) -> NDArray[np.float64]:
     """:func:`aggregate` of each row of a 2-d array (bootstrap replicates), unweighted."""
-    how = metric.spec.aggregate
+    how = metric.aggregate
     result: NDArray[np.float64]
     if how == "sum":
         result = values.sum(axis=1)
     elif how == "percentile":
         result = np.nanpercentile(values, float(metric.param("p")), axis=1)  # type: ignore[arg-type]
+    elif metric.spec.unknown_values:
+        result = np.nanmean(values, axis=1)
     else:
         result = values.mean(axis=1)
     return result

@@ -8,6 +8,7 @@ This module imports no numerical library.
 from __future__ import annotations
 
 from evalplat.metrics.model import Measure, Param
+from evalplat.metrics.system import SYSTEM
 
 # ERR's gmax: a grade (gdeval's and ir_measures' default, 4) or "qrels": the highest grade in
 # the judgments of the evaluated topics
@@ -25,6 +26,8 @@ PARAMS: dict[str, Param] = {
         Param("gmax", "grade_or_qrels", 4, "the top grade in p = (2^g - 1) / 2^gmax: a grade "
               "(default 4, as gdeval and ir_measures) or `qrels` (the highest grade in the "
               "judgments)", minimum=1),
+        Param("p", "number", None, "the percentile of the run's figure, from 0 to 100 "
+              "(`Latency(p=95)`); without it the figure is the mean", minimum=0, maximum=100),
     )
 }  # fmt: skip
 
@@ -336,4 +339,4 @@ COUNTS: tuple[Measure, ...] = (
     ),
 )
 
-MEASURES: tuple[Measure, ...] = RELEVANCE + COUNTS
+MEASURES: tuple[Measure, ...] = RELEVANCE + COUNTS + SYSTEM

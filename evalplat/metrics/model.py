@@ -8,7 +8,7 @@ A measure (:class:`Measure`) is one family of numbers, ``nDCG`` or ``Latency`` a
   declared order, then the metric, so a measure of run records never sees a judgment;
 - its **unit**: one value per query, or per session for measures of user behaviour;
 - its **aggregate**: ``mean`` (weighted by query weights when they are in force), ``sum`` or
-  ``percentile`` (the ``p`` parameter);
+  ``percentile`` (the ``p`` parameter; a metric written without ``p`` is the mean);
 - the **test** its verdict uses: ``paired`` (the comparison's paired test over units:
   randomization, t-test or Wilcoxon), ``bootstrap`` (a paired bootstrap of the aggregate's
   difference, for aggregates a mean test does not fit, such as percentiles) or ``none``
@@ -148,6 +148,12 @@ class Measure:
     bounded: bool = True  # every value in [0, 1]
     value_unit: str = ""  # what a value counts, e.g. "ms"; empty for ratios and scores
     notes: tuple[str, ...] = ()  # edge cases the formula leaves implicit (docs/metrics.md)
+    # True when a unit's value may be unknown (NaN: a failed query has no latency): aggregates
+    # leave such units out and comparisons pair only the units known on both sides.
+    unknown_values: bool = False
+    # The relative change a gate on this measure needs unless it sets a threshold of its own
+    # (timing noise must not alert); None: no default threshold.
+    max_relative_change: float | None = None
 
     def __post_init__(self) -> None:
         if not _NAME.match(self.name):
@@ -162,6 +168,18 @@ class Measure:
     def gateable(self) -> bool:
         """False for informational measures (counts, Judged@k), never a regression themselves."""
         return self.test != "none"
+
+    def aggregate_of(self, params: dict[str, object]) -> Aggregate:
+        """The aggregate of one metric: a percentile measure written without ``p`` is the mean."""
+        if self.aggregate == "percentile" and params.get("p") is None:
+            return "mean"
+        return self.aggregate
+
+    def test_of(self, params: dict[str, object]) -> VerdictTest:
+        """The verdict test of one metric: a mean is tested with the paired test."""
+        if self.test == "bootstrap" and self.aggregate_of(params) == "mean":
+            return "paired"
+        return self.test
 
     @property
     def namespace(self) -> str:

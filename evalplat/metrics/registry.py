@@ -22,7 +22,14 @@ import re
 from evalplat.errors import InputError
 from evalplat.inputs.validation import METRIC_MAX_LENGTH
 from evalplat.metrics.catalogue import GMAX_FROM_QRELS, MEASURES, PARAMS
-from evalplat.metrics.model import Measure, MetricFamily, Param, format_value
+from evalplat.metrics.model import (
+    Aggregate,
+    Measure,
+    MetricFamily,
+    Param,
+    VerdictTest,
+    format_value,
+)
 
 __all__ = [
     "DEFAULT_METRICS",
@@ -77,9 +84,6 @@ class Metric:
             value = param.check(value)
             if value != param.default:
                 kept[name] = value
-        for name in spec.params:
-            if name not in kept and PARAMS[name].default is None:
-                raise InputError(f"{family} needs the parameter {name!r}")
         object.__setattr__(self, "family", family)
         object.__setattr__(self, "cutoff", cutoff)
         object.__setattr__(self, "_params", tuple(sorted(kept.items())))
@@ -131,6 +135,16 @@ class Metric:
         """ERR's top grade, or ``qrels``."""
         value = self.param("gmax")
         return value if isinstance(value, (str, int)) else 4
+
+    @property
+    def aggregate(self) -> Aggregate:
+        """How per-unit values become the run's figure (``mean``, ``sum`` or ``percentile``)."""
+        return self._spec.aggregate_of(dict(self._params))
+
+    @property
+    def test(self) -> VerdictTest:
+        """The test a verdict on this metric uses (``paired``, ``bootstrap`` or ``none``)."""
+        return self._spec.test_of(dict(self._params))
 
     @property
     def spec(self) -> Measure:

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "COVERAGE_METRICS",
+    "SYSTEM_METRICS",
     "ProgressCallback",
     "RunInterruptedError",
     "RunSettings",
@@ -128,11 +129,16 @@ def resume(
 # Always scored with a run: a comparison's judged-coverage guard needs how many documents each
 # query returned, to tell "more unjudged documents" from "fewer documents".
 COVERAGE_METRICS = ("NumRet",)
+# Also scored with every run, so that a candidate that is slower or answers fewer queries fails
+# its gates like one that ranks worse. Latency needs the run's records: an imported run has none
+# and gets no latency scores.
+SYSTEM_METRICS = ("Latency", "Latency(p=95)", "ZeroResult")
 
 
 def _with_coverage(metrics: Sequence[str | Metric] | None) -> list[str]:
     chosen = [str(m) for m in parse_all([str(m) for m in metrics] if metrics else None)]
-    return chosen + [m for m in COVERAGE_METRICS if m not in chosen]
+    extra = [str(m) for m in parse_all([*COVERAGE_METRICS, *SYSTEM_METRICS])]
+    return chosen + [m for m in extra if m not in chosen]
 
 
 def default_cache_dir(store: Store) -> Path:
@@ -172,7 +178,11 @@ def rescore(
         chosen = _with_coverage(info.options.get("metrics"))
     content = store.load_test_set(key)
     record = evaluation_record(
-        content, store.load_results(info.id), chosen, store.test_set_version_id(key)
+        content,
+        store.load_results(info.id),
+        chosen,
+        store.test_set_version_id(key),
+        store.run_outcomes(info.id),
     )
     return store.add_evaluation(info.id, record)
 

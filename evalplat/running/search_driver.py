@@ -84,14 +84,29 @@ class RunSettings:
 
 
 def evaluation_record(
-    content: TestSetContent, results: pd.DataFrame, metrics: list[str], test_set_version_id: int
+    content: TestSetContent,
+    results: pd.DataFrame,
+    metrics: list[str],
+    test_set_version_id: int,
+    outcomes: pd.DataFrame | None = None,
 ) -> EvaluationRecord:
     """Score ranked ``results`` (``query_id, doc_id, rank, score``) against ``content``'s
     judgments with the evaluation engine, in the given (stored) order, over the test set's
     queries as topics. Means are weighted by the queries' weights when any query has one (a
-    query without a weight counts 1), as comparisons weigh them."""
-    from evalplat.metrics.evaluation import evaluate
+    query without a weight counts 1), as comparisons weigh them.
 
+    ``outcomes`` (``Store.run_outcomes``) are the run's records: measures that read them
+    (``Latency``) are scored only when some query has a recorded latency, so an imported run
+    has no latency scores rather than zeros; a query without one has no row for them.
+    """
+    import math
+
+    from evalplat.metrics.evaluation import evaluate
+    from evalplat.metrics.registry import parse
+
+    records = _records(outcomes)
+    if records is None:
+        metrics = [m for m in metrics if "records" not in parse(m).spec.inputs]
     run_frame = results.sort_values(["query_id", "rank"], kind="stable")[
         ["query_id", "doc_id", "rank", "score"]
     ].reset_index(drop=True)
@@ -105,19 +120,37 @@ def evaluation_record(
         ordering="given",
         topics=topics,
         weights=weights,
+        records=records,
     )
     per_query = scored.per_query
-    rows = zip(
-        per_query["metric"].astype(str),
-        per_query["query_id"].astype(str),
-        per_query["value"].astype(float),
-        strict=True,
-    )
-    means = {str(metric): (float(value), len(topics)) for metric, value in scored.means.items()}
+    rows = [
+        row
+        for row in zip(
+            per_query["metric"].astype(str),
+            per_query["query_id"].astype(str),
+            per_query["value"].astype(float),
+            strict=True,
+        )
+        if not math.isnan(row[2])
+    ]
+    means = {
+        str(metric): (float(value), len(topics))
+        for metric, value in scored.means.items()
+        if not math.isnan(value)
+    }
     options = {"ordering": "given", "metrics": metrics, "topics": len(topics)}
     if weights is not None:
         options["weighted"] = True
-    return EvaluationRecord(test_set_version_id, list(rows), means, options)
+    return EvaluationRecord(test_set_version_id, rows, means, options)
+
+
+def _records(outcomes: pd.DataFrame | None) -> pd.DataFrame | None:
+    """The run's per-query records for the evaluation, or None when no latency was recorded."""
+    if outcomes is None or not len(outcomes) or outcomes["latency_ms"].isna().all():
+        return None
+    return outcomes[["query_id", "latency_ms", "results_count"]].rename(
+        columns={"results_count": "results"}
+    )
 
 
 def drive(
@@ -276,7 +309,7 @@ def score_and_finish(
         )
     info = store.run_info(run_id)
     record = evaluation_record(
-        content, store.load_results(run_id), metrics, info.test_set_version_id
+        content, store.load_results(run_id), metrics, info.test_set_version_id, outcomes
     )
     if failed == 0 and missing == 0:
         return store.finish_run(run_id, "complete", evaluation=record)

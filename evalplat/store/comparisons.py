@@ -261,7 +261,12 @@ class ComparisonsMixin(RunsMixin):
 
         names = [str(m) for m in metrics] if metrics else list(dict.fromkeys(scores_a["metric"]))
         names += [g.metric for g in gates or ()]
-        chosen = list(dict.fromkeys(str(parse(n)) for n in names if parse(n).gateable))
+        chosen = list(
+            dict.fromkeys(
+                str(parse(n)) for n in names
+                if parse(n).gateable and "judgments" in parse(n).spec.inputs
+            )
+        )  # fmt: skip
         with self.session() as session:
             evaluation = session.get(Evaluation, evaluation_id)
             if evaluation is None:

@@ -32,9 +32,6 @@ def latency(records: object, metric: registry.Metric) -> np.ndarray:
     return np.asarray(records.latency_ms, dtype=float)  # type: ignore[attr-defined]
 
 
-P_PARAM = Param("p", "number", 50, "percentile", minimum=0, maximum=100)
-
-
 def _latency_measures() -> None:
     registry.register(
         Measure(
@@ -48,8 +45,7 @@ def _latency_measures() -> None:
             name="TestLatencyP", description="latency percentile", formula="ms", cutoff="none",
             compute=f"{__name__}:latency", params=("p",), inputs=("records",),
             higher_is_better=False, aggregate="percentile", test="bootstrap", bounded=False,
-        ),
-        params=(P_PARAM,),
+        )
     )  # fmt: skip
 
 
@@ -97,7 +93,9 @@ def test_declarations_are_checked() -> None:
 def test_parameters_of_a_registered_measure_are_read_and_bounded() -> None:
     _latency_measures()
     assert str(registry.parse("TestLatencyP(p=95)")) == "TestLatencyP(p=95)"
-    assert str(registry.parse("TestLatencyP(p=50)")) == "TestLatencyP"  # the default drops
+    assert str(registry.parse("TestLatencyP(p=95.0)")) == "TestLatencyP(p=95)"
+    assert registry.parse("TestLatencyP").aggregate == "mean"  # no percentile: the mean
+    assert registry.parse("TestLatencyP").test == "paired"
     with pytest.raises(InputError, match="at most 100"):
         registry.parse("TestLatencyP(p=120)")
     with pytest.raises(InputError, match="must be a number"):

@@ -12,6 +12,7 @@ from evalplat.metrics.evaluation import evaluate
 BOUNDED = [
     "P@5", "R@5", "F1@5", "Success@3", "RR", "RR@3", "AP", "AP@5", "nDCG", "nDCG@5",
     "nDCG(gain=exp)@5", "Rprec", "Bpref", "ERR@5", "Judged@5", "AUC", "P(rel=2)@3",
+    "ZeroResult", "Coverage",
 ]  # fmt: skip
 
 

@@ -1,0 +1,165 @@
+"""Latency and zero results are gated like relevance: a slower candidate, or one that answers
+fewer queries, fails ``compare --fail-on-regression``; timing noise does not.
+
+The engine is a loopback HTTP server of the tests' own that answers like Elasticsearch after a
+delay set per path: ``/base`` waits ``BASE`` seconds, ``/double`` twice that, ``/noisy`` ``BASE``
+times a factor drawn uniformly from [0.9, 1.1], and ``/sparse`` answers like ``/base`` but
+returns nothing for every tenth query.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import threading
+import time
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pandas as pd
+import pytest
+
+from evalplat.running import runner
+from evalplat.store import Store
+from evalplat.testsets.content import TestSetContent
+
+# seconds: large against the loopback round trip and the scheduling delays of a busy machine,
+# so that the doubled delay dominates whatever else a request costs
+BASE = 0.08
+QUERIES = 200
+
+
+def content() -> TestSetContent:
+    ids = [f"q{n}" for n in range(QUERIES)]
+    queries = pd.DataFrame(
+        {"query_id": ids, "text": [f"topic {n}" for n in range(QUERIES)],
+         "weight": [float("nan")] * QUERIES, "tags": [None] * QUERIES}
+    )  # fmt: skip
+    judgments = pd.DataFrame(
+        {"query_id": ids, "doc_id": [f"d{n}" for n in range(QUERIES)], "grade": [2] * QUERIES,
+         "source": [None] * QUERIES}
+    )  # fmt: skip
+    return TestSetContent(queries=queries, judgments=judgments)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: ThreadingHTTPServer
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        mode = self.path.strip("/").split("/")[0]
+        body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
+        text = body.get("query", {}).get("multi_match", {}).get("query", "")
+        n = int(text.split()[-1]) if text.startswith("topic") else 0
+        factor = {"double": 2.0, "noisy": random.uniform(0.9, 1.1)}.get(mode, 1.0)
+        time.sleep(BASE * factor)
+        empty = mode == "sparse" and n % 10 == 0
+        hits = [] if empty else [{"_id": f"d{n}", "_score": 2.0}, {"_id": "x", "_score": 1.0}]
+        data = json.dumps({"hits": {"hits": hits}}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+@pytest.fixture
+def engine() -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        host, port = server.server_address[:2]
+        yield f"http://{host!s}:{port}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def _runs(store: Store, url: str, modes: tuple[str, str]) -> tuple[int, int]:
+    store.import_test_set("topics", content())
+    ids = []
+    for mode in modes:
+        store.add_config(mode, "http", {"preset": "elasticsearch", "url": f"{url}/{mode}"})
+        settings = runner.RunSettings(concurrency=8)
+        ids.append(runner.run(store, mode, "topics", settings=settings).id)
+    return ids[0], ids[1]
+
+
+def _compare(cli: Callable[..., Any], db_url: str, runs: tuple[int, int]) -> tuple[int, dict]:
+    done = cli("compare", str(runs[0]), str(runs[1]), "--db", db_url, "--json",
+               "--fail-on-regression")  # fmt: skip
+    return done.exit_code, json.loads(done.stdout)
+
+
+def _rows(result: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {row["metric"]: row for row in result["metrics"]}
+
+
+def test_a_candidate_that_doubles_latency_fails_the_gate(
+    db_url: str, engine: str, cli: Callable[..., Any]
+) -> None:
+    with Store.open(db_url) as store:
+        runs = _runs(store, engine, ("base", "double"))
+    code, result = _compare(cli, db_url, runs)
+    rows = _rows(result)
+    assert code == 1 and result["verdict"] == "regression"
+    for name in ("Latency", "Latency(p=95)"):
+        assert rows[name]["verdict"] == "regression", rows[name]
+        assert rows[name]["higher_is_better"] is False
+        # time.sleep waits at least as long as asked: the candidate is BASE slower per query
+        assert rows[name]["delta"] > 0.5 * BASE * 1000
+    assert rows["Latency(p=95)"]["test"] == "bootstrap"
+    assert rows["Latency"]["max_relative_drop"] == 0.2  # the measure's default threshold
+    assert rows["nDCG@10"]["verdict"] == "unchanged"  # same results: relevance did not move
+
+
+def test_timing_noise_of_ten_percent_does_not_alert(
+    db_url: str, engine: str, cli: Callable[..., Any]
+) -> None:
+    with Store.open(db_url) as store:
+        runs = _runs(store, engine, ("noisy", "base"))
+    code, result = _compare(cli, db_url, runs)
+    rows = _rows(result)
+    assert code == 0, rows
+    assert rows["Latency"]["verdict"] != "regression"
+    assert rows["Latency(p=95)"]["verdict"] != "regression"
+
+
+def test_an_identical_latency_profile_never_alerts() -> None:
+    from evalplat.comparison import compare_scores
+
+    scores = pd.DataFrame(
+        {"query_id": [f"q{n}" for n in range(50)], "metric": "Latency(p=95)",
+         "value": [float(10 + n % 7) for n in range(50)]}
+    )  # fmt: skip
+    row = compare_scores(scores, scores).metrics[0]
+    assert (row.verdict, row.p_value, row.delta) == ("unchanged", 1.0, 0.0)
+
+
+def test_answering_nothing_for_a_tenth_more_queries_fails_the_gate(
+    db_url: str, engine: str, cli: Callable[..., Any]
+) -> None:
+    with Store.open(db_url) as store:
+        runs = _runs(store, engine, ("base", "sparse"))
+    code, result = _compare(cli, db_url, runs)
+    rows = _rows(result)
+    assert code == 1
+    assert rows["ZeroResult"]["baseline"] == 0.0
+    assert rows["ZeroResult"]["candidate"] == pytest.approx(0.1)
+    assert rows["ZeroResult"]["verdict"] == "regression"
+
+
+def test_an_imported_run_has_no_latency_rather_than_zero(tmp_path: Any, store: Store) -> None:
+    store.import_test_set("topics", content())
+    run_file = tmp_path / "run.txt"
+    run_file.write_text("".join(f"q{n} Q0 d{n} 1 2.0 x\n" for n in range(QUERIES)))
+    info = runner.import_run(store, run_file, "imported", "topics")
+    assert "Latency" not in info.means and "Latency(p=95)" not in info.means
+    assert info.means["ZeroResult"] == 0.0
+    scores = store.evaluation_scores(info.id)
+    assert not scores["metric"].str.startswith("Latency").any()
