@@ -21,6 +21,8 @@ __all__ = ["choose_metrics", "judged_coverage", "wide_scores"]
 
 
 def wide_scores(scores: pd.DataFrame, side: str) -> pd.DataFrame:
+    import pandas as pd
+
     missing = {"query_id", "metric", "value"} - set(scores.columns)
     if missing:
         raise InputError(f"{side} scores need columns query_id, metric, value")
@@ -29,7 +31,7 @@ def wide_scores(scores: pd.DataFrame, side: str) -> pd.DataFrame:
     wide = scores.pivot(index="query_id", columns="metric", values="value")
     wide.index = wide.index.astype(str)
     # Keep the metrics in the order they were scored (the user's order), not alphabetical.
-    return wide.sort_index()[list(dict.fromkeys(scores["metric"]))]
+    return wide.sort_index()[list(pd.unique(scores["metric"].to_numpy(dtype=object)))]
 
 
 def choose_metrics(

@@ -132,7 +132,7 @@ def _inside(table: pa.Table, topic: NDArray[np.int32], kind: str
 
 
 def build(
-    qrels: pa.Table, run: pa.Table, topics: pa.Array, *, ordering: str
+    qrels: pa.Table, run: pa.Table, topics: pa.Array, *, ordering: str, with_docs: bool = False
 ) -> tuple[Judgments, Ranking, list[str]]:
     """Code, join and order: (judgments, ranking, run query ids that are not topics).
 
@@ -164,7 +164,11 @@ def build(
     if order is not None:
         run_topic, run_grade = run_topic[order], run_grade[order]
     judgments = Judgments(len(topics), qrels_topic, grade32)
-    return judgments, Ranking(len(topics), run_topic, run_grade), run_only
+    ranking = Ranking(len(topics), run_topic, run_grade)
+    if with_docs:  # measures of documents need each row's doc id (``with_docs``)
+        docs = _combined(run.column("doc_id"))
+        ranking.doc_ids = docs if order is None else docs.take(arrow(order))
+    return judgments, ranking, run_only
 
 
 def _with_single_chunk(table: pa.Table, name: str) -> pa.Table:

@@ -7,7 +7,9 @@ This module imports no numerical library.
 
 from __future__ import annotations
 
+from evalplat.metrics.diversity import DIVERSITY
 from evalplat.metrics.model import Measure, Param
+from evalplat.metrics.online import ONLINE, ONLINE_PARAMS
 from evalplat.metrics.system import SYSTEM
 
 # ERR's gmax: a grade (gdeval's and ir_measures' default, 4) or "qrels": the highest grade in
@@ -26,10 +28,16 @@ PARAMS: dict[str, Param] = {
         Param("gmax", "grade_or_qrels", 4, "the top grade in p = (2^g - 1) / 2^gmax: a grade "
               "(default 4, as gdeval and ir_measures) or `qrels` (the highest grade in the "
               "judgments)", minimum=1),
+        Param("field", "name", None, "the document field whose values are counted (a "
+              "`hit_fields` name of the `http` searcher, or a key of the documents)",
+              required=True),
+        Param("norm", "bool", False, "`true` divides the entropy by log2 of the number of "
+              "distinct values, giving [0, 1]"),
         Param("p", "number", None, "the percentile of the run's figure, from 0 to 100 "
               "(`Latency(p=95)`); without it the figure is the mean", minimum=0, maximum=100),
     )
 }  # fmt: skip
+PARAMS.update({p.name: p for p in ONLINE_PARAMS})
 
 _REL = ("rel", "judged_only")
 
@@ -339,4 +347,4 @@ COUNTS: tuple[Measure, ...] = (
     ),
 )
 
-MEASURES: tuple[Measure, ...] = RELEVANCE + COUNTS + SYSTEM
+MEASURES: tuple[Measure, ...] = RELEVANCE + COUNTS + SYSTEM + DIVERSITY + ONLINE

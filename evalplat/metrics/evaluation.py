@@ -30,7 +30,8 @@ if TYPE_CHECKING:
     import pyarrow as pa
     from numpy.typing import NDArray
 
-    from evalplat.metrics.sources import RunRecords
+    from evalplat.metrics.ranking import Ranking
+    from evalplat.metrics.sources import DocumentFields, RunRecords
 
 Ordering = Literal["score", "given"]
 Missing = Literal["zero", "skip"]
@@ -90,6 +91,7 @@ def evaluate(
     exclude_no_relevant: bool = False,
     weights: Mapping[str, float] | pd.Series | None = None,
     records: pd.DataFrame | pa.Table | None = None,
+    documents: pd.DataFrame | None = None,
 ) -> Evaluation:
     """Score ``run`` against ``qrels`` for ``metrics`` (default: ``DEFAULT_METRICS``).
 
@@ -104,7 +106,9 @@ def evaluate(
 
     ``records``: what the run recorded per query (``query_id``, ``latency_ms``, optional
     ``results``), for measures whose declared input is ``records``; without it such a measure
-    is refused, naming what is missing.
+    is refused, naming what is missing. ``documents``: field values of the ranked documents
+    (``query_id, doc_id, field, value``, e.g. ``Store.result_fields``), for measures of
+    documents (``Diversity``).
     """
     import numpy as np
     import pyarrow as pa
@@ -130,7 +134,10 @@ def evaluate(
         topic_ids = pa.array(sorted({str(t) for t in topics}), pa.string())
     topic_ids = topic_ids.take(pc.array_sort_indices(topic_ids))
     try:
-        judgments, ranking, run_only = build(qrels_table, run_table, topic_ids, ordering=ordering)
+        judgments, ranking, run_only = build(
+            qrels_table, run_table, topic_ids, ordering=ordering,
+            with_docs=any("documents" in m.spec.inputs for m in chosen),
+        )  # fmt: skip
     except DuplicateError as error:
         source, kind = (qrels, "qrels") if error.kind == "judgment" else (run, "run")
         _name_line(source, kind)
@@ -150,8 +157,9 @@ def evaluate(
         keep &= judgments.relevant_count(1) > 0
     weight = _weights(weights, query_ids)[keep]
     inputs = MeasureInputs(
-        len(query_ids), ranking, judgments, _records(records, query_ids) if records is not None
-        else None,
+        len(query_ids), ranking, judgments,
+        _records(records, query_ids) if records is not None else None,
+        _documents(documents, ranking, query_ids) if documents is not None else None,
     )  # fmt: skip
     values: dict[str, NDArray[np.float64]] = {}
     means: dict[str, float] = {}
@@ -263,3 +271,31 @@ def _records(records: pd.DataFrame | pa.Table, query_ids: list[str]) -> RunRecor
             latency[i] = np.nan if ms is None else float(ms)
             results[i] = float(count or 0)
     return RunRecords(latency, results)
+
+
+def _documents(documents: pd.DataFrame, ranking: Ranking, query_ids: list[str]) -> DocumentFields:
+    """Each field's value code per ranking row (-1 without a value), joined on (query, doc)."""
+    import numpy as np
+    import pandas as pd
+
+    from evalplat.metrics.sources import DocumentFields
+
+    missing = {"query_id", "doc_id", "field", "value"} - set(documents.columns)
+    if missing:
+        raise InputError(f"documents need columns query_id, doc_id, field, value ({missing})")
+    rows = pd.DataFrame(
+        {
+            "query_id": np.asarray(query_ids, dtype=object)[ranking.topic],
+            "doc_id": [] if ranking.doc_ids is None else ranking.doc_ids.to_pylist(),
+        }
+    )
+    codes: dict[str, NDArray[np.int64]] = {}
+    values: dict[str, list[str]] = {}
+    for name, group in documents.groupby("field", sort=True):
+        table = group.drop_duplicates(["query_id", "doc_id"])[["query_id", "doc_id", "value"]]
+        table = table.astype({"query_id": str, "doc_id": str, "value": str})
+        joined = rows.merge(table, on=["query_id", "doc_id"], how="left")
+        code, uniques = pd.factorize(joined["value"], sort=True)
+        codes[str(name)] = code.astype(np.int64)
+        values[str(name)] = [str(v) for v in uniques]
+    return DocumentFields(codes, values)

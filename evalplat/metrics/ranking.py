@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -57,6 +57,8 @@ class Ranking:
     topic: NDArray[np.int32]
     grade: NDArray[np.int32]  # UNJUDGED when the document has no judgment
     _judged_view: Ranking | None = field(default=None, repr=False)
+    # the doc id of each row (an Arrow string array), kept only for measures of documents
+    doc_ids: Any = field(default=None, repr=False)
 
     @cached_property
     def rank(self) -> NDArray[np.int64]:

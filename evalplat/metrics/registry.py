@@ -84,6 +84,9 @@ class Metric:
             value = param.check(value)
             if value != param.default:
                 kept[name] = value
+        for name in spec.params:
+            if PARAMS[name].required and name not in kept:
+                raise InputError(f"{family} needs the parameter {name!r}, e.g. {name}=...")
         object.__setattr__(self, "family", family)
         object.__setattr__(self, "cutoff", cutoff)
         object.__setattr__(self, "_params", tuple(sorted(kept.items())))

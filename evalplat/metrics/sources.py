@@ -38,6 +38,22 @@ class RunRecords:
 
 
 @dataclass(frozen=True)
+class DocumentFields:
+    """Field values of the ranked documents: per field, one value code per ranking row (-1
+    where the document has no value), and the distinct values the codes stand for."""
+
+    codes: dict[str, NDArray[np.int64]]
+    values: dict[str, list[str]]
+
+    def field(self, name: str, metric: Metric) -> NDArray[np.int64]:
+        """The codes of ``name``; ``InputError`` naming the fields there are otherwise."""
+        if name not in self.codes:
+            known = ", ".join(sorted(self.codes)) or "none"
+            raise InputError(f"{metric}: the documents have no field {name!r} (fields: {known})")
+        return self.codes[name]
+
+
+@dataclass(frozen=True)
 class MeasureInputs:
     """Every input of one evaluation, per topic; ``None`` where the evaluation has none."""
 
@@ -45,7 +61,7 @@ class MeasureInputs:
     ranking: Ranking | None = None
     judgments: Judgments | None = None
     records: RunRecords | None = None
-    documents: object | None = None
+    documents: DocumentFields | None = None
     events: object | None = None
 
     def get(self, name: str, metric: Metric) -> object:

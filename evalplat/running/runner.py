@@ -17,17 +17,19 @@ from typing import TYPE_CHECKING, Any
 
 from evalplat.db.engine import sqlite_file
 from evalplat.errors import InputError
-from evalplat.metrics.registry import Metric, parse_all
+from evalplat.metrics.registry import Metric, parse, parse_all
 from evalplat.running.search_driver import (
     ProgressCallback,
     RunInterruptedError,
     RunSettings,
+    document_fields,
     drive,
     evaluation_record,
     score_and_finish,
 )
 from evalplat.searchers import SearchContext, Searcher, get_kind, validate_config
 from evalplat.store.refs import VersionRef
+from evalplat.store.result_fields import field_names
 from evalplat.store.runs import IMPORT_KIND, QueryOutcome, RunInfo
 
 if TYPE_CHECKING:
@@ -69,6 +71,7 @@ def run(
     config_version_id = store.config_version_id(config_key)
     test_set_version_id = store.test_set_version_id(test_set_key)
     content = store.load_test_set(test_set_key)
+    check_fields(chosen, config.params, field_names(store, config.params, test_set_version_id))
     # Creating the searcher validates params and env placeholders: bad input writes nothing.
     searcher = _create_searcher(store, config.searcher, config.params, content, settings)
     with searcher:
@@ -141,6 +144,19 @@ def _with_coverage(metrics: Sequence[str | Metric] | None) -> list[str]:
     return chosen + [m for m in extra if m not in chosen]
 
 
+def check_fields(metrics: Sequence[str], params: dict[str, Any], known: list[str]) -> None:
+    """Refuse a metric of a document field the run cannot have, before anything is written."""
+    for name in metrics:
+        metric = parse(name)
+        if "documents" not in metric.spec.inputs:
+            continue
+        field = str(metric.param("field"))
+        if field not in known:
+            shown = ", ".join(known) or "none: give the http searcher hit_fields, or documents"
+            raise InputError(f"{metric}: no field {field!r} in the config's hit_fields or the "
+                             f"test set's documents (fields: {shown})")  # fmt: skip
+
+
 def default_cache_dir(store: Store) -> Path:
     """Where searchers cache indexes: next to a SQLite database file, else the user cache."""
     database = sqlite_file(store.url)
@@ -183,6 +199,7 @@ def rescore(
         chosen,
         store.test_set_version_id(key),
         store.run_outcomes(info.id),
+        document_fields(store, info.id, chosen),
     )
     return store.add_evaluation(info.id, record)
 

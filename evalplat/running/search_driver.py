@@ -89,6 +89,7 @@ def evaluation_record(
     metrics: list[str],
     test_set_version_id: int,
     outcomes: pd.DataFrame | None = None,
+    documents: pd.DataFrame | None = None,
 ) -> EvaluationRecord:
     """Score ranked ``results`` (``query_id, doc_id, rank, score``) against ``content``'s
     judgments with the evaluation engine, in the given (stored) order, over the test set's
@@ -98,6 +99,7 @@ def evaluation_record(
     ``outcomes`` (``Store.run_outcomes``) are the run's records: measures that read them
     (``Latency``) are scored only when some query has a recorded latency, so an imported run
     has no latency scores rather than zeros; a query without one has no row for them.
+    ``documents`` (``Store.result_fields``) feed measures of document fields (``Diversity``).
     """
     import math
 
@@ -121,6 +123,7 @@ def evaluation_record(
         topics=topics,
         weights=weights,
         records=records,
+        documents=documents,
     )
     per_query = scored.per_query
     rows = [
@@ -142,6 +145,18 @@ def evaluation_record(
     if weights is not None:
         options["weighted"] = True
     return EvaluationRecord(test_set_version_id, rows, means, options)
+
+
+def document_fields(store: Store, run_id: int, metrics: list[str]) -> pd.DataFrame | None:
+    """The run's document field values when a metric reads them, else None (not read)."""
+    from evalplat.metrics.registry import parse
+
+    fields = [
+        str(metric.param("field"))
+        for metric in (parse(m) for m in metrics)
+        if "documents" in metric.spec.inputs
+    ]
+    return store.result_fields(run_id, fields) if fields else None
 
 
 def _records(outcomes: pd.DataFrame | None) -> pd.DataFrame | None:
@@ -309,7 +324,12 @@ def score_and_finish(
         )
     info = store.run_info(run_id)
     record = evaluation_record(
-        content, store.load_results(run_id), metrics, info.test_set_version_id, outcomes
+        content,
+        store.load_results(run_id),
+        metrics,
+        info.test_set_version_id,
+        outcomes,
+        document_fields(store, run_id, metrics),
     )
     if failed == 0 and missing == 0:
         return store.finish_run(run_id, "complete", evaluation=record)

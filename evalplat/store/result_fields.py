@@ -83,18 +83,26 @@ class ResultFieldsMixin(StoreBase):
             params = session.scalar(
                 select(ConfigVersion.params).where(ConfigVersion.id == run.config_version_id)
             )
-            names = set((params or {}).get("hit_fields") or {})
-            corpus_id = session.scalar(
-                select(TestSetVersion.corpus_id).where(TestSetVersion.id == run.test_set_version_id)
-            )
-            if corpus_id is not None:
-                for document in session.scalars(
-                    select(Document.fields).where(
-                        Document.corpus_id == corpus_id, Document.fields.is_not(None)
-                    )
-                ):
-                    names.update(document or {})
-        return sorted(names)
+            test_set_version_id = run.test_set_version_id
+        return field_names(self, params or {}, test_set_version_id)
+
+
+def field_names(store: StoreBase, params: dict[str, Any], test_set_version_id: int) -> list[str]:
+    """The ``hit_fields`` names of a config's ``params`` and the document keys of a test set
+    version: the fields a run of the two can have."""
+    names = set(params.get("hit_fields") or {})
+    with store.session() as session:
+        corpus_id = session.scalar(
+            select(TestSetVersion.corpus_id).where(TestSetVersion.id == test_set_version_id)
+        )
+        if corpus_id is not None:
+            for document in session.scalars(
+                select(Document.fields).where(
+                    Document.corpus_id == corpus_id, Document.fields.is_not(None)
+                )
+            ):
+                names.update(document or {})
+    return sorted(names)
 
 
 def _rows(
