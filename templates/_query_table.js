@@ -9,6 +9,9 @@
   var sortAt = keys.indexOf(data.sort), descending = data.descending, page = 0, view = rows;
   var text = document.getElementById("q-filter"), move = document.getElementById("q-move");
   var moveAt = move ? keys.indexOf(move.getAttribute("data-key")) : -1;
+{% if table.segments %}
+  var segment = document.getElementById("q-segment"), tagsOf = data.tags || {};
+{% endif %}
   var status = document.getElementById("q-status");
   var prev = document.getElementById("q-prev"), next = document.getElementById("q-next");
   document.getElementById("q-controls").hidden = false;
@@ -70,6 +73,9 @@
     view = rows.filter(function (row) {
       if (needle && String(row[0]).toLowerCase().indexOf(needle) < 0 &&
           String(row[1]).toLowerCase().indexOf(needle) < 0) { return false; }
+{% if table.segments %}
+      if (segment.value && (tagsOf[row[0]] || []).indexOf(segment.value) < 0) { return false; }
+{% endif %}
       return which === "all" || judge(row[moveAt], cols[moveAt].hib) === which;
     });
     view.sort(compare);
@@ -109,6 +115,9 @@
   });
   if (text) { text.addEventListener("input", apply); }
   if (move) { move.addEventListener("change", apply); }
+{% if table.segments %}
+  segment.addEventListener("change", apply);
+{% endif %}
   prev.addEventListener("click", function () { page -= 1; draw(); });
   next.addEventListener("click", function () { page += 1; draw(); });
   apply();

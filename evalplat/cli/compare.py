@@ -1,7 +1,8 @@
 """``evalplat compare | unjudged | history`` and ``evalplat baseline set | show``.
 
-``compare`` exits 0 unless ``--fail-on-regression`` is given and a gated metric regressed
-(exit 1); with ``--strict`` as well, a gated metric that needs judgments also exits 1.
+``compare`` exits 0 unless ``--fail-on-regression`` is given and a gated metric, or a gated
+(metric, segment) pair, regressed (exit 1); with ``--strict`` as well, one that needs
+judgments also exits 1.
 Refusals (different test set versions: exit 2; incomplete runs: exit 3) come from the store as
 errors and print one line.
 """
@@ -15,9 +16,9 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from evalplat.cli.common import RUN_REF, DbOption, JsonOption, echo_err, open_store, print_json
+from evalplat.cli.compare_output import print_comparison, write_junit
 
 if TYPE_CHECKING:
-    from evalplat.comparison.changes import Changes
     from evalplat.comparison.verdicts import ComparisonResult
     from evalplat.metrics.registry import Metric
     from evalplat.store import Store
@@ -101,20 +102,39 @@ def compare_command(
             "judgments) or ignore.",
         ),
     ] = "bound",
+    segment: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--segment",
+            help="Also gate each metric on the queries tagged with this tag, repeatable "
+            "(same thresholds and test).",
+            show_default=False,
+        ),
+    ] = None,
+    min_segment_queries: Annotated[
+        int,
+        typer.Option(
+            "--min-segment-queries", help="Segments with fewer queries are shown, never gated."
+        ),
+    ] = 20,
     as_json: JsonOption = False,
     db: DbOption = None,
 ) -> None:
     """Compare a candidate run with a baseline run: deltas, CIs, p-values and verdicts."""
+    from dataclasses import replace
+
     from evalplat.comparison.verdicts import UNJUDGED_MODES, CompareOptions, Gate
     from evalplat.errors import InputError
     from evalplat.metrics.registry import parse_all
 
     if unjudged not in UNJUDGED_MODES:
         raise InputError(f"--unjudged must be one of {', '.join(UNJUDGED_MODES)}, got {unjudged!r}")
-    options = CompareOptions(test=test, alpha=alpha, seed=seed, allow_partial=allow_partial)
+    options = CompareOptions(test=test, alpha=alpha, seed=seed, allow_partial=allow_partial,
+                             min_segment_queries=min_segment_queries)  # fmt: skip
     store = open_store(db)
     gates = None
-    if metric or max_drop is not None or max_relative_drop is not None or unjudged != "bound":
+    tuned = max_drop is not None or max_relative_drop is not None or unjudged != "bound"
+    if metric or tuned or segment:
         chosen = parse_all(metric) if metric else None
         scored = _scored_metrics(store, baseline) if chosen is None else chosen
         gates = [
@@ -131,6 +151,7 @@ def compare_command(
             for m in scored
             if m.gateable
         ]
+        gates += [replace(g, segment=tag) for tag in dict.fromkeys(segment or ()) for g in gates]
     result = store.compare_runs(
         baseline, candidate, metrics=metric or None, gates=gates, options=options
     )
@@ -141,8 +162,11 @@ def compare_command(
     if as_json:
         print_json(result.to_dict())
     else:
-        _print_comparison(result)
-    if fail_on_regression and (result.regressions or (strict and result.needing_judgments)):
+        print_comparison(result)
+    undecided = result.needing_judgments or any(
+        s.gated and s.verdict == "needs_judgments" for s in result.segments
+    )
+    if fail_on_regression and (result.verdict == "regression" or (strict and undecided)):
         raise typer.Exit(1)
 
 
@@ -153,147 +177,6 @@ def _scored_metrics(store: Store, run_ref: str) -> list[Metric]:
     run_id = store.resolve_run(run_ref)
     names = dict.fromkeys(store.evaluation_scores(run_id)["metric"])
     return [parse(str(name)) for name in names]
-
-
-def _print_comparison(result: ComparisonResult) -> None:
-    from rich.console import Console
-    from rich.table import Table
-
-    # Piped output (CI logs, files) has no terminal width: keep the table whole, unwrapped.
-    console = Console() if sys.stdout.isatty() else Console(width=160)
-    console.print(
-        f"baseline  {result.baseline_label}\ncandidate {result.candidate_label}"
-        f"\ntest set  {result.test_set}, {result.queries} queries",
-        markup=False,
-        highlight=False,
-    )
-    if result.changes is not None:
-        console.print(_changes_text(result.changes), markup=False, highlight=False)
-    table = Table(
-        "metric",
-        "baseline",
-        "candidate",
-        "delta",
-        "95% CI",
-        "p (Holm)",
-        "w/t/l",
-        "judged",
-        "verdict",
-    )
-    for m in result.metrics:
-        ci = "" if m.ci_low is None else f"[{m.ci_low:+.4f}, {m.ci_high:+.4f}]"
-        p = "" if m.p_value is None else f"{m.p_value:.4f} ({m.p_corrected:.4f})"
-        judged = (
-            "" if m.baseline_judged is None else f"{m.baseline_judged:.2f}→{m.candidate_judged:.2f}"
-        )
-        verdict = m.verdict + ("" if m.gated else " (not gated)")
-        table.add_row(
-            m.metric,
-            f"{m.baseline:.4f}",
-            f"{m.candidate:.4f}",
-            f"{m.delta:+.4f}",
-            ci,
-            p,
-            f"{m.wins}/{m.ties}/{m.losses}",
-            judged,
-            verdict,
-        )
-    console.print(table)
-    if result.overlap is not None:
-        o = result.overlap
-        tau = "n/a" if o.kendall_tau is None else f"{o.kendall_tau:.3f}"
-        console.print(
-            f"overlap: Jaccard@{o.k} {o.jaccard:.3f}, RBO(p={o.p}) {o.rbo:.3f}, Kendall tau {tau}",
-            highlight=False,
-        )
-    for m in result.regressions:
-        worst = result.movers[m.metric].worse[:5]
-        listed = ", ".join(f"{q.query_id} ({q.delta:+.3f})" for q in worst)
-        console.print(f"{m.metric} regressed; worst queries: {listed}", markup=False)
-    for line in needs_judgments_lines(result):
-        console.print(line, markup=False, highlight=False)
-    console.print(f"verdict: {result.verdict} (comparison {result.id})", highlight=False)
-
-
-def _changes_text(changes: Changes) -> str:
-    """``changed   operator: "or" → "and"`` and one indented line per further change."""
-    lines = changes.lines()
-    if not lines:
-        what = "same config version" if changes.same_config_version else "same parameters"
-        return f"changed   nothing ({what}, same test set version)"
-    return "changed   " + "\n          ".join(lines)
-
-
-def needs_judgments_lines(result: ComparisonResult) -> list[str]:
-    """Why each gated metric needs judgments, and the command that exports the documents."""
-    lines = []
-    for m in result.needing_judgments:
-        k = m.bound_depth or 10
-        run = result.candidate_run_id if result.candidate_run_id is not None else "RUN"
-        if m.unjudged is not None:
-            bound = "" if m.bound_candidate is None else (
-                f"; if they were relevant: {m.bound_baseline:.4f} -> {m.bound_candidate:.4f} "
-                f"({m.bound_verdict})"
-            )  # fmt: skip
-            why = (
-                f"{m.unjudged} unjudged documents in the candidate's top {k} "
-                f"of {m.unjudged_queries} queries{bound}"
-            )
-        else:
-            why = "the candidate's judged coverage fell"
-        lines.append(
-            f"{m.metric} needs judgments: {why}. "
-            f"Export them: evalplat unjudged {run} --k {k} > pool.csv"
-        )
-    return lines
-
-
-def write_junit(result: ComparisonResult, path: Path, *, strict: bool = False) -> None:
-    """One testcase per gated metric; a ``<failure type="regression">`` for each regression.
-
-    A metric that needs judgments is undecided, not passed: ``<skipped>`` (CI shows it apart from
-    passes and failures, and the build stays green, as the exit code does), or with ``strict`` a
-    ``<failure type="needs_judgments">``, matching the exit code 1 of ``--strict``."""
-    import xml.etree.ElementTree as ET
-
-    from evalplat.alerts.junit import clean_tree
-
-    gated = [m for m in result.metrics if m.gated]
-    undecided = len(result.needing_judgments)
-    suite = ET.Element(
-        "testsuite",
-        name="evalplat compare",
-        tests=str(len(gated)),
-        failures=str(len(result.regressions) + (undecided if strict else 0)),
-        errors="0",
-        skipped="0" if strict else str(undecided),
-    )
-    why = dict(zip(result.needing_judgments, needs_judgments_lines(result), strict=True))
-    for m in gated:
-        case = ET.SubElement(
-            suite, "testcase", classname=f"evalplat.{result.test_set}", name=m.metric
-        )
-        summary = (
-            f"{m.metric}: {m.baseline:.4f} -> {m.candidate:.4f} (delta {m.delta:+.4f}, "
-            f"p={m.p_value}, corrected {m.p_corrected}, {m.test}): {m.verdict}"
-        )
-        if m.verdict == "regression":
-            failure = ET.SubElement(case, "failure", message=summary, type="regression")
-            worst = result.movers[m.metric].worse[:10]
-            failure.text = "\n".join(
-                f"{q.query_id}: {q.baseline:.4f} -> {q.candidate:.4f}" for q in worst
-            )
-        elif m.verdict == "needs_judgments" and strict:
-            failure = ET.SubElement(case, "failure", message=summary, type="needs_judgments")
-            failure.text = why[m]
-        elif m.verdict == "needs_judgments":
-            ET.SubElement(case, "skipped", message=why[m])
-            ET.SubElement(case, "system-out").text = summary
-        else:
-            ET.SubElement(case, "system-out").text = summary
-    root = ET.Element("testsuites")
-    root.append(suite)
-    ET.ElementTree(clean_tree(root)).write(path, encoding="utf-8", xml_declaration=True)
 
 
 def write_report(result: ComparisonResult, path: Path, store: Store) -> None:

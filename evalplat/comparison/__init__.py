@@ -5,6 +5,8 @@
 - ``stats``: the paired tests, bootstrap intervals, Holm's correction and effect sizes;
 - ``guard``: the optimistic bound for unjudged documents and how a gate uses it;
 - ``movers``: per-query values side by side and the queries that moved most;
+- ``scores``: per-query score frames, the metrics compared and their judged coverage;
+- ``segments``: query weights and the per-segment (query tag) rows and gates;
 - ``overlap``: how much the rankings changed (Jaccard, RBO, Kendall's tau);
 - ``changes``: what differs between the config and test set versions compared.
 

@@ -38,6 +38,8 @@ class Gate:
     ``unjudged`` says how unjudged documents weigh on the verdict: ``bound`` (decide in both
     the pessimistic scores and the optimistic bound, ``needs_judgments`` when they disagree),
     ``needs_judgments`` (a drop while Judged@k fell needs judgments) or ``ignore``.
+    ``segment`` (a query tag) gates the metric over the queries carrying that tag only; without
+    it the gate is on all queries.
     """
 
     metric: str
@@ -47,8 +49,11 @@ class Gate:
     alpha: float = 0.05
     consecutive: int = 1
     unjudged: str = "bound"
+    segment: str | None = None
 
     def __post_init__(self) -> None:
+        if self.segment is not None and (not isinstance(self.segment, str) or not self.segment):
+            raise InputError(f"gate on {self.metric}: segment must be a non-empty tag")
         if self.test not in TESTS:
             raise InputError(f"gate on {self.metric}: test must be one of {', '.join(TESTS)}, "
                              f"got {self.test!r}")  # fmt: skip
@@ -71,7 +76,8 @@ class CompareOptions:
 
     ``test``/``alpha`` apply to ungated metrics (a gate carries its own). ``judged_drop`` is the
     fall of mean Judged@k (absolute, 0.05 = 5 points) beyond which a drop needs judgments.
-    ``tie_tolerance``: per-query deltas within it count as ties.
+    ``tie_tolerance``: per-query deltas within it count as ties. A segment (the queries carrying
+    one tag) with fewer than ``min_segment_queries`` queries is reported but never gated.
     """
 
     test: str = "randomization"
@@ -84,6 +90,7 @@ class CompareOptions:
     judged_drop: float = 0.05
     movers: int = 10
     allow_partial: bool = False
+    min_segment_queries: int = 20
 
     def __post_init__(self) -> None:
         if self.test not in TESTS:
@@ -96,6 +103,10 @@ class CompareOptions:
             raise InputError("permutations and bootstrap resamples must be 1 or more")
         if self.tie_tolerance < 0 or self.judged_drop < 0 or self.movers < 0:
             raise InputError("tie_tolerance, judged_drop and movers must be 0 or more")
+        if isinstance(self.min_segment_queries, bool) or self.min_segment_queries < 1:
+            raise InputError(
+                f"min_segment_queries must be 1 or more, got {self.min_segment_queries}"
+            )
 
 
 @dataclass(frozen=True)
@@ -169,6 +180,38 @@ BOUND_FIELDS = (
 
 
 @dataclass(frozen=True)
+class SegmentComparison:
+    """One metric over one segment: the queries whose tags include ``segment``.
+
+    Means are over the segment's ``queries`` (weighted when the comparison is), the CI and the
+    test likewise; ``p_corrected`` is Holm's over the gated family when ``gated`` (metrics and
+    segments together), else over the ungated segment rows (display only). ``note`` is set when
+    the segment is too small to gate (fewer than ``CompareOptions.min_segment_queries``
+    queries), e.g. ``"12 queries, fewer than 20: not gated"``.
+    """
+
+    metric: str
+    segment: str
+    queries: int
+    higher_is_better: bool
+    baseline: float
+    candidate: float
+    delta: float
+    relative_delta: float | None
+    ci_low: float | None
+    ci_high: float | None
+    test: str
+    p_value: float | None
+    p_corrected: float | None
+    gated: bool
+    verdict: str
+    note: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {key: _plain(value) for key, value in asdict(self).items()}
+
+
+@dataclass(frozen=True)
 class QueryMove:
     """One query's change on one metric (``delta = candidate - baseline``)."""
 
@@ -216,6 +259,9 @@ class ComparisonResult:
     ``improvement`` > ``unchanged``. ``per_query`` is a tidy frame (``metric, query_id,
     baseline, candidate, delta``) for reports; it is not part of ``to_dict``. ``changes`` says
     what differs between the two runs' config versions and test set versions (set by the store).
+    ``weighted``: means and tests use the test set's query weights. ``segments`` has a row per
+    (metric, tag) when queries carry tags, and its gated rows count in ``verdict``;
+    ``query_tags`` maps each tagged query to its tags (for reports; not in ``to_dict``).
     """
 
     metrics: tuple[MetricComparison, ...]
@@ -234,6 +280,9 @@ class ComparisonResult:
     test_set: str | None = None
     created_at: str | None = None  # ISO 8601, set when stored
     changes: Changes | None = None
+    weighted: bool = False
+    segments: tuple[SegmentComparison, ...] = ()
+    query_tags: dict[str, tuple[str, ...]] = field(default_factory=dict, compare=False, repr=False)
 
     def metric(self, name: str) -> MetricComparison:
         for item in self.metrics:
@@ -251,6 +300,11 @@ class ComparisonResult:
         """Gated metrics whose verdict is ``needs_judgments``."""
         return [m for m in self.metrics if m.gated and m.verdict == "needs_judgments"]
 
+    @property
+    def segment_regressions(self) -> list[SegmentComparison]:
+        """Gated (metric, segment) rows whose verdict is ``regression``."""
+        return [s for s in self.segments if s.gated and s.verdict == "regression"]
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready; ``metrics[]`` carries PRODUCT.md's fields (``metric``, ``baseline``,
         ``candidate``, ``delta``, ``p_value``, ``verdict``) and the rest of each row."""
@@ -264,7 +318,9 @@ class ComparisonResult:
             "created_at": self.created_at,
             "verdict": self.verdict,
             "queries": self.queries,
+            "weighted": self.weighted,
             "metrics": [m.to_dict() for m in self.metrics],
+            "segments": [s.to_dict() for s in self.segments],
             "movers": {
                 name: {
                     "worse": [asdict(q) for q in movers.worse],

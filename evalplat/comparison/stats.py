@@ -7,6 +7,16 @@ and seed give the same numbers on every machine.
 
 Identical inputs are a fixed point everywhere: ``d = 0`` gives ``p = 1`` from every test, a
 ``[0, 0]`` interval and an effect size of 0 — two identical runs can never look different.
+
+**Query weights.** The tests, the bootstrap and the effect size take optional per-query
+``weights`` (finite, > 0). The weighted mean delta is ``sum(w d) / sum(w)``; the paired tests
+run on the *weighted differences* ``x_i = w_i d_i / mean(w)``, whose arithmetic mean is exactly
+that weighted mean, so "the weighted mean delta is 0" is "the mean of x is 0": the
+randomization test flips the signs of the ``x_i``, the t-test and Wilcoxon test the ``x_i``
+against 0, Cohen's d_z is ``mean(x) / sd(x)``. The bootstrap resamples queries with their
+weights and takes the weighted mean of each resample. Equal weights (any value) change
+nothing: every function then runs its unweighted code path and returns exactly the unweighted
+numbers. Wins, ties and losses stay counts of queries.
 """
 
 from __future__ import annotations
@@ -54,7 +64,50 @@ def paired(a: ArrayLike, b: ArrayLike) -> tuple[FloatArray, FloatArray]:
     return left, right
 
 
-def randomization_test(a: ArrayLike, b: ArrayLike, n: int = 10_000, seed: int = 0) -> float:
+def query_weights(weights: ArrayLike | None, size: int) -> FloatArray | None:
+    """Checked weights, or None when they make no difference (None, or all equal): callers
+    then take the unweighted path, so equal weights give bit-for-bit the unweighted results."""
+    if weights is None:
+        return None
+    w = np.asarray(weights, dtype=np.float64)
+    if w.ndim != 1 or w.size != size:
+        raise InputError(f"query weights need one number per query ({size}), got {w.shape}")
+    if not np.isfinite(w).all() or (w <= 0).any():
+        raise InputError("query weights must be finite numbers greater than 0")
+    if w.size == 0 or (w == w[0]).all():
+        return None
+    return w
+
+
+def weighted_mean(values: ArrayLike, weights: ArrayLike | None = None) -> float:
+    """``sum(w v) / sum(w)``; the arithmetic mean without weights or with equal ones (0 for no
+    values). The same formula as ``evalplat.evaluate(weights=...)``'s means."""
+    v = np.asarray(values, dtype=np.float64)
+    if v.size == 0:
+        return 0.0
+    w = query_weights(weights, v.size)
+    if w is None:
+        return float(v.mean())
+    return float(np.dot(v, w) / w.sum())
+
+
+def _weighted(d: FloatArray, weights: ArrayLike | None) -> FloatArray:
+    """The weighted differences ``w d / mean(w)`` (module doc); ``d`` itself when unweighted."""
+    w = query_weights(weights, d.size)
+    if w is None:
+        return d
+    x: FloatArray = d * (w / w.mean())
+    return x
+
+
+def randomization_test(
+    a: ArrayLike,
+    b: ArrayLike,
+    n: int = 10_000,
+    seed: int = 0,
+    *,
+    weights: ArrayLike | None = None,
+) -> float:
     """Two-sided paired randomization (sign-flip permutation) test of ``mean(b - a) = 0``.
 
     Under the null hypothesis each query's difference ``d_i`` is as likely to have the opposite
@@ -64,14 +117,16 @@ def randomization_test(a: ArrayLike, b: ArrayLike, n: int = 10_000, seed: int = 
         p = (1 + #{T* >= T}) / (1 + n)
 
     (the +1 counts the observed labelling, which keeps ``p > 0`` and makes the test exact at
-    level alpha). ``d = 0`` gives ``p = 1``. Vectorised: with random bits ``u ∈ {0, 1}``,
-    ``s·d = 2 u·d - Σd``; ``u·d`` is summed a byte at a time from a table of the 256 possible
-    partial sums of each group of 8 queries, so a permutation costs ``m / 8`` lookups.
+    level alpha). ``d = 0`` gives ``p = 1``. With ``weights`` the signs flip the weighted
+    differences ``x_i = w_i d_i / mean(w)`` and ``T = |mean(x)|`` is the weighted mean delta.
+    Vectorised: with random bits ``u ∈ {0, 1}``, ``s·d = 2 u·d - Σd``; ``u·d`` is summed a byte
+    at a time from a table of the 256 possible partial sums of each group of 8 queries, so a
+    permutation costs ``m / 8`` lookups.
     """
     left, right = paired(a, b)
     if n < 1:
         raise InputError(f"the number of permutations must be 1 or more, got {n}")
-    d = right - left
+    d = _weighted(right - left, weights)
     m = d.size
     if m == 0 or not d.any():
         return 1.0
@@ -114,8 +169,9 @@ def _constant(d: FloatArray) -> bool:
     return float(np.ptp(d)) <= 1e-12 * max(1.0, float(np.abs(d).max()))
 
 
-def t_test(a: ArrayLike, b: ArrayLike) -> float:
-    """Two-sided paired Student t-test: ``t = mean(d) / (sd(d) / sqrt(m))``, ``m - 1`` dof.
+def t_test(a: ArrayLike, b: ArrayLike, *, weights: ArrayLike | None = None) -> float:
+    """Two-sided paired Student t-test: ``t = mean(d) / (sd(d) / sqrt(m))``, ``m - 1`` dof;
+    with ``weights``, the same on the weighted differences ``x`` (module doc).
 
     Degenerate cases, where SciPy would return NaN: ``d = 0`` gives 1; a constant non-zero
     ``d`` (zero variance) gives 0 — every query moved by the same amount.
@@ -124,27 +180,29 @@ def t_test(a: ArrayLike, b: ArrayLike) -> float:
 
     left, right = paired(a, b)
     d = right - left
-    if d.size < 2 or not d.any():
+    x = _weighted(d, weights)
+    if x.size < 2 or not x.any():
         return 1.0
-    if _constant(d):
+    if _constant(x):
         return 0.0
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        result = stats.ttest_rel(right, left)
+        result = stats.ttest_rel(right, left) if x is d else stats.ttest_1samp(x, 0.0)
     p = float(result.pvalue)
     return 1.0 if math.isnan(p) else p
 
 
-def wilcoxon(a: ArrayLike, b: ArrayLike) -> float:
+def wilcoxon(a: ArrayLike, b: ArrayLike, *, weights: ArrayLike | None = None) -> float:
     """Two-sided Wilcoxon signed-rank test on ``d = b - a`` (zero differences dropped, as
-    Wilcoxon's original; exact distribution for small samples, normal approximation otherwise).
+    Wilcoxon's original; exact distribution for small samples, normal approximation otherwise);
+    with ``weights``, on the weighted differences ``x`` (module doc).
 
     ``d = 0`` gives 1.
     """
     from scipy import stats
 
     left, right = paired(a, b)
-    d = right - left
+    d = _weighted(right - left, weights)
     if not d.any():
         return 1.0
     with warnings.catch_warnings():
@@ -155,14 +213,21 @@ def wilcoxon(a: ArrayLike, b: ArrayLike) -> float:
 
 
 def bootstrap_ci(
-    delta: ArrayLike, n: int = 10_000, seed: int = 0, level: float = 0.95
+    delta: ArrayLike,
+    n: int = 10_000,
+    seed: int = 0,
+    level: float = 0.95,
+    *,
+    weights: ArrayLike | None = None,
 ) -> tuple[float, float]:
-    """Percentile bootstrap confidence interval of ``mean(delta)``.
+    """Percentile bootstrap confidence interval of ``mean(delta)`` (weighted mean with
+    ``weights``).
 
     ``n`` resamples of the ``m`` queries with replacement; the interval is the
     ``(1 - level) / 2`` and ``(1 + level) / 2`` quantiles of the resampled means. Resampling
     queries (not documents) treats the query set as a sample of the query population, which is
-    the uncertainty a regression verdict is about.
+    the uncertainty a regression verdict is about. With weights each query is drawn with its
+    weight and a resample's mean is ``sum(w d) / sum(w)`` over the queries drawn.
     """
     d = np.asarray(delta, dtype=np.float64)
     if d.ndim != 1 or d.size == 0:
@@ -171,6 +236,7 @@ def bootstrap_ci(
         raise InputError(f"confidence level must be in (0, 1), got {level}")
     if n < 1:
         raise InputError(f"the number of bootstrap resamples must be 1 or more, got {n}")
+    w = query_weights(weights, d.size)
     if np.ptp(d) == 0.0:
         return float(d[0]), float(d[0])
     rng = np.random.default_rng(seed)
@@ -181,7 +247,11 @@ def bootstrap_ci(
     while done < n:
         rows = min(chunk, n - done)
         picks = rng.integers(0, m, size=(rows, m), dtype=np.int32)
-        means[done : done + rows] = d[picks].mean(axis=1)
+        if w is None:
+            means[done : done + rows] = d[picks].mean(axis=1)
+        else:
+            drawn = w[picks]
+            means[done : done + rows] = (drawn * d[picks]).sum(axis=1) / drawn.sum(axis=1)
         done += rows
     low, high = np.quantile(means, [(1 - level) / 2, (1 + level) / 2])
     return float(low), float(high)
@@ -302,15 +372,15 @@ def holm(p_values: Sequence[float] | ArrayLike) -> FloatArray:
     return adjusted
 
 
-def effect_size(a: ArrayLike, b: ArrayLike) -> float | None:
+def effect_size(a: ArrayLike, b: ArrayLike, *, weights: ArrayLike | None = None) -> float | None:
     """Paired standardised mean difference (Cohen's d_z): ``mean(d) / sd(d)``, ``sd`` with
-    ``m - 1`` degrees of freedom.
+    ``m - 1`` degrees of freedom (of the weighted differences ``x`` with ``weights``).
 
     0 for ``d = 0``; None when undefined (fewer than two queries, or a constant non-zero ``d``,
     whose standardised size is infinite).
     """
     left, right = paired(a, b)
-    d = right - left
+    d = _weighted(right - left, weights)
     if not d.any():
         return 0.0
     if d.size < 2:

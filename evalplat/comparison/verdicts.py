@@ -23,9 +23,10 @@ alert); the ungated metrics are corrected as a second family, for display only.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from evalplat.comparison import segments
 from evalplat.comparison.guard import BoundScores, guard_verdict
 from evalplat.comparison.movers import movers_of, per_query_frame
 from evalplat.comparison.results import (
@@ -43,6 +44,7 @@ from evalplat.comparison.results import (
     TestName,
     Verdict,
 )
+from evalplat.comparison.scores import choose_metrics, judged_coverage, wide_scores
 from evalplat.errors import InputError
 from evalplat.metrics.registry import Metric
 
@@ -81,6 +83,8 @@ def compare_scores(
     *,
     overlap: OverlapSummary | None = None,
     bound: BoundScores | None = None,
+    weights: Mapping[str, float] | pd.Series | None = None,
+    tags: Mapping[str, Iterable[str] | str | None] | None = None,
 ) -> ComparisonResult:
     """Compare per-query scores of a candidate with a baseline's.
 
@@ -89,9 +93,11 @@ def compare_scores(
     metric both sides have (Judged@k columns are also used for the judged-coverage guard).
     ``gates=None`` gates every gateable metric compared, with ``options``' test and alpha and no
     threshold; ``gates=()`` gates nothing. Means are arithmetic over topics (sums for ``Num*``
-    counts), unweighted. ``bound`` holds both sides' scores under the optimistic bound
+    counts), weighted by ``weights`` (query id -> weight, 1 when missing) when given.
+    ``bound`` holds both sides' scores under the optimistic bound
     (``evalplat.comparison.guard.optimistic_bound``); without it, ``unjudged = "bound"`` gates fall
-    back to the Judged@k rule.
+    back to the Judged@k rule. ``tags`` (query id -> its tags) adds a row per metric and segment
+    (``evalplat.comparison.segments``).
     """
     import numpy as np
     import pandas as pd
@@ -101,7 +107,7 @@ def compare_scores(
     options = options or CompareOptions()
     if by_session(baseline, metrics):  # online measures: different sessions, an unpaired test
         return compare_sessions(baseline, candidate, metrics, gates, options)
-    wide_a, wide_b = _wide(baseline, "baseline"), _wide(candidate, "candidate")
+    wide_a, wide_b = wide_scores(baseline, "baseline"), wide_scores(candidate, "candidate")
     if set(wide_a.index) != set(wide_b.index):
         only_a = len(set(wide_a.index) - set(wide_b.index))
         only_b = len(set(wide_b.index) - set(wide_a.index))
@@ -110,8 +116,14 @@ def compare_scores(
             f"{only_b} only in the candidate): rescore both against one test set version"
         )
     wide_b = wide_b.loc[wide_a.index]
-    chosen = _choose_metrics(metrics, gates, wide_a, wide_b)
+    chosen = choose_metrics(metrics, gates, wide_a, wide_b)
     gate_by_metric = _gates(gates, chosen, options)
+    query_tags = segments.tag_map(tags)
+    gate_by_segment = {
+        key: _with_default_threshold(gate)
+        for key, gate in segments.segment_gates(gates, query_tags).items()
+    }
+    w = segments.weight_vector(wide_a.index, weights)
     rows: list[dict[str, Any]] = []
     per_query = []
     movers: dict[str, Movers] = {}
@@ -120,13 +132,19 @@ def compare_scores(
         a = wide_a[name].to_numpy(dtype=np.float64)
         b = wide_b[name].to_numpy(dtype=np.float64)
         gate = gate_by_metric.get(name)
-        rows.append(_measure(metric, a, b, gate, options, _judged(metric, wide_a, wide_b)))
+        judged = judged_coverage(metric, wide_a, wide_b)
+        rows.append(_measure(metric, a, b, gate, options, judged, weights=w))
         per_query.append(per_query_frame(name, wide_a.index, a, b))
         movers[name] = movers_of(name, wide_a.index, a, b, metric.direction, options)
-    _correct(rows)
-    best = _optimistic(bound, chosen, gate_by_metric, options)
+    by_segment = segments.measure_segments(
+        chosen, wide_a, wide_b, w, query_tags, gate_by_segment, options, _measure
+    )
+    _correct(rows + by_segment)
+    best = _optimistic(bound, chosen, gate_by_metric, options, weights)
     compared = tuple(_decide(row, options, best.get(row["metric"])) for row in rows)
+    per_segment = tuple(segments.decide_segment(r, options, _plain_verdict) for r in by_segment)
     gated = [m.verdict for m in compared if m.gated]
+    gated += [s.verdict for s in per_segment if s.gated]
     verdict = max(gated, key=_SEVERITY.__getitem__) if gated else "unchanged"
 
     return ComparisonResult(
@@ -134,51 +152,14 @@ def compare_scores(
         movers=movers,
         overlap=overlap,
         options=options,
-        gates=tuple(gate_by_metric.values()),
+        gates=(*gate_by_metric.values(), *gate_by_segment.values()),
         verdict=verdict,
         queries=len(wide_a.index),
         per_query=pd.concat(per_query, ignore_index=True) if per_query else None,
+        weighted=weights is not None,
+        segments=per_segment,
+        query_tags=query_tags,
     )
-
-
-def _wide(scores: pd.DataFrame, side: str) -> pd.DataFrame:
-    import pandas as pd
-
-    missing = {"query_id", "metric", "value"} - set(scores.columns)
-    if missing:
-        raise InputError(f"{side} scores need columns query_id, metric, value")
-    if scores.duplicated(["query_id", "metric"]).any():
-        raise InputError(f"{side} scores have more than one value for a (query, metric)")
-    wide = scores.pivot(index="query_id", columns="metric", values="value")
-    wide.index = wide.index.astype(str)
-    # Keep the metrics in the order they were scored (the user's order), not alphabetical.
-    return wide.sort_index()[list(pd.unique(scores["metric"].to_numpy(dtype=object)))]
-
-
-def _choose_metrics(
-    metrics: Sequence[str | Metric] | None,
-    gates: Sequence[Gate] | None,
-    wide_a: pd.DataFrame,
-    wide_b: pd.DataFrame,
-) -> list[Metric]:
-    from evalplat.metrics.registry import parse
-
-    both = [name for name in wide_a.columns if name in wide_b.columns]
-    names = [str(m) for m in metrics] if metrics else both
-    names += [g.metric for g in gates or () if str(parse(g.metric)) not in
-              {str(parse(n)) for n in names}]  # fmt: skip
-    chosen: list[Metric] = []
-    for name in names:
-        metric = parse(name)
-        key = str(metric)
-        for frame, side in ((wide_a, "baseline"), (wide_b, "candidate")):
-            if key not in frame.columns:
-                raise InputError(f"the {side} run has no scores for {key}: rescore it with it")
-            if frame[key].isna().any() and not metric.spec.unknown_values:
-                raise InputError(f"the {side} run lacks {key} for some queries: rescore it")
-        if metric not in chosen:
-            chosen.append(metric)
-    return chosen
 
 
 def _gates(
@@ -194,6 +175,8 @@ def _gates(
         }
     result: dict[str, Gate] = {}
     for gate in gates:
+        if gate.segment is not None:  # evalplat.comparison.segments.segment_gates
+            continue
         metric = parse(gate.metric)
         if not metric.gateable:
             raise InputError(f"{metric} is an informational count and cannot be gated")
@@ -216,44 +199,6 @@ def _with_default_threshold(gate: Gate) -> Gate:
     return replace(gate, max_relative_drop=default)
 
 
-def _judged(
-    metric: Metric, wide_a: pd.DataFrame, wide_b: pd.DataFrame
-) -> tuple[float | None, float | None, float | None]:
-    """Mean Judged@k of both sides, and how much the unjudged share of the top k rose.
-
-    k is the metric's cutoff; without a cutoff (AP, RR), the deepest Judged@k both sides have.
-    Judged@k is 0 for a query with no results, so a candidate that returns nothing lowers it
-    without showing a single unjudged document. When both sides have ``NumRet``, the guard
-    therefore uses the unjudged share U@k = min(k, NumRet) * (1 - Judged@k) / k per query, and
-    the third value is mean U@k of the candidate minus the baseline's. Without ``NumRet`` it is
-    the fall of Judged@k. (None, None, None) when neither side has a Judged@k.
-    """
-    from evalplat.metrics.registry import parse
-
-    judged = {}
-    for name in wide_a.columns:
-        if name in wide_b.columns and str(name).startswith("Judged@"):
-            parsed = parse(str(name))
-            if parsed.cutoff is not None and not parsed.params:
-                judged[parsed.cutoff] = str(parsed)
-    if not judged:
-        return None, None, None
-    key = judged.get(metric.cutoff) if metric.cutoff is not None else None
-    k = metric.cutoff if key is not None and metric.cutoff is not None else max(judged)
-    key = key or judged[k]
-    mean_a, mean_b = float(wide_a[key].mean()), float(wide_b[key].mean())
-    if "NumRet" in wide_a.columns and "NumRet" in wide_b.columns:
-
-        def unjudged(wide: pd.DataFrame) -> float:
-            # Judged@k is judged / min(k, retrieved), so the unjudged documents shown are
-            # min(k, retrieved) * (1 - Judged@k); a query with no results shows none.
-            shown = wide["NumRet"].clip(upper=k)
-            return float((shown * (1.0 - wide[key]) / k).mean())
-
-        return mean_a, mean_b, unjudged(wide_b) - unjudged(wide_a)
-    return mean_a, mean_b, mean_a - mean_b
-
-
 def _measure(
     metric: Metric,
     a: NDArray[np.float64],
@@ -261,6 +206,8 @@ def _measure(
     gate: Gate | None,
     options: CompareOptions,
     judged: tuple[float | None, float | None, float | None],
+    *,
+    weights: NDArray[np.float64] | None = None,
 ) -> dict[str, Any]:
     """Everything but the corrected p-value and the verdict, as a row dict."""
     import numpy as np
@@ -272,7 +219,11 @@ def _measure(
         # pair only the units known on both sides (a failed query has no latency)
         known = ~(np.isnan(a) | np.isnan(b))
         a, b = a[known], b[known]
-    mean_a, mean_b = aggregate(metric, a), aggregate(metric, b)
+        weights = None if weights is None else weights[known]
+    # only means are weighted (sums and percentiles are not, as in evaluate()); equal weights
+    # are no weights, so they give exactly the unweighted figures
+    w = stats.query_weights(weights, a.size) if metric.aggregate == "mean" else None
+    mean_a, mean_b = aggregate(metric, a, w), aggregate(metric, b, w)
     delta = mean_b - mean_a
     d = b - a
     identical = bool(not d.any())
@@ -288,9 +239,9 @@ def _measure(
             a, b, metric, n=options.bootstrap, seed=options.seed, level=options.ci_level
         )
     elif metric.gateable and a.size:
-        p_value = _p_value(test, a, b, options)
+        p_value = _p_value(test, a, b, options, w)
         low, high = stats.bootstrap_ci(d, n=options.bootstrap, seed=options.seed,
-                                       level=options.ci_level)  # fmt: skip
+                                       level=options.ci_level, weights=w)  # fmt: skip
         scale = float(a.size) if metric.aggregate == "sum" else 1.0
         ci = (low * scale, high * scale)
     counts = stats.wins_ties_losses(
@@ -308,7 +259,7 @@ def _measure(
         "ci_high": ci[1],
         "test": test,
         "p_value": p_value,
-        "effect_size": stats.effect_size(a, b) if a.size else None,
+        "effect_size": stats.effect_size(a, b, weights=w) if a.size else None,
         "wins": counts.wins,
         "ties": counts.ties,
         "losses": counts.losses,
@@ -330,23 +281,32 @@ def _measure(
 
 
 def _p_value(
-    test: str, a: NDArray[np.float64], b: NDArray[np.float64], options: CompareOptions
+    test: str,
+    a: NDArray[np.float64],
+    b: NDArray[np.float64],
+    options: CompareOptions,
+    weights: NDArray[np.float64] | None,
 ) -> float:
     from evalplat.comparison import stats
 
     if test == "randomization":
-        return stats.randomization_test(a, b, n=options.permutations, seed=options.seed)
+        return stats.randomization_test(
+            a, b, n=options.permutations, seed=options.seed, weights=weights
+        )
     if test == "t-test":
-        return stats.t_test(a, b)
-    return stats.wilcoxon(a, b)
+        return stats.t_test(a, b, weights=weights)
+    return stats.wilcoxon(a, b, weights=weights)
 
 
 def _correct(rows: list[dict[str, Any]]) -> None:
-    """Holm within the gated family and, separately, within the ungated one (display only)."""
+    """Holm within the gated family and, separately, within the ungated one (display only).
+    A row's ``family`` key, when set, names its family (segment rows: ``segments``)."""
     from evalplat.comparison import stats
 
-    for family in (True, False):
-        members = [r for r in rows if r["gated"] is family and r["p_value"] is not None]
+    for family in dict.fromkeys(row.get("family", row["gated"]) for row in rows):
+        members = [
+            r for r in rows if r.get("family", r["gated"]) == family and r["p_value"] is not None
+        ]
         adjusted = stats.holm([r["p_value"] for r in members])
         for row, p in zip(members, adjusted, strict=True):
             row["p_corrected"] = float(p)
@@ -359,6 +319,7 @@ def _optimistic(
     chosen: list[Metric],
     gate_by_metric: dict[str, Gate],
     options: CompareOptions,
+    weights: Mapping[str, float] | pd.Series | None,
 ) -> dict[str, dict[str, Any]]:
     """Each metric measured and decided again under the optimistic bound (with its own Holm
     family), keyed by metric name: empty without ``bound``."""
@@ -366,8 +327,10 @@ def _optimistic(
 
     if bound is None:
         return {}
-    wide_a, wide_b = _wide(bound.baseline, "baseline"), _wide(bound.candidate, "candidate")
+    wide_a = wide_scores(bound.baseline, "baseline")
+    wide_b = wide_scores(bound.candidate, "candidate")
     wide_b = wide_b.loc[wide_a.index]
+    w = segments.weight_vector(wide_a.index, weights)
     rows = []
     for metric in chosen:
         name = str(metric)
@@ -375,7 +338,8 @@ def _optimistic(
             continue
         a = wide_a[name].to_numpy(dtype=np.float64)
         b = wide_b[name].to_numpy(dtype=np.float64)
-        rows.append(_measure(metric, a, b, gate_by_metric.get(name), options, (None, None, None)))
+        gate = gate_by_metric.get(name)
+        rows.append(_measure(metric, a, b, gate, options, (None, None, None), weights=w))
     _correct(rows)
     result = {}
     for row in rows:

@@ -62,6 +62,7 @@ __all__ = [
     "Baseline",
     "Comparison",
     "ComparisonMetric",
+    "ComparisonSegment",
     "Config",
     "ConfigVersion",
     "Corpus",
@@ -366,6 +367,32 @@ class ComparisonMetric(Base):
     candidate_judged: Mapped[float | None] = mapped_column(Float, nullable=True)
     gated: Mapped[bool] = mapped_column(Boolean, default=False)
     verdict: Mapped[str] = mapped_column(String(20))
+
+
+class ComparisonSegment(Base):
+    """One metric over one segment (the queries carrying a tag) of a comparison."""
+
+    __tablename__ = "comparison_segment"
+
+    comparison_id: Mapped[int] = mapped_column(
+        ForeignKey("comparison.id", ondelete="CASCADE"), primary_key=True
+    )
+    metric: Mapped[str] = mapped_column(String(80), primary_key=True)
+    segment: Mapped[str] = mapped_column(Name, primary_key=True)
+    queries: Mapped[int] = mapped_column(Integer)
+    baseline: Mapped[float] = mapped_column(Float)
+    candidate: Mapped[float] = mapped_column(Float)
+    delta: Mapped[float] = mapped_column(Float)
+    relative_delta: Mapped[float | None] = mapped_column(Float, nullable=True)
+    ci_low: Mapped[float | None] = mapped_column(Float, nullable=True)
+    ci_high: Mapped[float | None] = mapped_column(Float, nullable=True)
+    test: Mapped[str] = mapped_column(String(20))
+    p_value: Mapped[float | None] = mapped_column(Float, nullable=True)
+    p_corrected: Mapped[float | None] = mapped_column(Float, nullable=True)
+    gated: Mapped[bool] = mapped_column(Boolean, default=False)
+    verdict: Mapped[str] = mapped_column(String(20))
+    # why the segment is not gated (too few queries), None otherwise
+    note: Mapped[str | None] = mapped_column(String(200), nullable=True)
 
 
 class Baseline(Base):

@@ -311,7 +311,12 @@ def _compare(
     metrics = list(dict.fromkeys([*project.metrics, *(g.metric for g in project.gates)]))
     previous = _previous_night(store, spec.name, test_set, run.id)
     ready = _score_on_run_version(store, run, [baseline.run_id, previous], emit)
-    result = store.compare_runs(baseline.run_id, run.id, metrics=metrics, gates=list(project.gates))
+    from evalplat.comparison.results import CompareOptions
+
+    options = CompareOptions(min_segment_queries=project.min_segment_queries)
+    result = store.compare_runs(
+        baseline.run_id, run.id, metrics=metrics, gates=list(project.gates), options=options
+    )
     emit(
         {
             "step": "compare",
@@ -325,7 +330,7 @@ def _compare(
         }
     )
     if previous is not None and previous != baseline.run_id and previous in ready:
-        since = store.compare_runs(previous, run.id, metrics=metrics)
+        since = store.compare_runs(previous, run.id, metrics=metrics, options=options)
         emit(
             {
                 "step": "since_previous",

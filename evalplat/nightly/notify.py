@@ -3,10 +3,13 @@ written to the outbox with its state change), then deliver the outbox through th
 
 Three kinds of alert per config and test set, each opened once and resolved once:
 
-- ``regression``, per gated metric: the comparison's verdict is ``regression``;
-- ``needs_judgments``, per gated metric: the drop is explained only by unjudged documents;
+- ``regression``, per gate: the comparison's verdict is ``regression``;
+- ``needs_judgments``, per gate: the drop is explained only by unjudged documents;
 - ``operational``: the night's run could not complete (backend down, run failed); resolved by
   the next night whose run completes.
+
+A gate on a segment keys its alerts ``METRIC [segment TAG]`` and judges the segment's row; a
+segment too small to gate (``[segments] min_queries``) never opens one.
 
 Delivery happens once, at the end of the night, for everything still in the outbox (this
 night's events and any an earlier night could not deliver): one notice per channel.
@@ -46,24 +49,38 @@ def observe(
         return events
     names = [channel.name for channel in channels]
     for gate in project.gates:
-        metric = result.metric(gate.metric)
-        message = _message_fields(spec.name, test_set, metric, result, content)
+        key = alert_key(gate.metric, gate.segment)
+        metric: Any = result.metric(gate.metric)
+        if gate.segment is not None:
+            metric = next(
+                (s for s in result.segments
+                 if s.metric == gate.metric and s.segment == gate.segment), None,
+            )  # fmt: skip
+            if metric is None:
+                continue
+        message = _message_fields(spec.name, test_set, metric, result, content, gate.segment)
+        message["metric"] = key
         for kind, verdict in METRIC_KINDS.items():
             for event in store.observe(
                 spec.name,
                 test_set,
-                gate.metric,
+                key,
                 baseline_run,
                 result.id,
-                regressed=metric.verdict == verdict,
+                regressed=metric.gated and metric.verdict == verdict,
                 consecutive=gate.consecutive,
                 details=message,
                 kind=kind,
                 channels=names,
             ):
-                _log_event(emit, event, spec.name, test_set, gate.metric)
+                _log_event(emit, event, spec.name, test_set, key)
                 events.append(event)
     return events
+
+
+def alert_key(metric: str, segment: str | None) -> str:
+    """What an alert is keyed on: the metric, or ``METRIC [segment TAG]`` for a segment gate."""
+    return metric if segment is None else f"{metric} [segment {segment}]"
 
 
 def observe_run(
@@ -116,8 +133,14 @@ def _log_event(
 
 
 def _message_fields(
-    config: str, test_set: str, metric: Any, result: ComparisonResult, content: TestSetContent
+    config: str,
+    test_set: str,
+    metric: Any,
+    result: ComparisonResult,
+    content: TestSetContent,
+    segment: str | None = None,
 ) -> dict[str, Any]:
+    """What an alert says; with ``segment``, its worst queries are the segment's."""
     texts = dict(zip(content.queries["query_id"], content.queries["text"], strict=True))
     movers = result.movers.get(metric.metric)
     worst = (
@@ -130,8 +153,9 @@ def _message_fields(
                 "baseline": m.baseline,
                 "candidate": m.candidate,
             }
-            for m in movers.worse[:5]
-        ]
+            for m in movers.worse
+            if segment is None or segment in result.query_tags.get(m.query_id, ())
+        ][:5]
     )
     return {
         "config": config,

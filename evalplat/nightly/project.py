@@ -21,6 +21,8 @@ from evalplat.inputs.toml_lines import header_line, key_line
 
 PROJECT_FILE = "evalplat.toml"
 _ARRAYS = ("testsets", "configs", "gates", "alerts")
+_GATE_KEYS = {"metric", "max_drop", "max_relative_drop", "test", "alpha", "consecutive",
+              "unjudged", "segment"}  # fmt: skip
 DEFAULT_METRICS_FALLBACK = ("nDCG@10", "P@10", "R@100", "AP", "RR@10", "Judged@10")
 
 
@@ -61,6 +63,8 @@ class Project:
     keep_results_days: int | None
     # Where the report site is served from: links in alerts are URLs under it.
     reports_base_url: str | None = None
+    # Segments (query tags) with fewer queries are reported, never gated ([segments] min_queries).
+    min_segment_queries: int = 20
 
     @property
     def folder(self) -> Path:
@@ -146,6 +150,7 @@ class _Reader:
             "alerts",
             "reports",
             "retention",
+            "segments",
         }
         for key in data:
             if key not in known:
@@ -178,6 +183,7 @@ class _Reader:
             ("database", {"url"}),
             ("reports", {"dir", "base_url"}),
             ("retention", {"keep_results_days"}),
+            ("segments", {"min_queries"}),
         ):
             table = data.get(key, {})
             if not isinstance(table, dict):
@@ -194,6 +200,9 @@ class _Reader:
             raise self.fail(
                 "must be a whole number of days ≥ 1", "retention", 0, "keep_results_days"
             )
+        min_queries = data.get("segments", {}).get("min_queries", 20)
+        if isinstance(min_queries, bool) or not isinstance(min_queries, int) or min_queries < 1:
+            raise self.fail("must be a whole number of queries ≥ 1", "segments", 0, "min_queries")
         base_url = reports.get("base_url")
         if base_url is not None and (
             not isinstance(base_url, str) or not base_url.startswith(("http://", "https://"))
@@ -219,6 +228,7 @@ class _Reader:
             reports_dir=self.path(reports.get("dir", "reports"), "dir", "reports", 0, "dir"),
             keep_results_days=keep,
             reports_base_url=base_url,
+            min_segment_queries=min_queries,
         )
 
     def tables(self, data: dict[str, Any], key: str) -> list[dict[str, Any]]:
@@ -327,7 +337,7 @@ class _Reader:
     def gate(self, table: dict[str, Any], index: int) -> Gate:
         self.only(
             table,
-            {"metric", "max_drop", "max_relative_drop", "test", "alpha", "consecutive", "unjudged"},
+            _GATE_KEYS,
             "gates",
             index,
         )
@@ -365,8 +375,17 @@ class _Reader:
                 index,
                 "unjudged",
             )
+        segment = self.string(table, "segment", "gates", index, required=False)
+        if segment is not None and len(f"{metric} [segment {segment}]") > 80:
+            raise self.fail(
+                f"gate {metric}: the segment name must be at most {69 - len(metric)} characters",
+                "gates",
+                index,
+                "segment",
+            )
         return Gate(
             metric=metric,
+            segment=segment,
             max_drop=numbers["max_drop"],
             max_relative_drop=numbers["max_relative_drop"],
             test=test,

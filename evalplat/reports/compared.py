@@ -125,6 +125,8 @@ def comparison_page(
     rows = tuple(MetricRow(m, parse(m.metric).spec.description) for m in result.metrics)
     per_query = result.per_query
     table = _comparison_table(per_query, result.metrics, primary, query_text)
+    if result.query_tags:
+        table = replace(table, tags=result.query_tags)
     primary_frame = per_query[per_query["metric"] == primary.metric].sort_values("query_id")
     worse, better = _movers(result, primary, per_query, movers)
     available = baseline_results is not None and candidate_results is not None

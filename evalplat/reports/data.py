@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -89,6 +89,8 @@ class QueryTable:
     """All rows (embedded as JSON for the script) and the first page (rendered as HTML).
 
     ``rows`` are sorted by ``sort_key`` ascending/descending; values are str, float or None.
+    ``tags`` (query id -> tags, the first column being the query id) lets the page filter the
+    rows by segment; empty when no query has a tag.
     """
 
     columns: tuple[Column, ...]
@@ -96,6 +98,12 @@ class QueryTable:
     sort_key: str
     descending: bool
     page_size: int = PAGE_SIZE
+    tags: Mapping[str, tuple[str, ...]] = field(default_factory=dict, compare=False)
+
+    @property
+    def segments(self) -> list[str]:
+        """Every tag of the table's queries, sorted: the segment filter's choices."""
+        return sorted({tag for tags in self.tags.values() for tag in tags}, key=natural_key)
 
     @property
     def first_page(self) -> tuple[tuple[Any, ...], ...]:
@@ -112,6 +120,7 @@ class QueryTable:
             "sort": self.sort_key,
             "descending": self.descending,
             "page_size": self.page_size,
+            **({"tags": {q: list(t) for q, t in self.tags.items()}} if self.tags else {}),
         }
 
 

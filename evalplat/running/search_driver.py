@@ -93,7 +93,8 @@ def evaluation_record(
 ) -> EvaluationRecord:
     """Score ranked ``results`` (``query_id, doc_id, rank, score``) against ``content``'s
     judgments with the evaluation engine, in the given (stored) order, over the test set's
-    queries as topics.
+    queries as topics. Means are weighted by the queries' weights when any query has one (a
+    query without a weight counts 1), as comparisons weigh them.
 
     ``outcomes`` (``Store.run_outcomes``) are the run's records: measures that read them
     (``Latency``) are scored only when some query has a recorded latency, so an imported run
@@ -114,12 +115,15 @@ def evaluation_record(
         ["query_id", "doc_id", "rank", "score"]
     ].reset_index(drop=True)
     topics = list(content.queries["query_id"])
+    given = content.queries.dropna(subset=["weight"])
+    weights = dict(zip(given["query_id"], given["weight"], strict=True)) if len(given) else None
     scored = evaluate(
         content.qrels[["query_id", "doc_id", "grade"]],
         run_frame,
         metrics,
         ordering="given",
         topics=topics,
+        weights=weights,
         records=records,
         documents=documents,
     )
@@ -139,6 +143,8 @@ def evaluation_record(
         if not math.isnan(value)
     }
     options = {"ordering": "given", "metrics": metrics, "topics": len(topics)}
+    if weights is not None:
+        options["weighted"] = True
     return EvaluationRecord(test_set_version_id, columns, means, options)
 
 

@@ -58,6 +58,7 @@ from evalplat.store.changes import run_changes
 from evalplat.store.history import HistoryPoint
 from evalplat.store.run_rows import evaluation_on, latest_evaluations, resolve_run
 from evalplat.store.runs import SCORE_TYPES, RunsMixin
+from evalplat.store.segments import load_segments, query_facts, save_segments
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -105,6 +106,7 @@ class ComparisonsMixin(RunsMixin):
             pruned = any(run is not None and run.results_pruned_at for run in runs)
             # online runs (evalplat.store.events) have sessions, not ranked results
             pruned = pruned or any(run is not None and run.trigger == "online" for run in runs)
+            weights, tags = query_facts(session, eval_a)
         scores_a, scores_b = self._scores(eval_a), self._scores(eval_b)
         overlap = None
         bound = None
@@ -113,7 +115,15 @@ class ComparisonsMixin(RunsMixin):
             overlap, _ = rank_overlap(results_a, results_b, k=overlap_k)
             bound = self._optimistic(eval_a, results_a, results_b, scores_a, metrics, gates)
         result = compare_scores(
-            scores_a, scores_b, metrics, gates, options, overlap=overlap, bound=bound
+            scores_a,
+            scores_b,
+            metrics,
+            gates,
+            options,
+            overlap=overlap,
+            bound=bound,
+            weights=weights,
+            tags=tags,
         )
         now = utcnow()
         with self.session() as session:
@@ -126,6 +136,8 @@ class ComparisonsMixin(RunsMixin):
                     "metrics": [m.metric for m in result.metrics],
                     "changes": changes.to_dict(),
                     "bounds": {m.metric: m.bound_dict() for m in result.metrics},
+                    "weighted": result.weighted,
+                    "segmented": tags is not None,
                 },
                 verdict=result.verdict,
                 overlap=None if overlap is None else overlap.to_dict(),
@@ -140,6 +152,7 @@ class ComparisonsMixin(RunsMixin):
                 for key in BOUND_FIELDS:
                     values.pop(key)
                 session.add(ComparisonMetric(comparison_id=row.id, **values))
+            save_segments(session, row.id, result.segments)
             comparison_id = row.id
         return replace(
             result,
@@ -182,12 +195,22 @@ class ComparisonsMixin(RunsMixin):
                 if stored_changes is None
                 else Changes.from_dict(stored_changes)
             )
+            weights, tags = query_facts(session, evaluations[0])
         options = CompareOptions(**saved_options["compare"])
         gates = [Gate(**g) for g in saved_options["gates"]]
         order = saved_options.get("metrics", list(stored))
+        # comparisons stored before weights and segments were used are read back as they were
         fresh = compare_scores(
-            self._scores(evaluations[0]), self._scores(evaluations[1]), order, gates, options
+            self._scores(evaluations[0]),
+            self._scores(evaluations[1]),
+            order,
+            gates,
+            options,
+            weights=weights if saved_options.get("weighted") else None,
+            tags=tags if saved_options.get("segmented") else None,
         )
+        with self.session() as session:
+            segments = load_segments(session, comparison_id, fresh.segments)
         bounds = saved_options.get("bounds") or {}
         metrics = []
         for computed in fresh.metrics:
@@ -213,6 +236,7 @@ class ComparisonsMixin(RunsMixin):
         return replace(
             fresh,
             metrics=tuple(metrics),
+            segments=segments,
             overlap=None if overlap_data is None else OverlapSummary(**overlap_data),
             verdict=row.verdict,
             id=comparison_id,

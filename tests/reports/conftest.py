@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from evalplat.comparison.changes import Changes, TestSetChange, diff_configs
+from evalplat.comparison.results import SegmentComparison
 from evalplat.comparison.verdicts import (
     CompareOptions,
     ComparisonResult,
@@ -98,6 +99,29 @@ def comparison_result() -> ComparisonResult:
     )
 
 
+def segmented_result() -> ComparisonResult:
+    """The comparison above with query weights and tags: two segments of nDCG@10, one gated."""
+    from dataclasses import replace
+
+    def row(segment: str, b: float, c: float, gated: bool, note: str | None) -> SegmentComparison:
+        return SegmentComparison(
+            metric="nDCG@10", segment=segment, queries=2, higher_is_better=True, baseline=b,
+            candidate=c, delta=c - b, relative_delta=(c - b) / b, ci_low=-0.3, ci_high=0.1,
+            test="randomization", p_value=0.25, p_corrected=0.5 if gated else 0.25, gated=gated,
+            verdict="unchanged", note=note,
+        )  # fmt: skip
+
+    return replace(
+        comparison_result(),
+        weighted=True,
+        segments=(
+            row("head", 0.6, 0.3, True, None),
+            row(HOSTILE, 0.15, 0.35, False, "2 queries, fewer than 20: not gated"),
+        ),
+        query_tags={"q1": ("head",), "q2": ("head", HOSTILE), "q3": (HOSTILE,)},
+    )
+
+
 def results(rankings: dict[str, list[str]]) -> pd.DataFrame:
     rows = [(q, d, r + 1, 10.0 - r) for q, docs in rankings.items() for r, d in enumerate(docs)]
     return pd.DataFrame(rows, columns=["query_id", "doc_id", "rank", "score"])
@@ -128,8 +152,9 @@ def make_comparison_page() -> Callable[..., ComparisonPage]:
             "k": 3,
             "titles": TITLES,
         }
+        result = changes.pop("result", None) or comparison_result()
         arguments.update(changes)
-        return comparison_page(comparison_result(), **arguments)  # type: ignore[arg-type]
+        return comparison_page(result, **arguments)  # type: ignore[arg-type]
 
     return build
 

@@ -237,6 +237,45 @@ def test_history_chart_axes_show_dates_and_distinct_ticks(
     assert_clean(seen)
 
 
+def test_segment_table_and_filter_of_the_query_table(
+    visit: Callable[[str, str], Visit], make_comparison_page: Callable[..., ComparisonPage]
+) -> None:
+    from .conftest import segmented_result
+
+    seen = visit("segments.html", comparison_html(make_comparison_page(result=segmented_result())))
+    page = seen.page
+    segments = page.eval_on_selector_all(
+        "#segment-table tbody tr",
+        "rows => rows.map(r => [r.children[0].textContent, r.children[10].textContent.trim()])",
+    )
+    assert segments == [["head", "gate"], [HOSTILE, "2 queries, fewer than 20: not gated"]]
+    assert "weighted by query weight" in (page.text_content("table.metrics caption") or "")
+    options = page.eval_on_selector_all("#q-segment option", "o => o.map(x => x.textContent)")
+    assert options == ["all queries", HOSTILE, "head"]
+    assert first_column(page) == ["q1", "q2", "q4", "q3"]
+    page.select_option("#q-segment", "head")
+    assert first_column(page) == ["q1", "q2"]
+    assert page.text_content("#q-status") == "1\u20132 of 2 queries (4 in all)"
+    page.select_option("#q-segment", HOSTILE)
+    assert first_column(page) == ["q2", "q3"]
+    page.fill("#q-filter", "shock")  # the text filter and the segment filter combine
+    assert first_column(page) == ["q3"]
+    page.fill("#q-filter", "")
+    page.select_option("#q-segment", "")
+    assert len(first_column(page)) == 4
+    assert seen.dialogs == []
+    assert_clean(seen)
+
+
+def test_pages_without_segments_have_no_segment_filter(
+    visit: Callable[[str, str], Visit], make_comparison_page: Callable[..., ComparisonPage]
+) -> None:
+    seen = visit("plain.html", comparison_html(make_comparison_page()))
+    assert seen.page.locator("#q-segment").count() == 0
+    assert seen.page.locator("#segment-table").count() == 0
+    assert_clean(seen)
+
+
 def test_run_page_draws_the_latency_distribution_and_lists_queries_without_results(
     visit: Callable[[str, str], Visit], fixed_run_page: RunPage
 ) -> None:

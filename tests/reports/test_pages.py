@@ -84,6 +84,21 @@ def test_script_tag_in_user_text_is_escaped_everywhere(
     assert len(re.findall(r"<script\b", html)) == {"comparison": 3, "run": 2, "history": 0}[page]
 
 
+def test_segments_page_escapes_tags_and_says_why_a_segment_is_not_gated(
+    make_comparison_page: Callable[..., ComparisonPage],
+) -> None:
+    from .conftest import segmented_result
+
+    html = comparison_html(make_comparison_page(result=segmented_result()))
+    assert HOSTILE not in html
+    assert len(re.findall(r"<script\b", html)) == 3
+    assert "2 queries, fewer than 20: not gated" in html
+    assert "Segments of fewer than 20 queries are shown but never gated" in html
+    assert "corrected with Holm across the gated metrics and gated segments" in html
+    plain = comparison_html(make_comparison_page())
+    assert "segment" not in plain.lower()
+
+
 def test_embedded_json_cannot_close_its_script_element() -> None:
     text = script_json({"rows": [["q", "</script><script>alert(1)</script><!--"]]})
     assert "<" not in text

@@ -1,0 +1,192 @@
+"""How ``evalplat compare`` shows a comparison: the terminal table and JUnit XML."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from evalplat.comparison.changes import Changes
+    from evalplat.comparison.verdicts import ComparisonResult
+
+__all__ = ["needs_judgments_lines", "print_comparison", "write_junit"]
+
+
+def print_comparison(result: ComparisonResult) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    # Piped output (CI logs, files) has no terminal width: keep the table whole, unwrapped.
+    console = Console() if sys.stdout.isatty() else Console(width=160)
+    console.print(
+        f"baseline  {result.baseline_label}\ncandidate {result.candidate_label}"
+        f"\ntest set  {result.test_set}, {result.queries} queries"
+        + (", weighted by query weight" if result.weighted else ""),
+        markup=False,
+        highlight=False,
+    )
+    if result.changes is not None:
+        console.print(_changes_text(result.changes), markup=False, highlight=False)
+    table = Table(
+        "metric",
+        "baseline",
+        "candidate",
+        "delta",
+        "95% CI",
+        "p (Holm)",
+        "w/t/l",
+        "judged",
+        "verdict",
+    )
+    for m in result.metrics:
+        ci = "" if m.ci_low is None else f"[{m.ci_low:+.4f}, {m.ci_high:+.4f}]"
+        p = "" if m.p_value is None else f"{m.p_value:.4f} ({m.p_corrected:.4f})"
+        judged = (
+            "" if m.baseline_judged is None else f"{m.baseline_judged:.2f}→{m.candidate_judged:.2f}"
+        )
+        verdict = m.verdict + ("" if m.gated else " (not gated)")
+        table.add_row(
+            m.metric,
+            f"{m.baseline:.4f}",
+            f"{m.candidate:.4f}",
+            f"{m.delta:+.4f}",
+            ci,
+            p,
+            f"{m.wins}/{m.ties}/{m.losses}",
+            judged,
+            verdict,
+        )
+    console.print(table)
+    if result.segments:
+        console.print(_segment_table(result))
+    if result.overlap is not None:
+        o = result.overlap
+        tau = "n/a" if o.kendall_tau is None else f"{o.kendall_tau:.3f}"
+        console.print(
+            f"overlap: Jaccard@{o.k} {o.jaccard:.3f}, RBO(p={o.p}) {o.rbo:.3f}, Kendall tau {tau}",
+            highlight=False,
+        )
+    for s in result.segment_regressions:
+        console.print(f"{s.metric} regressed in segment {s.segment}", markup=False)
+    for m in result.regressions:
+        worst = result.movers[m.metric].worse[:5]
+        listed = ", ".join(f"{q.query_id} ({q.delta:+.3f})" for q in worst)
+        console.print(f"{m.metric} regressed; worst queries: {listed}", markup=False)
+    for line in needs_judgments_lines(result):
+        console.print(line, markup=False, highlight=False)
+    console.print(f"verdict: {result.verdict} (comparison {result.id})", highlight=False)
+
+
+def _segment_table(result: ComparisonResult) -> object:
+    from rich.table import Table
+
+    table = Table("segment", "queries", "metric", "baseline", "candidate", "delta", "95% CI",
+                  "p (Holm)", "verdict", title="per segment (query tag)")  # fmt: skip
+    for s in result.segments:
+        ci = "" if s.ci_low is None else f"[{s.ci_low:+.4f}, {s.ci_high:+.4f}]"
+        p = "" if s.p_value is None else f"{s.p_value:.4f} ({s.p_corrected:.4f})"
+        why = f" ({s.note})" if s.note else ("" if s.gated else " (not gated)")
+        table.add_row(s.segment, str(s.queries), s.metric, f"{s.baseline:.4f}",
+                      f"{s.candidate:.4f}", f"{s.delta:+.4f}", ci, p, s.verdict + why)  # fmt: skip
+    return table
+
+
+def _changes_text(changes: Changes) -> str:
+    """``changed   operator: "or" → "and"`` and one indented line per further change."""
+    lines = changes.lines()
+    if not lines:
+        what = "same config version" if changes.same_config_version else "same parameters"
+        return f"changed   nothing ({what}, same test set version)"
+    return "changed   " + "\n          ".join(lines)
+
+
+def needs_judgments_lines(result: ComparisonResult) -> list[str]:
+    """Why each gated metric needs judgments, and the command that exports the documents."""
+    lines = []
+    for m in result.needing_judgments:
+        k = m.bound_depth or 10
+        run = result.candidate_run_id if result.candidate_run_id is not None else "RUN"
+        if m.unjudged is not None:
+            bound = "" if m.bound_candidate is None else (
+                f"; if they were relevant: {m.bound_baseline:.4f} -> {m.bound_candidate:.4f} "
+                f"({m.bound_verdict})"
+            )  # fmt: skip
+            why = (
+                f"{m.unjudged} unjudged documents in the candidate's top {k} "
+                f"of {m.unjudged_queries} queries{bound}"
+            )
+        else:
+            why = "the candidate's judged coverage fell"
+        lines.append(
+            f"{m.metric} needs judgments: {why}. "
+            f"Export them: evalplat unjudged {run} --k {k} > pool.csv"
+        )
+    return lines
+
+
+def write_junit(result: ComparisonResult, path: Path, *, strict: bool = False) -> None:
+    """One testcase per gated metric and per gated (metric, segment); a
+    ``<failure type="regression">`` for each regression.
+
+    A metric that needs judgments is undecided, not passed: ``<skipped>`` (CI shows it apart from
+    passes and failures, and the build stays green, as the exit code does), or with ``strict`` a
+    ``<failure type="needs_judgments">``, matching the exit code 1 of ``--strict``."""
+    import xml.etree.ElementTree as ET
+
+    from evalplat.alerts.junit import clean_tree
+
+    gated = [m for m in result.metrics if m.gated]
+    segments = [s for s in result.segments if s.gated]
+    undecided = len(result.needing_judgments)
+    undecided += sum(s.verdict == "needs_judgments" for s in segments)
+    suite = ET.Element(
+        "testsuite",
+        name="evalplat compare",
+        tests=str(len(gated) + len(segments)),
+        failures=str(
+            len(result.regressions) + len(result.segment_regressions) + (undecided if strict else 0)
+        ),
+        errors="0",
+        skipped="0" if strict else str(undecided),
+    )
+    why = dict(zip(result.needing_judgments, needs_judgments_lines(result), strict=True))
+    for m in gated:
+        case = ET.SubElement(
+            suite, "testcase", classname=f"evalplat.{result.test_set}", name=m.metric
+        )
+        summary = (
+            f"{m.metric}: {m.baseline:.4f} -> {m.candidate:.4f} (delta {m.delta:+.4f}, "
+            f"p={m.p_value}, corrected {m.p_corrected}, {m.test}): {m.verdict}"
+        )
+        if m.verdict == "regression":
+            failure = ET.SubElement(case, "failure", message=summary, type="regression")
+            worst = result.movers[m.metric].worse[:10]
+            failure.text = "\n".join(
+                f"{q.query_id}: {q.baseline:.4f} -> {q.candidate:.4f}" for q in worst
+            )
+        elif m.verdict == "needs_judgments" and strict:
+            failure = ET.SubElement(case, "failure", message=summary, type="needs_judgments")
+            failure.text = why[m]
+        elif m.verdict == "needs_judgments":
+            ET.SubElement(case, "skipped", message=why[m])
+            ET.SubElement(case, "system-out").text = summary
+        else:
+            ET.SubElement(case, "system-out").text = summary
+    for s in segments:
+        case = ET.SubElement(suite, "testcase", classname=f"evalplat.{result.test_set}",
+                             name=f"{s.metric} [segment {s.segment}]")  # fmt: skip
+        summary = (
+            f"{s.metric} on segment {s.segment} ({s.queries} queries): {s.baseline:.4f} -> "
+            f"{s.candidate:.4f} (delta {s.delta:+.4f}, p={s.p_value}, corrected "
+            f"{s.p_corrected}, {s.test}): {s.verdict}"
+        )
+        if s.verdict == "regression" or (s.verdict == "needs_judgments" and strict):
+            ET.SubElement(case, "failure", message=summary, type=s.verdict)
+        elif s.verdict == "needs_judgments":
+            ET.SubElement(case, "skipped", message=f"{summary}: its unjudged share rose")
+        else:
+            ET.SubElement(case, "system-out").text = summary
+    root = ET.Element("testsuites")
+    root.append(suite)
+    ET.ElementTree(clean_tree(root)).write(path, encoding="utf-8", xml_declaration=True)
