@@ -30,6 +30,7 @@ from typing import Any
 from sqlalchemy import JSON, Boolean, Float, ForeignKey, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
+from evalplat.db.judge_grades import JudgeGrade
 from evalplat.db.operations import Alert, AlertDelivery, AlertOutbox, Lock
 from evalplat.db.schema import (
     ALERT_KINDS,
@@ -68,6 +69,7 @@ __all__ = [
     "Evaluation",
     "ExternalId",
     "Hash",
+    "JudgeGrade",
     "Judgment",
     "Lock",
     "MetricMean",

@@ -12,15 +12,17 @@ from __future__ import annotations
 
 import tomllib
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from evalplat.comparison.verdicts import TESTS, UNJUDGED_MODES, Gate
 from evalplat.errors import InputError
 from evalplat.inputs.toml_lines import header_line, key_line
+from evalplat.judging.spec import JudgeSpec, read_judge
 
 PROJECT_FILE = "evalplat.toml"
-_ARRAYS = ("testsets", "configs", "gates", "alerts")
+_ARRAYS = ("testsets", "configs", "gates", "alerts", "judges")
 DEFAULT_METRICS_FALLBACK = ("nDCG@10", "P@10", "R@100", "AP", "RR@10", "Judged@10")
 
 
@@ -61,6 +63,7 @@ class Project:
     keep_results_days: int | None
     # Where the report site is served from: links in alerts are URLs under it.
     reports_base_url: str | None = None
+    judges: tuple[JudgeSpec, ...] = ()
 
     @property
     def folder(self) -> Path:
@@ -146,6 +149,7 @@ class _Reader:
             "alerts",
             "reports",
             "retention",
+            "judges",
         }
         for key in data:
             if key not in known:
@@ -208,6 +212,14 @@ class _Reader:
         url = database.get("url")
         if url is not None and not isinstance(url, str):
             raise self.fail("must be a string", "database", 0, "url")
+        judges = tuple(
+            read_judge(j, self.folder, partial(self.judge_fail, i))
+            for i, j in enumerate(self.tables(data, "judges"))
+        )
+        judge_names = [j.name for j in judges]
+        for i, name in enumerate(judge_names):
+            if judge_names.index(name) != i:
+                raise self.fail(f"judge '{name}' is defined twice", "judges", i, "name")
         return Project(
             path=self.file,
             database_url=url,
@@ -219,6 +231,7 @@ class _Reader:
             reports_dir=self.path(reports.get("dir", "reports"), "dir", "reports", 0, "dir"),
             keep_results_days=keep,
             reports_base_url=base_url,
+            judges=judges,
         )
 
     def tables(self, data: dict[str, Any], key: str) -> list[dict[str, Any]]:
@@ -388,6 +401,9 @@ class _Reader:
             if isinstance(resolved.get(key), str) and "${" not in resolved[key]:
                 resolved[key] = str(self.path(resolved[key], key, "alerts", index, key))
         return resolved
+
+    def judge_fail(self, index: int, problem: str, key: str | None) -> InputError:
+        return self.fail(problem, "judges", index, key)
 
     def only(self, table: dict[str, Any], allowed: set[str], where: str, index: int) -> None:
         for key in table:
