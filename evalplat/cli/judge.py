@@ -93,7 +93,8 @@ def grade(
     if outcome.dry_run:
         typer.echo(
             f"dry run: {data['pairs']} pairs, {data['cached']} already answered, "
-            f"{data['left']} to ask, about {data['estimated_tokens']} tokens"
+            f"{data['left']} to ask, {data['no_text']} without text; "
+            f"about {data['estimated_tokens']} tokens"
         )
         return
     where = (

@@ -283,7 +283,10 @@ def test_dry_run_counts_pairs_and_estimates_tokens_without_sending(
     assert (data["pairs"], data["left"], data["dry_run"]) == (UNJUDGED, UNJUDGED, True)
     assert 200 * UNJUDGED < data["estimated_tokens"] < 600 * UNJUDGED
     assert server.requests == []
-    assert f"dry run: {UNJUDGED} pairs, 0 already answered" in _judge(cli, w, "--dry-run").stdout
+    assert (
+        f"dry run: {UNJUDGED} pairs, 0 already answered, {UNJUDGED} to ask, 0 without"
+        in _judge(cli, w, "--dry-run").stdout
+    )
 
 
 def test_calibration_accepts_an_agreeing_judge(
