@@ -96,7 +96,11 @@ def compare_scores(
     import numpy as np
     import pandas as pd
 
+    from evalplat.comparison.sessions import by_session, compare_sessions
+
     options = options or CompareOptions()
+    if by_session(baseline, metrics):  # online measures: different sessions, an unpaired test
+        return compare_sessions(baseline, candidate, metrics, gates, options)
     wide_a, wide_b = _wide(baseline, "baseline"), _wide(candidate, "candidate")
     if set(wide_a.index) != set(wide_b.index):
         only_a = len(set(wide_a.index) - set(wide_b.index))

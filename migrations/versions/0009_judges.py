@@ -1,7 +1,7 @@
 """judges: every grade a language model gave, as a cache and a resumable ledger
 
 Revision ID: 0009
-Revises: 0005
+Revises: 0008
 Create Date: 2026-12-10
 """
 
@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0009"
-down_revision = "0005"
+down_revision = "0008"
 branch_labels = None
 depends_on = None
 
