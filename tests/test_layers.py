@@ -19,6 +19,7 @@ LAYERS: dict[str, int] = {
     "nightly": 5,
     "running": 5,
     "demo": 5,
+    "judging": 5,
     "store": 4,
     "comparison": 4,
     "reports": 4,

@@ -31,6 +31,7 @@ from sqlalchemy import JSON, Boolean, Float, ForeignKey, Integer, String, Text, 
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from evalplat.db.events import OnlineEvent, OnlineQuery
+from evalplat.db.judge_grades import JudgeGrade
 from evalplat.db.operations import Alert, AlertDelivery, AlertOutbox, Lock
 from evalplat.db.schema import (
     ALERT_KINDS,
@@ -70,6 +71,7 @@ __all__ = [
     "Evaluation",
     "ExternalId",
     "Hash",
+    "JudgeGrade",
     "Judgment",
     "Lock",
     "MetricMean",

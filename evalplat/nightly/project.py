@@ -12,15 +12,17 @@ from __future__ import annotations
 
 import tomllib
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from evalplat.comparison.verdicts import TESTS, UNJUDGED_MODES, Gate
 from evalplat.errors import InputError
 from evalplat.inputs.toml_lines import header_line, key_line
+from evalplat.judging.spec import JudgeSpec, read_judge
 
 PROJECT_FILE = "evalplat.toml"
-_ARRAYS = ("testsets", "configs", "gates", "alerts")
+_ARRAYS = ("testsets", "configs", "gates", "alerts", "judges")
 _GATE_KEYS = {"metric", "max_drop", "max_relative_drop", "test", "alpha", "consecutive",
               "unjudged", "segment"}  # fmt: skip
 DEFAULT_METRICS_FALLBACK = ("nDCG@10", "P@10", "R@100", "AP", "RR@10", "Judged@10")
@@ -65,6 +67,7 @@ class Project:
     reports_base_url: str | None = None
     # Segments (query tags) with fewer queries are reported, never gated ([segments] min_queries).
     min_segment_queries: int = 20
+    judges: tuple[JudgeSpec, ...] = ()
 
     @property
     def folder(self) -> Path:
@@ -151,6 +154,7 @@ class _Reader:
             "reports",
             "retention",
             "segments",
+            "judges",
         }
         for key in data:
             if key not in known:
@@ -217,6 +221,14 @@ class _Reader:
         url = database.get("url")
         if url is not None and not isinstance(url, str):
             raise self.fail("must be a string", "database", 0, "url")
+        judges = tuple(
+            read_judge(j, self.folder, partial(self.judge_fail, i))
+            for i, j in enumerate(self.tables(data, "judges"))
+        )
+        judge_names = [j.name for j in judges]
+        for i, name in enumerate(judge_names):
+            if judge_names.index(name) != i:
+                raise self.fail(f"judge '{name}' is defined twice", "judges", i, "name")
         return Project(
             path=self.file,
             database_url=url,
@@ -229,6 +241,7 @@ class _Reader:
             keep_results_days=keep,
             reports_base_url=base_url,
             min_segment_queries=min_queries,
+            judges=judges,
         )
 
     def tables(self, data: dict[str, Any], key: str) -> list[dict[str, Any]]:
@@ -407,6 +420,9 @@ class _Reader:
             if isinstance(resolved.get(key), str) and "${" not in resolved[key]:
                 resolved[key] = str(self.path(resolved[key], key, "alerts", index, key))
         return resolved
+
+    def judge_fail(self, index: int, problem: str, key: str | None) -> InputError:
+        return self.fail(problem, "judges", index, key)
 
     def only(self, table: dict[str, Any], allowed: set[str], where: str, index: int) -> None:
         for key in table:

@@ -12,6 +12,7 @@ from evalplat.store.comparisons import ComparisonsMixin
 from evalplat.store.configs import AddConfigOutcome, ConfigsMixin, ConfigVersionInfo
 from evalplat.store.events import EventImport, EventsMixin
 from evalplat.store.history import HistoryMixin
+from evalplat.store.judge_grades import JudgeGradesMixin
 from evalplat.store.locks import LockBusyError, LocksMixin
 from evalplat.store.outbox import OutboxMixin
 from evalplat.store.result_fields import ResultFieldsMixin
@@ -40,6 +41,7 @@ class Store(
     HistoryMixin,
     RunsMixin,
     ResultFieldsMixin,
+    JudgeGradesMixin,
     LocksMixin,
     AlertsMixin,
     OutboxMixin,

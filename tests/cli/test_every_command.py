@@ -357,6 +357,53 @@ DATABASE_COMMANDS: dict[tuple[str, ...], tuple[Form, Form | None]] = {
             holds(lambda d, w: d == []),  # the unjudged document is at rank 7 in the bad run
         ),
     ),
+    ("judge", "grade"): (
+        Form(
+            db_args(
+                "judge",
+                "offline",
+                "-t",
+                "tiny",
+                "--unjudged-of",
+                "{w.baseline}",
+                "--k",
+                "5",
+                "--dry-run",
+                "-p",
+                "{w.project}",
+            ),
+            # the unjudged documents of the world have no stored text: nothing to ask
+            shows("dry run: 30 pairs, 0 already answered, 0 to ask, 30 without text; about 0"),
+        ),
+        Form(
+            json_db_args(
+                "judge",
+                "grade",
+                "offline",
+                "-t",
+                "tiny",
+                "--unjudged-of",
+                "{w.baseline}",
+                "--dry-run",
+                "-p",
+                "{w.project}",
+            ),
+            holds(lambda d, w: (d["pairs"], d["no_text"], d["dry_run"]) == (30, 30, True)),
+        ),
+    ),
+    ("judge", "calibrate"): (
+        Form(
+            db_args("judge", "calibrate", "offline", "-t", "tiny", "-p", "{w.project}"),
+            shows(
+                "refused for gating: no pair was graded by both the judge and a person",
+                "stopped early: the budget of 0 requests is spent",
+            ),
+        ),
+        Form(
+            json_db_args("judge", "calibrate", "offline", "-t", "tiny", "-p", "{w.project}"),
+            holds(lambda d, w: (d["gating"], d["requests"], d["sources"]) == (False, 0, [])),
+        ),
+    ),
     ("history",): (
         Form(
             db_args("history", "prod", "-m", "P@10"),

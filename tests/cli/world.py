@@ -110,6 +110,12 @@ testsets = ["tiny"]
 
 [metrics]
 names = ["nDCG@10", "AP"]
+
+[[judges]]
+name = "offline"
+url = "http://127.0.0.1:9/v1"
+model = "small-model"
+budget = 0
 """,
         encoding="utf-8",
     )

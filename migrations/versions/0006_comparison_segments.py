@@ -1,7 +1,7 @@
 """comparison segments: each metric of a comparison over the queries carrying a tag
 
-Revision ID: 0009
-Revises: 0008
+Revision ID: 0006
+Revises: 0005
 Create Date: 2026-12-02
 """
 
@@ -10,8 +10,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0009"
-down_revision = "0008"
+revision = "0006"
+down_revision = "0005"
 branch_labels = None
 depends_on = None
 

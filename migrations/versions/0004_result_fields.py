@@ -1,8 +1,8 @@
 """result fields: document field values a searcher read from each hit
 
-Revision ID: 0005
+Revision ID: 0004
 Revises: 0003
-Create Date: 2026-12-02
+Create Date: 2026-11-22
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0005"
+revision = "0004"
 down_revision = "0003"
 branch_labels = None
 depends_on = None

@@ -1,0 +1,167 @@
+"""``evalplat judge NAME ... | judge calibrate NAME ...``: grades from a language model.
+
+``evalplat judge NAME --testset T --unjudged-of RUN`` is short for ``evalplat judge grade NAME
+...``: the group runs ``grade`` when its first word is not one of its commands.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+from typer.core import TyperGroup
+
+from evalplat.cli.common import RUN_REF, DbOption, JsonOption, open_store, print_json
+
+if TYPE_CHECKING:
+    from evalplat.judging.prompts import Prompt
+    from evalplat.judging.spec import JudgeSpec
+    from evalplat.store import Store
+
+
+class _GradeByDefault(TyperGroup):
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and not args[0].startswith("-"):
+            args = ["grade", *args]
+        return super().parse_args(ctx, args)
+
+
+app = typer.Typer(
+    cls=_GradeByDefault,
+    help="Grades from a language model, calibrated against your raters before use.",
+    no_args_is_help=True,
+)
+
+ProjectOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--project", "-p", help="Project file with [[judges]] (default: ./evalplat.toml)."
+    ),
+]
+TestSetOption = Annotated[str, typer.Option("--testset", "-t", help="Test set: NAME or NAME@VER.")]
+
+
+def _judge(name: str, project: Path | None, db: str | None) -> tuple[JudgeSpec, Prompt, Store]:
+    from evalplat.db.engine import resolve_url
+    from evalplat.judging.prompts import load_prompt
+    from evalplat.judging.spec import find_judge
+    from evalplat.nightly.project import load_project
+
+    loaded = load_project(project)
+    spec = find_judge(loaded.judges, name, loaded.path)
+    prompt = load_prompt(spec)
+    return spec, prompt, open_store(resolve_url(db, loaded.path))
+
+
+@app.command("grade")
+def grade(
+    name: Annotated[str, typer.Argument(help="Judge name, from [[judges]] in the project file.")],
+    testset: TestSetOption,
+    unjudged_of: Annotated[
+        list[str],
+        typer.Option(
+            "--unjudged-of", help=f"Judge the unjudged top-k documents of this run: {RUN_REF}."
+        ),
+    ],
+    k: Annotated[int, typer.Option("--k", help="Look at the top k results of each query.")] = 10,
+    limit: Annotated[
+        int | None, typer.Option("--limit", help="Judge at most N pairs.", show_default=False)
+    ] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Count the pairs and estimate tokens; send nothing.")
+    ] = False,
+    project: ProjectOption = None,
+    db: DbOption = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Judge unjudged documents and store a new test set version with source llm:NAME.
+
+    Answers are kept as they arrive: a stopped or killed command resumes where it stopped, and
+    the same (query, document) text is never asked twice of the same judge and prompt.
+    """
+    from evalplat.judging.job import judge_unjudged
+
+    spec, prompt, store = _judge(name, project, db)
+    outcome = judge_unjudged(
+        store, spec, prompt, testset, list(unjudged_of), k=k, limit=limit, dry_run=dry_run
+    )
+    data = outcome.to_dict()
+    if json_output:
+        print_json(data)
+        return
+    if outcome.dry_run:
+        typer.echo(
+            f"dry run: {data['pairs']} pairs, {data['cached']} already answered, "
+            f"{data['left']} to ask, {data['no_text']} without text; "
+            f"about {data['estimated_tokens']} tokens"
+        )
+        return
+    where = (
+        f"{data['testset']}@{data['version']}" if data["version"] is not None else "no new version"
+    )
+    typer.echo(
+        f"judged {data['pairs']} pairs with {name}: {data['added']} grades added ({where}); "
+        f"{data['cached']} from the cache, {data['asked']} asked, {data['failed']} without a "
+        f"grade, {data['no_text']} without text; {data['requests']} requests, "
+        f"{data['prompt_tokens']}+{data['completion_tokens']} tokens"
+    )
+    if data["stopped"]:
+        typer.echo(f"stopped: {data['stopped']}; {data['left']} pairs left (run again to continue)")
+
+
+@app.command("calibrate")
+def calibrate(
+    name: Annotated[str, typer.Argument(help="Judge name, from [[judges]] in the project file.")],
+    testset: TestSetOption,
+    sample: Annotated[
+        int, typer.Option("--sample", help="Judge at most N human-graded pairs.")
+    ] = 100,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the sample.")] = 0,
+    project: ProjectOption = None,
+    db: DbOption = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Measure the judge against your raters: confusion matrix, weighted kappa, alpha, bias.
+
+    Below the floor (min_kappa, 0.4 by default) the judge is refused for gating.
+    """
+    from evalplat.judging.job import calibrate as run_calibration
+
+    spec, prompt, store = _judge(name, project, db)
+    result, tally = run_calibration(store, spec, prompt, testset, sample=sample, seed=seed)
+    if json_output:
+        data = result.to_dict()
+        data["requests"] = tally.requests
+        data["stopped"] = tally.stopped
+        print_json(data)
+        return
+    typer.echo(
+        f"judge {result.judge} ({result.model}) on {result.sampled} human-graded pairs of "
+        f"{testset}; {result.failed} answers without a grade"
+    )
+    for item in result.sources:
+        typer.echo("")
+        typer.echo(
+            f"against '{item.source}': {item.pairs} pairs, exact {_num(item.exact)}, "
+            f"weighted kappa {_num(item.weighted_kappa)}, Krippendorff's alpha {_num(item.alpha)}"
+        )
+        typer.echo("  human \\ judge " + "".join(f"{g:>6}" for g in item.grades))
+        for grade, row in zip(item.grades, item.confusion, strict=True):
+            typer.echo(f"  {grade:>13} " + "".join(f"{n:>6}" for n in row))
+        for bias in item.bias:
+            typer.echo(
+                f"  human {bias.grade}: judge mean {bias.judge_mean:.2f} "
+                f"(bias {bias.bias:+.2f}, {bias.pairs} pairs)"
+            )
+    typer.echo("")
+    if result.gating:
+        typer.echo(f"accepted for gating: weighted kappa at or above {result.floor:.2f}")
+    else:
+        typer.echo(f"refused for gating: {result.refusal}")
+    if tally.stopped:
+        typer.echo(f"stopped early: {tally.stopped}")
+
+
+def _num(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
