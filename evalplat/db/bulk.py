@@ -257,6 +257,9 @@ def _copy_out(
             for data in copy:
                 buffer.write(data)
     arrow_types = {"str": pa.string(), "int64": pa.int64(), "float64": pa.float64()}
+    if not buffer.getbuffer().nbytes:  # no rows: pyarrow refuses an empty CSV
+        schema = pa.schema([(c, arrow_types[types.get(c, "str")]) for c in columns])
+        return _typed(schema.empty_table().to_pandas(), types)
     table = pacsv.read_csv(
         io.BytesIO(buffer.getvalue()),
         read_options=pacsv.ReadOptions(column_names=list(columns)),

@@ -126,3 +126,14 @@ def test_columns_round_trip_with_empty_text_nulls_and_exact_floats(store: Store)
     assert list(frame["rank"]) == [1, 2, 1] and frame["rank"].dtype == "int64"
     assert frame["score"].iloc[0] == 0.1 + 0.2 and frame["score"].iloc[2] == 1e-300
     assert pd.isna(frame["score"].iloc[1])
+
+
+def test_a_read_that_finds_no_rows_gives_an_empty_typed_frame(store: Store) -> None:
+    with store.session() as session:
+        frame = read_frame(
+            session,
+            select(Judgment.query_id, Judgment.grade).where(Judgment.query_id == "none"),
+            ["query_id", "grade"],
+            {"query_id": "str", "grade": "int64"},
+        )
+    assert list(frame.columns) == ["query_id", "grade"] and len(frame) == 0
