@@ -45,7 +45,7 @@ def observe(
     if baseline_run is None:  # a stored comparison always has one; nothing to key alerts on
         return events
     names = [channel.name for channel in channels]
-    for gate in project.gates:
+    for gate in project.gates_for(test_set):
         metric = result.metric(gate.metric)
         message = _message_fields(spec.name, test_set, metric, result, content)
         for kind, verdict in METRIC_KINDS.items():
