@@ -13,6 +13,7 @@ from evalplat.store.configs import AddConfigOutcome, ConfigsMixin, ConfigVersion
 from evalplat.store.history import HistoryMixin
 from evalplat.store.locks import LockBusyError, LocksMixin
 from evalplat.store.outbox import OutboxMixin
+from evalplat.store.query_health import QueryHealthMixin
 from evalplat.store.result_fields import ResultFieldsMixin
 from evalplat.store.runs import EvaluationRecord, QueryOutcome, RunInfo, RunsMixin
 from evalplat.store.testsets import ImportOutcome, TestSetsMixin, TestSetVersionInfo
@@ -41,5 +42,6 @@ class Store(
     LocksMixin,
     AlertsMixin,
     OutboxMixin,
+    QueryHealthMixin,
 ):
     """Everything the CLI can do, as methods (see the mixins for each noun)."""

@@ -319,6 +319,23 @@ DATABASE_COMMANDS: dict[tuple[str, ...], tuple[Form, Form | None]] = {
             holds(lambda d, w: d == []),  # the unjudged document is at rank 7 in the bad run
         ),
     ),
+    ("queries",): (
+        Form(
+            db_args("queries", "prod", "--testset", "tiny", "--metric", "P@10"),
+            shows("prod on tiny: P@10 over ", "fix these", "judge these"),
+        ),
+        Form(
+            json_db_args("queries", "prod", "-t", "tiny", "--since", "52w"),
+            holds(
+                lambda d, w: (
+                    d["config"] == "prod"
+                    and d["testset"] == "tiny"
+                    and len(d["queries"]) == QUERIES
+                    and {w.baseline, w.candidate} <= set(d["runs"])
+                )
+            ),
+        ),
+    ),
     ("history",): (
         Form(
             db_args("history", "prod", "-m", "P@10"),
@@ -476,7 +493,7 @@ OFFLINE_COMMANDS: dict[tuple[str, ...], tuple[Form, Form | None]] = {
         Form(
             lambda o: ["metrics", "list"],
             shows(
-                "nDCG(gain=,judged_only=)[@k]  Normalised",
+                "nDCG(gain=,gains=,judged_only=)[@k]  Normalised",
                 "(alias MAP)",
                 "Default set: nDCG@10, P@10",
             ),
