@@ -27,6 +27,7 @@ LAYERS: dict[str, int] = {
     "searchers": 3,
     "alerts": 3,
     "testsets": 3,
+    "events": 3,
     "db": 2,
     "inputs": 1,
     "errors": 0,

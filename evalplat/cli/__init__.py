@@ -66,6 +66,7 @@ _COMMAND_MODULES: list[tuple[str, str | None]] = [
     ("evalplat.cli.nightly", None),
     ("evalplat.cli.report", "report"),
     ("evalplat.cli.demo", None),
+    ("evalplat.cli.events", "events"),
     ("evalplat.cli.queries", None),
 ]
 

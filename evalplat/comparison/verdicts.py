@@ -96,7 +96,11 @@ def compare_scores(
     import numpy as np
     import pandas as pd
 
+    from evalplat.comparison.sessions import by_session, compare_sessions
+
     options = options or CompareOptions()
+    if by_session(baseline, metrics):  # online measures: different sessions, an unpaired test
+        return compare_sessions(baseline, candidate, metrics, gates, options)
     wide_a, wide_b = _wide(baseline, "baseline"), _wide(candidate, "candidate")
     if set(wide_a.index) != set(wide_b.index):
         only_a = len(set(wide_a.index) - set(wide_b.index))
@@ -138,6 +142,8 @@ def compare_scores(
 
 
 def _wide(scores: pd.DataFrame, side: str) -> pd.DataFrame:
+    import pandas as pd
+
     missing = {"query_id", "metric", "value"} - set(scores.columns)
     if missing:
         raise InputError(f"{side} scores need columns query_id, metric, value")
@@ -146,7 +152,7 @@ def _wide(scores: pd.DataFrame, side: str) -> pd.DataFrame:
     wide = scores.pivot(index="query_id", columns="metric", values="value")
     wide.index = wide.index.astype(str)
     # Keep the metrics in the order they were scored (the user's order), not alphabetical.
-    return wide.sort_index()[list(dict.fromkeys(scores["metric"]))]
+    return wide.sort_index()[list(pd.unique(scores["metric"].to_numpy(dtype=object)))]
 
 
 def _choose_metrics(

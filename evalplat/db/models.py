@@ -30,6 +30,7 @@ from typing import Any
 from sqlalchemy import JSON, Boolean, Float, ForeignKey, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
+from evalplat.db.events import OnlineEvent, OnlineQuery
 from evalplat.db.operations import Alert, AlertDelivery, AlertOutbox, Lock
 from evalplat.db.schema import (
     ALERT_KINDS,
@@ -72,6 +73,8 @@ __all__ = [
     "Lock",
     "MetricMean",
     "Name",
+    "OnlineEvent",
+    "OnlineQuery",
     "Query",
     "QueryScore",
     "Rating",

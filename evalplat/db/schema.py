@@ -28,7 +28,7 @@ ExternalId = String(200)
 Hash = String(64)
 
 RUN_STATUSES = ("running", "complete", "partial", "failed", "interrupted")
-RUN_TRIGGERS = ("manual", "nightly", "ci", "import")
+RUN_TRIGGERS = ("manual", "nightly", "ci", "import", "online")
 ALERT_STATES = ("pending", "open", "acknowledged", "resolved")
 ALERT_KINDS = ("regression", "needs_judgments", "operational")
 OUTBOX_STATUSES = ("pending", "sent")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from evalplat.metrics.diversity import DIVERSITY
 from evalplat.metrics.model import Measure, Param
+from evalplat.metrics.online import ONLINE, ONLINE_PARAMS
 from evalplat.metrics.system import SYSTEM
 
 # ERR's gmax: a grade (gdeval's and ir_measures' default, 4) or "qrels": the highest grade in
@@ -40,6 +41,7 @@ PARAMS: dict[str, Param] = {
               "(`Latency(p=95)`); without it the figure is the mean", minimum=0, maximum=100),
     )
 }  # fmt: skip
+PARAMS.update({p.name: p for p in ONLINE_PARAMS})
 
 _REL = ("rel", "judged_only")
 
@@ -349,4 +351,4 @@ COUNTS: tuple[Measure, ...] = (
     ),
 )
 
-MEASURES: tuple[Measure, ...] = RELEVANCE + COUNTS + SYSTEM + DIVERSITY
+MEASURES: tuple[Measure, ...] = RELEVANCE + COUNTS + SYSTEM + DIVERSITY + ONLINE

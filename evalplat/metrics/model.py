@@ -257,8 +257,13 @@ class Measure:
         return self.aggregate
 
     def test_of(self, params: dict[str, object]) -> VerdictTest:
-        """The verdict test of one metric: a mean is tested with the paired test."""
-        if self.test == "bootstrap" and self.aggregate_of(params) == "mean":
+        """The verdict test of one metric: a mean of query values is tested with the paired
+        test; session measures keep their bootstrap (their units do not pair)."""
+        if (
+            self.test == "bootstrap"
+            and self.aggregate_of(params) == "mean"
+            and self.unit == "query"
+        ):
             return "paired"
         return self.test
 

@@ -10,6 +10,7 @@ from evalplat.store.alerts import AlertsMixin
 from evalplat.store.baselines import BaselinesMixin
 from evalplat.store.comparisons import ComparisonsMixin
 from evalplat.store.configs import AddConfigOutcome, ConfigsMixin, ConfigVersionInfo
+from evalplat.store.events import EventImport, EventsMixin
 from evalplat.store.history import HistoryMixin
 from evalplat.store.locks import LockBusyError, LocksMixin
 from evalplat.store.outbox import OutboxMixin
@@ -22,6 +23,7 @@ __all__ = [
     "AddConfigOutcome",
     "ConfigVersionInfo",
     "EvaluationRecord",
+    "EventImport",
     "ImportOutcome",
     "LockBusyError",
     "QueryOutcome",
@@ -42,6 +44,7 @@ class Store(
     LocksMixin,
     AlertsMixin,
     OutboxMixin,
+    EventsMixin,
     QueryHealthMixin,
 ):
     """Everything the CLI can do, as methods (see the mixins for each noun)."""

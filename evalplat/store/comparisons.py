@@ -102,6 +102,8 @@ class ComparisonsMixin(RunsMixin):
             test_set = _version_name(session, eval_a)
             changes = run_changes(session, ids[0], ids[1])
             pruned = any(run is not None and run.results_pruned_at for run in runs)
+            # online runs (evalplat.store.events) have sessions, not ranked results
+            pruned = pruned or any(run is not None and run.trigger == "online" for run in runs)
         scores_a, scores_b = self._scores(eval_a), self._scores(eval_b)
         overlap = None
         bound = None

@@ -136,6 +136,7 @@ def resolve_run(session: Session, ref: str | int) -> int:
         select(Run.id)
         .join(ConfigVersion)
         .where(ConfigVersion.config_id == config_id, Run.status == "complete")
+        .where(Run.trigger != "online")  # online runs (evalplat.store.events) are named by id
         .order_by(Run.id.desc())
         .limit(1)
     )

@@ -135,6 +135,44 @@ def _trec_run(w: Any, result: Any) -> None:
         assert ranks == list(range(1, len(ranks) + 1)), (query, ranks)
 
 
+def _events_log(w: World, tag: str) -> str:
+    """A UBI log of config ``web`` (added here): 4 sessions of one search, clicks on two."""
+    with Store.open(w.url) as store:
+        store.add_config("web", "builtin")
+    path = w.folder / f"events-{tag}.jsonl"
+    lines = []
+    for n in range(4):
+        search = {
+            "query_id": f"{tag}-q{n}",
+            "session_id": f"{tag}-s{n}",
+            "user_query": "wing",
+            "timestamp": f"2026-03-0{n % 2 + 1}T10:00:0{n}Z",
+            "query_response_hit_ids": ["d1", "d2"],
+            "query_attributes": {"config": "web"},
+        }
+        lines.append(json.dumps(search))
+        if n < 2:
+            lines.append(
+                json.dumps(
+                    {
+                        "action_name": "click",
+                        "query_id": f"{tag}-q{n}",
+                        "session_id": f"{tag}-s{n}",
+                        "timestamp": "2026-03-01T11:00:00Z",
+                        "event_attributes": {"position": {"ordinal": 2}},
+                    }
+                )
+            )
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return str(path)
+
+
+def _scored(w: World, *args: str) -> list[str]:
+    with Store.open(w.url) as store:
+        store.import_events([Path(_events_log(w, "score"))])
+    return [*args, "--db", w.url]
+
+
 # (plain-text form, JSON form) of every command that works on a database.
 DATABASE_COMMANDS: dict[tuple[str, ...], tuple[Form, Form | None]] = {
     ("init",): (
@@ -402,6 +440,32 @@ DATABASE_COMMANDS: dict[tuple[str, ...], tuple[Form, Form | None]] = {
             holds(lambda d, w: [(i["config"], i["run_id"]) for i in d] == [("prod", w.baseline)]),
         ),
     ),
+    ("events", "import"): (
+        Form(
+            lambda w: ["events", "import", _events_log(w, "plain"), "--db", w.url],
+            shows("imported 4 searches, 2 events (0 duplicates skipped)"),
+        ),
+        Form(
+            lambda w: ["events", "import", _events_log(w, "json"), "--db", w.url, "--json"],
+            holds(lambda d, w: (d["searches"], d["events"], d["unknown_configs"]) == (4, 2, {})),
+        ),
+    ),
+    ("events", "score"): (
+        Form(
+            lambda w: _scored(w, "events", "score", "web", "--metric", "online:CTR"),
+            shows("web@1 2026-03-01 sessions=", "online:CTR="),
+        ),
+        Form(
+            lambda w: _scored(w, "events", "score", "web", "--window", "all", "--json"),
+            holds(
+                lambda d, w: (
+                    d[0]["trigger"] == "online"
+                    and d[0]["test_set"] == "online"
+                    and 0.0 < d[0]["means"]["online:CTR"] < 1.0
+                )
+            ),
+        ),
+    ),
     ("alerts", "list"): (
         Form(db_args("alerts", "list", "--config", "prod"), shows("prod", "AP", "0.7500 → 0.2500")),
         Form(
@@ -493,7 +557,9 @@ OFFLINE_COMMANDS: dict[tuple[str, ...], tuple[Form, Form | None]] = {
         Form(
             lambda o: ["metrics", "list"],
             shows(
-                "nDCG(gain=,gains=,judged_only=)[@k]  Normalised",
+                "nDCG(gain=,gains=,judged_only=)[@k]  ",
+                "  Normalised discounted",
+                "online:CTR[@k]  ",
                 "(alias MAP)",
                 "Default set: nDCG@10, P@10",
             ),

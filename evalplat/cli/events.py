@@ -1,0 +1,90 @@
+"""``evalplat events import | score``: interaction logs in, online measures out as runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from evalplat.cli.common import DbOption, JsonOption, open_store, print_json
+
+app = typer.Typer(
+    help="Online events: UBI or flat logs, attributed to config versions, scored per day.",
+    no_args_is_help=True,
+)
+
+
+@app.command("import")
+def import_(
+    files: Annotated[list[Path], typer.Argument(help="Log files (UBI JSONL, flat JSONL or CSV).")],
+    format: Annotated[
+        str | None,
+        typer.Option("--format", help="ubi (default for .jsonl), jsonl (flat rows) or csv."),
+    ] = None,
+    map_: Annotated[
+        str | None,
+        typer.Option(
+            "--map",
+            help="Flat column names: canonical=theirs,... (e.g. session_id=sid,action=type).",
+        ),
+    ] = None,
+    config: Annotated[
+        str | None,
+        typer.Option(
+            "--config", help="NAME or NAME@VER for searches whose record names no config."
+        ),
+    ] = None,
+    db: DbOption = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Validate the logs, then store their searches and events (records already stored are
+    skipped). Nothing is written unless every line is valid; an error names the file and line.
+    """
+    from evalplat.events.records import parse_map
+
+    mapping = parse_map(map_)
+    outcome = open_store(db).import_events(files, format=format, mapping=mapping, config=config)
+    if json_output:
+        print_json(outcome.to_dict())
+        return
+    typer.echo(
+        f"imported {outcome.searches} searches, {outcome.events} events "
+        f"({outcome.duplicates} duplicates skipped)"
+    )
+    for ref, count in outcome.unknown_configs.items():
+        typer.echo(f"not imported: {count} searches of unknown config {ref!r}")
+    if outcome.unattributed:
+        typer.echo(f"not imported: {outcome.unattributed} searches name no config (use --config)")
+    if outcome.events_without_search:
+        typer.echo(f"stored, not yet counted: {outcome.events_without_search} events whose "
+                   "search is not imported")  # fmt: skip
+
+
+@app.command("score")
+def score(
+    configs: Annotated[
+        list[str] | None,
+        typer.Argument(help="Configs (NAME or NAME@VER); default: every one with searches."),
+    ] = None,
+    window: Annotated[str, typer.Option("--window", help="day (UTC) or all.")] = "day",
+    metric: Annotated[
+        list[str] | None,
+        typer.Option("--metric", "-m", help="Online measures (default: every online measure)."),
+    ] = None,
+    db: DbOption = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Score the online measures per config version and window, stored as online runs
+    (compare them with `evalplat compare`, see them with `evalplat history CONFIG`)."""
+    runs = open_store(db).score_online(configs or None, window=window, metrics=metric)
+    if json_output:
+        print_json([run.to_dict() for run in runs])
+        return
+    for run in runs:
+        online = run.options.get("online", {})
+        figures = " ".join(f"{name}={value:.4f}" for name, value in run.means.items())
+        typer.echo(
+            f"run {run.id} {run.config}@{run.config_version} {online.get('start', '')[:10]} "
+            f"sessions={online.get('sessions')} {figures}"
+        )

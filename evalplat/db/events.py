@@ -1,0 +1,61 @@
+"""Online events: what users searched, were shown and did, attributed to config versions.
+
+Two tables, after User Behavior Insights (UBI 1.x):
+
+- ``online_query``: one search a user ran (UBI query record): the record id (``query_id``),
+  session, client, the text, the time, the ids of the hits shown in order, and the config
+  version that served it (the A/B arm).
+- ``online_event``: one thing a user did on a search (UBI event record): the action (``click``,
+  ``purchase``, ``rating``, ...), the search it belongs to, the object and its position, an
+  optional value (a rating), and the time.
+
+Record ids are unique, so importing a log twice adds nothing the second time. Events refer to
+their search by record id, not by foreign key: a log may hold events whose search is in another
+file; the importer reports those it cannot place.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import JSON, Float, ForeignKey, Integer, String, Text
+from sqlalchemy.orm import Mapped, mapped_column
+
+from evalplat.db.schema import Base, ExternalId, UTCDateTime
+from evalplat.db.schema import id_column as _id
+
+
+class OnlineQuery(Base):
+    """One search shown to a user (a UBI query record), served by one config version."""
+
+    __tablename__ = "online_query"
+
+    id: Mapped[int] = _id()
+    query_id: Mapped[str] = mapped_column(ExternalId, unique=True)
+    config_version_id: Mapped[int] = mapped_column(
+        ForeignKey("config_version.id", ondelete="CASCADE"), index=True
+    )
+    session_id: Mapped[str] = mapped_column(ExternalId)
+    client_id: Mapped[str | None] = mapped_column(ExternalId, nullable=True)
+    user_query: Mapped[str] = mapped_column(Text, default="")
+    timestamp: Mapped[datetime] = mapped_column(UTCDateTime(), index=True)
+    hit_ids: Mapped[list[Any]] = mapped_column(JSON)
+    hits: Mapped[int] = mapped_column(Integer)
+
+
+class OnlineEvent(Base):
+    """One action of a user on a search (a UBI event record)."""
+
+    __tablename__ = "online_event"
+
+    id: Mapped[int] = _id()
+    event_id: Mapped[str] = mapped_column(String(64), unique=True)
+    query_id: Mapped[str] = mapped_column(ExternalId, index=True)
+    action: Mapped[str] = mapped_column(String(60))
+    session_id: Mapped[str] = mapped_column(ExternalId)
+    client_id: Mapped[str | None] = mapped_column(ExternalId, nullable=True)
+    timestamp: Mapped[datetime] = mapped_column(UTCDateTime())
+    object_id: Mapped[str | None] = mapped_column(ExternalId, nullable=True)
+    position: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    value: Mapped[float | None] = mapped_column(Float, nullable=True)

@@ -1,0 +1,316 @@
+"""Online events in the store: importing logs, and scoring online measures as runs.
+
+**Import.** Every record is validated first (``evalplat.events.records``); then each search is
+attributed to a config version by its ``config``/``variant`` attribute (``NAME``: the latest
+version, ``NAME@VER``: that one), or by the ``config`` given for the whole import. Searches of
+an unknown config, or with none, are not stored and are counted by name in the outcome; events
+are stored whatever their search, and those whose search is not known (yet) are counted. Record
+ids already stored are skipped and counted, so importing a log twice changes nothing.
+
+**Scores.** Online measures are stored as the evaluation of an *online run*: a run of the
+config version (trigger ``online``) over the reserved test set ``online``, one per config
+version and window (a UTC day), started at the window's start. Per-session values are its
+per-unit scores and the means its figures, so ``history CONFIG --testset online``, baselines,
+``compare``, gates, alerts and report pages read them as they read any run. Scoring a window
+again adds a new evaluation to the same run (the newest is shown), as ``rescore`` does.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import insert, select
+
+from evalplat import __version__
+from evalplat.db.models import (
+    OnlineEvent,
+    OnlineQuery,
+    Run,
+    TestSet,
+    TestSetVersion,
+)
+from evalplat.errors import InputError, NotFoundError
+from evalplat.events.records import ParsedLog, read_logs
+from evalplat.store.base import StoreBase, utcnow
+from evalplat.store.configs import resolve_config_version
+from evalplat.store.run_rows import EvaluationRecord, RunInfo, insert_evaluation, run_infos
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from sqlalchemy.orm import Session
+
+ONLINE_TEST_SET = "online"
+ONLINE_TRIGGER = "online"
+_CHUNK = 500
+
+
+@dataclass(frozen=True)
+class EventImport:
+    """What an import stored and what it left out, with counts."""
+
+    searches: int
+    events: int
+    duplicates: int
+    unknown_configs: dict[str, int] = field(default_factory=dict)
+    unattributed: int = 0
+    events_without_search: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class EventsMixin(StoreBase):
+    def import_events(
+        self,
+        paths: Sequence[Path],
+        *,
+        format: str | None = None,
+        mapping: dict[str, str] | None = None,
+        config: str | None = None,
+    ) -> EventImport:
+        """Validate and store interaction logs (module doc); nothing is written on bad input."""
+        log = read_logs(list(paths), format=format, mapping=mapping)
+        with self.session(write=True) as session:
+            versions, unknown = _attribute(session, log, config)
+            unattributed = sum(1 for s in log.searches.values() if (s.config or config) is None)
+            new_searches = _new(session, OnlineQuery.query_id, list(versions))
+            new_events = _new(session, OnlineEvent.event_id, list(log.events))
+            searches = [log.searches[q] for q in new_searches]
+            if searches:
+                session.execute(
+                    insert(OnlineQuery),
+                    [
+                        {"query_id": s.query_id, "config_version_id": versions[s.query_id],
+                         "session_id": s.session_id, "client_id": s.client_id,
+                         "user_query": s.user_query, "timestamp": s.timestamp,
+                         "hit_ids": list(s.hit_ids), "hits": len(s.hit_ids)}
+                        for s in searches
+                    ],
+                )  # fmt: skip
+            events = [log.events[k] for k in new_events]
+            if events:
+                session.execute(
+                    insert(OnlineEvent),
+                    [
+                        {"event_id": e.event_id, "query_id": e.query_id, "action": e.action,
+                         "session_id": e.session_id, "client_id": e.client_id,
+                         "timestamp": e.timestamp, "object_id": e.object_id,
+                         "position": e.position, "value": e.value}
+                        for e in events
+                    ],
+                )  # fmt: skip
+            placed = _known(session, {e.query_id for e in log.events.values()})
+        stored_already = len(versions) - len(new_searches) + len(log.events) - len(new_events)
+        return EventImport(
+            searches=len(new_searches),
+            events=len(new_events),
+            duplicates=log.duplicates + stored_already,
+            unknown_configs=dict(sorted(unknown.items())),
+            unattributed=unattributed,
+            events_without_search=sum(1 for e in log.events.values() if e.query_id not in placed),
+        )
+
+    def score_online(
+        self,
+        configs: Sequence[str] | None = None,
+        *,
+        window: str = "day",
+        metrics: Sequence[str] | None = None,
+    ) -> list[RunInfo]:
+        """Score the online measures of each config version (of ``configs``, or every one with
+        searches) per window, and store them as online runs (module doc); oldest first."""
+        from evalplat.events.sessions import (
+            DEFAULT_ONLINE_METRICS,
+            online_log,
+            score_window,
+            windows,
+        )
+        from evalplat.metrics import parse_all
+
+        chosen = parse_all(list(metrics or DEFAULT_ONLINE_METRICS))
+        with self.session() as session:
+            version_ids = _versions_with_searches(session, configs)
+        run_ids: list[int] = []
+        for version_id in version_ids:
+            searches, events = self._online_frames(version_id)
+            for span, part in windows(searches, window):
+                scores = score_window(span, online_log(part, events), chosen)
+                run_ids.append(self._store_window(version_id, window, scores))
+        with self.session() as session:
+            runs = [session.get(Run, run_id) for run_id in run_ids]
+            return run_infos(session, [r for r in runs if r is not None])
+
+    def _online_frames(self, version_id: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+        import pandas as pd
+
+        with self.session() as session:
+            searches = session.execute(
+                select(OnlineQuery.query_id, OnlineQuery.session_id, OnlineQuery.timestamp,
+                       OnlineQuery.hits).where(OnlineQuery.config_version_id == version_id)
+                .order_by(OnlineQuery.timestamp, OnlineQuery.query_id)
+            ).all()  # fmt: skip
+            events = session.execute(
+                select(OnlineEvent.query_id, OnlineEvent.action, OnlineEvent.timestamp,
+                       OnlineEvent.position, OnlineEvent.value)
+                .join(OnlineQuery, OnlineQuery.query_id == OnlineEvent.query_id)
+                .where(OnlineQuery.config_version_id == version_id)
+            ).all()  # fmt: skip
+        search_frame = pd.DataFrame(searches, columns=["query_id", "session_id", "timestamp",
+                                                       "hits"])  # fmt: skip
+        event_frame = pd.DataFrame(events, columns=["query_id", "action", "timestamp",
+                                                    "position", "value"])  # fmt: skip
+        for frame in (search_frame, event_frame):
+            frame["timestamp"] = pd.to_datetime(frame["timestamp"], utc=True)
+        event_frame["position"] = event_frame["position"].astype("float64")
+        event_frame["value"] = event_frame["value"].astype("float64")
+        return search_frame, event_frame
+
+    def _store_window(self, version_id: int, window: str, scores: Any) -> int:
+        """The online run of the version and window (created once), with a new evaluation."""
+        span = {"window": window, "start": scores.window.start.isoformat(),
+                "end": scores.window.end.isoformat(), "sessions": scores.sessions,
+                "searches": scores.searches, "events": scores.events}  # fmt: skip
+        with self.session(write=True) as session:
+            test_set_version = _online_test_set_version(session)
+            run = _online_run(session, version_id, test_set_version, scores.window.start, window)
+            if run is None:
+                run = Run(
+                    config_version_id=version_id,
+                    test_set_version_id=test_set_version,
+                    status="complete",
+                    trigger=ONLINE_TRIGGER,
+                    depth=0,
+                    evalplat_version=__version__,
+                    started_at=scores.window.start,
+                    finished_at=scores.window.end,
+                    queries_total=scores.sessions,
+                    queries_failed=0,
+                    options={"online": span},
+                )
+                session.add(run)
+                session.flush()
+            run.queries_total = scores.sessions
+            run.options = {"online": span}
+            means = {m: v for m, v in scores.means.items() if v[1] > 0}
+            insert_evaluation(
+                session,
+                run.id,
+                EvaluationRecord(
+                    test_set_version_id=test_set_version,
+                    per_query=((m, s, v) for m, s, v in scores.per_session if m in means),
+                    means=means,
+                    options={"online": span},
+                ),
+            )
+            return run.id
+
+
+def _attribute(
+    session: Session, log: ParsedLog, default: str | None
+) -> tuple[dict[str, int], Counter[str]]:
+    """{search record id: config version id} for the searches whose config is known, and the
+    count of searches per unknown config reference."""
+    refs = {s.config or default for s in log.searches.values()} - {None}
+    resolved: dict[str, int] = {}
+    for ref in sorted(r for r in refs if r is not None):
+        try:
+            resolved[ref] = resolve_config_version(session, ref)[1].id
+        except NotFoundError:
+            continue
+        except InputError as error:
+            raise InputError(f"config reference {ref!r}: {error}") from None
+    if default is not None and default not in resolved:
+        raise NotFoundError(f"no config version {default!r}; add it with `evalplat config add`")
+    unknown: Counter[str] = Counter()
+    versions: dict[str, int] = {}
+    for search in log.searches.values():
+        wanted = search.config or default
+        if wanted is None:
+            continue
+        if wanted in resolved:
+            versions[search.query_id] = resolved[wanted]
+        else:
+            unknown[wanted] += 1
+    return versions, unknown
+
+
+def _new(session: Session, column: Any, keys: list[str]) -> list[str]:
+    """``keys`` that the column does not hold yet, in their order."""
+    stored: set[str] = set()
+    for start in range(0, len(keys), _CHUNK):
+        chunk = keys[start : start + _CHUNK]
+        stored.update(session.scalars(select(column).where(column.in_(chunk))))
+    return [key for key in keys if key not in stored]
+
+
+def _known(session: Session, query_ids: set[str]) -> set[str]:
+    ordered = sorted(query_ids)
+    known: set[str] = set()
+    for start in range(0, len(ordered), _CHUNK):
+        chunk = ordered[start : start + _CHUNK]
+        known.update(
+            session.scalars(select(OnlineQuery.query_id).where(OnlineQuery.query_id.in_(chunk)))
+        )
+    return known
+
+
+def _versions_with_searches(session: Session, configs: Sequence[str] | None) -> list[int]:
+    statement = select(OnlineQuery.config_version_id).distinct()
+    if configs:
+        wanted: list[int] = []
+        for ref in configs:
+            config, version = resolve_config_version(session, ref)
+            if "@" in ref:
+                wanted.append(version.id)
+            else:
+                wanted.extend(v.id for v in config.versions)
+        statement = statement.where(OnlineQuery.config_version_id.in_(wanted))
+    return sorted(session.scalars(statement))
+
+
+def _online_test_set_version(session: Session) -> int:
+    """The reserved test set every online run is scored on (created on first use)."""
+    test_set = session.scalar(select(TestSet).where(TestSet.name == ONLINE_TEST_SET))
+    if test_set is None:
+        test_set = TestSet(name=ONLINE_TEST_SET, created_at=utcnow())
+        session.add(test_set)
+        session.flush()
+    version = session.scalar(
+        select(TestSetVersion).where(TestSetVersion.test_set_id == test_set.id)
+        .order_by(TestSetVersion.version)
+    )  # fmt: skip
+    if version is None:
+        version = TestSetVersion(
+            test_set_id=test_set.id,
+            version=1,
+            content_hash=hashlib.sha256(b"evalplat online events").hexdigest(),
+            queries_count=0,
+            judgments_count=0,
+            source={"kind": "online"},
+            created_at=utcnow(),
+        )
+        session.add(version)
+        session.flush()
+    return version.id
+
+
+def _online_run(
+    session: Session, version_id: int, test_set_version: int, start: datetime, window: str
+) -> Run | None:
+    for run in session.scalars(
+        select(Run).where(
+            Run.config_version_id == version_id,
+            Run.test_set_version_id == test_set_version,
+            Run.trigger == ONLINE_TRIGGER,
+            Run.started_at == start,
+        )
+    ):
+        if (run.options or {}).get("online", {}).get("window") == window:
+            return run
+    return None
