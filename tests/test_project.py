@@ -236,3 +236,38 @@ def test_a_project_file_that_is_not_utf8_is_refused(tmp_path: Path) -> None:
     path.write_bytes(GOOD.replace("docs-bm25", "d\xe9").encode("latin-1"))
     with pytest.raises(InputError, match=r"evalplat.toml: not UTF-8 text \(byte \d+\)"):
         load_project(path)
+
+
+def test_a_test_set_declares_a_default_gain_map_for_its_gain_measures(tmp_path: Path) -> None:
+    text = GOOD.replace(
+        'queries = "testsets/cranfield/queries.tsv"',
+        'queries = "testsets/cranfield/queries.tsv"\ngains = { 0 = 0, 1 = 1, 2 = 3, 3 = 10 }',
+    )
+    project = load_project(write(tmp_path, text))
+    assert project.testsets[0].gains == ((2, 3), (3, 10))
+    assert project.metrics_for("cranfield") == ["nDCG(gains={2:3,3:10})@10", "P@5", "AP"]
+    assert project.gates_for("cranfield")[0].metric == "nDCG(gains={2:3,3:10})@10"
+    assert project.metrics_for("other") == ["nDCG@10", "P@5", "AP"]
+
+
+@pytest.mark.parametrize(
+    ("gains", "message"),
+    [
+        ("{ 1 = -2 }", "the gain of grade 1 must be finite and ≥ 0"),
+        ("{ a = 2 }", "grade 'a' is not an integer"),
+        ("{ 1 = nan }", "must be finite"),
+        ('{ 1 = "x" }', "must be a number"),
+        ("[1, 2]", "must be a table of grade = gain"),
+    ],
+)
+def test_a_bad_gain_map_names_the_file_the_table_and_the_key(
+    tmp_path: Path, gains: str, message: str
+) -> None:
+    text = GOOD.replace(
+        'queries = "testsets/cranfield/queries.tsv"',
+        f'queries = "testsets/cranfield/queries.tsv"\ngains = {gains}',
+    )
+    with pytest.raises(InputError) as raised:
+        load_project(write(tmp_path, text))
+    assert "evalplat.toml line 9: [[testsets]] #1 key 'gains': " in str(raised.value)
+    assert message in str(raised.value)

@@ -23,6 +23,10 @@ PARAMS: dict[str, Param] = {
               "grade ≥ `rel` (default 1; trec_eval's `-l`)", minimum=1),
         Param("gain", "choice", "linear", "`linear` (gain = grade, trec_eval's; default) or "
               "`exp` (gain = 2^grade - 1)", choices=("linear", "exp")),
+        Param("gains", "gain_map", (), "a grade-to-gain map, `gains={0:0,1:1,2:3,3:10}` "
+              "(ir_measures' syntax): integer grades, finite gains ≥ 0; a grade the map does not "
+              "name gains its grade (0 when negative), as in trec_eval; the ideal ranking orders "
+              "the judgments by mapped gain"),
         Param("judged_only", "bool", False, "`true` drops unjudged documents from the ranking "
               "before scoring (trec_eval's `-J`; default `false`)"),
         Param("gmax", "grade_or_qrels", 4, "the top grade in p = (2^g - 1) / 2^gmax: a grade "
@@ -128,7 +132,7 @@ RELEVANCE: tuple[Measure, ...] = (
         "(linear) or 2^g - 1 (exp), negative grades gain 0; IDCG from all judged grades",
         compute="gain:ndcg",
         cutoff="optional",
-        params=("gain", "judged_only"),
+        params=("gain", "gains", "judged_only"),
         aliases=("NDCG",),
         trec_name="ndcg_cut_{k}",
         trec_name_no_cutoff="ndcg",
@@ -146,7 +150,7 @@ RELEVANCE: tuple[Measure, ...] = (
         formula="DCG@k = sum_{r<=k} gain(g_r) / log2(r + 1)",
         compute="gain:dcg",
         cutoff="optional",
-        params=("gain", "judged_only"),
+        params=("gain", "gains", "judged_only"),
         bounded=False,
         notes=("Not normalised, so not bounded by 1; negative grades gain 0.",),
     ),
@@ -157,7 +161,7 @@ RELEVANCE: tuple[Measure, ...] = (
         "grades and unjudged documents gain 0",
         compute="gain:cg",
         cutoff="optional",
-        params=("gain", "judged_only"),
+        params=("gain", "gains", "judged_only"),
         bounded=False,
         notes=(
             "No discount: reordering the top k leaves CG@k unchanged (DCG@k is the measure "

@@ -1,8 +1,10 @@
 """Graded measures: CG, DCG, nDCG (trec_eval's ndcg, ndcg_cut_k) and ERR.
 
-Gain of grade g: ``g`` (linear, trec_eval's default) or ``2^g - 1`` (exp, Burges et al.);
-negative grades and unjudged documents gain 0. Discount at 1-based rank r: ``1 / log2(r + 1)``.
-The ideal ranking sorts every judgment of the topic by grade, retrieved or not, so nDCG is 0
+Gain of grade g: ``g`` (linear, trec_eval's default) or ``2^g - 1`` (exp, Burges et al.), or
+what a grade-to-gain map (``gains={0:0,1:1,2:3,3:10}``) gives it, a grade the map does not name
+gaining its grade (trec_eval's and ir_measures' rule); negative grades and unjudged documents gain
+0 unless the map names them. Discount at 1-based rank r: ``1 / log2(r + 1)``.
+The ideal ranking sorts every judgment of the topic by gain, retrieved or not, so nDCG is 0
 when no document has a positive grade. The relevance threshold ``rel`` plays no part here,
 as in trec_eval (``-l2`` leaves ndcg unchanged).
 """
@@ -14,7 +16,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from evalplat.metrics.binary import safe_divide, view
-from evalplat.metrics.ranking import Judgments, Ranking
+from evalplat.metrics.ranking import UNJUDGED, Judgments, Ranking, ranks_within
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -22,13 +24,33 @@ if TYPE_CHECKING:
     from evalplat.metrics.registry import Metric
 
 
-def gains(grade: NDArray[np.int32], kind: str) -> NDArray[np.float64]:
-    """Gain per document; grades <= 0 (and UNJUDGED) give 0."""
+def gains(
+    grade: NDArray[np.int32], kind: str, mapped: dict[int, float] | None = None
+) -> NDArray[np.float64]:
+    """Gain per document; grades <= 0 (and UNJUDGED) give 0 unless ``mapped`` names them."""
     positive: NDArray[np.float64] = np.maximum(grade, 0).astype(float)
     if kind == "exp":
         exponential: NDArray[np.float64] = np.power(2.0, positive) - 1.0
         return exponential
+    for mapped_grade, gain in (mapped or {}).items():  # a handful of grades, not documents
+        positive[grade == mapped_grade] = gain
     return positive
+
+
+def _gain_of(grade: NDArray[np.int32], metric: Metric) -> NDArray[np.float64]:
+    return gains(grade, metric.gain, metric.gains)
+
+
+def _ideal(judgments: Judgments, metric: Metric
+           ) -> tuple[NDArray[np.int32], NDArray[np.float64], NDArray[np.int64]]:  # fmt: skip
+    """(topic, gain, 0-based rank) of the judgments in ideal order: gain descending."""
+    if not metric.gains:  # gain grows with grade: the shared grade order serves
+        topic, grade, rank = judgments.ideal
+        return topic, _gain_of(grade, metric), rank
+    gain = _gain_of(judgments.grade, metric)
+    order = np.lexsort((-gain, judgments.topic))
+    topic = judgments.topic[order]
+    return topic, gain[order], ranks_within(topic)
 
 
 def _discounted(rank: NDArray[np.int64], gain: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -39,20 +61,21 @@ def _discounted(rank: NDArray[np.int64], gain: NDArray[np.float64]) -> NDArray[n
 def dcg(ranking: Ranking, judgments: Judgments, metric: Metric) -> NDArray[np.float64]:
     """DCG@k = sum over r <= k of gain(g_r) / log2(r + 1)."""
     ranked = view(ranking, metric)
-    mask = ranked.grade > 0
+    gain = _gain_of(ranked.grade, metric)
+    mask = (gain > 0) & (ranked.grade != UNJUDGED)
     if metric.cutoff is not None:
         mask &= ranked.rank < metric.cutoff
-    values = _discounted(ranked.rank[mask], gains(ranked.grade[mask], metric.gain))
+    values = _discounted(ranked.rank[mask], gain[mask])
     return np.bincount(ranked.topic[mask], weights=values, minlength=ranked.n_topics).astype(float)
 
 
 def ideal_dcg(judgments: Judgments, metric: Metric) -> NDArray[np.float64]:
     """DCG@k of the ideal ranking of all judgments of each topic."""
-    topic, grade, rank = judgments.ideal
-    mask = grade > 0
+    topic, gain, rank = _ideal(judgments, metric)
+    mask = gain > 0
     if metric.cutoff is not None:
         mask &= rank < metric.cutoff
-    values = _discounted(rank[mask], gains(grade[mask], metric.gain))
+    values = _discounted(rank[mask], gain[mask])
     return np.bincount(topic[mask], weights=values, minlength=judgments.n_topics).astype(float)
 
 
@@ -89,7 +112,8 @@ def err(ranking: Ranking, judgments: Judgments, metric: Metric) -> NDArray[np.fl
 def cg(ranking: Ranking, judgments: Judgments, metric: Metric) -> NDArray[np.float64]:
     """CG@k = sum over r <= k of gain(g_r): DCG without the discount, so order within k is moot."""
     ranked = view(ranking, metric)
-    mask = ranked.grade > 0
+    gain = _gain_of(ranked.grade, metric)
+    mask = (gain > 0) & (ranked.grade != UNJUDGED)
     if metric.cutoff is not None:
         mask &= ranked.rank < metric.cutoff
-    return ranked.per_topic(gains(ranked.grade, metric.gain), mask)
+    return ranked.per_topic(gain, mask)

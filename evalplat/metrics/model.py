@@ -23,6 +23,7 @@ This module imports no numerical library: the CLI reads it to build help and ``m
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from typing import Literal
@@ -34,7 +35,10 @@ Input = Literal["judgments", "ranking", "records", "documents", "events"]
 Unit = Literal["query", "session"]
 Aggregate = Literal["mean", "sum", "percentile"]
 VerdictTest = Literal["paired", "bootstrap", "none"]
-ParamKind = Literal["int", "choice", "bool", "grade_or_qrels", "number", "name"]
+ParamKind = Literal["int", "choice", "bool", "grade_or_qrels", "number", "name", "gain_map"]
+# A grade-to-gain map in canonical form: (grade, gain) pairs sorted by grade, without the
+# entries that say what the default says (gain = grade for grades ≥ 0, 0 below).
+GainMap = tuple[tuple[int, int | float], ...]
 
 # What a kernel may ask for, and where the values come from.
 INPUTS: dict[str, str] = {
@@ -74,6 +78,13 @@ class Param:
 
     def read(self, metric: str, text: str) -> object:
         """The value written in a metric name (always text there), checked."""
+        if self.kind == "gain_map":
+            try:
+                return self.check(read_gain_map(metric, self.name, text))
+            except InputError as error:
+                if error.problem.startswith("metric "):
+                    raise
+                raise InputError(f"metric {metric!r}: {error.problem}") from None
         if self.kind == "grade_or_qrels" and text.lower() == "qrels":
             return "qrels"
         if self.kind in ("int", "grade_or_qrels"):
@@ -97,6 +108,8 @@ class Param:
             if value != "qrels":
                 raise InputError(f"{self.name} must be a grade or 'qrels', got {value!r}")
             return value
+        if self.kind == "gain_map":
+            return gain_map(self.name, value)
         if self.kind == "choice" and value not in self.choices:
             raise InputError(f"{self.name} must be one of {', '.join(self.choices)}, got {value!r}")
         if self.kind == "name" and not (
@@ -117,6 +130,71 @@ class Param:
         return value
 
 
+_GAIN_ENTRY = re.compile(r"\s*(-?[0-9]{1,9})\s*:\s*(-?[0-9]{1,12}(?:\.[0-9]{1,12})?)\s*")
+
+
+def read_gain_map(metric: str, name: str, text: str) -> dict[int, float]:
+    """``{0:0,1:1,2:3}`` as written in a metric name: integer grades to plain numbers."""
+    body = text.strip()
+    if not (body.startswith("{") and body.endswith("}")):
+        raise InputError(f"metric {metric!r}: {name} must be a map like {{0:0,1:1,2:3}}")
+    entries: dict[int, float] = {}
+    for item in filter(str.strip, body[1:-1].split(",")):
+        match = _GAIN_ENTRY.fullmatch(item)
+        if match is None:
+            raise InputError(
+                f"metric {metric!r}: {name} entry {item.strip()!r} is not grade:gain "
+                "(an integer grade, a number gain)"
+            )
+        grade = int(match.group(1))
+        if grade in entries:
+            raise InputError(f"metric {metric!r}: {name} names grade {grade} twice")
+        entries[grade] = float(match.group(2))
+    return entries
+
+
+def gain_map(name: str, value: object) -> GainMap:
+    """A grade-to-gain map checked and in canonical form (see :data:`GainMap`).
+
+    Grades are integers; gains are finite and non-negative. Entries equal to the default gain
+    (the grade, 0 for negative grades) are dropped, so two spellings of one map are equal and an
+    identity map is no map at all; integral gains are kept as ``int`` so ``3.0`` prints ``3``.
+    """
+    if isinstance(value, dict):
+        pairs: list[object] = list(value.items())
+    elif isinstance(value, (tuple, list)):
+        pairs = list(value)
+    else:
+        raise InputError(f"{name} must be a map of grade to gain, got {value!r}")
+    kept: dict[int, int | float] = {}
+    for pair in pairs:
+        if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+            raise InputError(f"{name} must be a map of grade to gain, got {value!r}")
+        grade, gain = pair
+        if isinstance(grade, str) and re.fullmatch(r"-?[0-9]{1,9}", grade.strip()):
+            grade = int(grade)  # TOML keys are strings
+        if isinstance(grade, bool) or not isinstance(grade, int):
+            raise InputError(f"{name}: grade {grade!r} is not an integer")
+        if isinstance(gain, bool) or not isinstance(gain, (int, float)):
+            raise InputError(f"{name}: the gain of grade {grade} must be a number, got {gain!r}")
+        if not math.isfinite(gain) or gain < 0:
+            raise InputError(
+                f"{name}: the gain of grade {grade} must be finite and ≥ 0, got {gain}"
+            )
+        if grade in kept:
+            raise InputError(f"{name} names grade {grade} twice")
+        kept[grade] = int(gain) if float(gain).is_integer() else float(gain)
+    return tuple((g, v) for g, v in sorted(kept.items()) if v != max(g, 0))
+
+
+def _plain(number: float) -> str:
+    """A number without exponent notation, so the name parses back (``1e-07`` would not)."""
+    text = str(number)
+    if "e" in text:
+        text = f"{number:.12f}".rstrip("0").rstrip(".")
+    return text
+
+
 def _shown(number: float) -> str:
     return str(int(number)) if float(number).is_integer() else str(number)
 
@@ -125,6 +203,8 @@ def format_value(value: object) -> str:
     """A parameter value as written in a canonical metric name."""
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, tuple):  # a gain map, already canonical
+        return "{" + ",".join(f"{grade}:{_plain(gain)}" for grade, gain in value) + "}"
     return str(value)
 
 

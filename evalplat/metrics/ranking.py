@@ -41,7 +41,7 @@ class Judgments:
         """(topic, grade, 0-based rank) of the judgments in ideal order: grade descending."""
         order = np.lexsort((-self.grade.astype(np.int64), self.topic))
         topic = self.topic[order]
-        return topic, self.grade[order], _ranks_within(topic)
+        return topic, self.grade[order], ranks_within(topic)
 
     @cached_property
     def max_grade(self) -> int:
@@ -63,7 +63,7 @@ class Ranking:
     @cached_property
     def rank(self) -> NDArray[np.int64]:
         """0-based rank of each row within its topic."""
-        return _ranks_within(self.topic)
+        return ranks_within(self.topic)
 
     @cached_property
     def num_ret(self) -> NDArray[np.float64]:
@@ -95,7 +95,7 @@ class Ranking:
         return np.bincount(self.topic[mask], weights=weights, minlength=self.n_topics).astype(float)
 
 
-def _ranks_within(topic: NDArray[np.int32]) -> NDArray[np.int64]:
+def ranks_within(topic: NDArray[np.int32]) -> NDArray[np.int64]:
     """0-based position within runs of equal consecutive topic codes."""
     n = len(topic)
     if n == 0:

@@ -42,6 +42,7 @@ __all__ = [
     "parse",
     "parse_all",
     "register",
+    "with_default_gains",
 ]
 
 # The parameter names every family knows: a family refuses those it does not take (a clear
@@ -84,6 +85,8 @@ class Metric:
             value = param.check(value)
             if value != param.default:
                 kept[name] = value
+        if "gains" in kept and kept.get("gain", "linear") != "linear":
+            raise InputError("gains replaces gain: write gains={...} or gain=exp, not both")
         for name in spec.params:
             if PARAMS[name].required and name not in kept:
                 raise InputError(f"{family} needs the parameter {name!r}, e.g. {name}=...")
@@ -127,6 +130,12 @@ class Metric:
     def gain(self) -> str:
         """``linear`` or ``exp``."""
         return str(self.param("gain"))
+
+    @property
+    def gains(self) -> dict[int, float]:
+        """The grade-to-gain map of ``gains={...}``; empty when gains follow ``gain``."""
+        value = self.param("gains")
+        return {int(g): float(v) for g, v in value} if isinstance(value, tuple) else {}
 
     @property
     def judged_only(self) -> bool:
@@ -274,7 +283,7 @@ def parse(name: str | Metric) -> Metric:
             raise InputError(f"metric {name!r}: cutoff must be a positive integer")
         cutoff = int(cutoff_text)
     params: dict[str, object] = {}
-    for item in filter(None, (p.strip() for p in (match.group("params") or "").split(","))):
+    for item in filter(None, (p.strip() for p in _split_params(match.group("params") or ""))):
         key, sep, value = (part.strip() for part in item.partition("="))
         if not sep or key not in PARAMS:
             raise InputError(f"metric {name!r}: unknown parameter {item!r}")
@@ -293,6 +302,21 @@ def parse(name: str | Metric) -> Metric:
     return metric
 
 
+def _split_params(text: str) -> list[str]:
+    """``a=1,gains={0:0,2:3}`` into its parameters: commas inside braces belong to a map."""
+    items, depth, start = [], 0, 0
+    for position, char in enumerate(text):
+        if char == "{":
+            depth += 1
+        elif char == "}":
+            depth -= 1
+        elif char == "," and depth == 0:
+            items.append(text[start:position])
+            start = position + 1
+    items.append(text[start:])
+    return items
+
+
 def _suggest(text: str) -> str:
     family = re.split(r"[(@]", text, maxsplit=1)[0].strip()
     names = [n for spec in FAMILIES.values() for n in (spec.name, *spec.aliases)]
@@ -301,6 +325,18 @@ def _suggest(text: str) -> str:
     if not close:
         return f"; known metrics: {', '.join(FAMILIES)}"
     return f"; did you mean {', '.join(close)}?"
+
+
+def with_default_gains(metric: Metric, gains: object) -> Metric:
+    """``metric`` with a test set's default gain map, when it takes one and names none.
+
+    ``nDCG@10`` under ``{2: 3, 3: 10}`` becomes ``nDCG(gains={2:3,3:10})@10``: the stored name
+    says which gains the figure used. A metric with its own map, with ``gain=exp``, or of a
+    measure without gains is returned unchanged.
+    """
+    if "gains" not in metric.spec.params or metric.gains or metric.gain != "linear":
+        return metric
+    return Metric(metric.family, metric.cutoff, **metric.params, gains=gains)
 
 
 def parse_all(names: list[str] | tuple[str, ...] | None) -> list[Metric]:

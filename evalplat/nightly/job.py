@@ -250,9 +250,7 @@ def _run(
     """The night's run, or None and why when it could not even start."""
     from evalplat.running import runner
 
-    metrics = list(
-        dict.fromkeys([*project.metrics, *(g.metric for g in project.gates), COVERAGE_METRIC])
-    )
+    metrics = project.metrics_for(test_set, (COVERAGE_METRIC,))
     settings = runner.RunSettings(depth=spec.depth, concurrency=spec.concurrency)
     try:
         info = runner.run(
@@ -308,14 +306,15 @@ def _compare(
             }
         )
         return None
-    metrics = list(dict.fromkeys([*project.metrics, *(g.metric for g in project.gates)]))
+    metrics = project.metrics_for(test_set)
     previous = _previous_night(store, spec.name, test_set, run.id)
     ready = _score_on_run_version(store, run, [baseline.run_id, previous], emit)
     from evalplat.comparison.results import CompareOptions
 
     options = CompareOptions(min_segment_queries=project.min_segment_queries)
+    gates = project.gates_for(test_set)
     result = store.compare_runs(
-        baseline.run_id, run.id, metrics=metrics, gates=list(project.gates), options=options
+        baseline.run_id, run.id, metrics=metrics, gates=gates, options=options
     )
     emit(
         {

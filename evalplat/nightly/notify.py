@@ -48,7 +48,7 @@ def observe(
     if baseline_run is None:  # a stored comparison always has one; nothing to key alerts on
         return events
     names = [channel.name for channel in channels]
-    for gate in project.gates:
+    for gate in project.gates_for(test_set):
         key = alert_key(gate.metric, gate.segment)
         metric: Any = result.metric(gate.metric)
         if gate.segment is not None:

@@ -11,7 +11,7 @@ the line of that key (see :mod:`evalplat.inputs.toml_lines`).
 from __future__ import annotations
 
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -37,6 +37,9 @@ class TestSetSpec:
     queries: Path | None = None
     docs: Path | None = None
     format: str | None = None
+    # The default grade-to-gain map of the gain measures (nDCG, DCG, CG) on this test set,
+    # canonical (evalplat.metrics.model.GainMap); empty: gain = grade.
+    gains: tuple[tuple[int, int | float], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -72,6 +75,28 @@ class Project:
     @property
     def folder(self) -> Path:
         return self.path.parent
+
+    def gains_of(self, test_set: str) -> tuple[tuple[int, int | float], ...]:
+        """The default gain map of a test set (empty when it has none)."""
+        return next((t.gains for t in self.testsets if t.name == test_set), ())
+
+    def metrics_for(self, test_set: str, extra: tuple[str, ...] = ()) -> list[str]:
+        """The metrics (and gated metrics) run on a test set, its default gain map applied."""
+        names = [*self.metrics, *(g.metric for g in self.gates), *extra]
+        return list(dict.fromkeys(self._with_gains(test_set, n) for n in names))
+
+    def gates_for(self, test_set: str) -> list[Gate]:
+        """The gates of a test set: a gate on ``nDCG@10`` gates its gain-mapped figure."""
+        return [replace(g, metric=self._with_gains(test_set, g.metric)) for g in self.gates]
+
+    def _with_gains(self, test_set: str, name: str) -> str:
+        gains = self.gains_of(test_set)
+        if not gains:
+            return name
+        from evalplat.metrics import parse
+        from evalplat.metrics.registry import with_default_gains
+
+        return str(with_default_gains(parse(name), gains))
 
 
 def find_project(path: str | Path | None = None) -> Path:
@@ -261,9 +286,25 @@ class _Reader:
         return value
 
     def testset(self, table: dict[str, Any], index: int) -> TestSetSpec:
-        self.only(table, {"name", "qrels", "queries", "docs", "format"}, "testsets", index)
+        self.only(table, {"name", "qrels", "queries", "docs", "format", "gains"}, "testsets", index)
         name = self.string(table, "name", "testsets", index)
         assert_str = name or ""
+        gains: tuple[tuple[int, int | float], ...] = ()
+        if "gains" in table:
+            from evalplat.metrics.model import gain_map
+
+            value = table["gains"]
+            if not isinstance(value, dict):
+                raise self.fail(
+                    "must be a table of grade = gain, e.g. { 0 = 0, 1 = 1, 2 = 3 }",
+                    "testsets",
+                    index,
+                    "gains",
+                )
+            try:
+                gains = gain_map("gains", value)
+            except InputError as error:
+                raise self.fail(error.problem, "testsets", index, "gains") from None
         return TestSetSpec(
             name=assert_str,
             qrels=self.path(
@@ -276,6 +317,7 @@ class _Reader:
             if table.get("docs") is None
             else self.path(table["docs"], "docs", "testsets", index, "docs"),
             format=self.string(table, "format", "testsets", index, required=False),
+            gains=gains,
         )
 
     def config(self, table: dict[str, Any], index: int, testsets: set[str]) -> ConfigSpec:

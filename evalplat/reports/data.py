@@ -375,6 +375,7 @@ class SiteEntry:
     history_link: str
     comparison_link: str | None
     baseline_id: int | None
+    health_link: str | None = None  # the query-health page, when the config ran in its window
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ deterministic: golden-file tested), and ``render_*`` fetch the data from a store
 Site layout written by :func:`render_site` (every link relative, so the folder can be moved)::
 
     index.html
+    health/<config>--<test set>.html   (query health over the last 30 days)
     runs/run-<id>.html
     history/<config>--<test set>.html
     compare/compare-<comparison id>.html
@@ -377,6 +378,7 @@ def render_site(store: Store, out_dir: str | Path) -> Path:
         gather_run,
         open_alerts,
     )
+    from evalplat.reports.health import write_health_pages
 
     out = Path(out_dir)
     cache = TestSetCache(store)
@@ -386,6 +388,8 @@ def render_site(store: Store, out_dir: str | Path) -> Path:
     comparisons: dict[int, str] = {}
     entries: list[SiteEntry] = []
     newest = ""
+    pairs = [(h.config, h.test_set) for h in histories]
+    health = write_health_pages(store, pairs, out, Links("../", index=True))
     for history in histories:
         run_ids.update(h.run.id for h in history.runs[-RUN_PAGES_PER_HISTORY:])
         latest = history.runs[-1]
@@ -411,6 +415,7 @@ def render_site(store: Store, out_dir: str | Path) -> Path:
                 history_link=history_path,
                 comparison_link=comparisons.get(latest.run.id),
                 baseline_id=baseline,
+                health_link=health.get((history.config, history.test_set)),
             )
         )
     frozen_runs = frozenset(run_ids)

@@ -15,6 +15,7 @@ from evalplat.store.history import HistoryMixin
 from evalplat.store.judge_grades import JudgeGradesMixin
 from evalplat.store.locks import LockBusyError, LocksMixin
 from evalplat.store.outbox import OutboxMixin
+from evalplat.store.query_health import QueryHealthMixin
 from evalplat.store.result_fields import ResultFieldsMixin
 from evalplat.store.runs import EvaluationRecord, QueryOutcome, RunInfo, RunsMixin
 from evalplat.store.testsets import ImportOutcome, TestSetsMixin, TestSetVersionInfo
@@ -46,5 +47,6 @@ class Store(
     AlertsMixin,
     OutboxMixin,
     EventsMixin,
+    QueryHealthMixin,
 ):
     """Everything the CLI can do, as methods (see the mixins for each noun)."""

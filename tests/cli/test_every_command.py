@@ -357,6 +357,23 @@ DATABASE_COMMANDS: dict[tuple[str, ...], tuple[Form, Form | None]] = {
             holds(lambda d, w: d == []),  # the unjudged document is at rank 7 in the bad run
         ),
     ),
+    ("queries",): (
+        Form(
+            db_args("queries", "prod", "--testset", "tiny", "--metric", "P@10"),
+            shows("prod on tiny: P@10 over ", "fix these", "judge these"),
+        ),
+        Form(
+            json_db_args("queries", "prod", "-t", "tiny", "--since", "52w"),
+            holds(
+                lambda d, w: (
+                    d["config"] == "prod"
+                    and d["testset"] == "tiny"
+                    and len(d["queries"]) == QUERIES
+                    and {w.baseline, w.candidate} <= set(d["runs"])
+                )
+            ),
+        ),
+    ),
     ("judge", "grade"): (
         Form(
             db_args(
@@ -587,7 +604,7 @@ OFFLINE_COMMANDS: dict[tuple[str, ...], tuple[Form, Form | None]] = {
         Form(
             lambda o: ["metrics", "list"],
             shows(
-                "nDCG(gain=,judged_only=)[@k]  ",
+                "nDCG(gain=,gains=,judged_only=)[@k]  ",
                 "  Normalised discounted",
                 "online:CTR[@k]  ",
                 "(alias MAP)",

@@ -34,9 +34,17 @@ def test_aliases_parse_to_the_canonical_metric(alias: str, canonical: str) -> No
 
 def _metrics() -> st.SearchStrategy[Metric]:
     def build(
-        family: str, cutoff: int, rel: int, gain: str, judged: bool, gmax: int | str
+        family: str,
+        cutoff: int,
+        rel: int,
+        gain: str,
+        judged: bool,
+        gmax: int | str,
+        gains: dict[int, float] | tuple[()],
     ) -> Metric:
         spec = FAMILIES[family]
+        mapped = gains if "gains" in spec.params and gain == "linear" else ()
+        extra: dict[str, object] = {"field": "site"} if "field" in spec.params else {}
         return Metric(
             family,
             None if spec.cutoff == "none" else cutoff,
@@ -44,6 +52,8 @@ def _metrics() -> st.SearchStrategy[Metric]:
             gain=gain if "gain" in spec.params else "linear",
             judged_only=judged if "judged_only" in spec.params else False,
             gmax=gmax if "gmax" in spec.params else 4,
+            gains=mapped,
+            **extra,
         )
 
     # families that need a parameter of their own (Diversity's field) have their own examples
@@ -56,6 +66,11 @@ def _metrics() -> st.SearchStrategy[Metric]:
         st.sampled_from(["linear", "exp"]),
         st.booleans(),
         st.one_of(st.integers(1, 5), st.just("qrels")),
+        st.dictionaries(
+            st.integers(-2, 9),
+            st.one_of(st.integers(0, 100), st.floats(0, 100).map(lambda x: round(x, 3))),
+            max_size=4,
+        ),
     )
 
 

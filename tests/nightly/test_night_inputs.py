@@ -57,12 +57,17 @@ def refused_projects(folder: Path) -> dict[str, tuple[Path, str]]:
         folder / "reports", {"alpha": "good"}, reports=f'dir = "{blocked}/site"'
     )
     cases["reports"] = (reports, "[reports] dir")
+    gains = write_project(folder / "gains", {"alpha": "good"})
+    gains.write_text(
+        gains.read_text().replace('qrels = "qrels.txt"', 'qrels = "qrels.txt"\ngains = { 1 = -3 }')
+    )
+    cases["gains"] = (gains, "[[testsets]] #1 key 'gains': gains: the gain of grade 1 must be")
     return cases
 
 
 @pytest.mark.parametrize(
     "case",
-    ["unset", "hook", "builtin", "param", "processes", "timeout", "retries", "reports"],
+    ["unset", "hook", "builtin", "param", "processes", "timeout", "retries", "reports", "gains"],
 )
 def test_a_project_a_night_would_refuse_is_refused_first_and_by_the_dry_run(
     cli: Cli, db_url: str, tmp_path: Path, case: str
@@ -116,3 +121,24 @@ def test_import_of_a_run_with_no_known_queries_exits_2_and_leaves_nothing(
     [line] = result.stderr.splitlines()
     assert "other.run" in line and "none of the run's 2 queries" in line
     assert table_counts(db_url) == before
+
+
+def test_a_test_set_gain_map_is_stored_and_gated_under_the_mapped_name(
+    cli: Cli, db_url: str, tmp_path: Path
+) -> None:
+    mapped = 'qrels = "qrels.txt"\ngains = { 1 = 10 }'
+    good = write_project(tmp_path / "a", {"alpha": "good"})
+    good.write_text(good.read_text().replace('qrels = "qrels.txt"', mapped))
+    assert cli("nightly", "--project", str(good), "--db", db_url).exit_code == 0
+    bad = write_project(tmp_path / "b", {"alpha": "bad"})
+    bad.write_text(bad.read_text().replace('qrels = "qrels.txt"', mapped))
+    result = cli("nightly", "--project", str(bad), "--db", db_url, "--json")
+    assert result.exit_code == 1, result.stderr
+    steps = [json.loads(line) for line in result.stdout.splitlines()]
+    run = next(s for s in steps if s["step"] == "run")
+    assert run["mean_nDCG(gains={1:10})@10"] == 0.0 and "mean_nDCG@10" not in run
+    compare = next(s for s in steps if s["step"] == "compare")
+    assert compare["verdicts"] == {"nDCG(gains={1:10})@10": "regression"}
+    with Store.open(db_url) as store:
+        scores = store.evaluation_scores(run["run"])
+    assert set(scores["metric"]) >= {"nDCG(gains={1:10})@10", "P@5"}

@@ -296,3 +296,42 @@ def test_run_page_draws_the_latency_distribution_and_lists_queries_without_resul
     rows = seen.page.locator("h2:has-text('Queries without results') + table tbody tr")
     assert rows.all_inner_texts() == ['q7\t<b>"laminar"</b>']  # hostile text stays text
     assert_clean(seen)
+
+
+def test_query_health_page_loads_sorts_and_keeps_hostile_text_as_text(
+    visit: Callable[[str, str], Visit],
+) -> None:
+    import pandas as pd
+
+    from evalplat.comparison.query_health import HealthInputs, query_health
+    from evalplat.reports.health import health_html, health_page
+
+    ids = [f"q{n}" for n in range(1, 121)]
+    runs = (1, 2, 3)
+    scores = pd.DataFrame(
+        [(r, q, (n * r % 7) / 7) for n, q in enumerate(ids) for r in runs],
+        columns=["run_id", "query_id", "value"],
+    )
+    texts = [HOSTILE if q == "q2" else f"topic {q}" for q in ids]
+    inputs = HealthInputs(
+        config="docs-bm25", test_set=HOSTILE, metric="nDCG@10", higher_is_better=True, runs=runs,
+        scores=scores,
+        records=pd.DataFrame({"run_id": 3, "query_id": ids, "results_count": 1, "status": "ok"}),
+        queries=pd.DataFrame({"query_id": ids, "text": texts, "weight": 1.0, "tags": None}),
+        peers=scores[scores["run_id"] == 3].assign(config="docs-bm25")[["config", "query_id",
+                                                                         "value"]],
+        top=pd.DataFrame({"config": "docs-bm25", "query_id": ids, "doc_id": HOSTILE, "rank": 1,
+                          "judged": False}),
+    )  # fmt: skip
+    seen = visit("health.html", health_html(health_page(query_health(inputs))))
+    assert seen.page.locator("h1").count() == 1
+    assert first_column(seen.page)[:3] == ["q1", "q2", "q3"]
+    texts_shown = seen.page.eval_on_selector_all(
+        "#query-table td.text", "cells => cells.map(c => c.textContent)"
+    )
+    assert HOSTILE in texts_shown
+    seen.page.locator("#query-table th[data-key='q'] button").click()
+    assert first_column(seen.page)[0] == "q120"
+    assert seen.page.locator("#judge-list td.id", has_text=HOSTILE).count() >= 1
+    assert seen.page.evaluate("document.querySelectorAll('script').length") == 2
+    assert_clean(seen)

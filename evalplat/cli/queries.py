@@ -1,0 +1,121 @@
+"""``evalplat queries CONFIG --testset NAME``: the monthly read of a config's queries.
+
+Per query over a window (``--since 30d``): mean, last value, slope, flips, zero-result rate,
+unjudged share in the top k, weight and tags; then the weakest and strongest queries, the
+content or judgment gaps, the unstable and never-answered queries, and the ranked *fix these*
+and *judge these* lists (``--fix-csv`` / ``--judge-csv`` write them for annotators, in the
+columns of ``evalplat unjudged``).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from evalplat.cli.common import DbOption, JsonOption, echo_err, open_store, print_json
+
+if TYPE_CHECKING:
+    from evalplat.comparison.query_health import QueryHealth
+
+_TABLE_COLUMNS = [
+    "query_id", "query", "weight", "tags", "runs", "mean", "last", "slope", "flips",
+    "zero_result_rate", "unjudged_share", "best_config", "best_value", "gap",
+]  # fmt: skip
+
+
+def register(app: typer.Typer) -> None:
+    app.command("queries")(queries_command)
+
+
+def queries_command(
+    config: Annotated[str, typer.Argument(help="Config name.")],
+    testset: Annotated[str, typer.Option("--testset", "-t", help="Test set name.")],
+    since: Annotated[
+        str, typer.Option("--since", help="Window: runs started in the last N h, d or w.")
+    ] = "30d",
+    metric: Annotated[
+        str | None,
+        typer.Option(
+            "--metric",
+            "-m",
+            help="Metric to read (default: the first the latest run was scored with).",
+            show_default=False,
+        ),
+    ] = None,
+    k: Annotated[int, typer.Option("--k", help="Top k for unjudged shares and pairs.")] = 10,
+    floor: Annotated[
+        float, typer.Option("--floor", help="A query no config scores above this is a gap.")
+    ] = 0.0,
+    good: Annotated[
+        float, typer.Option("--good", help="A value at least this is good (flips count sides).")
+    ] = 0.5,
+    fix_csv: Annotated[
+        Path | None,
+        typer.Option("--fix-csv", help="Write the fix-these list as CSV.", show_default=False),
+    ] = None,
+    judge_csv: Annotated[
+        Path | None,
+        typer.Option("--judge-csv", help="Write the judge-these pairs as CSV.", show_default=False),
+    ] = None,
+    as_csv: Annotated[
+        bool, typer.Option("--csv", help="Print the per-query table as CSV.")
+    ] = False,
+    as_json: JsonOption = False,
+    db: DbOption = None,
+) -> None:
+    """Query health over a window: weakest, unstable, never answered, what to fix and judge."""
+    from evalplat.comparison.query_health import parse_since, query_health
+
+    window = parse_since(since)
+    store = open_store(db)
+    inputs = store.query_health_inputs(config, testset, window, metric, k, window=since.strip())
+    health = query_health(inputs, floor=floor, good=good)
+    for path, which in ((fix_csv, "fix"), (judge_csv, "judge")):
+        if path is not None:
+            path.write_text(health.annotation_csv(which), encoding="utf-8")
+    if as_json:
+        print_json(health.to_dict())
+    elif as_csv:
+        table = health.table[_TABLE_COLUMNS].copy()
+        table["tags"] = [";".join(t) for t in table["tags"]]
+        table.to_csv(sys.stdout, index=False)
+    else:
+        _print(health)
+
+
+def _print(health: QueryHealth) -> None:
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    console = Console(highlight=False)
+    console.print(
+        f"{escape(health.config)} on {escape(health.test_set)}: {escape(health.metric)} over "
+        f"{len(health.runs)} runs in the last {escape(health.window)}"
+    )
+    for note in health.notes:
+        console.print(escape(note))
+    text = dict(zip(health.table["query_id"], health.table["query"], strict=True))
+    for title, ids in (
+        ("weakest", health.weakest[:10]),
+        ("content or judgment gaps (no config scores above the floor)", health.gaps),
+        ("unstable", health.unstable),
+        ("never answered", health.never_answered),
+    ):
+        shown = ", ".join(f"{q} ({text.get(q, '')[:30]})" for q in ids[:10])
+        more = f" and {len(ids) - 10} more" if len(ids) > 10 else ""
+        console.print(f"{title}: {escape(shown) or 'none'}{more}")
+    table = Table("fix these", "query", "gain to the mean", "reason")
+    for row in health.fix.head(10).itertuples():
+        table.add_row(escape(str(row.query_id)), escape(str(row.query)[:40]),
+                      f"{row.contribution:+.4f}", escape(str(row.reason)))  # fmt: skip
+    console.print(table)
+    judge = Table("judge these", "doc", "rank", "impact", "reason")
+    for row in health.judge.head(10).itertuples():
+        judge.add_row(escape(str(row.query_id)), escape(str(row.doc_id)), str(row.rank),
+                      f"{row.impact:.4f}", escape(str(row.reason)))  # fmt: skip
+    console.print(judge)
+    echo_err(f"{len(health.table)} queries; --json or --csv for every column")

@@ -1,0 +1,342 @@
+"""Query health over a window: the monthly read of one config on one test set.
+
+Plain data in (:class:`HealthInputs`, frames the store reads in a few columnar queries), plain
+data out (:class:`QueryHealth`). Per query, over the window's runs of the config:
+
+- ``mean`` and ``last``: the metric's mean over the runs, and its value in the latest run;
+- ``slope``: the least-squares slope of the value against the run's position in the window
+  (change per run; positive is a rise whatever the metric's direction);
+- ``flips``: how often the query changed side between two consecutive runs, a side being
+  *good* when the value is at least ``good`` (at most, for a lower-is-better metric);
+- ``zero_result_rate``: the share of runs in which the query returned nothing (or failed);
+- ``unjudged_share``: the share of the latest run's top ``k`` that nobody has judged;
+- ``weight`` and ``tags`` from the test set; ``best_config``/``best_value``: the config of the
+  project whose latest run scores the query best, and ``gap``, how far this config is behind it.
+
+Sections: weakest and strongest queries (by mean), *content or judgment gaps* (no config's
+latest run scores above ``floor``), *unstable* queries (``flips >= min_flips``), *never
+answered* (no results in any run of the window), and two ranked lists of what to do next:
+
+- **fix these**: queries ranked by ``weight * gap / sum(weights)``, what closing the gap to the
+  best config adds to this config's mean; their shares add up to the distance between the
+  config's mean and the best-of-configs mean;
+- **judge these**: unjudged (query, document) pairs in the top ``k`` of the configs' latest
+  runs, ranked by ``sum over configs of weight / log2(rank + 1) / sum(weights)``: the width a
+  grade at that rank takes out of the optimistic/pessimistic bound of a rank-discounted metric
+  (nDCG's discount), summed over the configs that show the pair.
+
+Everything is vectorised over a queries-by-runs matrix (one pivot), never a loop per query.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from evalplat.errors import InputError
+
+_UNITS = {"h": 1 / 24, "d": 1, "w": 7}
+# The CSV annotators get back: the columns of ``evalplat unjudged``, so one workflow serves both.
+ANNOTATION_COLUMNS = ["query_id", "query", "doc_id", "rank"]
+
+
+def parse_since(text: str, option: str = "--since") -> timedelta:
+    """``30d``, ``12h`` or ``4w`` as a duration; anything else is an ``InputError`` naming it."""
+    match = re.fullmatch(r"\s*([0-9]{1,5})\s*([a-zA-Z]+)\s*", text)
+    if match is None or match.group(2).lower() not in _UNITS or int(match.group(1)) < 1:
+        raise InputError(
+            f"{option}: {text!r} is not a window; write a whole number and a unit, h (hours), "
+            "d (days) or w (weeks), e.g. 30d"
+        )
+    return timedelta(days=int(match.group(1)) * _UNITS[match.group(2).lower()])
+
+
+@dataclass(frozen=True)
+class HealthInputs:
+    """What the store read for one config on one test set over a window (see the module doc).
+
+    - ``runs``: ``run_id`` of the config's runs in the window, oldest first;
+    - ``scores``: ``run_id, query_id, value`` of the metric in those runs;
+    - ``records``: ``run_id, query_id, results_count, status`` of those runs;
+    - ``queries``: ``query_id, text, weight, tags`` of the test set version;
+    - ``peers``: ``config, query_id, value``: the metric in the latest run of every config of
+      the test set in the window, this one included;
+    - ``top``: ``config, query_id, doc_id, rank, judged`` (1-based rank): the top ``k`` of
+      those latest runs.
+    """
+
+    config: str
+    test_set: str
+    metric: str
+    higher_is_better: bool
+    runs: tuple[int, ...]
+    scores: pd.DataFrame
+    records: pd.DataFrame
+    queries: pd.DataFrame
+    peers: pd.DataFrame
+    top: pd.DataFrame
+    k: int = 10
+    window: str = "30d"
+    notes: tuple[str, ...] = ()  # e.g. the gain map in force
+
+
+@dataclass(frozen=True)
+class QueryHealth:
+    """The monthly read: per-query table, sections and the two ranked lists (module doc)."""
+
+    config: str
+    test_set: str
+    metric: str
+    higher_is_better: bool
+    window: str
+    runs: tuple[int, ...]
+    k: int
+    floor: float
+    good: float
+    table: pd.DataFrame
+    weakest: tuple[str, ...]
+    strongest: tuple[str, ...]
+    gaps: tuple[str, ...]
+    unstable: tuple[str, ...]
+    never_answered: tuple[str, ...]
+    fix: pd.DataFrame
+    judge: pd.DataFrame
+    fix_documents: pd.DataFrame  # the latest top k of each query to fix, in fix order
+    configs: tuple[str, ...] = ()
+    notes: tuple[str, ...] = field(default=())
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready, snake_case fields; NaN becomes null."""
+        return {
+            "config": self.config,
+            "testset": self.test_set,
+            "metric": self.metric,
+            "higher_is_better": self.higher_is_better,
+            "window": self.window,
+            "runs": list(self.runs),
+            "configs": list(self.configs),
+            "k": self.k,
+            "floor": self.floor,
+            "good": self.good,
+            "notes": list(self.notes),
+            "queries": records(self.table),
+            "weakest": list(self.weakest),
+            "strongest": list(self.strongest),
+            "gaps": list(self.gaps),
+            "unstable": list(self.unstable),
+            "never_answered": list(self.never_answered),
+            "fix": records(self.fix),
+            "judge": records(self.judge),
+        }
+
+    def annotation_csv(self, which: str) -> str:
+        """``fix`` or ``judge`` as CSV in ``evalplat unjudged``'s columns, in priority order.
+
+        ``judge``: the pairs themselves; ``fix``: the latest top ``k`` of each query to fix, so
+        annotators can check what it shows."""
+        frame = self.judge if which == "judge" else self.fix_documents
+        return str(frame[ANNOTATION_COLUMNS].to_csv(index=False, lineterminator="\n"))
+
+
+def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    clean = frame.astype(object).where(frame.notna(), None)
+    return [{str(k): v for k, v in row.items()} for row in clean.to_dict(orient="records")]
+
+
+def query_health(
+    inputs: HealthInputs,
+    *,
+    floor: float = 0.0,
+    good: float = 0.5,
+    min_flips: int = 2,
+    limit: int = 20,
+    list_limit: int = 1000,
+) -> QueryHealth:
+    """The query health of ``inputs`` (see the module doc for every figure and section).
+
+    ``limit`` bounds the weakest and strongest lists, ``list_limit`` the fix and judge lists
+    (an annotation batch, not the whole backlog)."""
+    sign = 1.0 if inputs.higher_is_better else -1.0
+    ids = _query_ids(inputs)
+    matrix = (
+        inputs.scores.pivot_table(
+            index="query_id", columns="run_id", values="value", aggfunc="last"
+        )
+        .reindex(index=ids, columns=list(inputs.runs))
+        .to_numpy(dtype=float)
+    )
+    table = pd.DataFrame({"query_id": ids})
+    queries = inputs.queries.set_index("query_id").reindex(ids)
+    table["query"] = queries["text"].fillna("").astype(str).to_numpy()
+    table["weight"] = queries["weight"].to_numpy(dtype=float)
+    table["tags"] = [tuple(t) if isinstance(t, list | tuple) else () for t in queries["tags"]]
+    table["runs"], table["mean"], table["last"], table["slope"] = _trend(matrix)
+    table["flips"] = _flips(matrix, sign * matrix >= sign * good)
+    table["zero_result_rate"] = _zero_rate(inputs.records).reindex(ids).to_numpy()
+    table["unjudged_share"] = _unjudged_share(inputs.top, inputs.config).reindex(ids).to_numpy()
+    best_config, best_value = _best(inputs.peers, sign, ids)
+    table["best_config"], table["best_value"] = best_config, best_value
+    table["gap"] = np.clip(sign * (best_value - table["last"].to_numpy()), 0.0, None)
+    weights = table["weight"].fillna(1.0).to_numpy()
+    ranked = table.assign(_key=sign * table["mean"]).dropna(subset=["_key"])
+    weakest = ranked.sort_values(["_key", "query_id"], kind="stable")["query_id"].head(limit)
+    strongest = ranked.sort_values(["_key", "query_id"], ascending=[False, True], kind="stable")
+    answered_any = ~np.isnan(best_value)
+    gaps = table.loc[answered_any & (sign * best_value <= sign * floor), "query_id"]
+    unstable = table[table["flips"] >= min_flips].sort_values(
+        ["flips", "query_id"], ascending=[False, True], kind="stable"
+    )["query_id"]
+    never = table.loc[table["zero_result_rate"] == 1.0, "query_id"]
+    fix, fix_documents = _fix_list(table, weights, inputs.config, inputs.top, list_limit)
+    judge = _judge_list(inputs.top, table, weights, list_limit)
+    return QueryHealth(
+        config=inputs.config,
+        test_set=inputs.test_set,
+        metric=inputs.metric,
+        higher_is_better=inputs.higher_is_better,
+        window=inputs.window,
+        runs=inputs.runs,
+        k=inputs.k,
+        floor=floor,
+        good=good,
+        table=table,
+        weakest=tuple(weakest),
+        strongest=tuple(strongest["query_id"].head(limit)),
+        gaps=tuple(gaps),
+        unstable=tuple(unstable),
+        never_answered=tuple(never),
+        fix=fix,
+        judge=judge,
+        fix_documents=fix_documents,
+        configs=tuple(sorted(inputs.peers["config"].unique())) if len(inputs.peers) else (),
+        notes=inputs.notes,
+    )
+
+
+def _query_ids(inputs: HealthInputs) -> list[str]:
+    known = inputs.queries["query_id"].astype(str).tolist()
+    extra = set(inputs.scores["query_id"].astype(str).unique().tolist()) - set(known)
+    return known + sorted(extra)
+
+
+def _trend(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per row: runs with a value, mean, last value and least-squares slope per run."""
+    present = ~np.isnan(matrix)
+    values = np.where(present, matrix, 0.0)
+    count = present.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(count > 0, values.sum(axis=1) / count, np.nan)
+        x = np.broadcast_to(np.arange(matrix.shape[1], dtype=float), matrix.shape) * present
+        sx, sy = x.sum(axis=1), values.sum(axis=1)
+        sxx, sxy = (x * x).sum(axis=1), (x * values).sum(axis=1)
+        denominator = count * sxx - sx * sx
+        slope = np.where(denominator > 0, (count * sxy - sx * sy) / denominator, np.nan)
+    rows = np.arange(matrix.shape[0])
+    last_column = matrix.shape[1] - 1 - np.argmax(present[:, ::-1], axis=1) if matrix.size else 0
+    last = np.where(count > 0, matrix[rows, last_column] if matrix.size else np.nan, np.nan)
+    return count, mean, last, slope
+
+
+def _flips(matrix: np.ndarray, good: np.ndarray) -> np.ndarray:
+    """Changes of side between consecutive runs in which the query has a value."""
+    if matrix.shape[1] < 2:
+        return np.zeros(matrix.shape[0], dtype=int)
+    present = ~np.isnan(matrix)
+    both = present[:, 1:] & present[:, :-1]
+    flips: np.ndarray = ((good[:, 1:] != good[:, :-1]) & both).sum(axis=1)
+    return flips
+
+
+def _zero_rate(records: pd.DataFrame) -> pd.Series:
+    if records.empty:
+        return pd.Series(dtype=float)
+    nothing = (records["results_count"] == 0) | (records["status"] != "ok")
+    return nothing.groupby(records["query_id"].astype(str)).mean()
+
+
+def _unjudged_share(top: pd.DataFrame, config: str) -> pd.Series:
+    own = top[top["config"] == config]
+    if own.empty:
+        return pd.Series(dtype=float)
+    return (~own["judged"].astype(bool)).groupby(own["query_id"].astype(str)).mean()
+
+
+def _best(peers: pd.DataFrame, sign: float, ids: list[str]) -> tuple[list[Any], np.ndarray]:
+    if peers.empty:
+        return [None] * len(ids), np.full(len(ids), np.nan)
+    ordered = peers.assign(_key=sign * peers["value"]).sort_values(
+        ["query_id", "_key", "config"], ascending=[True, False, True], kind="stable"
+    )
+    best = ordered.drop_duplicates("query_id").set_index("query_id").reindex(ids)
+    names = [None if pd.isna(c) else str(c) for c in best["config"]]
+    return names, best["value"].to_numpy(dtype=float)
+
+
+def _fix_list(
+    table: pd.DataFrame, weights: np.ndarray, config: str, top: pd.DataFrame, limit: int
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    total = float(weights.sum()) or 1.0
+    gain = np.nan_to_num(weights * table["gap"].to_numpy() / total)
+    fix = table.assign(contribution=gain)
+    fix = fix[fix["contribution"] > 0].sort_values(
+        ["contribution", "query_id"], ascending=[False, True], kind="stable"
+    )
+    distance = float(fix["contribution"].sum()) or 1.0
+    fix = fix.assign(share=fix["contribution"] / distance).head(limit)
+    fix["reason"] = [
+        f"{best} scores {b:.4g} here, {config} {v:.4g}: closing the gap adds "
+        f"{c:+.4f} to the mean ({s:.0%} of the distance to the best-of-configs mean)"
+        for best, b, v, c, s in zip(
+            fix["best_config"], fix["best_value"], fix["last"], fix["contribution"], fix["share"],
+            strict=True,
+        )
+    ]  # fmt: skip
+    columns = ["query_id", "query", "weight", "last", "best_config", "best_value", "gap"]
+    fix = fix[[*columns, "contribution", "share", "reason"]].reset_index(drop=True)
+    own = top[top["config"] == config]
+    documents = own.merge(fix[["query_id", "query"]], on="query_id")
+    order = {q: i for i, q in enumerate(fix["query_id"])}
+    documents = documents.assign(_order=documents["query_id"].map(order)).sort_values(
+        ["_order", "rank"], kind="stable"
+    )
+    return fix, documents[ANNOTATION_COLUMNS].reset_index(drop=True)
+
+
+def _judge_list(
+    top: pd.DataFrame, table: pd.DataFrame, weights: np.ndarray, limit: int
+) -> pd.DataFrame:
+    columns = [*ANNOTATION_COLUMNS, "impact", "configs", "reason"]
+    unjudged = top[~top["judged"].astype(bool)]
+    if unjudged.empty:
+        return pd.DataFrame(columns=columns)
+    weight = pd.Series(weights, index=table["query_id"])
+    total = float(weights.sum()) or 1.0
+    rows = unjudged.assign(
+        impact=unjudged["query_id"].map(weight).fillna(1.0)
+        / np.log2(unjudged["rank"].to_numpy(dtype=float) + 1.0)
+        / total
+    )
+    pairs = rows.groupby(["query_id", "doc_id"], sort=False).agg(
+        rank=("rank", "min"), impact=("impact", "sum"), configs=("config", "nunique")
+    ).reset_index()  # fmt: skip
+    pairs = pairs.sort_values(
+        ["impact", "query_id", "doc_id"], ascending=[False, True, True], kind="stable"
+    ).head(limit)
+    # where each kept pair shows, "beta #1, gamma #3": text built for the kept pairs only
+    kept = rows.merge(pairs[["query_id", "doc_id"]], on=["query_id", "doc_id"])
+    kept = kept.sort_values(["config"], kind="stable")
+    shown = (
+        (kept["config"].astype(str) + " #" + kept["rank"].astype(str))
+        .groupby([kept["query_id"], kept["doc_id"]], sort=False)
+        .agg(", ".join)
+    )
+    pairs["reason"] = "unjudged at " + pd.Series(
+        list(zip(pairs["query_id"], pairs["doc_id"], strict=True)), index=pairs.index
+    ).map(shown)
+    pairs["query"] = pairs["query_id"].map(table.set_index("query_id")["query"]).fillna("")
+    return pairs[columns].reset_index(drop=True)

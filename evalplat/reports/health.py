@@ -1,0 +1,171 @@
+"""The query-health page of one config on one test set: the monthly read, as a report page.
+
+``health_page`` turns a :class:`~evalplat.comparison.query_health.QueryHealth` into page data
+(the per-query table of the other pages, sortable and filterable, plus the sections and the two
+ranked lists), ``health_html`` renders it (pure, deterministic), ``render_health`` writes one
+page and ``write_health_pages`` the pages of the report site, ``health/<config>--<test>.html``.
+The two lists are offered as CSV downloads embedded in the page (``data:`` links: the page
+stays one file that loads nothing).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
+
+from evalplat.comparison.query_health import records
+from evalplat.reports.data import Column, QueryTable, natural_key
+
+if TYPE_CHECKING:
+    from evalplat.comparison.query_health import QueryHealth
+    from evalplat.reports.render import Links
+    from evalplat.store import Store
+
+SECTION_ROWS = 50  # rows shown per section; the table below has every query
+SITE_WINDOW = "30d"
+
+
+@dataclass(frozen=True)
+class SectionRow:
+    query_id: str
+    text: str
+    mean: float | None
+    last: float | None
+    detail: str
+
+
+@dataclass(frozen=True)
+class HealthPage:
+    health: QueryHealth
+    table: QueryTable
+    sections: tuple[tuple[str, str, tuple[SectionRow, ...], int], ...]  # key, title, rows, total
+    fix: tuple[dict[str, Any], ...]
+    judge: tuple[dict[str, Any], ...]
+    fix_csv_link: str
+    judge_csv_link: str
+
+
+def _number(value: Any) -> float | None:
+    return None if value is None or (isinstance(value, float) and math.isnan(value)) else value
+
+
+def health_page(health: QueryHealth) -> HealthPage:
+    """Page data of ``health`` (pure)."""
+    table = health.table
+    hib = health.higher_is_better
+    columns = (
+        Column("q", "Query", "id"),
+        Column("t", "Text", "text"),
+        Column("mean", "mean", "num"),
+        Column("last", "last", "num"),
+        Column("slope", "slope / run", "delta", higher_is_better=hib),
+        Column("flips", "flips", "int"),
+        Column("zero", "zero results", "num"),
+        Column("unjudged", f"unjudged @{health.k}", "num"),
+        Column("weight", "weight", "num"),
+        Column("tags", "tags", "text"),
+        Column("gap", "gap to best", "num"),
+    )
+    rows = [
+        (str(q), str(t), _number(m), _number(la), _number(s), int(f), _number(z), _number(u),
+         _number(w), " ".join(tags), _number(g))
+        for q, t, m, la, s, f, z, u, w, tags, g in zip(
+            table["query_id"], table["query"], table["mean"], table["last"], table["slope"],
+            table["flips"], table["zero_result_rate"], table["unjudged_share"], table["weight"],
+            table["tags"], table["gap"], strict=True,
+        )
+    ]  # fmt: skip
+    rows.sort(key=lambda r: natural_key(r[0]))
+    by_id = {r[0]: r for r in rows}
+
+    def section(ids: tuple[str, ...], detail: Any) -> tuple[tuple[SectionRow, ...], int]:
+        shown = tuple(
+            SectionRow(q, by_id[q][1], by_id[q][2], by_id[q][3], detail(by_id[q]))
+            for q in ids[:SECTION_ROWS]
+            if q in by_id
+        )
+        return shown, len(ids)
+
+    def flips(row: tuple[Any, ...]) -> str:
+        return f"{row[5]} flips over {len(health.runs)} runs"
+
+    def zero(row: tuple[Any, ...]) -> str:
+        return "no results in any run"
+
+    def best(row: tuple[Any, ...]) -> str:
+        return "every config at or below the floor"
+
+    sections = tuple(
+        (key, title, *section(ids, detail))
+        for key, title, ids, detail in (
+            ("weakest", "Weakest queries", health.weakest, flips),
+            ("strongest", "Strongest queries", health.strongest, flips),
+            ("gaps", "Content or judgment gaps: no config gets these right", health.gaps, best),
+            ("unstable", "Unstable: they flip between good and bad", health.unstable, flips),
+            ("never", "Never answered", health.never_answered, zero),
+        )
+    )
+    return HealthPage(
+        health=health,
+        table=QueryTable(columns, tuple(rows), "q", False),
+        sections=sections,
+        fix=tuple(records(health.fix.head(SECTION_ROWS))),
+        judge=tuple(records(health.judge.head(SECTION_ROWS))),
+        fix_csv_link="data:text/csv;charset=utf-8," + quote(health.annotation_csv("fix")),
+        judge_csv_link="data:text/csv;charset=utf-8," + quote(health.annotation_csv("judge")),
+    )
+
+
+def health_html(page: HealthPage, links: Links | None = None) -> str:
+    """The page's HTML (pure): every user text escaped by the template."""
+    from evalplat.reports.render import _render
+
+    return _render("query_health.html", links, page=page, health=page.health, table=page.table)
+
+
+def render_health(
+    store: Store,
+    config: str,
+    test_set: str,
+    out: str | Path,
+    *,
+    since: str = SITE_WINDOW,
+    metric: str | None = None,
+) -> Path:
+    """Write the query-health page of ``config`` on ``test_set`` over ``since``."""
+    from evalplat.comparison.query_health import parse_since, query_health
+
+    inputs = store.query_health_inputs(config, test_set, parse_since(since), metric, window=since)
+    path = Path(out)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(health_html(health_page(query_health(inputs))), encoding="utf-8")
+    return path
+
+
+def write_health_pages(
+    store: Store, pairs: list[tuple[str, str]], out: Path, links: Links
+) -> dict[tuple[str, str], str]:
+    """The site's query-health pages, one per (config, test set) with a run in the window;
+    returns their paths relative to the site root."""
+    from evalplat.comparison.query_health import query_health
+    from evalplat.errors import NotFoundError
+    from evalplat.reports.render import slug
+
+    written: dict[tuple[str, str], str] = {}
+    for config, test_set in pairs:
+        try:
+            inputs = store.query_health_inputs(
+                config, test_set, timedelta(days=30), window=SITE_WINDOW
+            )
+        except NotFoundError:  # no finished run in the window: no page
+            continue
+        path = f"health/{slug(config)}--{slug(test_set)}.html"
+        target = out / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(health_html(health_page(query_health(inputs)), links), encoding="utf-8")
+        written[(config, test_set)] = path
+    return written

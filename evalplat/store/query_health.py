@@ -1,0 +1,210 @@
+"""The store's read for query health: a config's runs on a test set over a window, columnar.
+
+A handful of queries, whatever the number of runs and queries: the window's runs, one read of
+``query_score`` for all of them, one of ``run_query``, the test set's queries, the latest run of
+every config on the test set and their top ``k`` with a judged flag. The figures are computed
+by :mod:`evalplat.comparison.query_health`, from plain frames.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import TYPE_CHECKING
+
+from sqlalchemy import and_, select
+
+from evalplat.db.models import (
+    Config,
+    ConfigVersion,
+    Evaluation,
+    Judgment,
+    MetricMean,
+    Query,
+    QueryScore,
+    Result,
+    Run,
+    RunQuery,
+    TestSet,
+    TestSetVersion,
+)
+from evalplat.errors import InputError, NotFoundError
+from evalplat.store.base import StoreBase, utcnow
+from evalplat.store.run_rows import latest_evaluations
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from sqlalchemy.orm import Session
+
+    from evalplat.comparison.query_health import HealthInputs
+
+_FINISHED = ("complete", "partial")
+
+
+class QueryHealthMixin(StoreBase):
+    """``Store.query_health_inputs``: what the monthly read of a config needs."""
+
+    def query_health_inputs(
+        self,
+        config: str,
+        test_set: str,
+        since: timedelta,
+        metric: str | None = None,
+        k: int = 10,
+        window: str = "",
+    ) -> HealthInputs:
+        """The frames of :class:`~evalplat.comparison.query_health.HealthInputs` for
+        ``config`` on ``test_set`` over the runs started in the last ``since``."""
+        import pandas as pd
+
+        from evalplat.comparison.query_health import HealthInputs
+
+        if k < 1:
+            raise InputError(f"--k must be 1 or more, got {k}")
+        start = utcnow() - since
+        with self.session() as session:
+            if session.scalar(select(Config.id).where(Config.name == config)) is None:
+                raise NotFoundError(f"no config named '{config}'")
+            if session.scalar(select(TestSet.id).where(TestSet.name == test_set)) is None:
+                raise NotFoundError(f"no test set named '{test_set}'")
+            window_runs = session.execute(
+                select(Config.name, Run.id, Run.started_at)
+                .join(ConfigVersion, Run.config_version_id == ConfigVersion.id)
+                .join(Config, ConfigVersion.config_id == Config.id)
+                .join(TestSetVersion, Run.test_set_version_id == TestSetVersion.id)
+                .join(TestSet, TestSetVersion.test_set_id == TestSet.id)
+                .where(TestSet.name == test_set, Run.status.in_(_FINISHED), Run.started_at >= start)
+                .order_by(Run.started_at, Run.id)
+            ).all()
+            runs = tuple(run_id for name, run_id, _ in window_runs if name == config)
+            if not runs:
+                raise NotFoundError(
+                    f"config '{config}' has no finished run on test set '{test_set}' "
+                    f"in the last {window or since}"
+                )
+            latest_of = {name: run_id for name, run_id, _ in window_runs}  # oldest first
+            evaluations = latest_evaluations(session, [*runs, *latest_of.values()])
+            name = _metric(session, evaluations, runs, metric)
+            version_id = session.scalar(
+                select(Evaluation.test_set_version_id).where(
+                    Evaluation.id == evaluations.get(runs[-1], -1)
+                )
+            ) or session.scalar(select(Run.test_set_version_id).where(Run.id == runs[-1]))
+            scores = _scores(session, [evaluations[r] for r in runs if r in evaluations], name)
+            peer_evaluations = {evaluations[r]: c for c, r in latest_of.items() if r in evaluations}
+            peers = _scores(session, list(peer_evaluations), name)
+            peers["config"] = peers.pop("evaluation_id").map(peer_evaluations)
+            records = pd.DataFrame(
+                session.execute(
+                    select(RunQuery.run_id, RunQuery.query_id, RunQuery.results_count)
+                    .add_columns(RunQuery.status)
+                    .where(RunQuery.run_id.in_(runs))
+                ).all(),
+                columns=["run_id", "query_id", "results_count", "status"],
+            )
+            queries = pd.DataFrame(
+                session.execute(
+                    select(Query.query_id, Query.text, Query.weight, Query.tags).where(
+                        Query.test_set_version_id == version_id
+                    )
+                ).all(),
+                columns=["query_id", "text", "weight", "tags"],
+            )
+            top = _top(session, {r: c for c, r in latest_of.items()}, version_id, k)
+        scores["run_id"] = scores.pop("evaluation_id").map({evaluations[r]: r for r in runs})
+        return HealthInputs(
+            config=config,
+            test_set=test_set,
+            metric=name,
+            higher_is_better=_higher_is_better(name),
+            runs=runs,
+            scores=scores,
+            records=records,
+            queries=queries,
+            peers=peers[["config", "query_id", "value"]],
+            top=top,
+            k=k,
+            window=window,
+            notes=_notes(name),
+        )
+
+
+def _metric(
+    session: Session, evaluations: dict[int, int], runs: tuple[int, ...], asked: str | None
+) -> str:
+    """The metric asked for (canonical), or the first the latest run was scored with."""
+    from evalplat.metrics.registry import parse
+
+    ids = [evaluations[r] for r in runs if r in evaluations]
+    scored = sorted(
+        set(session.scalars(select(MetricMean.metric).where(MetricMean.evaluation_id.in_(ids))))
+    )
+    if asked is not None:
+        name = str(parse(asked))
+        if name not in scored:
+            listed = ", ".join(scored) or "none"
+            raise InputError(f"--metric: {name} was not scored in the window; scored: {listed}")
+        return name
+    latest = session.get(Run, runs[-1])
+    options = latest.options if latest is not None and isinstance(latest.options, dict) else {}
+    for candidate in [*(options.get("metrics") or []), "nDCG@10", *scored]:
+        if str(candidate) in scored:
+            return str(candidate)
+    raise NotFoundError("no run in the window has scores")
+
+
+def _scores(session: Session, evaluation_ids: list[int], metric: str) -> pd.DataFrame:
+    import pandas as pd
+
+    rows = session.execute(
+        select(QueryScore.evaluation_id, QueryScore.query_id, QueryScore.value).where(
+            QueryScore.evaluation_id.in_(evaluation_ids), QueryScore.metric == metric
+        )
+    ).all()
+    return pd.DataFrame(rows, columns=["evaluation_id", "query_id", "value"])
+
+
+def _top(session: Session, latest: dict[int, str], version_id: int | None, k: int) -> pd.DataFrame:
+    """The top ``k`` of each config's latest run, judged or not on ``version_id``."""
+    import pandas as pd
+
+    rows = session.execute(
+        select(Result.run_id, Result.query_id, Result.doc_id, Result.rank)
+        .add_columns(Judgment.grade.is_not(None))
+        .outerjoin(
+            Judgment,
+            and_(
+                Judgment.test_set_version_id == version_id,
+                Judgment.query_id == Result.query_id,
+                Judgment.doc_id == Result.doc_id,
+            ),
+        )
+        .where(Result.run_id.in_(list(latest)), Result.rank <= k)
+    ).all()
+    frame = pd.DataFrame(rows, columns=["run_id", "query_id", "doc_id", "rank", "judged"])
+    frame.insert(0, "config", frame.pop("run_id").map(latest))
+    frame["judged"] = frame["judged"].astype(bool)
+    return frame
+
+
+def _higher_is_better(metric: str) -> bool:
+    from evalplat.metrics.registry import parse
+
+    try:
+        return parse(metric).higher_is_better
+    except InputError:
+        return True
+
+
+def _notes(metric: str) -> tuple[str, ...]:
+    from evalplat.metrics.registry import parse
+
+    try:
+        gains = parse(metric).gains
+    except InputError:
+        return ()
+    if not gains:
+        return ()
+    shown = ", ".join(f"grade {g} gains {v:g}" for g, v in sorted(gains.items()))
+    return (
+        f"A grade-to-gain map is in force for {metric}: {shown}; other grades gain their grade.",
+    )
