@@ -1,7 +1,8 @@
 """``evalplat compare | unjudged | history`` and ``evalplat baseline set | show``.
 
 ``compare`` exits 0 unless ``--fail-on-regression`` is given and a gated metric regressed
-(exit 1); with ``--strict`` as well, a gated metric that needs judgments also exits 1.
+(exit 1); with ``--strict`` as well, a gated metric that needs judgments also exits 1; with
+``--fail-on-target``, a candidate that misses a ``--target`` exits 1.
 Refusals (different test set versions: exit 2; incomplete runs: exit 3) come from the store as
 errors and print one line.
 """
@@ -9,15 +10,18 @@ errors and print one line.
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from evalplat.cli.common import RUN_REF, DbOption, JsonOption, echo_err, open_store, print_json
+from evalplat.cli.target_views import FailOnTargetOption, TargetOption
 
 if TYPE_CHECKING:
     from evalplat.comparison.changes import Changes
+    from evalplat.comparison.targets import TargetVerdict
     from evalplat.comparison.verdicts import ComparisonResult
     from evalplat.metrics.registry import Metric
     from evalplat.store import Store
@@ -101,10 +105,13 @@ def compare_command(
             "judgments) or ignore.",
         ),
     ] = "bound",
+    target: TargetOption = None,
+    fail_on_target: FailOnTargetOption = False,
     as_json: JsonOption = False,
     db: DbOption = None,
 ) -> None:
     """Compare a candidate run with a baseline run: deltas, CIs, p-values and verdicts."""
+    from evalplat.cli import target_views
     from evalplat.comparison.verdicts import UNJUDGED_MODES, CompareOptions, Gate
     from evalplat.errors import InputError
     from evalplat.metrics.registry import parse_all
@@ -112,6 +119,7 @@ def compare_command(
     if unjudged not in UNJUDGED_MODES:
         raise InputError(f"--unjudged must be one of {', '.join(UNJUDGED_MODES)}, got {unjudged!r}")
     options = CompareOptions(test=test, alpha=alpha, seed=seed, allow_partial=allow_partial)
+    targets = target_views.parse_targets(target)
     store = open_store(db)
     gates = None
     if metric or max_drop is not None or max_relative_drop is not None or unjudged != "bound":
@@ -134,15 +142,19 @@ def compare_command(
     result = store.compare_runs(
         baseline, candidate, metrics=metric or None, gates=gates, options=options
     )
+    verdicts = store.check_targets(candidate, targets, seed=seed) if targets else []
     if junit is not None:
-        write_junit(result, junit, strict=strict)
+        write_junit(result, junit, strict=strict, targets=verdicts)
     if report is not None:
         write_report(result, report, store)
     if as_json:
-        print_json(result.to_dict())
+        print_json({**result.to_dict(), "targets": [v.to_dict() for v in verdicts]})
     else:
         _print_comparison(result)
+        target_views.print_targets(verdicts)
     if fail_on_regression and (result.regressions or (strict and result.needing_judgments)):
+        raise typer.Exit(1)
+    if fail_on_target and any(v.verdict == "missed" for v in verdicts):
         raise typer.Exit(1)
 
 
@@ -248,7 +260,13 @@ def needs_judgments_lines(result: ComparisonResult) -> list[str]:
     return lines
 
 
-def write_junit(result: ComparisonResult, path: Path, *, strict: bool = False) -> None:
+def write_junit(
+    result: ComparisonResult,
+    path: Path,
+    *,
+    strict: bool = False,
+    targets: Sequence[TargetVerdict] = (),
+) -> None:
     """One testcase per gated metric; a ``<failure type="regression">`` for each regression.
 
     A metric that needs judgments is undecided, not passed: ``<skipped>`` (CI shows it apart from
@@ -291,6 +309,9 @@ def write_junit(result: ComparisonResult, path: Path, *, strict: bool = False) -
             ET.SubElement(case, "system-out").text = summary
         else:
             ET.SubElement(case, "system-out").text = summary
+    from evalplat.cli.target_views import add_junit_cases
+
+    add_junit_cases(suite, result.test_set or "", targets)
     root = ET.Element("testsuites")
     root.append(suite)
     ET.ElementTree(clean_tree(root)).write(path, encoding="utf-8", xml_declaration=True)

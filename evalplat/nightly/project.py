@@ -15,12 +15,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evalplat.comparison.targets import Target
 from evalplat.comparison.verdicts import TESTS, UNJUDGED_MODES, Gate
 from evalplat.errors import InputError
 from evalplat.inputs.toml_lines import header_line, key_line
 
 PROJECT_FILE = "evalplat.toml"
-_ARRAYS = ("testsets", "configs", "gates", "alerts")
+_ARRAYS = ("testsets", "configs", "gates", "alerts", "targets")
 DEFAULT_METRICS_FALLBACK = ("nDCG@10", "P@10", "R@100", "AP", "RR@10", "Judged@10")
 
 
@@ -61,6 +62,7 @@ class Project:
     keep_results_days: int | None
     # Where the report site is served from: links in alerts are URLs under it.
     reports_base_url: str | None = None
+    targets: tuple[Target, ...] = ()
 
     @property
     def folder(self) -> Path:
@@ -146,6 +148,7 @@ class _Reader:
             "alerts",
             "reports",
             "retention",
+            "targets",
         }
         for key in data:
             if key not in known:
@@ -174,6 +177,12 @@ class _Reader:
         metrics = self.metrics(data.get("metrics", {}))
         gates = tuple(self.gate(g, i) for i, g in enumerate(self.tables(data, "gates")))
         alerts = tuple(self.alert(a, i) for i, a in enumerate(self.tables(data, "alerts")))
+        from evalplat.nightly.project_targets import read_target
+
+        targets = tuple(
+            read_target(t, i, self.fail, set(config_names), set(names))
+            for i, t in enumerate(self.tables(data, "targets"))
+        )
         for key, allowed in (
             ("database", {"url"}),
             ("reports", {"dir", "base_url"}),
@@ -219,6 +228,7 @@ class _Reader:
             reports_dir=self.path(reports.get("dir", "reports"), "dir", "reports", 0, "dir"),
             keep_results_days=keep,
             reports_base_url=base_url,
+            targets=targets,
         )
 
     def tables(self, data: dict[str, Any], key: str) -> list[dict[str, Any]]:

@@ -15,6 +15,7 @@ from evalplat.store.locks import LockBusyError, LocksMixin
 from evalplat.store.outbox import OutboxMixin
 from evalplat.store.result_fields import ResultFieldsMixin
 from evalplat.store.runs import EvaluationRecord, QueryOutcome, RunInfo, RunsMixin
+from evalplat.store.targets import TargetsMixin
 from evalplat.store.testsets import ImportOutcome, TestSetsMixin, TestSetVersionInfo
 
 __all__ = [
@@ -41,5 +42,6 @@ class Store(
     LocksMixin,
     AlertsMixin,
     OutboxMixin,
+    TargetsMixin,
 ):
     """Everything the CLI can do, as methods (see the mixins for each noun)."""
