@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -314,11 +314,22 @@ class HistoryRun:
 
 
 @dataclass(frozen=True)
+class TargetLine:
+    """A metric's target on a history chart (``min`` or ``max`` ``value``) and the verdict of
+    each run checked against it, by run id."""
+
+    bound: str
+    value: float
+    verdicts: Mapping[int, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class HistoryPage:
     config: str
     test_set: str
     metrics: tuple[str, ...]
     runs: tuple[HistoryRun, ...]  # oldest first
+    targets: Mapping[str, TargetLine] = field(default_factory=dict)
 
 
 def history_page(
@@ -326,13 +337,14 @@ def history_page(
     test_set: str,
     runs: Sequence[HistoryRun],
     metrics: Sequence[str] | None = None,
+    targets: Mapping[str, TargetLine] | None = None,
 ) -> HistoryPage:
     """Runs oldest first; metrics default to every metric of any run, in first-seen order."""
     ordered = tuple(sorted(runs, key=lambda r: r.run.id))
     names = (
         list(metrics) if metrics else list(dict.fromkeys(name for r in ordered for name in r.means))
     )
-    return HistoryPage(config, test_set, tuple(names), ordered)
+    return HistoryPage(config, test_set, tuple(names), ordered, dict(targets or {}))
 
 
 @dataclass(frozen=True)
@@ -359,6 +371,8 @@ class SiteEntry:
     history_link: str
     comparison_link: str | None
     baseline_id: int | None
+    # the latest run's target verdicts: how many are met, at risk and missed
+    targets: Mapping[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -366,3 +380,7 @@ class SiteIndex:
     entries: tuple[SiteEntry, ...]
     alerts: tuple[AlertRow, ...]
     generated_from: str  # the newest run's time: the page never says "now"
+
+    @property
+    def has_targets(self) -> bool:
+        return any(e.targets for e in self.entries)

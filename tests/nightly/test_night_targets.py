@@ -64,7 +64,7 @@ def verdict_of(steps: list[dict[str, Any]]) -> str:
 
 
 def test_a_credible_miss_opens_one_alert_kept_until_a_version_meets_the_target(
-    night: Night, server: CaptureServer, db_url: str
+    night: Night, server: CaptureServer, db_url: str, tmp_path: Path
 ) -> None:
     targets = targets_toml(0.9)
     code, steps = night("first15", targets)  # 0.5, interval about [0.32, 0.68]: missed
@@ -84,6 +84,13 @@ def test_a_credible_miss_opens_one_alert_kept_until_a_version_meets_the_target(
         runs = [r.id for r in store.list_runs("alpha")]
         kept = store.target_verdicts(runs)
         assert sorted(v[0].verdict for v in kept.values()) == ["met"] + ["missed"] * 3
+    site = tmp_path / "project" / "site"
+    index = (site / "index.html").read_text(encoding="utf-8")
+    assert '<th scope="col">Targets</th>' in index and "1 met · 0 at risk · 0 missed" in index
+    [history] = (site / "history").glob("alpha--*.html")
+    page = history.read_text(encoding="utf-8")
+    assert page.count('class="c-target"') == 1 and page.count('class="c-miss"') == 1
+    assert "target: at least 0.9" in page and "target missed" in page
 
 
 def test_a_figure_within_noise_of_its_target_never_alerts_over_ten_nights(
