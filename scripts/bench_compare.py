@@ -1,8 +1,10 @@
 """Benchmark: a 10,000-query paired comparison with 10,000 permutations.
 
 Run: ``python scripts/bench_compare.py [--queries N] [--permutations N]``. Prints the time of
-the randomization test alone and of a whole ``compare_scores`` over one metric (test,
-bootstrap CI, wins/ties/losses, movers). Not part of the test suite.
+the randomization test alone, of a whole ``compare_scores`` over one metric (test, bootstrap
+CI, wins/ties/losses, movers), and of a comparison over the metrics a run stores by default
+(``nDCG@10 P@10 R@100 AP RR@10 Judged@10 NumRet``) without and with the system metrics every
+search run adds (``Latency``, ``Latency(p=95)``, ``ZeroResult``). Not part of the test suite.
 """
 
 from __future__ import annotations
@@ -52,6 +54,43 @@ def main() -> None:
     print(
         f"compare_scores (1 metric, {result.options.bootstrap} bootstrap resamples): "
         f"{elapsed:.3f} s, delta {m.delta:+.4f}, verdict {m.verdict}"
+    )
+    system_metrics_cost(args.queries, args.repeat)
+
+
+def system_metrics_cost(queries: int, repeat: int) -> None:
+    """compare_scores over the default stored metrics, without and with the system metrics."""
+    rng = np.random.default_rng(7)
+    ids = [f"q{i}" for i in range(queries)]
+    relevance = ["nDCG@10", "P@10", "R@100", "AP", "RR@10", "Judged@10", "NumRet"]
+    system = ["Latency", "Latency(p=95)", "ZeroResult"]
+
+    def scores(shift: float) -> pd.DataFrame:
+        latency = rng.lognormal(3.5, 0.5, queries) * (1 + shift)
+        values = {name: np.clip(rng.random(queries) + shift, 0, 1) for name in relevance}
+        values |= {
+            "NumRet": np.full(queries, 100.0),
+            "Latency": latency,
+            "Latency(p=95)": latency,
+            "ZeroResult": (rng.random(queries) < 0.02) * 1.0,
+        }
+        return pd.concat([pd.DataFrame({"query_id": ids, "metric": name, "value": v})
+                          for name, v in values.items()], ignore_index=True)  # fmt: skip
+
+    baseline, candidate = scores(0.0), scores(-0.002)
+    best = {}
+    for label, names in (("relevance", relevance), ("relevance + system", relevance + system)):
+        timings = []
+        for _ in range(repeat):
+            start = time.perf_counter()
+            compare_scores(baseline, candidate, names)
+            timings.append(time.perf_counter() - start)
+        best[label] = min(timings)
+    extra = best["relevance + system"] / best["relevance"] - 1
+    print(
+        f"compare_scores, {queries} queries: {len(relevance)} metrics {best['relevance']:.2f} s, "
+        f"with the 3 system metrics {best['relevance + system']:.2f} s ({extra:+.0%}), "
+        f"best of {repeat}"
     )
 
 

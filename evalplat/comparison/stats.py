@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -213,13 +213,17 @@ def bootstrap_difference(
     m = left.size
     chunk = max(1, min(n, _CHUNK_CELLS // m))
     diffs = np.empty(n, dtype=np.float64)
+    order_stat = _order_statistic(left, right, metric)
     done = 0
     while done < n:
         rows = min(chunk, n - done)
         picks = rng.integers(0, m, size=(rows, m), dtype=np.int32)
-        diffs[done : done + rows] = aggregate_rows(metric, right[picks]) - aggregate_rows(
-            metric, left[picks]
-        )
+        if order_stat is not None:
+            diffs[done : done + rows] = order_stat(picks)
+        else:
+            diffs[done : done + rows] = aggregate_rows(metric, right[picks]) - aggregate_rows(
+                metric, left[picks]
+            )
         done += rows
     diffs = diffs[~np.isnan(diffs)]
     if not diffs.size:
@@ -228,6 +232,32 @@ def bootstrap_difference(
     far = min(int((diffs <= 0).sum()), int((diffs >= 0).sum()))
     p_value = min(1.0, 2.0 * (1 + far) / (1 + diffs.size))
     return p_value, (float(low), float(high))
+
+
+def _order_statistic(
+    left: FloatArray, right: FloatArray, metric: Metric
+) -> Callable[[NDArray[np.int32]], FloatArray] | None:
+    """For a nearest-rank percentile without unknown values: the replicates' differences from
+    the picks, as the k-th smallest sorted position of each side (a partial sort of integers,
+    several times faster than a percentile of the resampled values). None otherwise."""
+    if metric.aggregate != "percentile" or np.isnan(left).any() or np.isnan(right).any():
+        return None
+    m = left.size
+    k = max(1, math.ceil(float(metric.param("p")) / 100.0 * m)) - 1  # type: ignore[arg-type]
+    order_a, order_b = np.argsort(left, kind="stable"), np.argsort(right, kind="stable")
+    rank_a = np.empty(m, dtype=np.int32)
+    rank_a[order_a] = np.arange(m, dtype=np.int32)
+    rank_b = np.empty(m, dtype=np.int32)
+    rank_b[order_b] = np.arange(m, dtype=np.int32)
+    sorted_a, sorted_b = left[order_a], right[order_b]
+
+    def differences(picks: NDArray[np.int32]) -> FloatArray:
+        kth_a = np.partition(rank_a[picks], k, axis=1)[:, k]
+        kth_b = np.partition(rank_b[picks], k, axis=1)[:, k]
+        result: FloatArray = sorted_b[kth_b] - sorted_a[kth_a]
+        return result
+
+    return differences
 
 
 def _finite(a: ArrayLike, b: ArrayLike) -> bool:

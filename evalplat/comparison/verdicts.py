@@ -138,6 +138,8 @@ def compare_scores(
 
 
 def _wide(scores: pd.DataFrame, side: str) -> pd.DataFrame:
+    import pandas as pd
+
     missing = {"query_id", "metric", "value"} - set(scores.columns)
     if missing:
         raise InputError(f"{side} scores need columns query_id, metric, value")
@@ -146,7 +148,7 @@ def _wide(scores: pd.DataFrame, side: str) -> pd.DataFrame:
     wide = scores.pivot(index="query_id", columns="metric", values="value")
     wide.index = wide.index.astype(str)
     # Keep the metrics in the order they were scored (the user's order), not alphabetical.
-    return wide.sort_index()[list(dict.fromkeys(scores["metric"]))]
+    return wide.sort_index()[list(pd.unique(scores["metric"].to_numpy(dtype=object)))]
 
 
 def _choose_metrics(

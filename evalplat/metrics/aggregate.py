@@ -22,8 +22,9 @@ def aggregate(
     """The run-level figure of ``metric`` over per-unit ``values``.
 
     ``mean`` is weighted by ``weights`` when given (0 when every weight is 0 or there are no
-    units); ``sum`` ignores weights; ``percentile`` is the p-th percentile (linear
-    interpolation, NumPy's default), unweighted, and NaN values (unknown) are left out of it.
+    units); ``sum`` ignores weights; ``percentile`` is the p-th percentile by nearest rank
+    (the value at rank ⌈p/100 · n⌉ of the sorted values, as latency dashboards and ``runs
+    show`` read it), unweighted, and NaN values (unknown) are left out of it.
     """
     how = metric.aggregate
     if metric.spec.unknown_values:
@@ -36,7 +37,8 @@ def aggregate(
         known = values[~np.isnan(values)]
         if not known.size:
             return float("nan")
-        return float(np.percentile(known, float(metric.param("p"))))  # type: ignore[arg-type]
+        p = float(metric.param("p"))  # type: ignore[arg-type]
+        return float(np.percentile(known, p, method="inverted_cdf"))
     if not values.size:
         return 0.0
     if weights is None:
@@ -52,7 +54,8 @@ def aggregate_rows(metric: Metric, values: NDArray[np.float64]) -> NDArray[np.fl
     if how == "sum":
         result = values.sum(axis=1)
     elif how == "percentile":
-        result = np.nanpercentile(values, float(metric.param("p")), axis=1)  # type: ignore[arg-type]
+        p = float(metric.param("p"))  # type: ignore[arg-type]
+        result = np.nanpercentile(values, p, axis=1, method="inverted_cdf")
     elif metric.spec.unknown_values:
         result = np.nanmean(values, axis=1)
     else:

@@ -56,7 +56,7 @@ SYSTEM: tuple[Measure, ...] = (
         name="Latency",
         description="Time the engine took to answer a query, in milliseconds.",
         formula="Latency = mean over queries of the ms of the successful attempt; "
-        "Latency(p=95) = its 95th percentile (linear interpolation)",
+        "Latency(p=95) = its 95th percentile by nearest rank (the value at rank ceil(0.95 n))",
         compute="system:latency",
         cutoff="none",
         params=("p",),

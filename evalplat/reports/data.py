@@ -197,6 +197,8 @@ class RunPage:
     zero_results: int
     error: str | None = None
     answered: int = 0  # queries with an ok outcome, the zero-result rate's denominator
+    latencies: tuple[float, ...] = ()  # ms per answered query, for the distribution chart
+    empty: tuple[tuple[str, str], ...] = ()  # (query id, text) of answered queries with nothing
 
     @property
     def zero_result_warning(self) -> str | None:
@@ -285,6 +287,11 @@ def run_page(
         zero_results=int((ok["results_count"] == 0).sum()),
         error=error,
         answered=len(ok),
+        latencies=tuple(float(v) for v in ok["latency_ms"] if v is not None and v == v),
+        empty=tuple(
+            (str(q), query_text.get(str(q), ""))
+            for q in sorted(ok.loc[ok["results_count"] == 0, "query_id"], key=natural_key)
+        ),
     )
 
 

@@ -216,6 +216,9 @@ def run_html(page: RunPage, links: Links | None = None) -> str:
         (name, _safe(charts.value_histogram(values, label=f"Distribution of {name} per query")))
         for name, values in page.distributions
     ]
+    if page.latencies:
+        label = "Distribution of latency (ms) per answered query"
+        figures.append(("Latency (ms)", _safe(charts.value_histogram(page.latencies, label=label))))
     return _render("run.html", links, page=page, charts=figures, table=page.table)
 
 
@@ -257,7 +260,9 @@ def history_html(page: HistoryPage, links: Links | None = None) -> str:
             judgment_changes=judgments,
             width=540,
             height=190,
-            floor=0.0,  # every registry metric is a share, a gain or a count: never below 0
+            # most measures are never below 0; the axis still widens to a lower value (a rank
+            # correlation can be negative)
+            floor=0.0,
             ceiling=1.0 if bounded else None,
             target=None if target is None else (target.bound, target.value),
         )

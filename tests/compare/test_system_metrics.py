@@ -96,17 +96,20 @@ def _compare(cli: Callable[..., Any], db_url: str, runs: tuple[int, int]) -> tup
     return done.exit_code, json.loads(done.stdout)
 
 
-def _rows(result: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    return {row["metric"]: row for row in result["metrics"]}
+def _compared(
+    cli: Callable[..., Any], db_url: str, engine: str, modes: tuple[str, str]
+) -> tuple[int, dict[str, Any], dict[str, dict[str, Any]]]:
+    """Run both modes, compare them: (exit code, the JSON result, its rows by metric)."""
+    with Store.open(db_url) as store:
+        runs = _runs(store, engine, modes)
+    code, result = _compare(cli, db_url, runs)
+    return code, result, {row["metric"]: row for row in result["metrics"]}
 
 
 def test_a_candidate_that_doubles_latency_fails_the_gate(
     db_url: str, engine: str, cli: Callable[..., Any]
 ) -> None:
-    with Store.open(db_url) as store:
-        runs = _runs(store, engine, ("base", "double"))
-    code, result = _compare(cli, db_url, runs)
-    rows = _rows(result)
+    code, result, rows = _compared(cli, db_url, engine, ("base", "double"))
     assert code == 1 and result["verdict"] == "regression"
     for name in ("Latency", "Latency(p=95)"):
         assert rows[name]["verdict"] == "regression", rows[name]
@@ -121,10 +124,7 @@ def test_a_candidate_that_doubles_latency_fails_the_gate(
 def test_timing_noise_of_ten_percent_does_not_alert(
     db_url: str, engine: str, cli: Callable[..., Any]
 ) -> None:
-    with Store.open(db_url) as store:
-        runs = _runs(store, engine, ("noisy", "base"))
-    code, result = _compare(cli, db_url, runs)
-    rows = _rows(result)
+    code, _, rows = _compared(cli, db_url, engine, ("noisy", "base"))
     assert code == 0, rows
     assert rows["Latency"]["verdict"] != "regression"
     assert rows["Latency(p=95)"]["verdict"] != "regression"
@@ -144,10 +144,7 @@ def test_an_identical_latency_profile_never_alerts() -> None:
 def test_answering_nothing_for_a_tenth_more_queries_fails_the_gate(
     db_url: str, engine: str, cli: Callable[..., Any]
 ) -> None:
-    with Store.open(db_url) as store:
-        runs = _runs(store, engine, ("base", "sparse"))
-    code, result = _compare(cli, db_url, runs)
-    rows = _rows(result)
+    code, _, rows = _compared(cli, db_url, engine, ("base", "sparse"))
     assert code == 1
     assert rows["ZeroResult"]["baseline"] == 0.0
     assert rows["ZeroResult"]["candidate"] == pytest.approx(0.1)

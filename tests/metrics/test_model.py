@@ -117,8 +117,8 @@ def test_the_declared_aggregate_gives_the_run_figure() -> None:
     records = pd.DataFrame({"query_id": qrels["query_id"], "latency_ms": [10, 20, 30, 40, 500]})
     result = evaluate(qrels, run, ["TestLatency", "TestLatencyP(p=80)"], records=records)
     assert result.means["TestLatency"] == pytest.approx(120.0)
-    # the 80th percentile of 10..40, 500 with linear interpolation: 40 + 0.2 * 460
-    assert result.means["TestLatencyP(p=80)"] == pytest.approx(132.0)
+    # the 80th percentile of 10, 20, 30, 40, 500 by nearest rank: rank ceil(0.8 * 5) = 4
+    assert result.means["TestLatencyP(p=80)"] == 40.0
 
 
 def test_verdicts_follow_the_declared_direction_and_test() -> None:

@@ -28,8 +28,9 @@ def test_latency_mean_and_percentiles_leave_out_the_query_without_a_latency() ->
     names = ["Latency", "Latency(p=50)", "Latency(p=90)"]
     result = evaluate(QRELS, RUN, names, records=RECORDS, topics=["q1", "q2", "q3"])
     assert result.means["Latency"] == 20.0  # (10 + 30) / 2: q3 failed and has no latency
-    assert result.means["Latency(p=50)"] == 20.0
-    assert result.means["Latency(p=90)"] == pytest.approx(28.0)  # 10 + 0.9 * (30 - 10)
+    # nearest rank over 10, 30: p50 is rank ceil(0.5 * 2) = 1, p90 rank ceil(1.8) = 2
+    assert result.means["Latency(p=50)"] == 10.0
+    assert result.means["Latency(p=90)"] == 30.0
     assert math.isnan(result.values["Latency"][2])
 
 

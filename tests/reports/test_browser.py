@@ -235,3 +235,25 @@ def test_history_chart_axes_show_dates_and_distinct_ticks(
         assert all(0 <= float(label) <= 1 for label in y_labels)
         assert svg.bounding_box() is not None  # laid out, not hidden
     assert_clean(seen)
+
+
+def test_run_page_draws_the_latency_distribution_and_lists_queries_without_results(
+    visit: Callable[[str, str], Visit], fixed_run_page: RunPage
+) -> None:
+    from dataclasses import replace
+
+    page = replace(fixed_run_page, empty=(("q7", '<b>"laminar"</b>'),), zero_results=1)
+    seen = visit("run.html", run_html(page))
+    figure = seen.page.locator("figure", has_text="Latency (ms)")
+    assert figure.count() == 1
+    bars = figure.locator("svg rect")
+    # three answered queries (12.5, 30, 8.25 ms): three bars, one query each, visible
+    assert bars.count() == 3
+    assert bars.first.bounding_box()["height"] > 0
+    titles = figure.locator("svg rect title").all_text_contents()
+    assert all(title.startswith("1 queries in") for title in titles)
+    section = seen.page.locator("h2", has_text="Queries without results")
+    assert section.count() == 1
+    rows = seen.page.locator("h2:has-text('Queries without results') + table tbody tr")
+    assert rows.all_inner_texts() == ['q7\t<b>"laminar"</b>']  # hostile text stays text
+    assert_clean(seen)

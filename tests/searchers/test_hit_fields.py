@@ -236,15 +236,20 @@ def test_result_fields_of_a_run_without_documents_or_hit_fields_is_empty(
     assert store.result_field_names(info.id) == []
 
 
+def _config_with_source(store: Store, server: EngineServer, tmp_path: Path) -> None:
+    """The small test set and a config ``es`` that reads each hit's site as ``source``."""
+    store.import_test_set("small", _test_set(tmp_path))
+    params = {"url": f"{server.url}/idx", "preset": "elasticsearch",
+              "hit_fields": {"source": "_source.site"}}  # fmt: skip
+    store.add_config("es", "http", params)
+
+
 def test_diversity_of_a_run_reads_the_stored_hit_fields(
     store: Store, server: EngineServer, tmp_path: Path
 ) -> None:
     import math
 
-    store.import_test_set("small", _test_set(tmp_path))
-    params = {"url": f"{server.url}/idx", "preset": "elasticsearch",
-              "hit_fields": {"source": "_source.site"}}  # fmt: skip
-    store.add_config("es", "http", params)
+    _config_with_source(store, server, tmp_path)
     metrics = ["Diversity(field=source)@3", "Diversity(field=source,norm=true)@3",
                "Diversity(field=source)@1"]  # fmt: skip
     info = runner.run(store, "es", "small", metrics=metrics, settings=runner.RunSettings(depth=3))
@@ -258,10 +263,7 @@ def test_diversity_of_a_run_reads_the_stored_hit_fields(
 def test_a_diversity_metric_of_an_unknown_field_is_refused_before_anything_is_written(
     store: Store, server: EngineServer, tmp_path: Path
 ) -> None:
-    store.import_test_set("small", _test_set(tmp_path))
-    params = {"url": f"{server.url}/idx", "preset": "elasticsearch",
-              "hit_fields": {"source": "_source.site"}}  # fmt: skip
-    store.add_config("es", "http", params)
+    _config_with_source(store, server, tmp_path)
     with pytest.raises(InputError, match=r"no field 'colour'.*fields: kind, site, source"):
         runner.run(store, "es", "small", metrics=["Diversity(field=colour)@3"])
     assert store.list_runs() == []
