@@ -115,3 +115,16 @@ def test_windows_read_days_hours_and_weeks() -> None:
     for bad in ("30", "30m", "0d", "-3d", "d"):
         with pytest.raises(InputError, match="expected a number and a unit"):
             window_days(bad)
+
+
+def test_the_percentile_shortcut_gives_the_percentile_of_every_replicate() -> None:
+    from evalplat.comparison import targets
+    from evalplat.metrics.aggregate import aggregate
+
+    values = np.random.default_rng(2).random(37) * 300
+    metric = parse("Latency(p=95)")
+    shortcut = targets._nearest_rank(metric, values)
+    assert shortcut is not None
+    picks = np.random.default_rng(3).integers(0, values.size, size=(50, values.size))
+    expected = [aggregate(metric, values[row]) for row in picks]
+    assert shortcut(picks.astype(np.int32)).tolist() == expected
