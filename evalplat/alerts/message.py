@@ -2,7 +2,9 @@
 
 An alert has a ``kind``: ``regression`` (a gated metric got worse), ``needs_judgments`` (a drop
 that only unjudged documents explain) or ``operational`` (a run of the config failed: the
-backend was down; ``error`` says why, and there are no figures).
+backend was down; ``error`` says why, and there are no figures), ``target`` (a run's figure credibly
+misses its target; ``target`` says which, and the figure with its interval) or ``drift`` (a slow
+slide over a window of runs).
 
 An ``AlertMessage`` is plain data, built by the nightly job from a comparison (or by
 ``alerts test``), and rendered by each channel in its own shape. Every channel starts from the
@@ -27,12 +29,14 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 EVENTS = ("opened", "resolved", "test")
-KINDS = ("regression", "needs_judgments", "operational")
+KINDS = ("regression", "needs_judgments", "operational", "target", "drift")
 # The words of a title, per kind: (opened, resolved).
 TITLES = {
     "regression": ("Regression", "Resolved"),
     "needs_judgments": ("Needs judgments", "Judged again"),
     "operational": ("Run failed", "Recovered"),
+    "target": ("Target missed", "Target met"),
+    "drift": ("Drift", "Drift ended"),
 }
 # How many queries a message lists; the report has the rest.
 WORST_QUERIES_SHOWN = 5
@@ -75,6 +79,8 @@ class AlertMessage:
     changes: tuple[str, ...] = field(default_factory=tuple)
     kind: str = "regression"
     error: str | None = None
+    # a target alert: ``nDCG@10>=0.85: 0.6200 [0.5900, 0.6500] missed``
+    target: str | None = None
 
     def __post_init__(self) -> None:
         if self.event not in EVENTS:
@@ -116,6 +122,7 @@ class AlertMessage:
             ("Test set", self.test_set),
             ("Metric", None if self.kind == "operational" else self.metric),
             ("Error", self.error),
+            ("Target", self.target),
             ("Baseline → candidate", self.change()),
             ("Delta", self.delta_text()),
             ("What changed", "; ".join(self.changes) or None),

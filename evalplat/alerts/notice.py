@@ -30,6 +30,10 @@ _COUNT_WORDS = {
     ("needs_judgments", "resolved"): "judged again",
     ("operational", "opened"): "run failed",
     ("operational", "resolved"): "recovered",
+    ("target", "opened"): "target missed",
+    ("target", "resolved"): "target met",
+    ("drift", "opened"): "drift",
+    ("drift", "resolved"): "drift ended",
 }
 
 

@@ -2,7 +2,8 @@
 
 ``compare`` exits 0 unless ``--fail-on-regression`` is given and a gated metric, or a gated
 (metric, segment) pair, regressed (exit 1); with ``--strict`` as well, one that needs
-judgments also exits 1.
+judgments also exits 1; with ``--fail-on-target``, a candidate that misses a ``--target``
+exits 1.
 Refusals (different test set versions: exit 2; incomplete runs: exit 3) come from the store as
 errors and print one line.
 """
@@ -17,6 +18,7 @@ import typer
 
 from evalplat.cli.common import RUN_REF, DbOption, JsonOption, echo_err, open_store, print_json
 from evalplat.cli.compare_output import print_comparison, write_junit
+from evalplat.cli.target_views import FailOnTargetOption, TargetOption
 
 if TYPE_CHECKING:
     from evalplat.comparison.verdicts import ComparisonResult
@@ -117,12 +119,15 @@ def compare_command(
             "--min-segment-queries", help="Segments with fewer queries are shown, never gated."
         ),
     ] = 20,
+    target: TargetOption = None,
+    fail_on_target: FailOnTargetOption = False,
     as_json: JsonOption = False,
     db: DbOption = None,
 ) -> None:
     """Compare a candidate run with a baseline run: deltas, CIs, p-values and verdicts."""
     from dataclasses import replace
 
+    from evalplat.cli import target_views
     from evalplat.comparison.verdicts import UNJUDGED_MODES, CompareOptions, Gate
     from evalplat.errors import InputError
     from evalplat.metrics.registry import parse_all
@@ -131,6 +136,7 @@ def compare_command(
         raise InputError(f"--unjudged must be one of {', '.join(UNJUDGED_MODES)}, got {unjudged!r}")
     options = CompareOptions(test=test, alpha=alpha, seed=seed, allow_partial=allow_partial,
                              min_segment_queries=min_segment_queries)  # fmt: skip
+    targets = target_views.parse_targets(target)
     store = open_store(db)
     gates = None
     tuned = max_drop is not None or max_relative_drop is not None or unjudged != "bound"
@@ -155,18 +161,22 @@ def compare_command(
     result = store.compare_runs(
         baseline, candidate, metrics=metric or None, gates=gates, options=options
     )
+    verdicts = store.check_targets(candidate, targets, seed=seed) if targets else []
     if junit is not None:
-        write_junit(result, junit, strict=strict)
+        write_junit(result, junit, strict=strict, targets=verdicts)
     if report is not None:
         write_report(result, report, store)
     if as_json:
-        print_json(result.to_dict())
+        print_json({**result.to_dict(), "targets": [v.to_dict() for v in verdicts]})
     else:
         print_comparison(result)
+        target_views.print_targets(verdicts)
     undecided = result.needing_judgments or any(
         s.gated and s.verdict == "needs_judgments" for s in result.segments
     )
     if fail_on_regression and (result.verdict == "regression" or (strict and undecided)):
+        raise typer.Exit(1)
+    if fail_on_target and any(v.verdict == "missed" for v in verdicts):
         raise typer.Exit(1)
 
 

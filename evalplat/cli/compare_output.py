@@ -7,7 +7,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from evalplat.comparison.changes import Changes
+    from evalplat.comparison.targets import TargetVerdict
     from evalplat.comparison.verdicts import ComparisonResult
 
 __all__ = ["needs_judgments_lines", "print_comparison", "write_junit"]
@@ -125,9 +128,15 @@ def needs_judgments_lines(result: ComparisonResult) -> list[str]:
     return lines
 
 
-def write_junit(result: ComparisonResult, path: Path, *, strict: bool = False) -> None:
-    """One testcase per gated metric and per gated (metric, segment); a
-    ``<failure type="regression">`` for each regression.
+def write_junit(
+    result: ComparisonResult,
+    path: Path,
+    *,
+    strict: bool = False,
+    targets: Sequence[TargetVerdict] = (),
+) -> None:
+    """One testcase per gated metric, per gated (metric, segment) and per target; a
+    ``<failure type="regression">`` for each regression, ``type="target"`` for a missed target.
 
     A metric that needs judgments is undecided, not passed: ``<skipped>`` (CI shows it apart from
     passes and failures, and the build stays green, as the exit code does), or with ``strict`` a
@@ -187,6 +196,9 @@ def write_junit(result: ComparisonResult, path: Path, *, strict: bool = False) -
             ET.SubElement(case, "skipped", message=f"{summary}: its unjudged share rose")
         else:
             ET.SubElement(case, "system-out").text = summary
+    from evalplat.cli.target_views import add_junit_cases
+
+    add_junit_cases(suite, result.test_set or "", targets)
     root = ET.Element("testsuites")
     root.append(suite)
     ET.ElementTree(clean_tree(root)).write(path, encoding="utf-8", xml_declaration=True)

@@ -26,12 +26,25 @@ def nightly(
             "--dry-run", help="Validate everything and say what would run; write nothing."
         ),
     ] = False,
+    target: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--target",
+            help='A target for every config, e.g. "nDCG@10>=0.85" (repeatable); added to the '
+            "project's [[targets]].",
+            show_default=False,
+        ),
+    ] = None,
+    fail_on_target: Annotated[
+        bool, typer.Option("--fail-on-target", help="Exit 1 when a run missed a target.")
+    ] = False,
     db: DbOption = None,
     json_output: JsonOption = False,
 ) -> None:
     """Import changed test sets, register configs, run, compare with baselines, alert, report.
 
-    Exit 0: no regression; 1: a regression is confirmed (alerted once, not every night);
+    Exit 0: no regression; 1: a regression is confirmed (alerted once, not every night), or
+    with --fail-on-target a run missed a target;
     2: the project is invalid (found before anything is written; --dry-run says 2 for exactly
     the projects a night would refuse); 3: a run could not complete or the reports could not be
     written (3 beats 1; the other configs still ran and every alert was still delivered).
@@ -41,8 +54,19 @@ def nightly(
     from evalplat.nightly.project import load_project
 
     loaded = load_project(project)
+    if target:
+        import dataclasses
+
+        from evalplat.comparison.targets import parse_target
+
+        extra = tuple(parse_target(expression) for expression in target)
+        loaded = dataclasses.replace(loaded, targets=extra + loaded.targets)
     outcome = run_nightly(
-        loaded, db_url=db, dry_run=dry_run, log=_json_line if json_output else _text_line
+        loaded,
+        db_url=db,
+        dry_run=dry_run,
+        log=_json_line if json_output else _text_line,
+        fail_on_target=fail_on_target,
     )
     raise typer.Exit(outcome.exit_code)
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from evalplat.cli.common import RUN_REF, DbOption, JsonOption, echo_err, open_store, print_json
+from evalplat.cli.target_views import TargetOption
 from evalplat.metrics.run_health import zero_results
 
 if TYPE_CHECKING:
@@ -233,13 +234,21 @@ def list_command(
 @runs_app.command("show")
 def show_command(
     run: Annotated[str, typer.Argument(help=f"Run: {RUN_REF}.")],
+    target: TargetOption = None,
     db: DbOption = None,
     json_output: JsonOption = False,
 ) -> None:
-    """One run: status, counts, means, latency and its failed queries with their errors."""
+    """One run: status, counts, means, latency, target verdicts and its failed queries."""
+    from evalplat.cli.target_views import parse_targets, print_targets
+
+    targets = parse_targets(target)
     store = open_store(db)
     info = store.run_info(run)
     details = _details(store, info)
+    # the verdicts kept by the nightly job, and those of the targets given here (which win)
+    checked = {v.target.metric: v for v in store.target_verdicts([info.id]).get(info.id, [])}
+    checked.update((v.target.metric, v) for v in store.check_targets(info.id, targets))
+    details["targets"] = [v.to_dict() for v in checked.values()]
     if json_output:
         print_json(details)
         return
@@ -259,6 +268,7 @@ def show_command(
                    f"p99 {latency['p99']:.1f}")  # fmt: skip
     for name, value in info.means.items():
         typer.echo(f"{name:<18} {value:.4f}")
+    print_targets(list(checked.values()))
     for failure in details["failed_queries"][:20]:
         typer.echo(f"failed {failure['query_id']}: {failure['error']}")
     warning = zero.warning()

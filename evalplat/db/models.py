@@ -11,6 +11,7 @@ Shape of the data (PRODUCT.md "Concepts"):
     baseline (config x test_set → run)
     alert (config x test_set x kind x metric x baseline run) 1─* alert_delivery, alert_outbox
     lock (one nightly at a time per database)
+    run_target (run x metric: the verdict against its target)
 
 The alert, delivery, outbox and lock tables live in ``evalplat.db.operations``; the base and
 column kinds in ``evalplat.db.schema``. Both are re-exported here, so every table is importable
@@ -32,7 +33,7 @@ from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from evalplat.db.events import OnlineEvent, OnlineQuery
 from evalplat.db.judge_grades import JudgeGrade
-from evalplat.db.operations import Alert, AlertDelivery, AlertOutbox, Lock
+from evalplat.db.operations import Alert, AlertDelivery, AlertOutbox, Lock, RunTarget
 from evalplat.db.schema import (
     ALERT_KINDS,
     ALERT_STATES,
@@ -84,6 +85,7 @@ __all__ = [
     "Result",
     "Run",
     "RunQuery",
+    "RunTarget",
     "TestSet",
     "TestSetVersion",
     "UTCDateTime",

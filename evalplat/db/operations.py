@@ -1,4 +1,5 @@
-"""Operational tables: alerts and their life cycle, deliveries, the outbox, and the nightly lock.
+"""Operational tables: alerts and their life cycle, deliveries, the outbox, the nightly lock,
+and the target verdicts of runs.
 
 They hang off configs, test sets, runs and comparisons (``evalplat.db.models``) by foreign key
 only; nothing in the content tables refers back to them.
@@ -9,7 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, ForeignKey, Integer, String, Text
+from sqlalchemy import JSON, Float, ForeignKey, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from evalplat.db.schema import Base, UTCDateTime
@@ -90,3 +91,20 @@ class Lock(Base):
     holder: Mapped[str] = mapped_column(String(200))
     acquired_at: Mapped[datetime] = _created()
     expires_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class RunTarget(Base):
+    """A run against one target of its metric (``evalplat.comparison.targets``): the figure,
+    its bootstrap interval and the verdict (met | at_risk | missed), as of the latest check."""
+
+    __tablename__ = "run_target"
+
+    run_id: Mapped[int] = mapped_column(ForeignKey("run.id", ondelete="CASCADE"), primary_key=True)
+    metric: Mapped[str] = mapped_column(String(80), primary_key=True)
+    bound: Mapped[str] = mapped_column(String(3))  # min | max
+    target_value: Mapped[float] = mapped_column(Float)
+    value: Mapped[float | None] = mapped_column(Float, nullable=True)
+    ci_low: Mapped[float | None] = mapped_column(Float, nullable=True)
+    ci_high: Mapped[float | None] = mapped_column(Float, nullable=True)
+    verdict: Mapped[str] = mapped_column(String(10))
+    checked_at: Mapped[datetime] = _created()

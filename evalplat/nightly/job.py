@@ -4,7 +4,8 @@ One call of ``nightly`` is one night. Each step reports itself through ``log`` a
 ``step`` key (the CLI prints one line per step, or JSON lines). The exit code is the contract:
 
 - 0: every run completed and no gated metric has an open regression alert;
-- 1: a regression was confirmed (an alert is open for a config of this project);
+- 1: a regression was confirmed (an alert is open for a config of this project), or, with
+  ``fail_on_target``, a run missed a target (``evalplat.nightly.targets``);
 - 3: a run could not complete, or the reports could not be written (3 beats 1).
 
 A config that fails operationally (its backend is down, its run failed) is isolated: the failure
@@ -35,6 +36,7 @@ from evalplat.nightly.prep import (
     open_store,
 )
 from evalplat.nightly.project import ConfigSpec, Project
+from evalplat.nightly.targets import observe_targets, target_metrics
 
 if TYPE_CHECKING:
     from evalplat.alerts.base import Channel
@@ -60,6 +62,8 @@ class NightlyOutcome:
     alerts: list[dict[str, Any]] = field(default_factory=list)
     deliveries: list[dict[str, Any]] = field(default_factory=list)
     report: Path | None = None
+    # each run's verdict against each target in force (``target``, ``target_verdict``, ...)
+    targets: list[dict[str, Any]] = field(default_factory=list)
 
 
 def run_nightly(
@@ -69,6 +73,7 @@ def run_nightly(
     dry_run: bool = False,
     log: LogFunction | None = None,
     lock_wait: float = 10.0,
+    fail_on_target: bool = False,
 ) -> NightlyOutcome:
     """Run one night of ``project`` (see the module docstring for the exit codes)."""
     emit = log or (lambda _entry: None)
@@ -82,7 +87,7 @@ def run_nightly(
     store = open_store(url, emit)
     try:
         with store.lock(LOCK_NAME, wait=lock_wait):
-            return _night(store, project, contents, channels, emit)
+            return _night(store, project, contents, channels, emit, fail_on_target)
     finally:
         store.close()
 
@@ -93,6 +98,7 @@ def _night(
     contents: dict[str, TestSetContent],
     channels: list[Channel],
     emit: LogFunction,
+    fail_on_target: bool = False,
 ) -> NightlyOutcome:
     outcome = NightlyOutcome()
     versions: dict[str, int] = {}
@@ -163,7 +169,8 @@ def _night(
         and a.kind == "regression"
         and a.config in {c.name for c in project.configs}
     ]
-    if outcome.exit_code == 0 and open_now:
+    missed = [t for t in outcome.targets if t["target_verdict"] == "missed"]
+    if outcome.exit_code == 0 and (open_now or (fail_on_target and missed)):
         outcome.exit_code = 1
     emit(
         {
@@ -171,6 +178,7 @@ def _night(
             "exit_code": outcome.exit_code,
             "runs": len(outcome.runs),
             "open_alerts": len(open_now),
+            "targets_missed": len(missed),
         }
     )
     return outcome
@@ -221,6 +229,14 @@ class _ConfigNight:
                 store, self.project, spec, test_set, result, contents[test_set], self.channels,
                 emit,
             )  # fmt: skip
+        targets = observe_targets(
+            store, self.project.targets, spec.name, test_set, run.id, self.channels, emit
+        )
+        outcome.targets += [
+            {"config": spec.name, "testset": test_set, "run": run.id, **v.to_dict()}
+            for v in targets.verdicts
+        ]
+        events += targets.events
         outcome.alerts += [_event_summary(event) for event in events]
         return True
 
@@ -250,7 +266,9 @@ def _run(
     """The night's run, or None and why when it could not even start."""
     from evalplat.running import runner
 
-    metrics = project.metrics_for(test_set, (COVERAGE_METRIC,))
+    metrics = project.metrics_for(
+        test_set, (*target_metrics(project.targets), COVERAGE_METRIC)
+    )
     settings = runner.RunSettings(depth=spec.depth, concurrency=spec.concurrency)
     try:
         info = runner.run(

@@ -16,13 +16,14 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from evalplat.comparison.targets import Target
 from evalplat.comparison.verdicts import TESTS, UNJUDGED_MODES, Gate
 from evalplat.errors import InputError
 from evalplat.inputs.toml_lines import header_line, key_line
 from evalplat.judging.spec import JudgeSpec, read_judge
 
 PROJECT_FILE = "evalplat.toml"
-_ARRAYS = ("testsets", "configs", "gates", "alerts", "judges")
+_ARRAYS = ("testsets", "configs", "gates", "alerts", "judges", "targets")
 _GATE_KEYS = {"metric", "max_drop", "max_relative_drop", "test", "alpha", "consecutive",
               "unjudged", "segment"}  # fmt: skip
 DEFAULT_METRICS_FALLBACK = ("nDCG@10", "P@10", "R@100", "AP", "RR@10", "Judged@10")
@@ -71,6 +72,7 @@ class Project:
     # Segments (query tags) with fewer queries are reported, never gated ([segments] min_queries).
     min_segment_queries: int = 20
     judges: tuple[JudgeSpec, ...] = ()
+    targets: tuple[Target, ...] = ()
 
     @property
     def folder(self) -> Path:
@@ -180,6 +182,7 @@ class _Reader:
             "retention",
             "segments",
             "judges",
+            "targets",
         }
         for key in data:
             if key not in known:
@@ -208,6 +211,12 @@ class _Reader:
         metrics = self.metrics(data.get("metrics", {}))
         gates = tuple(self.gate(g, i) for i, g in enumerate(self.tables(data, "gates")))
         alerts = tuple(self.alert(a, i) for i, a in enumerate(self.tables(data, "alerts")))
+        from evalplat.nightly.project_targets import read_target
+
+        targets = tuple(
+            read_target(t, i, self.fail, set(config_names), set(names))
+            for i, t in enumerate(self.tables(data, "targets"))
+        )
         for key, allowed in (
             ("database", {"url"}),
             ("reports", {"dir", "base_url"}),
@@ -267,6 +276,7 @@ class _Reader:
             reports_base_url=base_url,
             min_segment_queries=min_queries,
             judges=judges,
+            targets=targets,
         )
 
     def tables(self, data: dict[str, Any], key: str) -> list[dict[str, Any]]:

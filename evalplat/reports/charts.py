@@ -17,7 +17,7 @@ float. Every coordinate is therefore finite.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from html import escape
 
@@ -79,9 +79,13 @@ def line_chart(
     height: int = 200,
     floor: float | None = None,
     ceiling: float | None = None,
+    target: tuple[str, float] | None = None,
 ) -> str:
     """A line with a marker per point; baseline and regression points get their own symbols.
 
+    ``target`` (``("min", 0.85)`` or ``("max", 200)``) draws the target as a dashed horizontal
+    line and shades the side of it that misses (below a ``min``, above a ``max``); the axis
+    widens to show it.
     ``version_changes`` are indices where a new config version starts: a dashed vertical line
     is drawn just before that point. ``judgment_changes`` are indices where the points start
     being scored against other judgments: a dotted line marks it and the line is broken there,
@@ -96,7 +100,7 @@ def line_chart(
     if not values:
         out.append(_no_data(width, height))
         return "".join(out) + "</svg>"
-    axis = padded_range(values)
+    axis = padded_range(values if target is None else [*values, target[1]])
     # the bounds clip the padding, never the data: a value outside them widens the axis
     floor = None if floor is None else min(floor, *values)
     ceiling = None if ceiling is None else max(ceiling, *values)
@@ -118,6 +122,8 @@ def line_chart(
             f'<text class="c-tick" x="{left - 4}" y="{_f(y + 3)}" text-anchor="end">'
             f"{escape(text)}</text>"
         )
+    if target is not None:
+        out.append(_target_band(target, y_of, left, width - right, top, height - bottom))
     for index in version_changes:
         if 0 < index < len(points):
             x = (x_of(index - 1) + x_of(index)) / 2
@@ -163,6 +169,29 @@ def line_chart(
             f'text-anchor="{anchor}">{escape(points[i].label)}</text>'
         )
     return "".join(out) + "</svg>"
+
+
+def _target_band(
+    target: tuple[str, float],
+    y_of: Callable[[float], float],
+    x0: float,
+    x1: float,
+    y_top: float,
+    y_bottom: float,
+) -> str:
+    """The target line and the shaded miss region (inline colours: pages carry no extra CSS)."""
+    bound, value = target
+    y = min(max(y_of(value), y_top), y_bottom)
+    shade_from, shade_to = (y, y_bottom) if bound == "min" else (y_top, y)
+    words = f"target: {'at least' if bound == 'min' else 'at most'} {value:g}"
+    return (
+        f'<rect class="c-miss" x="{_f(x0)}" y="{_f(shade_from)}" width="{_f(x1 - x0)}" '
+        f'height="{_f(shade_to - shade_from)}" fill="#c0392b" fill-opacity="0.08">'
+        f"<title>misses the target</title></rect>"
+        f'<line class="c-target" x1="{_f(x0)}" x2="{_f(x1)}" y1="{_f(y)}" y2="{_f(y)}" '
+        f'stroke="#c0392b" stroke-dasharray="6 3" stroke-width="1.5">'
+        f"<title>{escape(words)}</title></line>"
+    )
 
 
 def _label_positions(count: int, most: int = 6) -> list[int]:

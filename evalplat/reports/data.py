@@ -330,11 +330,22 @@ class HistoryRun:
 
 
 @dataclass(frozen=True)
+class TargetLine:
+    """A metric's target on a history chart (``min`` or ``max`` ``value``) and the verdict of
+    each run checked against it, by run id."""
+
+    bound: str
+    value: float
+    verdicts: Mapping[int, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class HistoryPage:
     config: str
     test_set: str
     metrics: tuple[str, ...]
     runs: tuple[HistoryRun, ...]  # oldest first
+    targets: Mapping[str, TargetLine] = field(default_factory=dict)
 
 
 def history_page(
@@ -342,13 +353,14 @@ def history_page(
     test_set: str,
     runs: Sequence[HistoryRun],
     metrics: Sequence[str] | None = None,
+    targets: Mapping[str, TargetLine] | None = None,
 ) -> HistoryPage:
     """Runs oldest first; metrics default to every metric of any run, in first-seen order."""
     ordered = tuple(sorted(runs, key=lambda r: r.run.id))
     names = (
         list(metrics) if metrics else list(dict.fromkeys(name for r in ordered for name in r.means))
     )
-    return HistoryPage(config, test_set, tuple(names), ordered)
+    return HistoryPage(config, test_set, tuple(names), ordered, dict(targets or {}))
 
 
 @dataclass(frozen=True)
@@ -376,6 +388,8 @@ class SiteEntry:
     comparison_link: str | None
     baseline_id: int | None
     health_link: str | None = None  # the query-health page, when the config ran in its window
+    # the latest run's target verdicts: how many are met, at risk and missed
+    targets: Mapping[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -383,3 +397,7 @@ class SiteIndex:
     entries: tuple[SiteEntry, ...]
     alerts: tuple[AlertRow, ...]
     generated_from: str  # the newest run's time: the page never says "now"
+
+    @property
+    def has_targets(self) -> bool:
+        return any(e.targets for e in self.entries)

@@ -18,6 +18,7 @@ from evalplat.reports.data import (
     HistoryRun,
     RunHeader,
     RunPage,
+    TargetLine,
     format_time,
     history_page,
     run_page,
@@ -26,6 +27,7 @@ from evalplat.reports.data import (
 if TYPE_CHECKING:
     import pandas as pd
 
+    from evalplat.comparison.targets import TargetVerdict
     from evalplat.comparison.verdicts import ComparisonResult
     from evalplat.store import Store
     from evalplat.store.runs import RunInfo
@@ -180,6 +182,7 @@ def gather_history(
                 point.judgment_version,
             )
         )
+    kept = store.target_verdicts(list(infos))
     if test_set is not None and test_set not in by_test_set:
         raise InputError(f"config '{config}' has no finished run on test set '{test_set}'")
     pages = []
@@ -188,12 +191,31 @@ def gather_history(
         present = {metric for r in runs for metric in r.means}
         order = [m for m in chosen.get(name, []) if m in present]
         order += sorted(present - set(order))
-        pages.append(history_page(config, name, runs, order))
+        pages.append(history_page(config, name, runs, order, with_targets(runs, kept)))
     return pages
 
 
 # The metric column for the alert kinds that are not plain regressions.
-_ALERT_LABELS = {"needs_judgments": "{} (needs judgments)", "operational": "run failed"}
+_ALERT_LABELS = {
+    "needs_judgments": "{} (needs judgments)",
+    "operational": "run failed",
+    "target": "{} (target)",
+    "drift": "{} (drift)",
+}
+
+
+def with_targets(
+    runs: list[HistoryRun], kept: dict[int, list[TargetVerdict]]
+) -> dict[str, TargetLine]:
+    """Per metric, the target of the newest run checked against one, and every run's verdict."""
+    lines: dict[str, TargetLine] = {}
+    for history_run in runs:
+        for v in kept.get(history_run.run.id, []):
+            line = lines.get(v.target.metric)
+            verdicts = dict(line.verdicts) if line is not None else {}
+            verdicts[history_run.run.id] = v.verdict
+            lines[v.target.metric] = TargetLine(v.target.bound, v.target.value, verdicts)
+    return lines
 
 
 def open_alerts(store: Store) -> list[AlertRow]:
@@ -222,6 +244,8 @@ def _alert_summary(details: dict[str, Any] | None) -> str:
         return ""
     if isinstance(details.get("error"), str):  # an operational alert: why the run failed
         return str(details["error"])
+    if isinstance(details.get("target"), str):  # a target or drift alert: its own line
+        return str(details["target"])
     parts = []
     baseline, candidate, delta = (details.get(k) for k in ("baseline", "candidate", "delta"))
     if isinstance(baseline, int | float) and isinstance(candidate, int | float):

@@ -240,13 +240,16 @@ def history_html(page: HistoryPage, links: Links | None = None) -> str:
     ]
     figures = []
     for name in page.metrics:
+        target = page.targets.get(name)
+        verdicts = {} if target is None else target.verdicts
         points = [
             charts.LinePoint(
                 label=date,
                 value=h.means.get(name),
                 kind="baseline" if h.is_baseline else kinds.get(h.verdict or "", "run"),
                 note=f"run #{h.run.id} · {h.run.started_at} · config v{h.run.config_version}"
-                + (f" · {h.verdict}" if h.verdict else ""),
+                + (f" · {h.verdict}" if h.verdict else "")
+                + (f" · target {verdicts[h.run.id]}" if h.run.id in verdicts else ""),
             )
             for h, date in zip(page.runs, dates, strict=True)
         ]
@@ -262,6 +265,7 @@ def history_html(page: HistoryPage, links: Links | None = None) -> str:
             # correlation can be negative)
             floor=0.0,
             ceiling=1.0 if bounded else None,
+            target=None if target is None else (target.bound, target.value),
         )
         figures.append((name, _safe(svg)))
     return _render("history.html", links, page=page, charts=figures)
@@ -278,6 +282,14 @@ def run_dates(started: list[str], run_ids: list[int]) -> list[str]:
         if len(set(labels)) == len(labels):
             return labels
     return [f"{moment[5:10]} #{run_id}" for moment, run_id in zip(started, run_ids, strict=True)]
+
+
+def _target_counts(history: HistoryPage, run_id: int) -> dict[str, int]:
+    """``{"met": 2, "at_risk": 0, "missed": 1}`` for a run's kept target verdicts, or ``{}``."""
+    verdicts = [t.verdicts[run_id] for t in history.targets.values() if run_id in t.verdicts]
+    if not verdicts:
+        return {}
+    return {v: verdicts.count(v) for v in ("met", "at_risk", "missed")}
 
 
 def index_html(index: SiteIndex) -> str:
@@ -416,6 +428,7 @@ def render_site(store: Store, out_dir: str | Path) -> Path:
                 comparison_link=comparisons.get(latest.run.id),
                 baseline_id=baseline,
                 health_link=health.get((history.config, history.test_set)),
+                targets=_target_counts(history, latest.run.id),
             )
         )
     frozen_runs = frozenset(run_ids)

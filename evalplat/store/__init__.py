@@ -18,6 +18,7 @@ from evalplat.store.outbox import OutboxMixin
 from evalplat.store.query_health import QueryHealthMixin
 from evalplat.store.result_fields import ResultFieldsMixin
 from evalplat.store.runs import EvaluationRecord, QueryOutcome, RunInfo, RunsMixin
+from evalplat.store.targets import TargetsMixin
 from evalplat.store.testsets import ImportOutcome, TestSetsMixin, TestSetVersionInfo
 
 __all__ = [
@@ -48,5 +49,6 @@ class Store(
     OutboxMixin,
     EventsMixin,
     QueryHealthMixin,
+    TargetsMixin,
 ):
     """Everything the CLI can do, as methods (see the mixins for each noun)."""

@@ -9,6 +9,7 @@ The searcher ``engine:search`` answers by ``mode``:
 - ``empty``: no hits for any query (a complete run where every query scores 0);
 - ``down``: raises for every query, as a backend that is down (the run fails);
 - ``tail``: ``good`` for topics 1 to 10, ``bad`` for the others.
+- ``firstK`` (e.g. ``first15``): ``good`` for topics 1..K, ``bad`` after (nDCG@10 = K / 30).
 
 The mode is a config param, so changing it makes a new config version, as a real change would.
 ``replace_with_file = PATH`` (in ``extra``) turns the folder PATH into a file while searching.
@@ -34,6 +35,8 @@ def search(query, depth, mode="good", replace_with_file=None, **params):
         raise ConnectionError("connection refused by the search backend")
     if mode == "empty":
         return []
+    if mode.startswith("first"):
+        mode = "good" if int(topic) <= int(mode[5:]) else "bad"
     if mode == "good" or (mode == "tail" and int(topic) <= 10):
         return [("d" + topic, 3.0), ("n1", 2.0), ("n2", 1.0)]
     if mode == "unjudged":

@@ -1,0 +1,306 @@
+"""Targets: absolute objectives for a metric, a verdict per run, and drift over a window.
+
+A target says where a metric should be (``nDCG@10`` at least 0.85, ``Latency(p=95)`` at most
+200). It works for any registered measure through the metric model: the run's figure is the
+measure's own aggregate (:func:`evalplat.metrics.aggregate.aggregate`) and its uncertainty the
+percentile bootstrap over queries of that aggregate, the resampling the comparison's bootstrap
+uses.
+
+**Verdict** of a run against ``min = t`` (``max = t`` mirrors it):
+
+- ``missed``: the whole confidence interval lies below ``t`` (``ci_high < t``);
+- ``at_risk``: the figure is below ``t`` but the interval still reaches it;
+- ``met``: the figure is at or above ``t``.
+
+**Drift**: over the runs of a window (``30d``), the Theil-Sen slope of the figure against time
+and the Mann-Kendall test (Kendall's tau between time and figure). A slide is flagged when the
+trend is significant (``p < alpha``), points the wrong way, and the fitted change across the
+window's runs exceeds ``max_slide``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from evalplat.errors import InputError
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+    from numpy.typing import ArrayLike, NDArray
+
+    from evalplat.metrics.registry import Metric
+
+TARGET_VERDICTS = ("met", "at_risk", "missed")
+_EXPRESSION = re.compile(r"^(?P<metric>.+?)\s*(?P<op>>=|<=)\s*(?P<value>[^<>=\s]+)\s*$")
+_WINDOW = re.compile(r"^(?P<n>[1-9][0-9]{0,3})(?P<unit>[dhw])$")
+_UNIT_DAYS = {"h": 1 / 24, "d": 1.0, "w": 7.0}
+_CHUNK_CELLS = 4_000_000
+
+
+@dataclass(frozen=True)
+class Target:
+    """``metric`` (canonical name) at least ``value`` (``bound == "min"``) or at most it.
+
+    ``config`` and ``test_set`` restrict where it applies (None: everywhere); ``consecutive``
+    is the number of missed runs in a row before an alert opens; ``max_slide`` over ``window``
+    turns on drift detection."""
+
+    metric: str
+    bound: str
+    value: float
+    config: str | None = None
+    test_set: str | None = None
+    consecutive: int = 1
+    max_slide: float | None = None
+    window: str = "30d"
+
+    @property
+    def label(self) -> str:
+        """``nDCG@10>=0.85``: the expression that declares it on the command line."""
+        return f"{self.metric}{'>=' if self.bound == 'min' else '<='}{self.value:g}"
+
+    def applies(self, config: str, test_set: str) -> bool:
+        return self.config in (None, config) and self.test_set in (None, test_set)
+
+    @property
+    def specificity(self) -> int:
+        return (self.config is not None) * 2 + (self.test_set is not None)
+
+
+@dataclass(frozen=True)
+class TargetVerdict:
+    """One run against one target: its figure, the interval of the figure, and the verdict."""
+
+    target: Target
+    value: float
+    ci_low: float
+    ci_high: float
+    verdict: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "metric": self.target.metric,
+            "target": self.target.label,
+            "bound": self.target.bound,
+            "target_value": self.target.value,
+            "value": self.value,
+            "ci_low": self.ci_low,
+            "ci_high": self.ci_high,
+            "target_verdict": self.verdict,
+        }
+
+
+@dataclass(frozen=True)
+class Drift:
+    """The trend of a target's metric over a window of runs."""
+
+    target: Target
+    runs: int
+    slope_per_day: float
+    change: float
+    p_value: float
+    drifting: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "metric": self.target.metric,
+            "target": self.target.label,
+            "window": self.target.window,
+            "max_slide": self.target.max_slide,
+            "runs": self.runs,
+            "slope_per_day": self.slope_per_day,
+            "change": self.change,
+            "p_value": self.p_value,
+            "drifting": self.drifting,
+        }
+
+
+def check_direction(metric: Metric, bound: str) -> None:
+    """A target points the way the measure improves: ``min`` for higher-is-better."""
+    wanted = "min" if metric.higher_is_better else "max"
+    if bound != wanted:
+        better = "higher" if metric.higher_is_better else "lower"
+        ops = {"min": "min, >=", "max": "max, <="}
+        raise InputError(
+            f"{metric} is {better}-is-better: its target is a {wanted} ({ops[wanted]}), "
+            f"not a {bound} ({ops[bound]})"
+        )
+
+
+def parse_target(expression: str) -> Target:
+    """``nDCG@10>=0.85`` or ``Latency(p=95)<=200`` (the ``--target`` option's syntax)."""
+    from evalplat.metrics.registry import parse
+
+    match = _EXPRESSION.match(expression.strip())
+    if match is None:
+        raise InputError(
+            f"--target {expression!r}: expected METRIC>=VALUE or METRIC<=VALUE, "
+            'e.g. "nDCG@10>=0.85"'
+        )
+    try:
+        value = float(match["value"])
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value):
+        raise InputError(f"--target {expression!r}: {match['value']!r} is not a finite number")
+    try:
+        metric = parse(match["metric"])
+        bound = "min" if match["op"] == ">=" else "max"
+        check_direction(metric, bound)
+    except InputError as error:
+        raise InputError(f"--target {expression!r}: {error}") from None
+    return Target(metric=str(metric), bound=bound, value=value)
+
+
+def window_days(window: str) -> float:
+    """``30d`` → 30.0; ``12h``, ``2w`` also accepted."""
+    match = _WINDOW.match(window.strip()) if isinstance(window, str) else None
+    if match is None:
+        raise InputError(f"window {window!r}: expected a number and a unit d, h or w, e.g. 30d")
+    return int(match["n"]) * _UNIT_DAYS[match["unit"]]
+
+
+def applicable(targets: Sequence[Target], config: str, test_set: str) -> list[Target]:
+    """The targets in force for a config on a test set: per metric, the most specific one."""
+    chosen: dict[str, Target] = {}
+    for target in targets:
+        if not target.applies(config, test_set):
+            continue
+        held = chosen.get(target.metric)
+        if held is None or target.specificity > held.specificity:
+            chosen[target.metric] = target
+    return list(chosen.values())
+
+
+def interval(
+    metric: Metric,
+    values: ArrayLike,
+    *,
+    n: int = 10_000,
+    seed: int = 0,
+    level: float = 0.95,
+) -> tuple[float, float, float]:
+    """The run's figure and the percentile bootstrap interval of it: ``(value, low, high)``.
+
+    The ``m`` per-query values are resampled with replacement ``n`` times and each replicate is
+    aggregated as the measure declares (mean, sum or percentile; unknown values left out), so a
+    target on ``Latency(p=95)`` gets the interval of the 95th percentile, not of a mean.
+    """
+    from evalplat.metrics.aggregate import aggregate, aggregate_rows
+
+    v = np.asarray(values, dtype=np.float64)
+    if metric.spec.unknown_values:
+        v = v[~np.isnan(v)]
+    if v.size == 0:
+        return math.nan, math.nan, math.nan
+    value = aggregate(metric, v)
+    if np.ptp(v) == 0.0:
+        return value, value, value
+    rng = np.random.default_rng(seed)
+    m = v.size
+    chunk = max(1, min(n, _CHUNK_CELLS // m))
+    replicates = np.empty(n, dtype=np.float64)
+    kth = _nearest_rank(metric, v)
+    done = 0
+    while done < n:
+        rows = min(chunk, n - done)
+        picks = rng.integers(0, m, size=(rows, m), dtype=np.int32)
+        replicates[done : done + rows] = aggregate_rows(metric, v[picks]) if kth is None else (
+            kth(picks)
+        )  # fmt: skip
+        done += rows
+    low, high = np.quantile(replicates, [(1 - level) / 2, (1 + level) / 2])
+    return value, float(low), float(high)
+
+
+def _nearest_rank(
+    metric: Metric, v: NDArray[np.float64]
+) -> Callable[[NDArray[np.int32]], NDArray[np.float64]] | None:
+    """For a percentile: each replicate's nearest-rank percentile from the picks, as the k-th
+    smallest rank among them (a partial sort of integers instead of a percentile of resampled
+    floats; the same value :func:`aggregate` gives). None for other aggregates."""
+    if metric.aggregate != "percentile":
+        return None
+    m = v.size
+    k = max(1, math.ceil(float(metric.param("p")) / 100.0 * m)) - 1  # type: ignore[arg-type]
+    order = np.argsort(v, kind="stable")
+    rank = np.empty(m, dtype=np.int32)
+    rank[order] = np.arange(m, dtype=np.int32)
+    ordered = v[order]
+
+    def replicate(picks: NDArray[np.int32]) -> NDArray[np.float64]:
+        result: NDArray[np.float64] = ordered[np.partition(rank[picks], k, axis=1)[:, k]]
+        return result
+
+    return replicate
+
+
+def decide(target: Target, value: float, low: float, high: float) -> str:
+    """``met`` / ``at_risk`` / ``missed`` (see the module docstring). No figure: ``missed``."""
+    if math.isnan(value):
+        return "missed"
+    if target.bound == "min":
+        if high < target.value:
+            return "missed"
+        return "at_risk" if value < target.value else "met"
+    if low > target.value:
+        return "missed"
+    return "at_risk" if value > target.value else "met"
+
+
+def verdict(
+    target: Target, values: ArrayLike, *, n: int = 10_000, seed: int = 0, level: float = 0.95
+) -> TargetVerdict:
+    """One run's per-query values of ``target.metric`` against the target."""
+    from evalplat.metrics.registry import parse
+
+    value, low, high = interval(parse(target.metric), values, n=n, seed=seed, level=level)
+    return TargetVerdict(target, value, low, high, decide(target, value, low, high))
+
+
+def drift(
+    target: Target,
+    times: Sequence[datetime],
+    values: Sequence[float],
+    *,
+    now: datetime | None = None,
+    alpha: float = 0.05,
+) -> Drift:
+    """Theil-Sen slope and Mann-Kendall test of the figures of the runs inside the window.
+
+    ``times`` and ``values`` are the runs' start times and figures, any order. The runs kept are
+    those within ``window`` before ``now`` (default: the latest run). The change is the slope
+    times the time between the first and last kept run; it is a slide when it points the wrong
+    way for the measure, exceeds ``max_slide`` and the Mann-Kendall p-value is below ``alpha``.
+    Fewer than 4 runs never drift (the test cannot reach significance on so few).
+    """
+    from scipy import stats
+
+    from evalplat.metrics.registry import parse
+
+    end = now or (max(times) if times else datetime.min)
+    start = end - timedelta(days=window_days(target.window))
+    kept = sorted(
+        (t, v) for t, v in zip(times, values, strict=True) if start <= t <= end and math.isfinite(v)
+    )
+    if len(kept) < 4 or target.max_slide is None:
+        return Drift(target, len(kept), 0.0, 0.0, 1.0, False)
+    days: NDArray[np.float64] = np.array(
+        [(t - kept[0][0]).total_seconds() / 86400 for t, _ in kept], dtype=np.float64
+    )
+    figures = np.array([v for _, v in kept], dtype=np.float64)
+    if np.ptp(figures) == 0.0 or np.ptp(days) == 0.0:
+        return Drift(target, len(kept), 0.0, 0.0, 1.0, False)
+    slope = float(stats.theilslopes(figures, days).slope)
+    p_value = float(stats.kendalltau(days, figures).pvalue)
+    change = slope * float(days[-1] - days[0])
+    worse = -change if parse(target.metric).higher_is_better else change
+    drifting = bool(p_value < alpha and worse > target.max_slide)
+    return Drift(target, len(kept), slope, change, p_value, drifting)

@@ -1,0 +1,89 @@
+"""``[[targets]]`` of the project file: absolute objectives per metric (see
+:mod:`evalplat.comparison.targets`).
+
+```toml
+[[targets]]
+metric = "nDCG@10"
+min = 0.85                 # or max = 200 for a lower-is-better metric
+config = "docs-bm25"       # optional: only this config
+testset = "cranfield"      # optional: only this test set
+consecutive = 2            # optional: missed nights in a row before an alert (default 1)
+max_slide = 0.02           # optional: flag a slide of more than this ...
+window = "30d"             # ... over this window (default 30d)
+```
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+from evalplat.comparison.targets import Target, check_direction, window_days
+from evalplat.errors import InputError
+
+KEYS = {"metric", "min", "max", "config", "testset", "consecutive", "max_slide", "window"}
+Fail = Callable[[str, str | None, int, str | None], InputError]
+
+
+def read_target(
+    table: dict[str, Any], index: int, fail: Fail, configs: set[str], test_sets: set[str]
+) -> Target:
+    """One ``[[targets]]`` entry, validated; errors name the table entry and the key."""
+    from evalplat.metrics import parse
+
+    for key in table:
+        if key not in KEYS:
+            raise fail(f"unknown key; expected one of: {', '.join(sorted(KEYS))}", "targets",
+                       index, key)  # fmt: skip
+    name = table.get("metric")
+    if not isinstance(name, str) or not name.strip():
+        raise fail('needs metric = "..." (a non-empty string)', "targets", index, "metric")
+    try:
+        metric = parse(name)
+    except InputError as error:
+        raise fail(str(error), "targets", index, "metric") from None
+    bounds = [key for key in ("min", "max") if key in table]
+    if len(bounds) != 1:
+        problem = "has both min and max" if bounds else "needs min = ... or max = ..."
+        raise fail(f"target {metric}: {problem}", "targets", index, bounds[-1] if bounds else None)
+    bound = bounds[0]
+    value = table[bound]
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise fail(f"target {metric}: must be a number", "targets", index, bound)
+    try:
+        check_direction(metric, bound)
+    except InputError as error:
+        raise fail(str(error), "targets", index, bound) from None
+    scope: dict[str, str | None] = {}
+    for key, known, what in (("config", configs, "[[configs]]"), ("testset", test_sets,
+                                                                   "[[testsets]]")):  # fmt: skip
+        given = table.get(key)
+        if given is not None and (not isinstance(given, str) or given not in known):
+            raise fail(f"target {metric}: {given!r} is not defined in {what}", "targets", index,
+                       key)  # fmt: skip
+        scope[key] = given
+    consecutive = table.get("consecutive", 1)
+    if isinstance(consecutive, bool) or not isinstance(consecutive, int) or consecutive < 1:
+        raise fail(f"target {metric}: must be a whole number ≥ 1", "targets", index,
+                   "consecutive")  # fmt: skip
+    slide = table.get("max_slide")
+    if slide is not None and (
+        isinstance(slide, bool) or not isinstance(slide, int | float) or not slide >= 0
+    ):
+        raise fail(f"target {metric}: must be a number ≥ 0", "targets", index, "max_slide")
+    window = table.get("window", "30d")
+    try:
+        window_days(window)
+    except InputError as error:
+        raise fail(f"target {metric}: {error}", "targets", index, "window") from None
+    return Target(
+        metric=str(metric),
+        bound=bound,
+        value=float(value),
+        config=scope["config"],
+        test_set=scope["testset"],
+        consecutive=consecutive,
+        max_slide=None if slide is None else float(slide),
+        window=window,
+    )

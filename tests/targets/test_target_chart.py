@@ -1,0 +1,41 @@
+"""History charts draw a metric's target and shade the side that misses it."""
+
+from __future__ import annotations
+
+import re
+
+from evalplat.reports.charts import LinePoint, line_chart
+
+
+def _points(values: list[float]) -> list[LinePoint]:
+    return [LinePoint(label=f"05-{i + 1:02d}", value=v) for i, v in enumerate(values)]
+
+
+def _y(svg: str, css: str, attribute: str) -> float:
+    match = re.search(rf'class="{css}"[^>]* {attribute}="([0-9.]+)"', svg)
+    assert match is not None, svg
+    return float(match.group(1))
+
+
+def test_a_min_target_shades_below_its_line_and_widens_the_axis() -> None:
+    svg = line_chart(_points([0.6, 0.62, 0.61]), label="nDCG@10", target=("min", 0.85),
+                     floor=0.0, ceiling=1.0, height=200)  # fmt: skip
+    line_y = _y(svg, "c-target", "y1")
+    shade_top = _y(svg, "c-miss", "y")
+    shade_height = _y(svg, "c-miss", "height")
+    assert shade_top == line_y and shade_top + shade_height == 200 - 28  # down to the x axis
+    assert "target: at least 0.85" in svg
+    assert ">0.8<" in svg or ">0.9<" in svg  # the axis reaches the target, above the data
+
+
+def test_a_max_target_shades_above_its_line() -> None:
+    svg = line_chart(_points([120.0, 150.0, 240.0]), label="Latency(p=95)",
+                     target=("max", 200.0), floor=0.0)  # fmt: skip
+    assert _y(svg, "c-miss", "y") == 12  # from the top of the plot
+    assert _y(svg, "c-miss", "height") == _y(svg, "c-target", "y1") - 12
+    assert "target: at most 200" in svg
+
+
+def test_no_target_draws_nothing_extra() -> None:
+    svg = line_chart(_points([0.6, 0.62]), label="nDCG@10")
+    assert "c-target" not in svg and "c-miss" not in svg
