@@ -266,9 +266,7 @@ def _run(
     """The night's run, or None and why when it could not even start."""
     from evalplat.running import runner
 
-    metrics = project.metrics_for(
-        test_set, (*target_metrics(project.targets), COVERAGE_METRIC)
-    )
+    metrics = project.metrics_for(test_set, (*target_metrics(project.targets), COVERAGE_METRIC))
     settings = runner.RunSettings(depth=spec.depth, concurrency=spec.concurrency)
     try:
         info = runner.run(

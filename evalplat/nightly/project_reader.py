@@ -1,0 +1,365 @@
+"""Reading ``evalplat.toml`` into a :class:`~evalplat.nightly.project.Project`: one method per
+table, each error naming the file, the table (``[[configs]] #2``), the key and its line."""
+
+from __future__ import annotations
+
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from evalplat.comparison.verdicts import TESTS, UNJUDGED_MODES, Gate
+from evalplat.errors import InputError
+from evalplat.inputs.toml_lines import header_line, key_line
+from evalplat.judging.spec import read_judge
+from evalplat.nightly.project import (
+    _ARRAYS,
+    _GATE_KEYS,
+    DEFAULT_METRICS_FALLBACK,
+    ConfigSpec,
+    Project,
+    TestSetSpec,
+)
+
+
+class Reader:
+    def __init__(self, file: Path, text: str):
+        self.file = file
+        self.folder = file.resolve().parent
+        self.lines = text.splitlines()
+
+    def fail(
+        self, problem: str, table: str | None = None, index: int = 0, key: str | None = None
+    ) -> InputError:
+        """An error naming the file, the table (and entry) and the key, at the key's line."""
+        if table is None:
+            return InputError(problem, path=self.file)
+        array = table in _ARRAYS
+        where = f"[[{table}]] #{index + 1}" if array else f"[{table}]"
+        if key is not None:
+            where += f" key '{key}'"
+            line = key_line(self.lines, table, index, key)
+        else:
+            line = header_line(self.lines, table, index)
+        return InputError(f"{where}: {problem}", path=self.file, line=line)
+
+    def path(self, value: Any, what: str, table: str, index: int, key: str) -> Path:
+        if not isinstance(value, str) or not value:
+            raise self.fail(f"{what} must be a file path", table, index, key)
+        path = Path(value)
+        return path if path.is_absolute() else self.folder / path
+
+    def project(self, data: dict[str, Any]) -> Project:
+        known = {
+            "database",
+            "testsets",
+            "configs",
+            "metrics",
+            "gates",
+            "alerts",
+            "reports",
+            "retention",
+            "segments",
+            "judges",
+            "targets",
+        }
+        for key in data:
+            if key not in known:
+                raise self.fail(f"unknown table; expected one of: {', '.join(sorted(known))}", key)
+        testsets = tuple(self.testset(t, i) for i, t in enumerate(self.tables(data, "testsets")))
+        names = [t.name for t in testsets]
+        for i, name in enumerate(names):
+            if names.index(name) != i:
+                raise self.fail(f"test set '{name}' is defined twice", "testsets", i, "name")
+        configs = tuple(
+            self.config(c, i, set(names)) for i, c in enumerate(self.tables(data, "configs"))
+        )
+        config_names = [c.name for c in configs]
+        for i, name in enumerate(config_names):
+            if config_names.index(name) != i:
+                raise self.fail(f"config '{name}' is defined twice", "configs", i, "name")
+        for i, spec in enumerate(configs):
+            if spec.compare_to is not None and spec.compare_to not in config_names:
+                raise self.fail(
+                    f"config '{spec.name}': compare_to names '{spec.compare_to}', "
+                    "which is not a config of this project",
+                    "configs",
+                    i,
+                    "compare_to",
+                )
+        metrics = self.metrics(data.get("metrics", {}))
+        gates = tuple(self.gate(g, i) for i, g in enumerate(self.tables(data, "gates")))
+        alerts = tuple(self.alert(a, i) for i, a in enumerate(self.tables(data, "alerts")))
+        from evalplat.nightly.project_targets import read_target
+
+        targets = tuple(
+            read_target(t, i, self.fail, set(config_names), set(names))
+            for i, t in enumerate(self.tables(data, "targets"))
+        )
+        for key, allowed in (
+            ("database", {"url"}),
+            ("reports", {"dir", "base_url"}),
+            ("retention", {"keep_results_days"}),
+            ("segments", {"min_queries"}),
+        ):
+            table = data.get(key, {})
+            if not isinstance(table, dict):
+                raise self.fail("must be a table", key)
+            for name in table:
+                if name not in allowed:
+                    raise self.fail(
+                        f"unknown key; expected one of: {', '.join(sorted(allowed))}", key, 0, name
+                    )
+        reports = data.get("reports", {})
+        retention = data.get("retention", {})
+        keep = retention.get("keep_results_days")
+        if keep is not None and (not isinstance(keep, int) or keep < 1):
+            raise self.fail(
+                "must be a whole number of days ≥ 1", "retention", 0, "keep_results_days"
+            )
+        min_queries = data.get("segments", {}).get("min_queries", 20)
+        if isinstance(min_queries, bool) or not isinstance(min_queries, int) or min_queries < 1:
+            raise self.fail("must be a whole number of queries ≥ 1", "segments", 0, "min_queries")
+        base_url = reports.get("base_url")
+        if base_url is not None and (
+            not isinstance(base_url, str) or not base_url.startswith(("http://", "https://"))
+        ):
+            raise self.fail(
+                'must be an http(s) URL, e.g. "https://search.example.com/evalplat/"',
+                "reports",
+                0,
+                "base_url",
+            )
+        database = data.get("database", {})
+        url = database.get("url")
+        if url is not None and not isinstance(url, str):
+            raise self.fail("must be a string", "database", 0, "url")
+        judges = tuple(
+            read_judge(j, self.folder, partial(self.judge_fail, i))
+            for i, j in enumerate(self.tables(data, "judges"))
+        )
+        judge_names = [j.name for j in judges]
+        for i, name in enumerate(judge_names):
+            if judge_names.index(name) != i:
+                raise self.fail(f"judge '{name}' is defined twice", "judges", i, "name")
+        return Project(
+            path=self.file,
+            database_url=url,
+            testsets=testsets,
+            configs=configs,
+            metrics=metrics,
+            gates=gates,
+            alerts=alerts,
+            reports_dir=self.path(reports.get("dir", "reports"), "dir", "reports", 0, "dir"),
+            keep_results_days=keep,
+            reports_base_url=base_url,
+            min_segment_queries=min_queries,
+            judges=judges,
+            targets=targets,
+        )
+
+    def tables(self, data: dict[str, Any], key: str) -> list[dict[str, Any]]:
+        value = data.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
+            raise self.fail("must be an array of tables", key)
+        return value
+
+    def string(
+        self, table: dict[str, Any], key: str, where: str, index: int, required: bool = True
+    ) -> str | None:
+        value = table.get(key)
+        if value is None and not required:
+            return None
+        if not isinstance(value, str) or not value.strip():
+            raise self.fail(f'needs {key} = "..." (a non-empty string)', where, index, key)
+        return value
+
+    def testset(self, table: dict[str, Any], index: int) -> TestSetSpec:
+        self.only(table, {"name", "qrels", "queries", "docs", "format", "gains"}, "testsets", index)
+        name = self.string(table, "name", "testsets", index)
+        assert_str = name or ""
+        gains: tuple[tuple[int, int | float], ...] = ()
+        if "gains" in table:
+            from evalplat.metrics.model import gain_map
+
+            value = table["gains"]
+            if not isinstance(value, dict):
+                raise self.fail(
+                    "must be a table of grade = gain, e.g. { 0 = 0, 1 = 1, 2 = 3 }",
+                    "testsets",
+                    index,
+                    "gains",
+                )
+            try:
+                gains = gain_map("gains", value)
+            except InputError as error:
+                raise self.fail(error.problem, "testsets", index, "gains") from None
+        return TestSetSpec(
+            name=assert_str,
+            qrels=self.path(
+                table.get("qrels"), f"test set '{name}' qrels", "testsets", index, "qrels"
+            ),
+            queries=None
+            if table.get("queries") is None
+            else self.path(table["queries"], "queries", "testsets", index, "queries"),
+            docs=None
+            if table.get("docs") is None
+            else self.path(table["docs"], "docs", "testsets", index, "docs"),
+            format=self.string(table, "format", "testsets", index, required=False),
+            gains=gains,
+        )
+
+    def config(self, table: dict[str, Any], index: int, testsets: set[str]) -> ConfigSpec:
+        self.only(
+            table,
+            {
+                "name",
+                "searcher",
+                "testsets",
+                "params",
+                "label",
+                "depth",
+                "concurrency",
+                "compare_to",
+            },
+            "configs",
+            index,
+        )
+        name = self.string(table, "name", "configs", index) or ""
+        searcher = self.string(table, "searcher", "configs", index) or ""
+        wanted = table.get("testsets", sorted(testsets))
+        if not isinstance(wanted, list) or not all(isinstance(t, str) for t in wanted):
+            raise self.fail(
+                f"config '{name}': must be a list of names", "configs", index, "testsets"
+            )
+        for t in wanted:
+            if t not in testsets:
+                raise self.fail(
+                    f"config '{name}' names test set '{t}', which is not defined in [[testsets]]",
+                    "configs",
+                    index,
+                    "testsets",
+                )
+        params = table.get("params", {})
+        if not isinstance(params, dict):
+            raise self.fail(f"config '{name}': must be a table", "configs", index, "params")
+        depth, concurrency = table.get("depth", 100), table.get("concurrency", 4)
+        for key, value in (("depth", depth), ("concurrency", concurrency)):
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise self.fail(
+                    f"config '{name}': must be a whole number ≥ 1", "configs", index, key
+                )
+        return ConfigSpec(
+            name=name,
+            searcher=searcher,
+            testsets=tuple(wanted),
+            params=params,
+            label=self.string(table, "label", "configs", index, required=False),
+            depth=depth,
+            concurrency=concurrency,
+            compare_to=self.string(table, "compare_to", "configs", index, required=False),
+        )
+
+    def metrics(self, table: Any) -> tuple[str, ...]:
+        if not isinstance(table, dict):
+            raise self.fail("must be a table with names = [...]", "metrics")
+        for key in table:
+            if key != "names":
+                raise self.fail("unknown key; expected: names", "metrics", 0, key)
+        names = table.get("names")
+        if names is None:
+            return DEFAULT_METRICS_FALLBACK
+        if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
+            raise self.fail("must be a non-empty list of metric names", "metrics", 0, "names")
+        from evalplat.metrics import parse
+
+        try:
+            return tuple(str(parse(n)) for n in names)
+        except InputError as error:
+            raise self.fail(str(error), "metrics", 0, "names") from None
+
+    def gate(self, table: dict[str, Any], index: int) -> Gate:
+        self.only(
+            table,
+            _GATE_KEYS,
+            "gates",
+            index,
+        )
+        metric = self.string(table, "metric", "gates", index) or ""
+        from evalplat.metrics import parse
+
+        try:
+            metric = str(parse(metric))
+        except InputError as error:
+            raise self.fail(str(error), "gates", index, "metric") from None
+        numbers: dict[str, float | None] = {}
+        for key in ("max_drop", "max_relative_drop"):
+            value = table.get(key)
+            if value is not None and (not isinstance(value, int | float) or value < 0):
+                raise self.fail(f"gate {metric}: must be a number ≥ 0", "gates", index, key)
+            numbers[key] = None if value is None else float(value)
+        test = table.get("test", "randomization")
+        if test not in TESTS:
+            raise self.fail(
+                f"gate {metric}: must be one of {', '.join(TESTS)}", "gates", index, "test"
+            )
+        alpha = table.get("alpha", 0.05)
+        if not isinstance(alpha, int | float) or not 0 < alpha < 1:
+            raise self.fail(f"gate {metric}: must be between 0 and 1", "gates", index, "alpha")
+        consecutive = table.get("consecutive", 1)
+        if not isinstance(consecutive, int) or consecutive < 1:
+            raise self.fail(
+                f"gate {metric}: must be a whole number ≥ 1", "gates", index, "consecutive"
+            )
+        unjudged = table.get("unjudged", "bound")
+        if unjudged not in UNJUDGED_MODES:
+            raise self.fail(
+                f"gate {metric}: must be one of {', '.join(UNJUDGED_MODES)}",
+                "gates",
+                index,
+                "unjudged",
+            )
+        segment = self.string(table, "segment", "gates", index, required=False)
+        if segment is not None and len(f"{metric} [segment {segment}]") > 80:
+            raise self.fail(
+                f"gate {metric}: the segment name must be at most {69 - len(metric)} characters",
+                "gates",
+                index,
+                "segment",
+            )
+        return Gate(
+            metric=metric,
+            segment=segment,
+            max_drop=numbers["max_drop"],
+            max_relative_drop=numbers["max_relative_drop"],
+            test=test,
+            alpha=float(alpha),
+            consecutive=consecutive,
+            unjudged=unjudged,
+        )
+
+    def alert(self, table: dict[str, Any], index: int) -> dict[str, Any]:
+        if not isinstance(table.get("type"), str):
+            raise self.fail(
+                'needs type = "webhook" (or slack, teams, email, junit, json)',
+                "alerts",
+                index,
+                "type",
+            )
+        resolved = dict(table)
+        for key in ("path", "file"):
+            if isinstance(resolved.get(key), str) and "${" not in resolved[key]:
+                resolved[key] = str(self.path(resolved[key], key, "alerts", index, key))
+        return resolved
+
+    def judge_fail(self, index: int, problem: str, key: str | None) -> InputError:
+        return self.fail(problem, "judges", index, key)
+
+    def only(self, table: dict[str, Any], allowed: set[str], where: str, index: int) -> None:
+        for key in table:
+            if key not in allowed:
+                raise self.fail(
+                    f"unknown key; expected one of: {', '.join(sorted(allowed))}",
+                    where,
+                    index,
+                    key,
+                )
