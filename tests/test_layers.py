@@ -15,6 +15,7 @@ import evalplat
 
 PACKAGE = Path(evalplat.__file__).parent
 LAYERS: dict[str, int] = {
+    "__main__": 6,  # ``python -m evalplat`` and the console script: the command line
     "cli": 6,
     "nightly": 5,
     "running": 5,
