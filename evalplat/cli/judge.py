@@ -145,6 +145,7 @@ def calibrate(
     )
     data = result.to_dict()
     data["requests"] = tally.requests
+    data["answer_format"] = tally.answer_format
     data["stopped"] = tally.stopped
     if report is not None:
         from evalplat.reports.calibration import render_calibration

@@ -73,6 +73,7 @@ class Tally:
     completion_tokens: int = 0
     stopped: str | None = None
     structured: bool = True
+    answer_format: str = "json_schema"  # as the endpoint accepted it (judging.client)
     entries: dict[tuple[str, str], LedgerEntry] = field(default_factory=dict)
 
     def grade_of(self, pair: Pair) -> LedgerEntry | None:
@@ -156,6 +157,7 @@ def judge_pairs(
     finally:
         tally.requests = budget.sent
         tally.structured = client.structured
+        tally.answer_format = client.answer_format
         client.close()
     if failures:
         raise failures[0]

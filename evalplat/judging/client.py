@@ -2,10 +2,11 @@
 
 The request is OpenAI's chat-completions protocol, which OpenAI, Azure OpenAI, Ollama, vLLM,
 llama.cpp's server and LM Studio all speak. With ``structured`` (the default) it asks for
-``response_format: {"type": "json_schema", ...}``; an endpoint that refuses that (HTTP 400 or
+``response_format: {"type": "json_schema", ...}``. An endpoint that refuses that (HTTP 400 or
 422, or any error whose body names ``response_format``: llama-cpp-python's server answers its
-validation error with a 500) is asked again without it, and plain text is used for the rest of
-the command.
+validation error with a 500) is asked again with ``{"type": "json_object", "schema": ...}``
+(the form llama-cpp-python's server constrains its output with), and one refusing that too in
+plain text. The step down is kept for the rest of the command (``answer_format``).
 
 Faults, each told apart so that the command can say what happened in one line:
 
@@ -36,6 +37,9 @@ if TYPE_CHECKING:
     import httpx
 
     from evalplat.judging.spec import JudgeSpec
+
+# how the answer is asked for, best first; a refusal steps down one (module doc)
+ANSWER_FORMATS = ("json_schema", "json_object", "text")
 
 
 class JudgeUnavailableError(OperationalError):
@@ -86,13 +90,17 @@ class ChatClient:
 
         self.spec = spec
         self.budget = budget
-        self.structured = spec.structured
+        self.answer_format = ANSWER_FORMATS[0] if spec.structured else "text"
         self.policy = policy or RetryPolicy(retries=spec.retries, backoff=0.5, max_backoff=20.0)
         headers = {str(k): str(v) for k, v in expand_env(spec.headers, environ).items()}
         if spec.api_key is not None:
             headers.setdefault("Authorization", f"Bearer {expand_env(spec.api_key, environ)}")
         self._http = httpx.Client(headers=headers, timeout=spec.timeout)
         self._lock = threading.Lock()
+
+    @property
+    def structured(self) -> bool:
+        return self.answer_format != "text"
 
     def close(self) -> None:
         self._http.close()
@@ -104,10 +112,10 @@ class ChatClient:
     def _attempt(self, user: str) -> Completion:
         import httpx
 
-        structured = self.structured
+        answer_format = self.answer_format
         self.budget.take()
         try:
-            response = self._http.post(self.spec.endpoint, json=self._body(user, structured))
+            response = self._http.post(self.spec.endpoint, json=self._body(user, answer_format))
         except httpx.ConnectError as error:
             raise TransientJudgeError(f"cannot reach {self.spec.endpoint}: {error}") from None
         except httpx.TimeoutException:
@@ -116,13 +124,14 @@ class ChatClient:
             ) from None
         except httpx.TransportError as error:  # a dropped connection, a broken response
             raise TransientJudgeError(f"{self.spec.endpoint}: {error}") from None
-        if structured and _refuses_schema(response):
-            with self._lock:
-                self.structured = False  # the endpoint refuses response_format: plain text
+        if answer_format != "text" and _refuses_schema(response):
+            with self._lock:  # one step down, once, however many requests saw the refusal
+                if self.answer_format == answer_format:
+                    self.answer_format = ANSWER_FORMATS[ANSWER_FORMATS.index(answer_format) + 1]
             return self._attempt(user)
         return self._completion(response)
 
-    def _body(self, user: str, structured: bool) -> dict[str, Any]:
+    def _body(self, user: str, answer_format: str) -> dict[str, Any]:
         body: dict[str, Any] = {
             "model": self.spec.model,
             "messages": [
@@ -131,7 +140,9 @@ class ChatClient:
             ],
             "temperature": self.spec.temperature,
         }
-        if structured:
+        if answer_format == "json_object":
+            body["response_format"] = {"type": "json_object", "schema": schema(self.spec.scale)}
+        elif answer_format == "json_schema":
             body["response_format"] = {
                 "type": "json_schema",
                 "json_schema": {

@@ -71,6 +71,7 @@ class JudgeOutcome:
             "completion_tokens": t.completion_tokens,
             "estimated_tokens": self.estimated_tokens,
             "structured": t.structured,
+            "answer_format": t.answer_format,
             "stopped": t.stopped,
         }
 

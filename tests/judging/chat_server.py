@@ -6,8 +6,10 @@ that grade (``3 - n`` with ``invert``), as JSON when the request asked for a JSO
 document is", ``OUTSIDE`` answers grade 7, ``SLOW`` waits 2 s, ``DROP`` closes the connection
 without answering (the first time for each document). Server-wide: ``busy`` answers 429 (with
 ``Retry-After: 0``) to that many requests first, ``refuse_schema`` answers that HTTP status
-(400, or 500 as llama-cpp-python's server does) to a request with ``response_format``,
-``status`` answers every request with that status, ``delay`` waits that long before each
+(400, or 500 as llama-cpp-python's server does) to a request asking for a ``json_schema``
+answer, and ``refuse_json_object`` 400 to one asking for a ``json_object`` answer (``formats``
+records the ``response_format`` type of every request), ``status`` answers every request with
+that status, ``delay`` waits that long before each
 answer. ``requests`` records (document id, asked for a schema,
 Authorization header) of every request that reached the handler.
 """
@@ -33,6 +35,8 @@ class ChatServer:
         self.answered: list[str] = []
         self.busy = 0
         self.refuse_schema: int | None = None
+        self.refuse_json_object = False
+        self.formats: list[str | None] = []
         self.status: int | None = None
         self.delay = 0.0
         self.invert = False
@@ -53,16 +57,20 @@ class ChatServer:
         found = _DOC.search(user)
         doc = found.group(1) if found else "?"
         structured = "response_format" in body
+        answer_format = body["response_format"].get("type") if structured else None
         with self.lock:
             self.requests.append((doc, structured, auth))
+            self.formats.append(answer_format)
             if self.status is not None:
                 return self.status, {"error": {"message": f"status {self.status}"}}
             if self.busy > 0:
                 self.busy -= 1
                 return 429, {"error": {"message": "slow down"}}
-            if self.refuse_schema is not None and structured:
+            if self.refuse_schema is not None and answer_format == "json_schema":
                 message = "body.response_format.type: Input should be 'text' or 'json_object'"
                 return self.refuse_schema, {"error": {"message": message}}
+            if self.refuse_json_object and answer_format == "json_object":
+                return 400, {"error": {"message": "response_format json_object: unsupported"}}
             if "DROP" in user and doc not in self.dropped:
                 self.dropped.add(doc)
                 return -1, None

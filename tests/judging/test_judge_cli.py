@@ -144,14 +144,25 @@ def test_answers_without_a_grade_are_recorded_failures_not_guesses(
 
 
 @pytest.mark.parametrize("status", [400, 422, 500])
-def test_an_endpoint_refusing_the_schema_is_asked_in_plain_text(
+def test_an_endpoint_refusing_the_schema_is_asked_for_a_json_object(
     make_world: Callable[..., JudgeWorld], cli: Callable[..., Any], server: ChatServer, status: int
 ) -> None:
     w = make_world(judge="concurrency = 1")
     server.refuse_schema = status  # 500: llama-cpp-python's server, naming response_format
     data = json.loads(_judge(cli, w, "--limit", "4", "--json").stdout)
-    assert (data["added"], data["structured"]) == (4, False)
-    assert [s for _, s, _ in server.requests] == [True, False, False, False, False]
+    assert (data["added"], data["structured"], data["answer_format"]) == (4, True, "json_object")
+    assert server.formats == ["json_schema"] + ["json_object"] * 4
+    assert sorted(_llm_grades(w.url).values()) == [0, 1, 2, 3]
+
+
+def test_an_endpoint_refusing_both_json_forms_is_asked_in_plain_text(
+    make_world: Callable[..., JudgeWorld], cli: Callable[..., Any], server: ChatServer
+) -> None:
+    w = make_world(judge="concurrency = 1")
+    server.refuse_schema, server.refuse_json_object = 400, True
+    data = json.loads(_judge(cli, w, "--limit", "4", "--json").stdout)
+    assert (data["added"], data["structured"], data["answer_format"]) == (4, False, "text")
+    assert server.formats == ["json_schema", "json_object", None, None, None, None]
     assert sorted(_llm_grades(w.url).values()) == [0, 1, 2, 3]
 
 
