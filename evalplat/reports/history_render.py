@@ -6,7 +6,7 @@ marking (``_safe``) it uses.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from evalplat.reports import charts
 from evalplat.reports.data import HistoryPage
@@ -32,37 +32,50 @@ def history_html(page: HistoryPage, links: Links | None = None) -> str:
         for i in range(1, len(page.runs))
         if page.runs[i].judgment_version != page.runs[i - 1].judgment_version
     ]
-    figures = []
-    for name in page.metrics:
-        target = page.targets.get(name)
+
+    def chart(name: str, values: list[float | None], label: str, *, overall: bool = True) -> Any:
+        # a target is a figure of all queries: a segment's chart does not draw it
+        target = page.targets.get(name) if overall else None
         verdicts = {} if target is None else target.verdicts
         points = [
             charts.LinePoint(
                 label=date,
-                value=h.means.get(name),
+                value=value,
                 kind="baseline" if h.is_baseline else kinds.get(h.verdict or "", "run"),
                 note=f"run #{h.run.id} · {h.run.started_at} · config v{h.run.config_version}"
                 + (f" · {h.verdict}" if h.verdict else "")
                 + (f" · target {verdicts[h.run.id]}" if h.run.id in verdicts else ""),
             )
-            for h, date in zip(page.runs, dates, strict=True)
+            for h, date, value in zip(page.runs, dates, values, strict=True)
         ]
-        bounded = parse(name).spec.bounded
-        svg = charts.line_chart(
-            points,
-            label=f"{name} over time",
-            version_changes=changes,
-            judgment_changes=judgments,
-            width=540,
-            height=190,
-            # most measures are never below 0; the axis still widens to a lower value (a rank
-            # correlation can be negative)
-            floor=0.0,
-            ceiling=1.0 if bounded else None,
-            target=None if target is None else (target.bound, target.value),
+        return _safe(
+            charts.line_chart(
+                points,
+                label=label,
+                version_changes=changes,
+                judgment_changes=judgments,
+                width=540,
+                height=190,
+                # most measures are never below 0; the axis still widens to a lower value (a
+                # rank correlation can be negative)
+                floor=0.0,
+                ceiling=1.0 if parse(name).spec.bounded else None,
+                target=None if target is None else (target.bound, target.value),
+            )
         )
-        figures.append((name, _safe(svg)))
-    return _render("history.html", links, page=page, charts=figures)
+
+    figures = [
+        (name, chart(name, [h.means.get(name) for h in page.runs], f"{name} over time"))
+        for name in page.metrics
+    ]
+    by_segment = []
+    if page.segment_metric is not None:
+        name = page.segment_metric
+        for tag, values in page.segments.items():
+            line = [values.get(h.run.id) for h in page.runs]
+            label = f"{name} over time, segment {tag}"
+            by_segment.append((tag, chart(name, line, label, overall=False)))
+    return _render("history.html", links, page=page, charts=figures, segment_charts=by_segment)
 
 
 def run_dates(started: list[str], run_ids: list[int]) -> list[str]:

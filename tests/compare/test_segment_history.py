@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -102,3 +103,19 @@ def test_an_unknown_segment_is_exit_2_naming_the_option_and_the_known_tags(
         "error: --segment 'tial': no query of these runs carries this tag "
         "(known tags: head, rare, tail)"
     ]
+
+
+def test_the_history_page_draws_a_line_per_segment(store: Store, tmp_path: Path) -> None:
+    from evalplat.reports.gather import gather_history
+    from evalplat.reports.render import render_history
+
+    first, second, _ = runs(store)
+    (page,) = gather_history(store, "engine")
+    assert page.segment_metric == page.metrics[0] == "AP"  # the first metric, alphabetically
+    assert sorted(page.segments) == ["head", "rare", "tail"]
+    # AP: 4 of the 6 relevant documents at ranks 1-4 = 4/6; the tail retrieves none after
+    assert page.segments["head"] == pytest.approx({first: 4 / 6, second: 4 / 6})
+    assert page.segments["tail"] == pytest.approx({first: 4 / 6, second: 0.0})
+    html = render_history(store, "engine", tmp_path / "history.html").read_text()
+    assert '<h2 id="by-segment">AP by segment</h2>' in html
+    assert html.count('aria-label="AP over time, segment ') == 3
