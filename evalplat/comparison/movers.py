@@ -6,7 +6,7 @@ is loaded back.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from evalplat.comparison.results import CompareOptions, Movers, QueryMove
@@ -18,14 +18,23 @@ if TYPE_CHECKING:
 
 
 def per_query_frame(
-    name: str, query_ids: pd.Index, a: NDArray[np.float64], b: NDArray[np.float64]
+    names: Sequence[str],
+    query_ids: pd.Index,
+    baseline: Sequence[NDArray[np.float64]],
+    candidate: Sequence[NDArray[np.float64]],
 ) -> pd.DataFrame:
+    """``metric, query_id, baseline, candidate, delta``: the metrics one after the other, each
+    over ``query_ids`` in order; built in one piece rather than a frame per metric."""
+    import numpy as np
     import pandas as pd
 
+    a = np.concatenate(baseline) if baseline else np.empty(0)
+    b = np.concatenate(candidate) if candidate else np.empty(0)
+    ids = query_ids.to_numpy(dtype=object)
     return pd.DataFrame(
         {
-            "metric": name,
-            "query_id": query_ids.to_numpy(dtype=object),
+            "metric": np.repeat(np.asarray(names, dtype=object), ids.size),
+            "query_id": np.tile(ids, len(names)),
             "baseline": a,
             "candidate": b,
             "delta": b - a,

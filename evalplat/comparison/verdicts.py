@@ -102,7 +102,6 @@ def compare_scores(
     (``evalplat.comparison.segments``).
     """
     import numpy as np
-    import pandas as pd
 
     from evalplat.comparison.sessions import by_session, compare_sessions
 
@@ -139,7 +138,7 @@ def compare_scores(
         gate = gate_by_metric.get(name)
         judged = judged_coverage(metric, wide_a, wide_b, coverage)
         rows.append(_measure(metric, a, b, gate, options, judged, weights=w, draws=draws))
-        per_query.append(per_query_frame(name, wide_a.index, a, b))
+        per_query.append((name, a, b))
         movers[name] = movers_of(name, wide_a.index, a, b, metric.direction, options, id_rank)
     by_segment = segments.measure_segments(
         chosen, wide_a, wide_b, w, query_tags, gate_by_segment, options,
@@ -162,7 +161,14 @@ def compare_scores(
         gates=(*gate_by_metric.values(), *gate_by_segment.values()),
         verdict=verdict,
         queries=len(wide_a.index),
-        per_query=pd.concat(per_query, ignore_index=True) if per_query else None,
+        per_query=per_query_frame(
+            [name for name, _, _ in per_query],
+            wide_a.index,
+            [a for _, a, _ in per_query],
+            [b for _, _, b in per_query],
+        )
+        if per_query
+        else None,
         weighted=weights is not None,
         segments=per_segment,
         query_tags=query_tags,
