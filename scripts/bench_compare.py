@@ -78,14 +78,16 @@ def system_metrics_cost(queries: int, repeat: int) -> None:
                           for name, v in values.items()], ignore_index=True)  # fmt: skip
 
     baseline, candidate = scores(0.0), scores(-0.002)
-    best = {}
-    for label, names in (("relevance", relevance), ("relevance + system", relevance + system)):
-        timings = []
-        for _ in range(repeat):
+    sets = {"relevance": relevance, "relevance + system": relevance + system}
+    timings: dict[str, list[float]] = {label: [] for label in sets}
+    compare_scores(baseline, candidate, relevance)  # warm up imports and caches
+    # alternate the two so that a change in the machine's load weighs on both alike
+    for _ in range(repeat):
+        for label, names in sets.items():
             start = time.perf_counter()
             compare_scores(baseline, candidate, names)
-            timings.append(time.perf_counter() - start)
-        best[label] = min(timings)
+            timings[label].append(time.perf_counter() - start)
+    best = {label: min(values) for label, values in timings.items()}
     extra = best["relevance + system"] / best["relevance"] - 1
     print(
         f"compare_scores, {queries} queries: {len(relevance)} metrics {best['relevance']:.2f} s, "

@@ -222,26 +222,69 @@ def history_command(
         str | None,
         typer.Option("--testset", "-t", help="Only runs on this test set.", show_default=False),
     ] = None,
+    segment: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--segment",
+            "-s",
+            help="Also show the metric over the queries carrying this tag, repeatable "
+            "(weighted like a comparison's segment rows).",
+            show_default=False,
+        ),
+    ] = None,
     as_json: JsonOption = False,
     db: DbOption = None,
 ) -> None:
-    """Runs of a config over time: a metric's mean and the verdict against the baseline."""
+    """Runs of a config over time: a metric's mean, per segment if asked, and the verdict
+    against the baseline."""
+    from evalplat.errors import InputError
     from evalplat.metrics.registry import parse
 
     name = str(parse(metric))
-    points = open_store(db).history(config, testset)
+    store = open_store(db)
+    points = store.history(config, testset)
+    wanted = list(dict.fromkeys(segment or []))
+    by_run: dict[int, list[dict[str, object]]] = {}
+    if wanted:
+        frame, known = store.history_segments(points, name)
+        unknown = [tag for tag in wanted if tag not in known]
+        if unknown:
+            raise InputError(
+                f"--segment {unknown[0]!r}: no query of these runs carries this tag "
+                f"(known tags: {', '.join(known) if known else 'none'})"
+            )
+        frame = frame[frame["segment"].isin(wanted)]
+        for row in frame.to_dict("records"):
+            by_run.setdefault(int(row["run_id"]), []).append(
+                {
+                    "segment": str(row["segment"]),
+                    "metric": name,
+                    "value": float(row["value"]),
+                    "queries": int(row["queries"]),
+                }
+            )
     if as_json:
-        print_json([p.to_dict() for p in points])
+        print_json(
+            [
+                p.to_dict() | ({"segments": by_run.get(p.run_id, [])} if wanted else {})
+                for p in points
+            ]
+        )
         return
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
-    table = Table("run", "started", "status", "config", "test set", "judgments", name, "verdict")
+    table = Table("run", "started", "status", "config", "test set", "judgments", name)
+    for tag in wanted:
+        table.add_column(escape(f"{name} [{tag}]"))
+    table.add_column("verdict")
     previous: dict[str, int | None] = {}
     for p in points:
         value = p.means.get(name)
         changed = p.test_set in previous and previous[p.test_set] != p.judgment_version
         previous[p.test_set] = p.judgment_version
+        seg_values = {str(r["segment"]): r for r in by_run.get(p.run_id, [])}
         table.add_row(
             str(p.run_id) + (" *" if p.is_baseline else ""),
             f"{p.started_at:%Y-%m-%d %H:%M}",
@@ -250,12 +293,19 @@ def history_command(
             f"{p.test_set}@{p.test_set_version}",
             f"v{p.judgment_version}" + (" ◆" if changed else ""),
             "" if value is None else f"{value:.4f}",
+            *(_segment_cell(seg_values.get(tag)) for tag in wanted),
             p.verdict or "",
         )
     Console().print(table)
     Console().print(
-        "* baseline · ◆ new judgments: not comparable with the rows above", highlight=False
+        "* baseline · ◆ new judgments: not comparable with the rows above"
+        + (escape(" · [tag]: over the queries carrying that tag") if wanted else ""),
+        highlight=False,
     )
+
+
+def _segment_cell(row: dict[str, object] | None) -> str:
+    return "" if row is None else f"{row['value']:.4f}"
 
 
 @baseline_app.command("set")

@@ -21,17 +21,27 @@ __all__ = ["choose_metrics", "judged_coverage", "wide_scores"]
 
 
 def wide_scores(scores: pd.DataFrame, side: str) -> pd.DataFrame:
+    """One row per query (sorted by id as text), one column per metric in the order the
+    metrics first appear (the user's order); a missing (query, metric) is NaN."""
+    import numpy as np
     import pandas as pd
 
     missing = {"query_id", "metric", "value"} - set(scores.columns)
     if missing:
         raise InputError(f"{side} scores need columns query_id, metric, value")
-    if scores.duplicated(["query_id", "metric"]).any():
+    # factorized codes into a preallocated grid: a pivot without its index machinery
+    query_codes, query_ids = pd.factorize(scores["query_id"].astype(str), sort=True)
+    metric_codes, metric_names = pd.factorize(scores["metric"])
+    cells = query_codes.astype(np.int64) * len(metric_names) + metric_codes
+    if np.bincount(cells, minlength=1).max(initial=0) > 1:
         raise InputError(f"{side} scores have more than one value for a (query, metric)")
-    wide = scores.pivot(index="query_id", columns="metric", values="value")
-    wide.index = wide.index.astype(str)
-    # Keep the metrics in the order they were scored (the user's order), not alphabetical.
-    return wide.sort_index()[list(pd.unique(scores["metric"].to_numpy(dtype=object)))]
+    grid = np.full((len(query_ids), len(metric_names)), np.nan)
+    grid[query_codes, metric_codes] = scores["value"].to_numpy(dtype=np.float64)
+    return pd.DataFrame(
+        grid,
+        index=pd.Index(np.asarray(query_ids, dtype=object), name="query_id"),
+        columns=pd.Index(np.asarray(metric_names, dtype=object), name="metric"),
+    )
 
 
 def choose_metrics(
@@ -61,7 +71,10 @@ def choose_metrics(
 
 
 def judged_coverage(
-    metric: Metric, wide_a: pd.DataFrame, wide_b: pd.DataFrame
+    metric: Metric,
+    wide_a: pd.DataFrame,
+    wide_b: pd.DataFrame,
+    cache: dict[str, tuple[float | None, float | None, float | None]] | None = None,
 ) -> tuple[float | None, float | None, float | None]:
     """Mean Judged@k of both sides, and how much the unjudged share of the top k rose.
 
@@ -70,7 +83,9 @@ def judged_coverage(
     without showing a single unjudged document. When both sides have ``NumRet``, the guard
     therefore uses the unjudged share U@k = min(k, NumRet) * (1 - Judged@k) / k per query, and
     the third value is mean U@k of the candidate minus the baseline's. Without ``NumRet`` it is
-    the fall of Judged@k. (None, None, None) when neither side has a Judged@k.
+    the fall of Judged@k. (None, None, None) when neither side has a Judged@k. ``cache`` (one
+    dict per pair of frames) keeps the figures of each Judged@k, which metrics sharing a cutoff
+    read alike.
     """
     from evalplat.metrics.registry import parse
 
@@ -85,14 +100,20 @@ def judged_coverage(
     key = judged.get(metric.cutoff) if metric.cutoff is not None else None
     k = metric.cutoff if key is not None and metric.cutoff is not None else max(judged)
     key = key or judged[k]
+    if cache is not None and key in cache:
+        return cache[key]
     mean_a, mean_b = float(wide_a[key].mean()), float(wide_b[key].mean())
     if "NumRet" in wide_a.columns and "NumRet" in wide_b.columns:
 
         def unjudged(wide: pd.DataFrame) -> float:
             # Judged@k is judged / min(k, retrieved), so the unjudged documents shown are
             # min(k, retrieved) * (1 - Judged@k); a query with no results shows none.
-            shown = wide["NumRet"].clip(upper=k)
-            return float((shown * (1.0 - wide[key]) / k).mean())
+            shown = wide["NumRet"].to_numpy(dtype=float).clip(max=k)
+            return float((shown * (1.0 - wide[key].to_numpy(dtype=float)) / k).mean())
 
-        return mean_a, mean_b, unjudged(wide_b) - unjudged(wide_a)
-    return mean_a, mean_b, mean_a - mean_b
+        result = (mean_a, mean_b, unjudged(wide_b) - unjudged(wide_a))
+    else:
+        result = (mean_a, mean_b, mean_a - mean_b)
+    if cache is not None:
+        cache[key] = result
+    return result

@@ -122,6 +122,8 @@ def measure_segments(
     ``family`` it belongs to."""
     import numpy as np
 
+    if not query_tags:
+        return []
     index = [str(q) for q in wide_a.index]
     members: dict[str, list[int]] = {}
     for position, query_id in enumerate(index):

@@ -39,7 +39,7 @@ FloatArray = NDArray[np.float64]
 
 # Permutations are drawn in blocks of this many rows so that memory stays near
 # ``_CHUNK * n_queries`` bytes whatever the number of permutations.
-_CHUNK_CELLS = 250_000
+CHUNK_CELLS = 250_000
 
 
 @dataclass(frozen=True)
@@ -91,8 +91,9 @@ def weighted_mean(values: ArrayLike, weights: ArrayLike | None = None) -> float:
     return float(np.dot(v, w) / w.sum())
 
 
-def _weighted(d: FloatArray, weights: ArrayLike | None) -> FloatArray:
-    """The weighted differences ``w d / mean(w)`` (module doc); ``d`` itself when unweighted."""
+def weighted_differences(d: FloatArray, weights: ArrayLike | None) -> FloatArray:
+    """The weighted differences ``w d / mean(w)`` (module doc); ``d`` itself when unweighted
+    (or equally weighted)."""
     w = query_weights(weights, d.size)
     if w is None:
         return d
@@ -126,7 +127,7 @@ def randomization_test(
     left, right = paired(a, b)
     if n < 1:
         raise InputError(f"the number of permutations must be 1 or more, got {n}")
-    d = _weighted(right - left, weights)
+    d = weighted_differences(right - left, weights)
     m = d.size
     if m == 0 or not d.any():
         return 1.0
@@ -139,7 +140,7 @@ def randomization_test(
     offsets = np.arange(width, dtype=np.intp) * 256
     flat = table.T.ravel()
     rng = np.random.default_rng(seed)
-    chunk = max(1, min(n, _CHUNK_CELLS // width))
+    chunk = max(1, min(n, CHUNK_CELLS // width))
     extreme = 0
     done = 0
     while done < n:
@@ -180,7 +181,7 @@ def t_test(a: ArrayLike, b: ArrayLike, *, weights: ArrayLike | None = None) -> f
 
     left, right = paired(a, b)
     d = right - left
-    x = _weighted(d, weights)
+    x = weighted_differences(d, weights)
     if x.size < 2 or not x.any():
         return 1.0
     if _constant(x):
@@ -202,7 +203,7 @@ def wilcoxon(a: ArrayLike, b: ArrayLike, *, weights: ArrayLike | None = None) ->
     from scipy import stats
 
     left, right = paired(a, b)
-    d = _weighted(right - left, weights)
+    d = weighted_differences(right - left, weights)
     if not d.any():
         return 1.0
     with warnings.catch_warnings():
@@ -241,7 +242,7 @@ def bootstrap_ci(
         return float(d[0]), float(d[0])
     rng = np.random.default_rng(seed)
     m = d.size
-    chunk = max(1, min(n, _CHUNK_CELLS // m))
+    chunk = max(1, min(n, CHUNK_CELLS // m))
     means = np.empty(n, dtype=np.float64)
     done = 0
     while done < n:
@@ -281,7 +282,7 @@ def bootstrap_difference(
         return 1.0, (0.0, 0.0)
     rng = np.random.default_rng(seed)
     m = left.size
-    chunk = max(1, min(n, _CHUNK_CELLS // m))
+    chunk = max(1, min(n, CHUNK_CELLS // m))
     diffs = np.empty(n, dtype=np.float64)
     order_stat = _order_statistic(left, right, metric)
     done = 0
@@ -380,7 +381,7 @@ def effect_size(a: ArrayLike, b: ArrayLike, *, weights: ArrayLike | None = None)
     whose standardised size is infinite).
     """
     left, right = paired(a, b)
-    d = _weighted(right - left, weights)
+    d = weighted_differences(right - left, weights)
     if not d.any():
         return 0.0
     if d.size < 2:

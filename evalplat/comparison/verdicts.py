@@ -23,12 +23,13 @@ alert); the ungated metrics are corrected as a second family, for display only.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from evalplat.comparison import segments
 from evalplat.comparison.guard import BoundScores, guard_verdict
-from evalplat.comparison.movers import movers_of, per_query_frame
+from evalplat.comparison.movers import movers_of, per_query_frame, query_id_rank
 from evalplat.comparison.results import (
     BOUND_FIELDS,
     TESTS,
@@ -45,6 +46,7 @@ from evalplat.comparison.results import (
     Verdict,
 )
 from evalplat.comparison.scores import choose_metrics, judged_coverage, wide_scores
+from evalplat.comparison.shared_draws import SharedDraws
 from evalplat.errors import InputError
 from evalplat.metrics.registry import Metric
 
@@ -100,7 +102,6 @@ def compare_scores(
     (``evalplat.comparison.segments``).
     """
     import numpy as np
-    import pandas as pd
 
     from evalplat.comparison.sessions import by_session, compare_sessions
 
@@ -127,18 +128,23 @@ def compare_scores(
     rows: list[dict[str, Any]] = []
     per_query = []
     movers: dict[str, Movers] = {}
+    draws = SharedDraws(options)
+    coverage: dict[str, tuple[float | None, float | None, float | None]] = {}
+    id_rank = query_id_rank(wide_a.index)
     for metric in chosen:
         name = str(metric)
         a = wide_a[name].to_numpy(dtype=np.float64)
         b = wide_b[name].to_numpy(dtype=np.float64)
         gate = gate_by_metric.get(name)
-        judged = judged_coverage(metric, wide_a, wide_b)
-        rows.append(_measure(metric, a, b, gate, options, judged, weights=w))
-        per_query.append(per_query_frame(name, wide_a.index, a, b))
-        movers[name] = movers_of(name, wide_a.index, a, b, metric.direction, options)
+        judged = judged_coverage(metric, wide_a, wide_b, coverage)
+        rows.append(_measure(metric, a, b, gate, options, judged, weights=w, draws=draws))
+        per_query.append((name, a, b))
+        movers[name] = movers_of(name, wide_a.index, a, b, metric.direction, options, id_rank)
     by_segment = segments.measure_segments(
-        chosen, wide_a, wide_b, w, query_tags, gate_by_segment, options, _measure
-    )
+        chosen, wide_a, wide_b, w, query_tags, gate_by_segment, options,
+        partial(_measure, draws=draws),
+    )  # fmt: skip
+    draws.run()
     _correct(rows + by_segment)
     best = _optimistic(bound, chosen, gate_by_metric, options, weights)
     compared = tuple(_decide(row, options, best.get(row["metric"])) for row in rows)
@@ -155,7 +161,14 @@ def compare_scores(
         gates=(*gate_by_metric.values(), *gate_by_segment.values()),
         verdict=verdict,
         queries=len(wide_a.index),
-        per_query=pd.concat(per_query, ignore_index=True) if per_query else None,
+        per_query=per_query_frame(
+            [name for name, _, _ in per_query],
+            wide_a.index,
+            [a for _, a, _ in per_query],
+            [b for _, _, b in per_query],
+        )
+        if per_query
+        else None,
         weighted=weights is not None,
         segments=per_segment,
         query_tags=query_tags,
@@ -208,8 +221,11 @@ def _measure(
     judged: tuple[float | None, float | None, float | None],
     *,
     weights: NDArray[np.float64] | None = None,
+    draws: SharedDraws | None = None,
 ) -> dict[str, Any]:
-    """Everything but the corrected p-value and the verdict, as a row dict."""
+    """Everything but the corrected p-value and the verdict, as a row dict. With ``draws`` the
+    randomization test and the bootstraps are registered there and filled in by its ``run``
+    (one draw for all the rows of a comparison)."""
     import numpy as np
 
     from evalplat.comparison import stats
@@ -232,22 +248,34 @@ def _measure(
         test = "bootstrap"
     p_value: float | None = None
     ci: tuple[float | None, float | None] = (None, None)
+    pending: list[Callable[[dict[str, Any]], None]] = []
     if identical:
         p_value, ci = 1.0, (0.0, 0.0)
     elif metric.gateable and a.size and test == "bootstrap":
-        p_value, ci = stats.bootstrap_difference(
-            a, b, metric, n=options.bootstrap, seed=options.seed, level=options.ci_level
-        )
+        if draws is None:
+            p_value, ci = stats.bootstrap_difference(
+                a, b, metric, n=options.bootstrap, seed=options.seed, level=options.ci_level
+            )
+        else:
+            pending.append(lambda row: draws.percentile(row, a, b, metric))
     elif metric.gateable and a.size:
-        p_value = _p_value(test, a, b, options, w)
-        low, high = stats.bootstrap_ci(d, n=options.bootstrap, seed=options.seed,
-                                       level=options.ci_level, weights=w)  # fmt: skip
         scale = float(a.size) if metric.aggregate == "sum" else 1.0
-        ci = (low * scale, high * scale)
+        if draws is None:
+            p_value = _p_value(test, a, b, options, w)
+            low, high = stats.bootstrap_ci(d, n=options.bootstrap, seed=options.seed,
+                                           level=options.ci_level, weights=w)  # fmt: skip
+            ci = (low * scale, high * scale)
+        else:
+            if test == "randomization":
+                x = stats.weighted_differences(d, w)
+                pending.append(lambda row: draws.randomization(row, x))
+            else:
+                p_value = _p_value(test, a, b, options, w)
+            pending.append(lambda row: draws.mean_interval(row, d, w, scale))
     counts = stats.wins_ties_losses(
         a, b, tolerance=options.tie_tolerance, higher_is_better=metric.higher_is_better
     )
-    return {
+    row = {
         "metric": str(metric),
         "metric_obj": metric,
         "higher_is_better": metric.higher_is_better,
@@ -278,6 +306,9 @@ def _measure(
         if gate is None
         else gate.unjudged,
     }
+    for register in pending:
+        register(row)
+    return row
 
 
 def _p_value(
@@ -332,6 +363,7 @@ def _optimistic(
     wide_b = wide_b.loc[wide_a.index]
     w = segments.weight_vector(wide_a.index, weights)
     rows = []
+    draws = SharedDraws(options)
     for metric in chosen:
         name = str(metric)
         if name not in wide_a.columns or name not in wide_b.columns:
@@ -339,7 +371,10 @@ def _optimistic(
         a = wide_a[name].to_numpy(dtype=np.float64)
         b = wide_b[name].to_numpy(dtype=np.float64)
         gate = gate_by_metric.get(name)
-        rows.append(_measure(metric, a, b, gate, options, (None, None, None), weights=w))
+        rows.append(
+            _measure(metric, a, b, gate, options, (None, None, None), weights=w, draws=draws)
+        )
+    draws.run()
     _correct(rows)
     result = {}
     for row in rows:

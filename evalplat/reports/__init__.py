@@ -8,9 +8,9 @@ the files.
 
 from __future__ import annotations
 
+from evalplat.reports.history_render import history_html
 from evalplat.reports.render import (
     comparison_html,
-    history_html,
     index_html,
     render_comparison,
     render_history,

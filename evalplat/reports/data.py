@@ -346,6 +346,12 @@ class HistoryPage:
     metrics: tuple[str, ...]
     runs: tuple[HistoryRun, ...]  # oldest first
     targets: Mapping[str, TargetLine] = field(default_factory=dict)
+    # the first metric over each segment (query tag): segment -> run id -> value
+    segments: Mapping[str, Mapping[int, float]] = field(default_factory=dict)
+
+    @property
+    def segment_metric(self) -> str | None:
+        return self.metrics[0] if self.segments and self.metrics else None
 
 
 def history_page(
@@ -354,13 +360,16 @@ def history_page(
     runs: Sequence[HistoryRun],
     metrics: Sequence[str] | None = None,
     targets: Mapping[str, TargetLine] | None = None,
+    segments: Mapping[str, Mapping[int, float]] | None = None,
 ) -> HistoryPage:
-    """Runs oldest first; metrics default to every metric of any run, in first-seen order."""
+    """Runs oldest first; metrics default to every metric of any run, in first-seen order.
+    ``segments`` (segment -> run id -> value of the first metric) are drawn in tag order."""
     ordered = tuple(sorted(runs, key=lambda r: r.run.id))
     names = (
         list(metrics) if metrics else list(dict.fromkeys(name for r in ordered for name in r.means))
     )
-    return HistoryPage(config, test_set, tuple(names), ordered, dict(targets or {}))
+    by_tag = {tag: dict(values) for tag, values in sorted((segments or {}).items())}
+    return HistoryPage(config, test_set, tuple(names), ordered, dict(targets or {}), by_tag)
 
 
 @dataclass(frozen=True)

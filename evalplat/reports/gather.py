@@ -7,7 +7,7 @@ per version and shared between pages of one site (``TestSetCache``).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from evalplat.errors import InputError
@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from evalplat.comparison.targets import TargetVerdict
     from evalplat.comparison.verdicts import ComparisonResult
     from evalplat.store import Store
+    from evalplat.store.history import HistoryPoint
     from evalplat.store.runs import RunInfo
 
 
@@ -191,8 +192,21 @@ def gather_history(
         present = {metric for r in runs for metric in r.means}
         order = [m for m in chosen.get(name, []) if m in present]
         order += sorted(present - set(order))
-        pages.append(history_page(config, name, runs, order, with_targets(runs, kept)))
+        shown = [p for p in points if p.test_set == name and p.run_id in {r.run.id for r in runs}]
+        segments = _segment_lines(store, shown, order[0]) if order else {}
+        pages.append(history_page(config, name, runs, order, with_targets(runs, kept), segments))
     return pages
+
+
+def _segment_lines(
+    store: Store, points: Sequence[HistoryPoint], metric: str
+) -> dict[str, dict[int, float]]:
+    """``metric`` per segment and run (``Store.history_segments``): tag -> run id -> value."""
+    frame, _ = store.history_segments(points, metric)
+    lines: dict[str, dict[int, float]] = {}
+    for row in frame.to_dict("records"):
+        lines.setdefault(str(row["segment"]), {})[int(row["run_id"])] = float(row["value"])
+    return lines
 
 
 # The metric column for the alert kinds that are not plain regressions.

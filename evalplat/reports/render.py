@@ -8,7 +8,7 @@ Site layout written by :func:`render_site` (every link relative, so the folder c
     index.html
     health/<config>--<test set>.html   (query health over the last 30 days)
     runs/run-<id>.html
-    history/<config>--<test set>.html
+    history/<config>--<test set>.html   (evalplat.reports.history_render)
     compare/compare-<comparison id>.html
 
 Escaping: autoescape is on for every template; SVG charts are built with ``html.escape`` and
@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from evalplat.reports import charts
 from evalplat.reports.compared import ComparisonPage, comparison_page
 from evalplat.reports.data import HistoryPage, QueryTable, RunHeader, RunPage, SiteEntry, SiteIndex
+from evalplat.reports.history_render import history_html
 
 if TYPE_CHECKING:
     import jinja2
@@ -221,67 +222,6 @@ def run_html(page: RunPage, links: Links | None = None) -> str:
         label = "Distribution of latency (ms) per answered query"
         figures.append(("Latency (ms)", _safe(charts.value_histogram(page.latencies, label=label))))
     return _render("run.html", links, page=page, charts=figures, table=page.table)
-
-
-def history_html(page: HistoryPage, links: Links | None = None) -> str:
-    kinds = {"regression": "regression", "improvement": "improvement"}
-    changes = [
-        i
-        for i in range(1, len(page.runs))
-        if page.runs[i].run.config_version != page.runs[i - 1].run.config_version
-    ]
-    from evalplat.metrics.registry import parse
-
-    dates = run_dates([h.run.started_at for h in page.runs], [h.run.id for h in page.runs])
-    judgments = [
-        i
-        for i in range(1, len(page.runs))
-        if page.runs[i].judgment_version != page.runs[i - 1].judgment_version
-    ]
-    figures = []
-    for name in page.metrics:
-        target = page.targets.get(name)
-        verdicts = {} if target is None else target.verdicts
-        points = [
-            charts.LinePoint(
-                label=date,
-                value=h.means.get(name),
-                kind="baseline" if h.is_baseline else kinds.get(h.verdict or "", "run"),
-                note=f"run #{h.run.id} · {h.run.started_at} · config v{h.run.config_version}"
-                + (f" · {h.verdict}" if h.verdict else "")
-                + (f" · target {verdicts[h.run.id]}" if h.run.id in verdicts else ""),
-            )
-            for h, date in zip(page.runs, dates, strict=True)
-        ]
-        bounded = parse(name).spec.bounded
-        svg = charts.line_chart(
-            points,
-            label=f"{name} over time",
-            version_changes=changes,
-            judgment_changes=judgments,
-            width=540,
-            height=190,
-            # most measures are never below 0; the axis still widens to a lower value (a rank
-            # correlation can be negative)
-            floor=0.0,
-            ceiling=1.0 if bounded else None,
-            target=None if target is None else (target.bound, target.value),
-        )
-        figures.append((name, _safe(svg)))
-    return _render("history.html", links, page=page, charts=figures)
-
-
-def run_dates(started: list[str], run_ids: list[int]) -> list[str]:
-    """x-axis labels of runs started at ``started`` (``2026-05-01 03:00 UTC``), never two
-    alike: the date; date and time (``05-01 03:00``) when two runs share a day; date and run
-    id (``05-01 #12``) when two share a minute."""
-    for labels in (
-        [moment[:10] for moment in started],
-        [moment[5:16] for moment in started],
-    ):
-        if len(set(labels)) == len(labels):
-            return labels
-    return [f"{moment[5:10]} #{run_id}" for moment, run_id in zip(started, run_ids, strict=True)]
 
 
 def _target_counts(history: HistoryPage, run_id: int) -> dict[str, int]:

@@ -4,6 +4,7 @@ top-ranked documents of a run nobody has judged yet.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -11,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from evalplat.db.bulk import read_frame
 from evalplat.db.models import (
     Baseline,
     Comparison,
@@ -20,6 +22,7 @@ from evalplat.db.models import (
     Judgment,
     MetricMean,
     Query,
+    QueryScore,
     Result,
     Run,
     TestSet,
@@ -32,6 +35,8 @@ from evalplat.store.run_rows import evaluation_on, latest_evaluations, resolve_r
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from evalplat.metrics.registry import Metric
 
 
 @dataclass(frozen=True)
@@ -56,9 +61,11 @@ class HistoryPoint:
     verdict: str | None
     comparison_id: int | None
     judgment_version: int | None = None
+    evaluation_id: int | None = None  # the evaluation ``means`` come from (not in the JSON)
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
+        data.pop("evaluation_id")
         data["started_at"] = self.started_at.isoformat()
         return data
 
@@ -91,12 +98,14 @@ class HistoryMixin(StoreBase):
                 for b in session.scalars(select(Baseline).where(Baseline.config_id == config_id))
             }
             infos = {info.id: info for info in run_infos(session, [r[0] for r in rows])}
+            latest = latest_evaluations(session, [r[0].id for r in rows])
             points = []
             for run, version, label, ts_name, ts_version, ts_id in rows:
                 verdict, comparison_id = _verdict_against(session, baselines.get(ts_id), run.id)
                 own = evaluation_on(session, run.id, run.test_set_version_id)
                 means = infos[run.id].means if own is None else _means(session, own)
                 judged_on = infos[run.id].scored_against_version if own is None else ts_version
+                evaluation_id = own if own is not None else latest.get(run.id)
                 points.append(
                     HistoryPoint(
                         run_id=run.id,
@@ -111,9 +120,63 @@ class HistoryMixin(StoreBase):
                         verdict=verdict,
                         comparison_id=comparison_id,
                         judgment_version=judged_on,
+                        evaluation_id=evaluation_id,
                     )
                 )
             return points
+
+    def history_segments(
+        self, points: Sequence[HistoryPoint], metric: str | Metric
+    ) -> tuple[pd.DataFrame, list[str]]:
+        """``metric`` per segment for each run of ``points`` (``history``'s), from the per-query
+        scores its means come from and the tags and weights of that evaluation's test set
+        version (``evalplat.comparison.segment_history``): a frame ``run_id, segment, value,
+        queries``, and every tag the runs' queries carry, sorted."""
+        import pandas as pd
+
+        from evalplat.comparison.segment_history import SEGMENT_COLUMNS, segment_values
+        from evalplat.metrics.registry import parse
+
+        measure = parse(str(metric))
+        evaluations = [p.evaluation_id for p in points if p.evaluation_id is not None]
+        if not evaluations:
+            return pd.DataFrame({name: [] for name in SEGMENT_COLUMNS}), []
+        with self.session() as session:
+            versions = session.execute(
+                select(Evaluation.run_id, Evaluation.test_set_version_id).where(
+                    Evaluation.id.in_(evaluations)
+                )
+            ).all()
+            version_ids = sorted({version for _, version in versions})
+            tagged = session.execute(
+                select(Query.test_set_version_id, Query.query_id, Query.weight, Query.tags).where(
+                    Query.test_set_version_id.in_(version_ids)
+                )
+            ).all()
+            # one columnar read per run (the bulk reader binds no IN lists)
+            scores = pd.concat(
+                [
+                    read_frame(
+                        session,
+                        select(Evaluation.run_id, QueryScore.query_id, QueryScore.value)
+                        .join(Evaluation, QueryScore.evaluation_id == Evaluation.id)
+                        .where(QueryScore.evaluation_id == evaluation_id)
+                        .where(QueryScore.metric == str(measure)),
+                        ["run_id", "query_id", "value"],
+                        {"run_id": "int64", "query_id": "str", "value": "float64"},
+                    )
+                    for evaluation_id in evaluations
+                ],
+                ignore_index=True,
+            )
+        queries = pd.DataFrame(
+            [tuple(row) for row in tagged if row[3]],
+            columns=["version_id", "query_id", "weight", "tags"],
+        )
+        runs = pd.DataFrame([tuple(row) for row in versions], columns=["run_id", "version_id"])
+        queries = runs.merge(queries, on="version_id")
+        known = sorted({str(tag) for tags in queries["tags"] for tag in tags})
+        return segment_values(scores, queries, measure), known
 
     def unjudged(self, run_ref: str | int, k: int = 10) -> pd.DataFrame:
         """Documents in the top ``k`` of a run that have no judgment in the test set version

@@ -237,6 +237,32 @@ def test_history_chart_axes_show_dates_and_distinct_ticks(
     assert_clean(seen)
 
 
+def test_history_draws_the_first_metric_per_segment(
+    visit: Callable[[str, str], Visit], fixed_history_page: HistoryPage
+) -> None:
+    from dataclasses import replace
+
+    # runs 1, 2, 3 (oldest first): the tail falls at run 2 while the head stays flat; the
+    # hostile tag has no query in run 3, a gap in its line
+    segments = {"head": {1: 0.4, 2: 0.4, 3: 0.4}, "tail": {1: 0.35, 2: 0.1, 3: 0.1},
+                HOSTILE: {1: 0.2, 2: 0.25}}  # fmt: skip
+    seen = visit("history.html", history_html(replace(fixed_history_page, segments=segments)))
+    page = seen.page
+    assert page.text_content("#by-segment") == "nDCG@10 by segment"
+    section = page.locator("section[aria-labelledby='by-segment']")
+    captions = section.locator("figcaption strong").all_text_contents()
+    assert captions == ["head", "tail", HOSTILE]
+    charts = section.locator("svg.line-chart")
+    assert charts.count() == 3 and page.locator("svg.line-chart").count() == 5
+    labels = [charts.nth(i).get_attribute("aria-label") or "" for i in range(3)]
+    assert labels[1].startswith("nDCG@10 over time, segment tail")
+    for i in range(3):
+        assert charts.nth(i).bounding_box() is not None
+        x_labels = charts.nth(i).locator("text.c-x").all_text_contents()
+        assert x_labels == ["2026-05-01", "2026-05-02", "2026-05-03"]
+    assert_clean(seen)
+
+
 def test_segment_table_and_filter_of_the_query_table(
     visit: Callable[[str, str], Visit], make_comparison_page: Callable[..., ComparisonPage]
 ) -> None:

@@ -94,7 +94,7 @@ def test_axis_ticks_pick_a_nice_step_and_matching_decimals() -> None:
 
 
 def test_history_axis_shows_run_dates() -> None:
-    from evalplat.reports.render import run_dates
+    from evalplat.reports.history_render import run_dates
 
     assert run_dates(["2026-05-01 03:00 UTC", "2026-05-02 03:00 UTC"], [1, 2]) == [
         "2026-05-01", "2026-05-02"
