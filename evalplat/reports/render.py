@@ -30,7 +30,15 @@ from typing import TYPE_CHECKING, Any
 
 from evalplat.reports import charts
 from evalplat.reports.compared import ComparisonPage, comparison_page
-from evalplat.reports.data import HistoryPage, QueryTable, RunHeader, RunPage, SiteEntry, SiteIndex
+from evalplat.reports.data import (
+    HistoryPage,
+    QueryTable,
+    RunHeader,
+    RunPage,
+    SiteEntry,
+    SiteIndex,
+    TargetLine,
+)
 
 if TYPE_CHECKING:
     import jinja2
@@ -238,14 +246,24 @@ def history_html(page: HistoryPage, links: Links | None = None) -> str:
         for i in range(1, len(page.runs))
         if page.runs[i].judgment_version != page.runs[i - 1].judgment_version
     ]
+    # a chart per metric (the run means), then one per segment target (the segment's figure)
+    series: list[tuple[str, str, Mapping[int, float], TargetLine | None]] = [
+        (name, name, {h.run.id: h.means[name] for h in page.runs if name in h.means},
+         page.targets.get(name))
+        for name in page.metrics
+    ]  # fmt: skip
+    series += [
+        (key, line.metric, {r: v for r, v in line.figures.items() if math.isfinite(v)}, line)
+        for key, line in page.targets.items()
+        if line.segment is not None
+    ]
     figures = []
-    for name in page.metrics:
-        target = page.targets.get(name)
+    for name, metric, values, target in series:
         verdicts = {} if target is None else target.verdicts
         points = [
             charts.LinePoint(
                 label=date,
-                value=h.means.get(name),
+                value=values.get(h.run.id),
                 kind="baseline" if h.is_baseline else kinds.get(h.verdict or "", "run"),
                 note=f"run #{h.run.id} · {h.run.started_at} · config v{h.run.config_version}"
                 + (f" · {h.verdict}" if h.verdict else "")
@@ -253,7 +271,7 @@ def history_html(page: HistoryPage, links: Links | None = None) -> str:
             )
             for h, date in zip(page.runs, dates, strict=True)
         ]
-        bounded = parse(name).spec.bounded
+        bounded = parse(metric).spec.bounded
         svg = charts.line_chart(
             points,
             label=f"{name} over time",
