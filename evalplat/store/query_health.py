@@ -24,6 +24,7 @@ from evalplat.db.models import (
     Result,
     Run,
     RunQuery,
+    RunTarget,
     TestSet,
     TestSetVersion,
 )
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
     from evalplat.comparison.query_health import HealthInputs
+    from evalplat.comparison.targets import Target
 
 _FINISHED = ("complete", "partial")
 
@@ -51,9 +53,13 @@ class QueryHealthMixin(StoreBase):
         metric: str | None = None,
         k: int = 10,
         window: str = "",
+        target: Target | None = None,
     ) -> HealthInputs:
         """The frames of :class:`~evalplat.comparison.query_health.HealthInputs` for
-        ``config`` on ``test_set`` over the runs started in the last ``since``."""
+        ``config`` on ``test_set`` over the runs started in the last ``since``.
+
+        The target the fix list measures against is ``target`` (on all queries, of the metric
+        read), or else the one the latest run of the window was checked against, if any."""
         import pandas as pd
 
         from evalplat.comparison.query_health import HealthInputs
@@ -110,6 +116,7 @@ class QueryHealthMixin(StoreBase):
                 columns=["query_id", "text", "weight", "tags"],
             )
             top = _top(session, {r: c for c, r in latest_of.items()}, version_id, k)
+            target = _target(session, runs[-1], name, target)
         scores["run_id"] = scores.pop("evaluation_id").map({evaluations[r]: r for r in runs})
         return HealthInputs(
             config=config,
@@ -125,6 +132,7 @@ class QueryHealthMixin(StoreBase):
             k=k,
             window=window,
             notes=_notes(name),
+            target=target,
         )
 
 
@@ -150,6 +158,24 @@ def _metric(
         if str(candidate) in scored:
             return str(candidate)
     raise NotFoundError("no run in the window has scores")
+
+
+def _target(session: Session, run_id: int, metric: str, given: Target | None) -> Target | None:
+    from evalplat.comparison.targets import Target
+
+    if given is not None:
+        if given.segment is not None or given.metric != metric:
+            raise InputError(
+                f"--target {given.label}: the read is of {metric} on all queries; give a "
+                f"target on {metric} without a segment"
+            )
+        return given
+    kept = session.scalar(
+        select(RunTarget).where(
+            RunTarget.run_id == run_id, RunTarget.metric == metric, RunTarget.segment == ""
+        )
+    )
+    return None if kept is None else Target(metric, kept.bound, kept.target_value)
 
 
 def _scores(session: Session, evaluation_ids: list[int], metric: str) -> pd.DataFrame:
