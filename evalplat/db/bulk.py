@@ -198,7 +198,10 @@ def read_frame(
     import pandas as pd
 
     dialect, raw = _driver_connection(session)
-    compiled = statement.compile(dialect=session.get_bind().dialect)
+    # IN lists are expanded into plain parameters here: the raw cursors below bind them
+    compiled = statement.compile(
+        dialect=session.get_bind().dialect, compile_kwargs={"render_postcompile": True}
+    )
     if dialect == "postgresql":
         return _copy_out(raw, compiled, columns, types)
     parameters = compiled.construct_params()
