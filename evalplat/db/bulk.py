@@ -282,7 +282,9 @@ def _typed(frame: pd.DataFrame, types: Mapping[str, str]) -> pd.DataFrame:
     for name, kind in types.items():
         if kind == "str":
             # as pandas infers it from Python values: a column of only NULLs holds None
-            if len(frame) and frame[name].isna().all():
+            if not len(frame):  # no rows: text still, whatever the reader guessed
+                frame[name] = frame[name].astype(object)
+            elif frame[name].isna().all():
                 frame[name] = pd.Series([None] * len(frame), dtype=object, index=frame.index)
         elif kind == "int64":
             frame[name] = frame[name].astype("int64")
