@@ -158,6 +158,7 @@ def compare_command(
             if m.gateable
         ]
         gates += [replace(g, segment=tag) for tag in dict.fromkeys(segment or ()) for g in gates]
+    store.check_target_segments(candidate, targets)
     result = store.compare_runs(
         baseline, candidate, metrics=metric or None, gates=gates, options=options
     )

@@ -63,15 +63,28 @@ def queries_command(
     as_csv: Annotated[
         bool, typer.Option("--csv", help="Print the per-query table as CSV.")
     ] = False,
+    target: Annotated[
+        str | None,
+        typer.Option(
+            "--target",
+            help='Measure "fix these" against this target of the metric, e.g. "nDCG@10>=0.85" '
+            "(default: the target the latest run was checked against, if any).",
+            show_default=False,
+        ),
+    ] = None,
     as_json: JsonOption = False,
     db: DbOption = None,
 ) -> None:
     """Query health over a window: weakest, unstable, never answered, what to fix and judge."""
     from evalplat.comparison.query_health import parse_since, query_health
+    from evalplat.comparison.targets import parse_target
 
     window = parse_since(since)
+    given = None if target is None else parse_target(target)
     store = open_store(db)
-    inputs = store.query_health_inputs(config, testset, window, metric, k, window=since.strip())
+    inputs = store.query_health_inputs(
+        config, testset, window, metric, k, window=since.strip(), target=given
+    )
     health = query_health(inputs, floor=floor, good=good)
     for path, which in ((fix_csv, "fix"), (judge_csv, "judge")):
         if path is not None:
@@ -98,6 +111,7 @@ def _print(health: QueryHealth) -> None:
     )
     for note in health.notes:
         console.print(escape(note))
+    console.print(f"fix these: {escape(health.fix_basis)}")
     text = dict(zip(health.table["query_id"], health.table["query"], strict=True))
     for title, ids in (
         ("weakest", health.weakest[:10]),

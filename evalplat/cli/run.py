@@ -246,8 +246,13 @@ def show_command(
     info = store.run_info(run)
     details = _details(store, info)
     # the verdicts kept by the nightly job, and those of the targets given here (which win)
-    checked = {v.target.metric: v for v in store.target_verdicts([info.id]).get(info.id, [])}
-    checked.update((v.target.metric, v) for v in store.check_targets(info.id, targets))
+    checked = {
+        (v.target.metric, v.target.segment): v
+        for v in store.target_verdicts([info.id]).get(info.id, [])
+    }
+    checked.update(
+        ((v.target.metric, v.target.segment), v) for v in store.check_targets(info.id, targets)
+    )
     details["targets"] = [v.to_dict() for v in checked.values()]
     if json_output:
         print_json(details)

@@ -19,7 +19,8 @@ TargetOption = Annotated[
     list[str] | None,
     typer.Option(
         "--target",
-        help='A target to check, e.g. "nDCG@10>=0.85" or "Latency(p=95)<=200" (repeatable).',
+        help='A target to check, e.g. "nDCG@10>=0.85", "Latency(p=95)<=200", or '
+        '"nDCG@10[tail]>=0.7" for the queries tagged tail (repeatable).',
         show_default=False,
     ),
 ]

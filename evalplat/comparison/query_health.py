@@ -18,8 +18,17 @@ latest run scores above ``floor``), *unstable* queries (``flips >= min_flips``),
 answered* (no results in any run of the window), and two ranked lists of what to do next:
 
 - **fix these**: queries ranked by ``weight * gap / sum(weights)``, what closing the gap to the
-  best config adds to this config's mean; their shares add up to the distance between the
-  config's mean and the best-of-configs mean;
+  best config adds to this config's (weighted) mean. The share of each is measured against a
+  *distance*:
+
+  - with a target on the metric (``min = t``; ``max`` mirrors it) that the latest run's mean
+    ``m`` falls short of, the distance is ``t - m``; each query's share is its gain over that
+    distance, and the list stops at the first query whose cumulative share reaches 1: the
+    fewest queries whose gaps, closed, take the mean to the target (the largest gains first is
+    the shortest such list). When even every gap closed leaves the mean short, every query
+    with a gap is listed and the reason says how far short it stays;
+  - without a target, or when the mean meets it, the distance is from the config's mean to the
+    best-of-configs mean (the sum of every gain), and every query with a gap is listed;
 - **judge these**: unjudged (query, document) pairs in the top ``k`` of the configs' latest
   runs, ranked by ``sum over configs of weight / log2(rank + 1) / sum(weights)``: the width a
   grade at that rank takes out of the optimistic/pessimistic bound of a rank-discounted metric
@@ -38,6 +47,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from evalplat.comparison.targets import Target
 from evalplat.errors import InputError
 
 _UNITS = {"h": 1 / 24, "d": 1, "w": 7}
@@ -83,6 +93,8 @@ class HealthInputs:
     k: int = 10
     window: str = "30d"
     notes: tuple[str, ...] = ()  # e.g. the gain map in force
+    # the target of the metric on all queries, if one is declared (fix these measures against it)
+    target: Target | None = None
 
 
 @dataclass(frozen=True)
@@ -109,6 +121,9 @@ class QueryHealth:
     fix_documents: pd.DataFrame  # the latest top k of each query to fix, in fix order
     configs: tuple[str, ...] = ()
     notes: tuple[str, ...] = field(default=())
+    # what the fix list's shares are of: the distance to the target, or to the best configs
+    fix_basis: str = ""
+    target: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready, snake_case fields; NaN becomes null."""
@@ -130,6 +145,8 @@ class QueryHealth:
             "gaps": list(self.gaps),
             "unstable": list(self.unstable),
             "never_answered": list(self.never_answered),
+            "target": self.target,
+            "fix_basis": self.fix_basis,
             "fix": records(self.fix),
             "judge": records(self.judge),
         }
@@ -192,7 +209,8 @@ def query_health(
         ["flips", "query_id"], ascending=[False, True], kind="stable"
     )["query_id"]
     never = table.loc[table["zero_result_rate"] == 1.0, "query_id"]
-    fix, fix_documents = _fix_list(table, weights, inputs.config, inputs.top, list_limit)
+    basis = _distance(table, weights, sign, inputs.target)
+    fix, fix_documents = _fix_list(table, weights, inputs.config, inputs.top, list_limit, basis)
     judge = _judge_list(inputs.top, table, weights, list_limit)
     return QueryHealth(
         config=inputs.config,
@@ -215,6 +233,8 @@ def query_health(
         fix_documents=fix_documents,
         configs=tuple(sorted(inputs.peers["config"].unique())) if len(inputs.peers) else (),
         notes=inputs.notes,
+        fix_basis=basis[1],
+        target=None if inputs.target is None else inputs.target.label,
     )
 
 
@@ -277,8 +297,40 @@ def _best(peers: pd.DataFrame, sign: float, ids: list[str]) -> tuple[list[Any], 
     return names, best["value"].to_numpy(dtype=float)
 
 
+def _distance(
+    table: pd.DataFrame, weights: np.ndarray, sign: float, target: Target | None
+) -> tuple[float | None, str]:
+    """The distance the fix list is measured against (None: the sum of the gains, the distance
+    to the best-of-configs mean) and the sentence that says which."""
+    last = table["last"].to_numpy(dtype=float)
+    known = ~np.isnan(last)
+    if target is None or target.segment is not None or not known.any():
+        return None, "shares of the distance to the best-of-configs mean"
+    mean = float(np.dot(weights[known], last[known]) / weights[known].sum())
+    short = sign * (target.value - mean)
+    if short <= 0:
+        return None, (
+            f"the mean {mean:.4f} meets the target {target.label}: shares of the distance to "
+            "the best-of-configs mean"
+        )
+    gaps = np.nan_to_num(table["gap"].to_numpy(dtype=float))
+    reachable = float(np.dot(weights, gaps) / weights.sum())
+    stays = (
+        f"; closing every gap leaves it {short - reachable:.4f} short" if reachable < short else ""
+    )
+    return short, (
+        f"the mean {mean:.4f} is {short:.4f} short of the target {target.label}: shares of "
+        f"that distance{stays}"
+    )
+
+
 def _fix_list(
-    table: pd.DataFrame, weights: np.ndarray, config: str, top: pd.DataFrame, limit: int
+    table: pd.DataFrame,
+    weights: np.ndarray,
+    config: str,
+    top: pd.DataFrame,
+    limit: int,
+    basis: tuple[float | None, str] = (None, ""),
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     total = float(weights.sum()) or 1.0
     gain = np.nan_to_num(weights * table["gap"].to_numpy() / total)
@@ -286,18 +338,29 @@ def _fix_list(
     fix = fix[fix["contribution"] > 0].sort_values(
         ["contribution", "query_id"], ascending=[False, True], kind="stable"
     )
-    distance = float(fix["contribution"].sum()) or 1.0
-    fix = fix.assign(share=fix["contribution"] / distance).head(limit)
+    short = basis[0]
+    distance = (float(fix["contribution"].sum()) if short is None else short) or 1.0
+    fix = fix.assign(share=fix["contribution"] / distance)
+    fix = fix.assign(cumulative=fix["share"].cumsum())
+    if short is not None:
+        # the fewest queries that close the distance: up to the first that reaches it
+        reached = np.flatnonzero(fix["cumulative"].to_numpy() >= 1.0 - 1e-12)
+        if reached.size:
+            fix = fix.head(int(reached[0]) + 1)
+    fix = fix.head(limit)
+    of = "of the distance to the best-of-configs mean" if short is None else (
+        "of the distance to the target"
+    )  # fmt: skip
     fix["reason"] = [
         f"{best} scores {b:.4g} here, {config} {v:.4g}: closing the gap adds "
-        f"{c:+.4f} to the mean ({s:.0%} of the distance to the best-of-configs mean)"
-        for best, b, v, c, s in zip(
+        f"{c:+.4f} to the mean ({s:.0%} {of}, {cum:.0%} with the queries above)"
+        for best, b, v, c, s, cum in zip(
             fix["best_config"], fix["best_value"], fix["last"], fix["contribution"], fix["share"],
-            strict=True,
+            fix["cumulative"], strict=True,
         )
     ]  # fmt: skip
     columns = ["query_id", "query", "weight", "last", "best_config", "best_value", "gap"]
-    fix = fix[[*columns, "contribution", "share", "reason"]].reset_index(drop=True)
+    fix = fix[[*columns, "contribution", "share", "cumulative", "reason"]].reset_index(drop=True)
     own = top[top["config"] == config]
     documents = own.merge(fix[["query_id", "query"]], on="query_id")
     order = {q: i for i, q in enumerate(fix["query_id"])}

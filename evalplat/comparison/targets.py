@@ -12,6 +12,13 @@ uses.
 - ``at_risk``: the figure is below ``t`` but the interval still reaches it;
 - ``met``: the figure is at or above ``t``.
 
+**Weights and segments.** Where the test set's queries carry weights, the figure of a mean
+measure is the weighted mean ``sum(w v) / sum(w)`` (the run's stored mean) and each bootstrap
+replicate draws queries with their weights, as the comparison's bootstrap does. A target naming
+a ``segment`` (a query tag) is judged on that segment's queries only: its figure is their
+(weighted) mean and the interval resamples them alone, so ``nDCG@10[tail]>=0.7`` can be missed
+while the whole test set meets ``nDCG@10>=0.7``. Each (metric, segment) is a target of its own.
+
 **Drift**: over the runs of a window (``30d``), the Theil-Sen slope of the figure against time
 and the Mann-Kendall test (Kendall's tau between time and figure). A slide is flagged when the
 trend is significant (``p < alpha``), points the wrong way, and the fitted change across the
@@ -22,7 +29,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -38,7 +45,9 @@ if TYPE_CHECKING:
     from evalplat.metrics.registry import Metric
 
 TARGET_VERDICTS = ("met", "at_risk", "missed")
-_EXPRESSION = re.compile(r"^(?P<metric>.+?)\s*(?P<op>>=|<=)\s*(?P<value>[^<>=\s]+)\s*$")
+_EXPRESSION = re.compile(
+    r"^(?P<metric>.+?)(?:\[(?P<segment>[^\[\]]*)\])?\s*(?P<op>>=|<=)\s*(?P<value>[^<>=\s]+)\s*$"
+)
 _WINDOW = re.compile(r"^(?P<n>[1-9][0-9]{0,3})(?P<unit>[dhw])$")
 _UNIT_DAYS = {"h": 1 / 24, "d": 1.0, "w": 7.0}
 _CHUNK_CELLS = 4_000_000
@@ -48,9 +57,11 @@ _CHUNK_CELLS = 4_000_000
 class Target:
     """``metric`` (canonical name) at least ``value`` (``bound == "min"``) or at most it.
 
-    ``config`` and ``test_set`` restrict where it applies (None: everywhere); ``consecutive``
-    is the number of missed runs in a row before an alert opens; ``max_slide`` over ``window``
-    turns on drift detection."""
+    ``config`` and ``test_set`` restrict where it applies (None: everywhere); ``segment``
+    judges it on the queries carrying that tag (None: all queries); ``consecutive`` is the
+    number of missed runs in a row before an alert opens; ``max_slide`` over ``window`` turns
+    on drift detection. ``entry`` is the ``[[targets]]`` entry it was read from (0-based; None
+    for ``--target``), so that a later check can name it."""
 
     metric: str
     bound: str
@@ -60,11 +71,19 @@ class Target:
     consecutive: int = 1
     max_slide: float | None = None
     window: str = "30d"
+    segment: str | None = None
+    entry: int | None = field(default=None, compare=False)
 
     @property
     def label(self) -> str:
-        """``nDCG@10>=0.85``: the expression that declares it on the command line."""
-        return f"{self.metric}{'>=' if self.bound == 'min' else '<='}{self.value:g}"
+        """``nDCG@10>=0.85`` or ``nDCG@10[tail]>=0.7``: the expression that declares it on the
+        command line."""
+        return f"{self.measured}{'>=' if self.bound == 'min' else '<='}{self.value:g}"
+
+    @property
+    def measured(self) -> str:
+        """What the figure is of: ``nDCG@10``, or ``nDCG@10[tail]`` for a segment."""
+        return self.metric if self.segment is None else f"{self.metric}[{self.segment}]"
 
     def applies(self, config: str, test_set: str) -> bool:
         return self.config in (None, config) and self.test_set in (None, test_set)
@@ -87,6 +106,7 @@ class TargetVerdict:
     def to_dict(self) -> dict[str, Any]:
         return {
             "metric": self.target.metric,
+            "segment": self.target.segment,
             "target": self.target.label,
             "bound": self.target.bound,
             "target_value": self.target.value,
@@ -111,6 +131,7 @@ class Drift:
     def to_dict(self) -> dict[str, Any]:
         return {
             "metric": self.target.metric,
+            "segment": self.target.segment,
             "target": self.target.label,
             "window": self.target.window,
             "max_slide": self.target.max_slide,
@@ -135,7 +156,8 @@ def check_direction(metric: Metric, bound: str) -> None:
 
 
 def parse_target(expression: str) -> Target:
-    """``nDCG@10>=0.85`` or ``Latency(p=95)<=200`` (the ``--target`` option's syntax)."""
+    """``nDCG@10>=0.85``, ``Latency(p=95)<=200``, or ``nDCG@10[tail]>=0.7`` for the queries
+    tagged ``tail`` (the ``--target`` option's syntax)."""
     from evalplat.metrics.registry import parse
 
     match = _EXPRESSION.match(expression.strip())
@@ -150,13 +172,21 @@ def parse_target(expression: str) -> Target:
         value = math.nan
     if not math.isfinite(value):
         raise InputError(f"--target {expression!r}: {match['value']!r} is not a finite number")
+    segment = match["segment"]
+    if segment is not None and not segment.strip():
+        raise InputError(f"--target {expression!r}: the segment in [...] is empty")
     try:
         metric = parse(match["metric"])
         bound = "min" if match["op"] == ">=" else "max"
         check_direction(metric, bound)
     except InputError as error:
         raise InputError(f"--target {expression!r}: {error}") from None
-    return Target(metric=str(metric), bound=bound, value=value)
+    return Target(
+        metric=str(metric),
+        bound=bound,
+        value=value,
+        segment=None if segment is None else segment.strip(),
+    )
 
 
 def window_days(window: str) -> float:
@@ -168,14 +198,16 @@ def window_days(window: str) -> float:
 
 
 def applicable(targets: Sequence[Target], config: str, test_set: str) -> list[Target]:
-    """The targets in force for a config on a test set: per metric, the most specific one."""
-    chosen: dict[str, Target] = {}
+    """The targets in force for a config on a test set: per metric and segment, the most
+    specific one (the first of equally specific ones)."""
+    chosen: dict[tuple[str, str | None], Target] = {}
     for target in targets:
         if not target.applies(config, test_set):
             continue
-        held = chosen.get(target.metric)
+        key = (target.metric, target.segment)
+        held = chosen.get(key)
         if held is None or target.specificity > held.specificity:
-            chosen[target.metric] = target
+            chosen[key] = target
     return list(chosen.values())
 
 
@@ -186,21 +218,33 @@ def interval(
     n: int = 10_000,
     seed: int = 0,
     level: float = 0.95,
+    weights: ArrayLike | None = None,
 ) -> tuple[float, float, float]:
     """The run's figure and the percentile bootstrap interval of it: ``(value, low, high)``.
 
     The ``m`` per-query values are resampled with replacement ``n`` times and each replicate is
     aggregated as the measure declares (mean, sum or percentile; unknown values left out), so a
-    target on ``Latency(p=95)`` gets the interval of the 95th percentile, not of a mean.
+    target on ``Latency(p=95)`` gets the interval of the 95th percentile, not of a mean. With
+    ``weights`` (one per value) a mean is the weighted mean, of the run and of each replicate
+    (``sum(w v) / sum(w)`` over the queries drawn); sums and percentiles ignore weights.
     """
     from evalplat.metrics.aggregate import aggregate, aggregate_rows
 
     v = np.asarray(values, dtype=np.float64)
+    w = None
+    if weights is not None and metric.aggregate == "mean":
+        w = np.asarray(weights, dtype=np.float64)
+        if w.shape != v.shape:
+            raise InputError(f"weights: one per value expected ({v.size}), got {w.size}")
     if metric.spec.unknown_values:
-        v = v[~np.isnan(v)]
+        known = ~np.isnan(v)
+        v = v[known]
+        w = None if w is None else w[known]
+    if w is not None and np.ptp(w) == 0.0:
+        w = None  # equal weights: exactly the unweighted figures
     if v.size == 0:
         return math.nan, math.nan, math.nan
-    value = aggregate(metric, v)
+    value = aggregate(metric, v, w)
     if np.ptp(v) == 0.0:
         return value, value, value
     rng = np.random.default_rng(seed)
@@ -212,9 +256,13 @@ def interval(
     while done < n:
         rows = min(chunk, n - done)
         picks = rng.integers(0, m, size=(rows, m), dtype=np.int32)
-        replicates[done : done + rows] = aggregate_rows(metric, v[picks]) if kth is None else (
-            kth(picks)
-        )  # fmt: skip
+        if w is not None:
+            drawn = w[picks]
+            replicates[done : done + rows] = (drawn * v[picks]).sum(axis=1) / drawn.sum(axis=1)
+        else:
+            replicates[done : done + rows] = aggregate_rows(metric, v[picks]) if kth is None else (
+                kth(picks)
+            )  # fmt: skip
         done += rows
     low, high = np.quantile(replicates, [(1 - level) / 2, (1 + level) / 2])
     return value, float(low), float(high)
@@ -256,12 +304,20 @@ def decide(target: Target, value: float, low: float, high: float) -> str:
 
 
 def verdict(
-    target: Target, values: ArrayLike, *, n: int = 10_000, seed: int = 0, level: float = 0.95
+    target: Target,
+    values: ArrayLike,
+    *,
+    n: int = 10_000,
+    seed: int = 0,
+    level: float = 0.95,
+    weights: ArrayLike | None = None,
 ) -> TargetVerdict:
-    """One run's per-query values of ``target.metric`` against the target."""
+    """One run's per-query values of ``target.metric`` against the target (for a segment
+    target, the values of the segment's queries only)."""
     from evalplat.metrics.registry import parse
 
-    value, low, high = interval(parse(target.metric), values, n=n, seed=seed, level=level)
+    metric = parse(target.metric)
+    value, low, high = interval(metric, values, n=n, seed=seed, level=level, weights=weights)
     return TargetVerdict(target, value, low, high, decide(target, value, low, high))
 
 

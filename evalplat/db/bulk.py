@@ -198,7 +198,10 @@ def read_frame(
     import pandas as pd
 
     dialect, raw = _driver_connection(session)
-    compiled = statement.compile(dialect=session.get_bind().dialect)
+    # IN lists are expanded into plain parameters here: the raw cursors below bind them
+    compiled = statement.compile(
+        dialect=session.get_bind().dialect, compile_kwargs={"render_postcompile": True}
+    )
     if dialect == "postgresql":
         return _copy_out(raw, compiled, columns, types)
     parameters = compiled.construct_params()
@@ -279,7 +282,9 @@ def _typed(frame: pd.DataFrame, types: Mapping[str, str]) -> pd.DataFrame:
     for name, kind in types.items():
         if kind == "str":
             # as pandas infers it from Python values: a column of only NULLs holds None
-            if len(frame) and frame[name].isna().all():
+            if not len(frame):  # no rows: text still, whatever the reader guessed
+                frame[name] = frame[name].astype(object)
+            elif frame[name].isna().all():
                 frame[name] = pd.Series([None] * len(frame), dtype=object, index=frame.index)
         elif kind == "int64":
             frame[name] = frame[name].astype("int64")

@@ -95,12 +95,14 @@ class Lock(Base):
 
 class RunTarget(Base):
     """A run against one target of its metric (``evalplat.comparison.targets``): the figure,
-    its bootstrap interval and the verdict (met | at_risk | missed), as of the latest check."""
+    its bootstrap interval and the verdict (met | at_risk | missed), as of the latest check.
+    ``segment`` is the query tag the target is judged on, ``""`` for all queries."""
 
     __tablename__ = "run_target"
 
     run_id: Mapped[int] = mapped_column(ForeignKey("run.id", ondelete="CASCADE"), primary_key=True)
     metric: Mapped[str] = mapped_column(String(80), primary_key=True)
+    segment: Mapped[str] = mapped_column(String(80), primary_key=True, server_default="")
     bound: Mapped[str] = mapped_column(String(3))  # min | max
     target_value: Mapped[float] = mapped_column(Float)
     value: Mapped[float | None] = mapped_column(Float, nullable=True)

@@ -7,10 +7,15 @@ metric = "nDCG@10"
 min = 0.85                 # or max = 200 for a lower-is-better metric
 config = "docs-bm25"       # optional: only this config
 testset = "cranfield"      # optional: only this test set
+segment = "tail"           # optional: judged on the queries tagged "tail" only
 consecutive = 2            # optional: missed nights in a row before an alert (default 1)
 max_slide = 0.02           # optional: flag a slide of more than this ...
 window = "30d"             # ... over this window (default 30d)
 ```
+
+A ``segment`` must be a tag of some query of every test set the target applies to; that is
+checked once the test sets are read, before a night writes anything
+(:func:`evalplat.nightly.prep.check_inputs`).
 """
 
 from __future__ import annotations
@@ -22,7 +27,9 @@ from typing import Any
 from evalplat.comparison.targets import Target, check_direction, window_days
 from evalplat.errors import InputError
 
-KEYS = {"metric", "min", "max", "config", "testset", "consecutive", "max_slide", "window"}
+KEYS = {
+    "metric", "min", "max", "config", "testset", "segment", "consecutive", "max_slide", "window",
+}  # fmt: skip
 Fail = Callable[[str, str | None, int, str | None], InputError]
 
 
@@ -63,6 +70,17 @@ def read_target(
             raise fail(f"target {metric}: {given!r} is not defined in {what}", "targets", index,
                        key)  # fmt: skip
         scope[key] = given
+    segment = table.get("segment")
+    if segment is not None and (not isinstance(segment, str) or not segment.strip()):
+        raise fail(f"target {metric}: must be a non-empty string (a query tag)", "targets",
+                   index, "segment")  # fmt: skip
+    if segment is not None and len(f"{metric} [segment {segment}]") > 80:
+        raise fail(
+            f"target {metric}: the segment name must be at most {69 - len(str(metric))} characters",
+            "targets",
+            index,
+            "segment",
+        )
     consecutive = table.get("consecutive", 1)
     if isinstance(consecutive, bool) or not isinstance(consecutive, int) or consecutive < 1:
         raise fail(f"target {metric}: must be a whole number ≥ 1", "targets", index,
@@ -86,4 +104,6 @@ def read_target(
         consecutive=consecutive,
         max_slide=None if slide is None else float(slide),
         window=window,
+        segment=segment,
+        entry=index,
     )

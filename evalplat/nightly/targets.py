@@ -7,7 +7,8 @@ in a row), ``met`` resolves (or resets a streak still pending), and ``at_risk`` 
 the wrong side but its interval still reaches the target) leaves the alert exactly as it is. An
 open alert therefore needs a credible recovery to resolve, and a pending one a credible miss to
 open. Drift opens when the window's trend is a slide larger than ``max_slide`` and resolves when
-it no longer is.
+it no longer is. A segment target keys its alerts ``METRIC [segment TAG]``, as a segment gate
+does, so that it opens and resolves apart from the target on all queries.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from evalplat.comparison.targets import Target, applicable
+from evalplat.nightly.notify import alert_key
 
 if TYPE_CHECKING:
     from evalplat.alerts.base import Channel
@@ -68,7 +70,7 @@ def observe_targets(
         night.events += store.observe(
             config,
             test_set,
-            result.target.metric,
+            alert_key(result.target.metric, result.target.segment),
             None,
             None,
             regressed=result.verdict == "missed",
@@ -86,7 +88,7 @@ def observe_targets(
         night.events += store.observe(
             config,
             test_set,
-            target.metric,
+            alert_key(target.metric, target.segment),
             None,
             None,
             regressed=trend.drifting,
@@ -113,7 +115,7 @@ def _details(config: str, test_set: str, run_id: int, result: TargetVerdict) -> 
     return {
         "config": config,
         "test_set": test_set,
-        "metric": result.target.metric,
+        "metric": alert_key(result.target.metric, result.target.segment),
         "candidate": result.value,
         "candidate_run": run_id,
         "target": verdict_text(result),
@@ -124,7 +126,7 @@ def _drift_details(config: str, test_set: str, run_id: int, trend: Drift) -> dic
     return {
         "config": config,
         "test_set": test_set,
-        "metric": trend.target.metric,
+        "metric": alert_key(trend.target.metric, trend.target.segment),
         "candidate_run": run_id,
         "delta": trend.change,
         "p_value": trend.p_value,

@@ -332,11 +332,15 @@ class HistoryRun:
 @dataclass(frozen=True)
 class TargetLine:
     """A metric's target on a history chart (``min`` or ``max`` ``value``) and the verdict of
-    each run checked against it, by run id."""
+    each run checked against it, by run id. A segment target (``segment`` set) gets a chart of
+    its own, of the segment's figure kept with each run (``figures``, by run id)."""
 
     bound: str
     value: float
     verdicts: Mapping[int, str] = field(default_factory=dict)
+    metric: str = ""
+    segment: str | None = None
+    figures: Mapping[int, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -221,14 +221,20 @@ _ALERT_LABELS = {
 def with_targets(
     runs: list[HistoryRun], kept: dict[int, list[TargetVerdict]]
 ) -> dict[str, TargetLine]:
-    """Per metric, the target of the newest run checked against one, and every run's verdict."""
+    """Per metric (``nDCG@10``) or metric and segment (``nDCG@10[tail]``), the target of the
+    newest run checked against one, and every run's verdict and figure."""
     lines: dict[str, TargetLine] = {}
     for history_run in runs:
         for v in kept.get(history_run.run.id, []):
-            line = lines.get(v.target.metric)
+            key = v.target.measured
+            line = lines.get(key)
             verdicts = dict(line.verdicts) if line is not None else {}
+            figures = dict(line.figures) if line is not None else {}
             verdicts[history_run.run.id] = v.verdict
-            lines[v.target.metric] = TargetLine(v.target.bound, v.target.value, verdicts)
+            figures[history_run.run.id] = v.value
+            lines[key] = TargetLine(
+                v.target.bound, v.target.value, verdicts, v.target.metric, v.target.segment, figures
+            )
     return lines
 
 

@@ -6,10 +6,11 @@ marking (``_safe``) it uses.
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any
 
 from evalplat.reports import charts
-from evalplat.reports.data import HistoryPage
+from evalplat.reports.data import HistoryPage, TargetLine
 
 if TYPE_CHECKING:
     from evalplat.reports.render import Links
@@ -33,9 +34,7 @@ def history_html(page: HistoryPage, links: Links | None = None) -> str:
         if page.runs[i].judgment_version != page.runs[i - 1].judgment_version
     ]
 
-    def chart(name: str, values: list[float | None], label: str, *, overall: bool = True) -> Any:
-        # a target is a figure of all queries: a segment's chart does not draw it
-        target = page.targets.get(name) if overall else None
+    def chart(name: str, values: list[float | None], label: str, target: TargetLine | None) -> Any:
         verdicts = {} if target is None else target.verdicts
         points = [
             charts.LinePoint(
@@ -64,17 +63,31 @@ def history_html(page: HistoryPage, links: Links | None = None) -> str:
             )
         )
 
+    # a chart per metric (the run means, with its target on all queries), then one per segment
+    # target (the segment's figure and its target line)
     figures = [
-        (name, chart(name, [h.means.get(name) for h in page.runs], f"{name} over time"))
+        (
+            name,
+            chart(
+                name, [h.means.get(name) for h in page.runs], f"{name} over time",
+                page.targets.get(name),
+            ),
+        )
         for name in page.metrics
-    ]
+    ]  # fmt: skip
+    for key, target in page.targets.items():
+        if target.segment is not None:
+            values = [target.figures.get(h.run.id) for h in page.runs]
+            finite = [v if v is not None and math.isfinite(v) else None for v in values]
+            figures.append((key, chart(target.metric, finite, f"{key} over time", target)))
     by_segment = []
     if page.segment_metric is not None:
         name = page.segment_metric
-        for tag, values in page.segments.items():
-            line = [values.get(h.run.id) for h in page.runs]
+        for tag, values_by_run in page.segments.items():
+            line = [values_by_run.get(h.run.id) for h in page.runs]
             label = f"{name} over time, segment {tag}"
-            by_segment.append((tag, chart(name, line, label, overall=False)))
+            # a target on all queries is not the segment's: its chart draws none
+            by_segment.append((tag, chart(name, line, label, None)))
     return _render("history.html", links, page=page, charts=figures, segment_charts=by_segment)
 
 

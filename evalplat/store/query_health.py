@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from sqlalchemy import and_, select
 
+from evalplat.db.bulk import read_frame
 from evalplat.db.models import (
     Config,
     ConfigVersion,
@@ -24,6 +25,7 @@ from evalplat.db.models import (
     Result,
     Run,
     RunQuery,
+    RunTarget,
     TestSet,
     TestSetVersion,
 )
@@ -36,6 +38,7 @@ if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
     from evalplat.comparison.query_health import HealthInputs
+    from evalplat.comparison.targets import Target
 
 _FINISHED = ("complete", "partial")
 
@@ -51,9 +54,13 @@ class QueryHealthMixin(StoreBase):
         metric: str | None = None,
         k: int = 10,
         window: str = "",
+        target: Target | None = None,
     ) -> HealthInputs:
         """The frames of :class:`~evalplat.comparison.query_health.HealthInputs` for
-        ``config`` on ``test_set`` over the runs started in the last ``since``."""
+        ``config`` on ``test_set`` over the runs started in the last ``since``.
+
+        The target the fix list measures against is ``target`` (on all queries, of the metric
+        read), or else the one the latest run of the window was checked against, if any."""
         import pandas as pd
 
         from evalplat.comparison.query_health import HealthInputs
@@ -93,13 +100,13 @@ class QueryHealthMixin(StoreBase):
             peer_evaluations = {evaluations[r]: c for c, r in latest_of.items() if r in evaluations}
             peers = _scores(session, list(peer_evaluations), name)
             peers["config"] = peers.pop("evaluation_id").map(peer_evaluations)
-            records = pd.DataFrame(
-                session.execute(
-                    select(RunQuery.run_id, RunQuery.query_id, RunQuery.results_count)
-                    .add_columns(RunQuery.status)
-                    .where(RunQuery.run_id.in_(runs))
-                ).all(),
-                columns=["run_id", "query_id", "results_count", "status"],
+            records = read_frame(
+                session,
+                select(RunQuery.run_id, RunQuery.query_id, RunQuery.results_count)
+                .add_columns(RunQuery.status)
+                .where(RunQuery.run_id.in_(runs)),
+                ["run_id", "query_id", "results_count", "status"],
+                {"run_id": "int64", "query_id": "str", "results_count": "float64", "status": "str"},
             )
             queries = pd.DataFrame(
                 session.execute(
@@ -110,6 +117,7 @@ class QueryHealthMixin(StoreBase):
                 columns=["query_id", "text", "weight", "tags"],
             )
             top = _top(session, {r: c for c, r in latest_of.items()}, version_id, k)
+            target = _target(session, runs[-1], name, target)
         scores["run_id"] = scores.pop("evaluation_id").map({evaluations[r]: r for r in runs})
         return HealthInputs(
             config=config,
@@ -125,6 +133,7 @@ class QueryHealthMixin(StoreBase):
             k=k,
             window=window,
             notes=_notes(name),
+            target=target,
         )
 
 
@@ -152,24 +161,43 @@ def _metric(
     raise NotFoundError("no run in the window has scores")
 
 
-def _scores(session: Session, evaluation_ids: list[int], metric: str) -> pd.DataFrame:
-    import pandas as pd
+def _target(session: Session, run_id: int, metric: str, given: Target | None) -> Target | None:
+    from evalplat.comparison.targets import Target
 
-    rows = session.execute(
+    if given is not None:
+        if given.segment is not None or given.metric != metric:
+            raise InputError(
+                f"--target {given.label}: the read is of {metric} on all queries; give a "
+                f"target on {metric} without a segment"
+            )
+        return given
+    kept = session.scalar(
+        select(RunTarget).where(
+            RunTarget.run_id == run_id, RunTarget.metric == metric, RunTarget.segment == ""
+        )
+    )
+    return None if kept is None else Target(metric, kept.bound, kept.target_value)
+
+
+def _scores(session: Session, evaluation_ids: list[int], metric: str) -> pd.DataFrame:
+    """``evaluation_id, query_id, value`` of ``metric``: one columnar read (COPY on PostgreSQL,
+    Arrow on SQLite), never a Python object per score."""
+    return read_frame(
+        session,
         select(QueryScore.evaluation_id, QueryScore.query_id, QueryScore.value).where(
             QueryScore.evaluation_id.in_(evaluation_ids), QueryScore.metric == metric
-        )
-    ).all()
-    return pd.DataFrame(rows, columns=["evaluation_id", "query_id", "value"])
+        ),
+        ["evaluation_id", "query_id", "value"],
+        {"evaluation_id": "int64", "query_id": "str", "value": "float64"},
+    )
 
 
 def _top(session: Session, latest: dict[int, str], version_id: int | None, k: int) -> pd.DataFrame:
     """The top ``k`` of each config's latest run, judged or not on ``version_id``."""
-    import pandas as pd
-
-    rows = session.execute(
+    frame = read_frame(
+        session,
         select(Result.run_id, Result.query_id, Result.doc_id, Result.rank)
-        .add_columns(Judgment.grade.is_not(None))
+        .add_columns(Judgment.grade)
         .outerjoin(
             Judgment,
             and_(
@@ -178,11 +206,13 @@ def _top(session: Session, latest: dict[int, str], version_id: int | None, k: in
                 Judgment.doc_id == Result.doc_id,
             ),
         )
-        .where(Result.run_id.in_(list(latest)), Result.rank <= k)
-    ).all()
-    frame = pd.DataFrame(rows, columns=["run_id", "query_id", "doc_id", "rank", "judged"])
+        .where(Result.run_id.in_(list(latest)), Result.rank <= k),
+        ["run_id", "query_id", "doc_id", "rank", "grade"],
+        {"run_id": "int64", "query_id": "str", "doc_id": "str", "rank": "int64",
+         "grade": "float64"},
+    )  # fmt: skip
     frame.insert(0, "config", frame.pop("run_id").map(latest))
-    frame["judged"] = frame["judged"].astype(bool)
+    frame["judged"] = frame.pop("grade").notna()
     return frame
 
 

@@ -1,9 +1,13 @@
 """Targets in the store: check runs against targets, keep each run's verdicts, trace drift.
 
 The verdicts themselves are computed from plain per-query values by
-:mod:`evalplat.comparison.targets`; this module reads the values of a run's latest evaluation,
-stores the verdicts (``run_target``, one row per run and metric, replaced on a new check) and
-reads them back for ``runs show``, history pages and the site index.
+:mod:`evalplat.comparison.targets`; this module reads the values of a run's latest evaluation
+with the weights and tags of the test set version it was scored on, stores the verdicts
+(``run_target``, one row per run, metric and segment, replaced on a new check) and reads them
+back for ``runs show``, history pages and the site index.
+
+A segment target naming a tag that no query of that test set version carries is an input error:
+a misspelt segment would otherwise never be checked.
 """
 
 from __future__ import annotations
@@ -16,12 +20,26 @@ import numpy as np
 from sqlalchemy import delete, select
 
 from evalplat.comparison.targets import Drift, Target, TargetVerdict, drift, verdict
-from evalplat.db.models import RunTarget
+from evalplat.db.models import (
+    Config,
+    ConfigVersion,
+    Evaluation,
+    MetricMean,
+    Run,
+    RunTarget,
+    TestSet,
+    TestSetVersion,
+)
 from evalplat.errors import InputError
 from evalplat.store.base import StoreBase, utcnow
+from evalplat.store.run_rows import latest_evaluations
+from evalplat.store.segments import query_facts
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     import pandas as pd
+    from sqlalchemy import Select
 
 
 class TargetsMixin(StoreBase):
@@ -34,40 +52,75 @@ class TargetsMixin(StoreBase):
         record: bool = False,
         scores: pd.DataFrame | None = None,
     ) -> list[TargetVerdict]:
-        """The run's verdict against each target, from its latest evaluation's per-query values.
+        """The run's verdict against each target, from its latest evaluation's per-query values
+        (weighted by the query weights of the test set version it was scored on, if any).
 
-        A target on a metric the run was not scored with is an input error (rescore the run with
-        that metric). ``record=True`` stores the verdicts with the run."""
+        A target on a metric the run was not scored with, or on a segment no query carries, is
+        an input error (rescore the run with that metric). Every target is checked before any
+        verdict is stored. ``record=True`` stores the verdicts with the run."""
         run_id = self.resolve_run(run_ref)  # type: ignore[attr-defined]
         frame = self.evaluation_scores(run_id) if scores is None else scores  # type: ignore[attr-defined]
+        weights, tags = self._query_facts(run_id) if targets else (None, {})
         results = []
         for target in targets:
-            values = frame.loc[frame["metric"] == target.metric, "value"].to_numpy(np.float64)
-            if values.size == 0:
+            rows = frame[frame["metric"] == target.metric]
+            if rows.empty:
                 raise InputError(
                     f"target {target.label}: run {run_id} has no scores of {target.metric} "
                     f"(score it: evalplat rescore {run_id} --metric {target.metric})"
                 )
-            results.append(verdict(target, values, seed=seed))
+            query_ids = rows["query_id"].astype(str)
+            if target.segment is not None:
+                _known_segment(target, run_id, tags)
+                members = {q for q, listed in tags.items() if target.segment in listed}
+                inside = query_ids.isin(members)
+                rows, query_ids = rows[inside.to_numpy()], query_ids[inside]
+            w = None if weights is None else query_ids.map(weights).fillna(1.0).to_numpy(float)
+            results.append(verdict(target, rows["value"].to_numpy(np.float64), seed=seed,
+                                   weights=w))  # fmt: skip
         if record:
             self.record_target_verdicts(run_id, results)
         return results
 
+    def check_target_segments(self, run_ref: str | int, targets: Sequence[Target]) -> None:
+        """Refuse a target whose segment no query of the run's test set carries (``compare``
+        checks this before it stores anything)."""
+        if not any(t.segment is not None for t in targets):
+            return
+        run_id = self.resolve_run(run_ref)  # type: ignore[attr-defined]
+        _, tags = self._query_facts(run_id)
+        for target in targets:
+            if target.segment is not None:
+                _known_segment(target, run_id, tags)
+
+    def _query_facts(self, run_id: int) -> tuple[dict[str, float] | None, dict[str, list[str]]]:
+        """Weights (None when no query has one) and tags of the queries of the test set version
+        the run's latest evaluation was scored on."""
+        with self.session() as session:
+            evaluation_id = latest_evaluations(session, [run_id]).get(run_id)
+            if evaluation_id is None:
+                return None, {}
+            weights, tags = query_facts(session, evaluation_id)
+        return weights, tags or {}
+
     def record_target_verdicts(self, run_id: int, verdicts: Sequence[TargetVerdict]) -> None:
-        """Keep the verdicts with the run, replacing any earlier check of the same metrics."""
+        """Keep the verdicts with the run, replacing any earlier check of the same metrics and
+        segments."""
         now = utcnow()
         with self.session() as session:
-            metrics = [v.target.metric for v in verdicts]
-            if metrics:
+            for v in verdicts:
                 session.execute(
                     delete(RunTarget).where(
-                        RunTarget.run_id == run_id, RunTarget.metric.in_(metrics)
+                        RunTarget.run_id == run_id,
+                        RunTarget.metric == v.target.metric,
+                        RunTarget.segment == (v.target.segment or ""),
                     )
                 )
             session.add_all(
                 RunTarget(
                     run_id=run_id,
                     metric=v.target.metric,
+                    segment=v.target.segment or "",
                     bound=v.target.bound,
                     target_value=v.target.value,
                     value=_finite(v.value),
@@ -80,7 +133,8 @@ class TargetsMixin(StoreBase):
             )
 
     def target_verdicts(self, run_ids: Sequence[int]) -> dict[int, list[TargetVerdict]]:
-        """The stored verdicts of each run (by metric), for the runs that have any."""
+        """The stored verdicts of each run (by metric, then segment), for the runs that have
+        any."""
         found: dict[int, list[TargetVerdict]] = {}
         if not run_ids:
             return found
@@ -88,10 +142,15 @@ class TargetsMixin(StoreBase):
             rows = session.scalars(
                 select(RunTarget)
                 .where(RunTarget.run_id.in_(list(run_ids)))
-                .order_by(RunTarget.run_id, RunTarget.metric)
+                .order_by(RunTarget.run_id, RunTarget.metric, RunTarget.segment)
             ).all()
             for row in rows:
-                target = Target(metric=row.metric, bound=row.bound, value=row.target_value)
+                target = Target(
+                    metric=row.metric,
+                    bound=row.bound,
+                    value=row.target_value,
+                    segment=row.segment or None,
+                )
                 found.setdefault(row.run_id, []).append(
                     TargetVerdict(
                         target,
@@ -105,14 +164,62 @@ class TargetsMixin(StoreBase):
 
     def target_drift(self, config: str, test_set: str, target: Target) -> Drift:
         """The trend of ``target.metric`` over the complete runs of the config inside the
-        target's window (ending at the latest run)."""
-        points = [
-            p
-            for p in self.history(config, test_set)  # type: ignore[attr-defined]
-            if p.status == "complete" and target.metric in p.means
-        ]
+        target's window (ending at the latest run). For a segment target, the trend of the
+        segment's figure kept with each run checked against it."""
+        if target.segment is not None:
+            return self._segment_drift(config, test_set, target)
+        # one read of every run's mean as scored on its own test set version (the figure
+        # history pages draw), newest evaluation of each run winning
+        with self.session() as session:
+            rows = session.execute(
+                _config_runs(config, test_set)
+                .add_columns(Evaluation.id, MetricMean.value)
+                .join(
+                    Evaluation,
+                    (Evaluation.run_id == Run.id)
+                    & (Evaluation.test_set_version_id == Run.test_set_version_id),
+                )
+                .join(MetricMean, MetricMean.evaluation_id == Evaluation.id)
+                .where(MetricMean.metric == target.metric)
+                .order_by(Run.id, Evaluation.id)
+            ).all()
+        figures = {run_id: (started, value) for run_id, started, _, value in rows}
         return drift(
-            target, [p.started_at for p in points], [p.means[target.metric] for p in points]
+            target, [t for t, _ in figures.values()], [float(v) for _, v in figures.values()]
+        )
+
+    def _segment_drift(self, config: str, test_set: str, target: Target) -> Drift:
+        with self.session() as session:
+            rows = session.execute(
+                _config_runs(config, test_set)
+                .add_columns(RunTarget.value)
+                .join(RunTarget, RunTarget.run_id == Run.id)
+                .where(
+                    RunTarget.metric == target.metric,
+                    RunTarget.segment == target.segment,
+                    RunTarget.value.is_not(None),
+                )
+            ).all()
+        return drift(target, [t for _, t, _ in rows], [float(v) for _, _, v in rows])
+
+
+def _config_runs(config: str, test_set: str) -> Select[int, datetime]:
+    """``(run id, started at)`` of the complete runs of ``config`` on ``test_set``."""
+    return (
+        select(Run.id, Run.started_at)
+        .join(ConfigVersion, Run.config_version_id == ConfigVersion.id)
+        .join(Config, ConfigVersion.config_id == Config.id)
+        .join(TestSetVersion, Run.test_set_version_id == TestSetVersion.id)
+        .join(TestSet, TestSetVersion.test_set_id == TestSet.id)
+        .where(Config.name == config, TestSet.name == test_set, Run.status == "complete")
+    )
+
+
+def _known_segment(target: Target, run_id: int, tags: dict[str, list[str]]) -> None:
+    if not any(target.segment in listed for listed in tags.values()):
+        raise InputError(
+            f"target {target.label}: segment {target.segment!r} is a tag of no query of run "
+            f"{run_id}'s test set"
         )
 
 

@@ -137,3 +137,19 @@ def test_a_read_that_finds_no_rows_gives_an_empty_typed_frame(store: Store) -> N
             {"query_id": "str", "grade": "int64"},
         )
     assert list(frame.columns) == ["query_id", "grade"] and len(frame) == 0
+    # no rows: a text column is still text, so that it joins with other text columns
+    assert frame["query_id"].dtype == object and frame["grade"].dtype == "int64"
+
+
+def test_a_read_with_an_in_list_binds_each_value(store: Store) -> None:
+    store.import_test_set("t", _content(5))
+    with store.session() as session:
+        frame = read_frame(
+            session,
+            select(Judgment.query_id, Judgment.grade).where(
+                Judgment.query_id.in_(["q1", "q3", "nope"])
+            ),
+            ["query_id", "grade"],
+            {"query_id": "str", "grade": "int64"},
+        )
+    assert sorted(frame["query_id"]) == ["q1", "q3"]
