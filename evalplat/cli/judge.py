@@ -119,22 +119,39 @@ def calibrate(
         int, typer.Option("--sample", help="Judge at most N human-graded pairs.")
     ] = 100,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the sample.")] = 0,
+    comparisons: Annotated[
+        int,
+        typer.Option(
+            "--comparisons", help="Replay the N most recent comparisons with the model's grades."
+        ),
+    ] = 3,
+    report: Annotated[
+        Path | None,
+        typer.Option("--report", help="Also write the calibration page to this HTML file."),
+    ] = None,
     project: ProjectOption = None,
     db: DbOption = None,
     json_output: JsonOption = False,
 ) -> None:
-    """Measure the judge against your raters: confusion matrix, weighted kappa, alpha, bias.
+    """Measure the judge against your raters: confusion matrix, weighted kappa, alpha, bias,
+    and what its grades would change in recent comparisons.
 
     Below the floor (min_kappa, 0.4 by default) the judge is refused for gating.
     """
     from evalplat.judging.job import calibrate as run_calibration
 
     spec, prompt, store = _judge(name, project, db)
-    result, tally = run_calibration(store, spec, prompt, testset, sample=sample, seed=seed)
+    result, tally = run_calibration(
+        store, spec, prompt, testset, sample=sample, seed=seed, comparisons=comparisons
+    )
+    data = result.to_dict()
+    data["requests"] = tally.requests
+    data["stopped"] = tally.stopped
+    if report is not None:
+        from evalplat.reports.calibration import render_calibration
+
+        render_calibration(data, report)
     if json_output:
-        data = result.to_dict()
-        data["requests"] = tally.requests
-        data["stopped"] = tally.stopped
         print_json(data)
         return
     typer.echo(
@@ -155,6 +172,7 @@ def calibrate(
                 f"  human {bias.grade}: judge mean {bias.judge_mean:.2f} "
                 f"(bias {bias.bias:+.2f}, {bias.pairs} pairs)"
             )
+    _print_what_if(data["what_if"])
     typer.echo("")
     if result.gating:
         typer.echo(f"accepted for gating: weighted kappa at or above {result.floor:.2f}")
@@ -162,6 +180,27 @@ def calibrate(
         typer.echo(f"refused for gating: {result.refusal}")
     if tally.stopped:
         typer.echo(f"stopped early: {tally.stopped}")
+    if report is not None:
+        typer.echo(f"wrote {report}")
+
+
+def _print_what_if(replays: list[dict[str, Any]]) -> None:
+    if not replays:
+        return
+    typer.echo("")
+    typer.echo("with the model's grades in place of people's on the sampled pairs:")
+    for replay in replays:
+        where = f"  #{replay['comparison_id']} {replay['baseline']} -> {replay['candidate']}"
+        if replay["skipped"]:
+            typer.echo(f"{where}: not replayed, {replay['skipped']}")
+            continue
+        typer.echo(f"{where} ({replay['replaced']} grades replaced)")
+        for m in replay["metrics"]:
+            mark = "  CHANGED" if m["changed"] else ""
+            typer.echo(
+                f"    {m['metric']}: {m['human_delta']:+.4f} {m['human_verdict']} -> "
+                f"{m['model_delta']:+.4f} {m['model_verdict']}{mark}"
+            )
 
 
 @app.command("export")

@@ -27,6 +27,8 @@ from evalplat.testsets.raters import krippendorff_alpha, weighted_kappa
 if TYPE_CHECKING:
     import pandas as pd
 
+    from evalplat.judging.what_if import ComparisonShift
+
 
 @dataclass(frozen=True)
 class GradeBias:
@@ -60,6 +62,7 @@ class Calibration:
     sources: list[SourceAgreement]
     gating: bool
     refusal: str | None
+    what_if: tuple[ComparisonShift, ...] = ()  # recent comparisons replayed with model grades
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -26,6 +26,7 @@ from evalplat.judging.batch import Pair, Tally, judge_pairs
 from evalplat.judging.calibration import Calibration, agreement, gating_refusal
 from evalplat.judging.client import RequestBudget
 from evalplat.judging.prompts import SYSTEM
+from evalplat.judging.what_if import RECENT, what_if
 from evalplat.store.base import utcnow
 
 if TYPE_CHECKING:
@@ -168,13 +169,18 @@ def calibrate(
     *,
     sample: int = 100,
     seed: int = 0,
+    comparisons: int = RECENT,
 ) -> tuple[Calibration, Tally]:
-    """Ask the judge about a seeded sample of pairs people graded; agreement per source."""
+    """Ask the judge about a seeded sample of pairs people graded; agreement per source, and
+    the ``comparisons`` most recent comparisons on the test set replayed with the judge's
+    grades (``evalplat.judging.what_if``)."""
     import numpy as np
     import pandas as pd
 
     if sample < 1:
         raise InputError(f"--sample must be 1 or more, got {sample}")
+    if comparisons < 0:
+        raise InputError(f"--comparisons must be 0 or more, got {comparisons}")
     content = store.load_test_set(testset)
     judgments = content.judgments.assign(source=content.judgments["source"].fillna("-").astype(str))
     human = judgments[~judgments["source"].str.startswith("llm:")]
@@ -207,6 +213,9 @@ def calibrate(
         sources=sources,
         gating=refusal is None,
         refusal=refusal,
+        what_if=tuple(what_if(store, testset, graded, limit=comparisons))
+        if comparisons and len(graded)
+        else (),
     )
     store.record_calibration(result.to_dict(), testset)
     return result, tally

@@ -24,8 +24,8 @@ Rules kept here (the pure computation is ``evalplat.comparison.verdicts.compare_
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, replace
-from typing import TYPE_CHECKING
+from dataclasses import asdict, dataclass, replace
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -69,7 +69,22 @@ if TYPE_CHECKING:
     from evalplat.comparison.guard import BoundScores
     from evalplat.metrics.registry import Metric
 
-__all__ = ["BaselineInfo", "ComparisonsMixin", "HistoryPoint"]
+__all__ = ["BaselineInfo", "ComparisonsMixin", "HistoryPoint", "StoredComparison"]
+
+
+@dataclass(frozen=True)
+class StoredComparison:
+    """What replaying a stored comparison needs: its runs, test set version, metrics and the
+    options and gates it was decided with (``Store.recent_comparisons``)."""
+
+    id: int
+    run_ids: tuple[int, int]
+    baseline: str
+    candidate: str
+    test_set: str  # NAME@VER of the version both runs were scored on
+    metrics: list[str]
+    options: dict[str, Any]
+    has_results: bool  # both runs' ranked results are stored (not pruned, not online)
 
 
 class ComparisonsMixin(GradeViewsMixin):
@@ -257,6 +272,42 @@ class ComparisonsMixin(GradeViewsMixin):
             created_at=created_at.isoformat(),
             changes=changes,
         )
+
+    def recent_comparisons(self, test_set: str, limit: int) -> list[StoredComparison]:
+        """The ``limit`` most recent comparisons on any version of ``test_set``, newest first."""
+        with self.session() as session:
+            rows = session.execute(
+                select(Comparison, Evaluation.run_id)
+                .join(Evaluation, Evaluation.id == Comparison.baseline_evaluation_id)
+                .join(TestSetVersion, TestSetVersion.id == Evaluation.test_set_version_id)
+                .join(TestSet, TestSet.id == TestSetVersion.test_set_id)
+                .where(TestSet.name == test_set)
+                .order_by(Comparison.created_at.desc(), Comparison.id.desc())
+                .limit(limit)
+            ).all()
+            found = []
+            for row, baseline_run in rows:
+                candidate = session.get(Evaluation, row.candidate_evaluation_id)
+                ids = (baseline_run, candidate.run_id if candidate else baseline_run)
+                runs = [session.get(Run, run_id) for run_id in ids]
+                found.append(
+                    StoredComparison(
+                        id=row.id,
+                        run_ids=ids,
+                        baseline=_label(session, ids[0]),
+                        candidate=_label(session, ids[1]),
+                        test_set=_version_name(session, row.baseline_evaluation_id),
+                        metrics=list(row.options.get("metrics", [])),
+                        options=dict(row.options),
+                        has_results=all(
+                            run is not None
+                            and run.results_pruned_at is None
+                            and run.trigger != "online"
+                            for run in runs
+                        ),
+                    )
+                )
+        return found
 
     def _optimistic(
         self,

@@ -115,7 +115,8 @@ class JudgeGradesMixin(StoreBase):
                     floor=calibration["floor"],
                     gating=calibration["gating"],
                     refusal=calibration["refusal"],
-                    result=calibration,
+                    # the agreement figures; the replayed comparisons stay in their report
+                    result={k: v for k, v in calibration.items() if k != "what_if"},
                     created_at=utcnow(),
                 )
             )

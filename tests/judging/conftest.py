@@ -1,4 +1,5 @@
-"""A headless Chromium for the judging tests that read a rendered page."""
+"""Fixtures of the judge tests: the tests' chat-completions server, the world built on it, and a
+headless Chromium for the tests that read a rendered page."""
 
 from __future__ import annotations
 
@@ -7,6 +8,32 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from .chat_server import ChatServer, chat_server
+from .world import JudgeWorld, build
+
+
+@pytest.fixture
+def server() -> Iterator[ChatServer]:
+    with chat_server() as state:
+        yield state
+
+
+@pytest.fixture
+def make_world(
+    db_url: str,
+    tmp_path: Path,
+    cli: Callable[..., Any],
+    server: ChatServer,
+    monkeypatch: pytest.MonkeyPatch,
+) -> Callable[..., JudgeWorld]:
+    monkeypatch.setenv("JUDGE_KEY", "sekrit")
+
+    def make(**options: Any) -> JudgeWorld:
+        return build(tmp_path, db_url, cli, server.url, **options)
+
+    return make
+
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",

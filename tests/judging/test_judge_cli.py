@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -11,30 +11,8 @@ import pytest
 
 from evalplat.store import Store
 
-from .chat_server import ChatServer, chat_server
+from .chat_server import ChatServer
 from .world import HUMAN, QUERIES, UNJUDGED, JudgeWorld, build
-
-
-@pytest.fixture
-def server() -> Iterator[ChatServer]:
-    with chat_server() as state:
-        yield state
-
-
-@pytest.fixture
-def make_world(
-    db_url: str,
-    tmp_path: Path,
-    cli: Callable[..., Any],
-    server: ChatServer,
-    monkeypatch: pytest.MonkeyPatch,
-) -> Callable[..., JudgeWorld]:
-    monkeypatch.setenv("JUDGE_KEY", "sekrit")
-
-    def make(**options: Any) -> JudgeWorld:
-        return build(tmp_path, db_url, cli, server.url, **options)
-
-    return make
 
 
 def _judge(cli: Callable[..., Any], w: JudgeWorld, *extra: str) -> Any:

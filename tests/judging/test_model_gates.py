@@ -5,20 +5,14 @@ from __future__ import annotations
 
 import json
 import xml.etree.ElementTree as ET
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from .chat_server import ChatServer, chat_server
+from .chat_server import ChatServer
 from .planted import UNJUDGED, Planted, build
-
-
-@pytest.fixture
-def server() -> Iterator[ChatServer]:
-    with chat_server() as state:
-        yield state
 
 
 @pytest.fixture

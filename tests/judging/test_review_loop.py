@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -13,14 +13,8 @@ import pytest
 
 from evalplat.store import Store
 
-from .chat_server import ChatServer, chat_server
+from .chat_server import ChatServer
 from .planted import UNJUDGED, Planted, build
-
-
-@pytest.fixture
-def server() -> Iterator[ChatServer]:
-    with chat_server() as state:
-        yield state
 
 
 @pytest.fixture

@@ -335,3 +335,36 @@ def test_query_health_page_loads_sorts_and_keeps_hostile_text_as_text(
     assert seen.page.locator("#judge-list td.id", has_text=HOSTILE).count() >= 1
     assert seen.page.evaluate("document.querySelectorAll('script').length") == 2
     assert_clean(seen)
+
+
+def test_calibration_page_loads_marks_changed_verdicts_and_keeps_model_text_as_text(
+    visit: Callable[[str, str], Visit],
+) -> None:
+    from evalplat.reports.calibration import calibration_html
+
+    source = {
+        "source": HOSTILE, "pairs": 4, "exact": 0.5, "weighted_kappa": 0.25, "alpha": 0.2,
+        "grades": [0, 1], "confusion": [[1, 1], [1, 1]],
+        "bias": [{"grade": 0, "pairs": 2, "judge_mean": 0.5, "bias": 0.5}],
+    }  # fmt: skip
+    shift = {
+        "metric": "nDCG@10", "human_delta": -0.2, "model_delta": 0.1,
+        "human_verdict": "regression", "model_verdict": "improvement", "changed": True,
+    }  # fmt: skip
+    record = {
+        "judge": HOSTILE, "model": "m", "prompt_hash": "ab" * 32, "scale": [0, 3], "floor": 0.4,
+        "sampled": 4, "failed": 1, "sources": [source], "gating": False,
+        "refusal": "weighted kappa 0.25 against 'x' (4 pairs) is below the floor 0.40",
+        "what_if": [{"comparison_id": 7, "baseline": "run 1: a@1", "candidate": "run 2: b@1",
+                     "test_set": "t@1", "replaced": 4, "metrics": [shift], "skipped": None}],
+    }  # fmt: skip
+    seen = visit("calibration.html", calibration_html(record))
+    assert seen.page.locator("h1").inner_text() == f"Judge calibration · {HOSTILE}"
+    assert seen.page.locator("#gating").inner_text().startswith("✗ refused for gating")
+    diagonal = seen.page.eval_on_selector_all(
+        "table.confusion td.agree", "cells => cells.map(c => c.textContent)"
+    )
+    assert diagonal == ["● 1", "● 1"]
+    assert seen.page.locator("#what-if-table tr.changed").count() == 1
+    assert seen.page.evaluate("document.querySelectorAll('script').length") == 0
+    assert_clean(seen)
