@@ -14,7 +14,7 @@ same two renderings so they never disagree:
   ``Needs judgments: ...``, ``Run failed: docs-bm25 on cranfield``;
 - ``facts()``: ordered (label, value) pairs: config, test set, metric,
   ``baseline → candidate``, delta (absolute and relative), what changed (config parameters,
-  test set), p-value, runs, report;
+  test set), the model grades the verdict rests on (``Decided with``), p-value, runs, report;
 - ``text()``: the title, the facts and the worst queries as plain text (e-mail, logs).
 
 Numbers are printed with 4 decimals; a missing number (a test message has no
@@ -81,6 +81,8 @@ class AlertMessage:
     error: str | None = None
     # a target alert: ``nDCG@10>=0.85: 0.6200 [0.5900, 0.6500] missed``
     target: str | None = None
+    # a verdict that rests on a judge's grades: ``model grades: 23% of top-10 grades, judge gpt``
+    model_grades: str | None = None
 
     def __post_init__(self) -> None:
         if self.event not in EVENTS:
@@ -126,6 +128,7 @@ class AlertMessage:
             ("Baseline → candidate", self.change()),
             ("Delta", self.delta_text()),
             ("What changed", "; ".join(self.changes) or None),
+            ("Decided with", self.model_grades),
             ("p-value", None if self.p_value is None else p_value_text(self.p_value, self.test)),
             ("Runs", self.runs_text()),
             ("Next", self.next_step()),

@@ -101,9 +101,19 @@ def compare_command(
             "--unjudged",
             help="How unjudged documents weigh on the gates: bound (decide with every unjudged "
             "top-k document relevant too), needs_judgments (a drop while Judged@k fell needs "
-            "judgments) or ignore.",
+            "judgments), ignore, or let a judge's grades in: judge (they settle what the "
+            "people's grades leave open) or grade (they count as ordinary grades); see --judge.",
         ),
     ] = "bound",
+    judge: Annotated[
+        str | None,
+        typer.Option(
+            "--judge",
+            help="The judge whose grades (source llm:NAME) --unjudged judge or grade lets in; "
+            "it must have passed `evalplat judge calibrate`.",
+            show_default=False,
+        ),
+    ] = None,
     segment: Annotated[
         list[str] | None,
         typer.Option(
@@ -128,12 +138,17 @@ def compare_command(
     from dataclasses import replace
 
     from evalplat.cli import target_views
+    from evalplat.comparison.results import MODEL_MODES
     from evalplat.comparison.verdicts import UNJUDGED_MODES, CompareOptions, Gate
     from evalplat.errors import InputError
     from evalplat.metrics.registry import parse_all
 
     if unjudged not in UNJUDGED_MODES:
         raise InputError(f"--unjudged must be one of {', '.join(UNJUDGED_MODES)}, got {unjudged!r}")
+    if unjudged in MODEL_MODES and not judge:
+        raise InputError(f"--unjudged {unjudged} needs --judge NAME: whose grades to let in")
+    if judge and unjudged not in MODEL_MODES:
+        raise InputError("--judge needs --unjudged judge or --unjudged grade")
     options = CompareOptions(test=test, alpha=alpha, seed=seed, allow_partial=allow_partial,
                              min_segment_queries=min_segment_queries)  # fmt: skip
     targets = target_views.parse_targets(target)
@@ -153,6 +168,7 @@ def compare_command(
                 test=test,
                 alpha=alpha,
                 unjudged=unjudged,
+                judge=judge,
             )
             for m in scored
             if m.gateable

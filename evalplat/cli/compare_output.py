@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from evalplat.comparison.targets import TargetVerdict
     from evalplat.comparison.verdicts import ComparisonResult
 
-__all__ = ["needs_judgments_lines", "print_comparison", "write_junit"]
+__all__ = ["model_grade_lines", "needs_judgments_lines", "print_comparison", "write_junit"]
 
 
 def print_comparison(result: ComparisonResult) -> None:
@@ -78,7 +78,25 @@ def print_comparison(result: ComparisonResult) -> None:
         console.print(f"{m.metric} regressed; worst queries: {listed}", markup=False)
     for line in needs_judgments_lines(result):
         console.print(line, markup=False, highlight=False)
+    for line in model_grade_lines(result):
+        console.print(line, markup=False, highlight=False)
     console.print(f"verdict: {result.verdict} (comparison {result.id})", highlight=False)
+
+
+def model_grade_lines(result: ComparisonResult) -> list[str]:
+    """Both views of each metric a judge's grades move, then what the verdict rests on."""
+    lines = []
+    for m in result.metrics:
+        if m.judge is None or m.model_delta is None or m.human_delta is None:
+            continue
+        lines.append(
+            f"{m.metric}: people's grades only {m.human_baseline:.4f} -> {m.human_candidate:.4f} "
+            f"(delta {m.human_delta:+.4f}, {m.human_verdict}); with judge {m.judge}'s grades "
+            f"{m.model_baseline:.4f} -> {m.model_candidate:.4f} (delta {m.model_delta:+.4f}, "
+            f"{m.model_verdict})"
+        )
+    lines += [f"{note} decided the verdict" for note in result.model_notes]
+    return lines
 
 
 def _segment_table(result: ComparisonResult) -> object:
@@ -168,6 +186,9 @@ def write_junit(
             f"{m.metric}: {m.baseline:.4f} -> {m.candidate:.4f} (delta {m.delta:+.4f}, "
             f"p={m.p_value}, corrected {m.p_corrected}, {m.test}): {m.verdict}"
         )
+        note = m.model_note()
+        if note is not None:
+            summary += f"; decided with {note}"
         if m.verdict == "regression":
             failure = ET.SubElement(case, "failure", message=summary, type="regression")
             worst = result.movers[m.metric].worse[:10]

@@ -1,4 +1,5 @@
-"""``evalplat judge NAME ... | judge calibrate NAME ...``: grades from a language model.
+"""``evalplat judge NAME ... | judge calibrate NAME ... | judge export NAME ...``: grades from
+a language model, their calibration, and their review by people.
 
 ``evalplat judge NAME --testset T --unjudged-of RUN`` is short for ``evalplat judge grade NAME
 ...``: the group runs ``grade`` when its first word is not one of its commands.
@@ -201,6 +202,46 @@ def _print_what_if(replays: list[dict[str, Any]]) -> None:
                 f"    {m['metric']}: {m['human_delta']:+.4f} {m['human_verdict']} -> "
                 f"{m['model_delta']:+.4f} {m['model_verdict']}{mark}"
             )
+
+
+@app.command("export")
+def export(
+    name: Annotated[str, typer.Argument(help="Judge name: its grades have source llm:NAME.")],
+    testset: TestSetOption,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out", "-o", help="Write the CSV here (default: stdout).", show_default=False
+        ),
+    ] = None,
+    source: Annotated[
+        str, typer.Option("--source", help="The reviewers' source, written in each row.")
+    ] = "review",
+    db: DbOption = None,
+    json_output: JsonOption = False,
+) -> None:
+    """The judge's grades with its rationale, as CSV for people to confirm or correct.
+
+    Edit the grade column and bring the file back with `evalplat testset import NAME --qrels
+    FILE --add`: the grades are stored under the reviewers' source, beside the model's.
+    No project file is needed: the grades and rationales are in the database.
+    """
+    import sys
+
+    from evalplat.cli.common import echo_err
+    from evalplat.judging.review import export_grades
+
+    frame = export_grades(open_store(db), name, testset, source=source)
+    if json_output:
+        print_json(frame.to_dict(orient="records"))
+        return
+    if out is None:
+        frame.to_csv(sys.stdout, index=False)
+    else:
+        frame.to_csv(out, index=False)
+    echo_err(
+        f"{len(frame)} grades of judge {name} in {testset}" + (f" written to {out}" if out else "")
+    )
 
 
 def _num(value: float | None) -> str:

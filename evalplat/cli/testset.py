@@ -50,6 +50,14 @@ def import_(
             show_default=False,
         ),
     ] = None,
+    add: Annotated[
+        bool,
+        typer.Option(
+            "--add",
+            help="Add these judgments to the latest version (its queries, documents and other "
+            "judgments kept), e.g. a reviewed `evalplat judge export`.",
+        ),
+    ] = False,
     db: DbOption = None,
     json_output: JsonOption = False,
 ) -> None:
@@ -57,8 +65,11 @@ def import_(
 
     Nothing is written unless every file is valid; an error names the file and the line.
     """
+    from evalplat.errors import InputError
     from evalplat.testsets.content import load_testset
 
+    if add and (queries is not None or docs is not None):
+        raise InputError("--add takes judgments only: the queries and documents are the test set's")
     content = load_testset(
         qrels,
         queries=queries,
@@ -68,13 +79,20 @@ def import_(
         docs_format=docs_format,
         grade_rule=grades,
     )
-    source = {
+    if add:
+        from evalplat.judging.review import add_judgments
+
+        store = open_store(db)
+        content = add_judgments(store.load_test_set(name), content.judgments, grades)
+    source: dict[str, str | int | None] = {
         "qrels": qrels.name,
         "queries": None if queries is None else queries.name,
         "docs": None if docs is None else docs.name,
         "format": format,
     }
-    outcome = open_store(db).import_test_set(name, content, source=source)
+    if add:
+        source["added_to"] = store.test_set_version(name).version
+    outcome = (store if add else open_store(db)).import_test_set(name, content, source=source)
     info = outcome.version
     if json_output:
         print_json({**info.to_dict(), "created": outcome.created})

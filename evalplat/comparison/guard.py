@@ -33,6 +33,8 @@ Holm-corrected test:
 - ``needs_judgments``: ``P``, except that a regression becomes ``needs_judgments`` when the
   unjudged share of the candidate's top k rose by more than ``CompareOptions.judged_drop``.
 - ``ignore``: ``P``.
+- ``judge`` and ``grade``: as ``bound``, over the grades the gate lets count
+  (``evalplat.comparison.model_views``).
 """
 
 from __future__ import annotations
@@ -45,6 +47,11 @@ from evalplat.metrics.registry import Metric, parse
 
 if TYPE_CHECKING:
     import pandas as pd
+
+
+# ``judge`` and ``grade`` let a judge's grades in (evalplat.comparison.model_views); the
+# verdict over whichever grades count is then decided as ``bound`` decides it.
+_BOUND_LIKE = ("bound", "judge", "grade")
 
 
 @dataclass(frozen=True)
@@ -96,7 +103,7 @@ def optimistic_bound(
         augmented = pd.concat([judged, extra], ignore_index=True)
         names = [str(m) for m in group]
         for side, results in (("baseline", baseline_results), ("candidate", candidate_results)):
-            frames[side].append(_score(augmented, results, names, topics))
+            frames[side].append(score_results(augmented, results, names, topics))
         for name in names:
             depths[name] = k
             unjudged[name] = len(new)
@@ -127,7 +134,7 @@ def guard_verdict(
     baseline in its own."""
     if mode == "ignore":
         return pessimistic
-    if mode == "bound" and best_case is not None:
+    if mode in _BOUND_LIKE and best_case is not None:
         if best_case == pessimistic:
             return pessimistic
         if pessimistic == "regression" or more_unjudged:
@@ -144,9 +151,11 @@ def _unjudged(top: pd.DataFrame, keys: pd.DataFrame) -> pd.DataFrame:
     return found.loc[found["_merge"] == "left_only", ["query_id", "doc_id"]].reset_index(drop=True)
 
 
-def _score(
+def score_results(
     judgments: pd.DataFrame, results: pd.DataFrame, metrics: list[str], topics: Sequence[str]
 ) -> pd.DataFrame:
+    """Per-query scores (``query_id, metric, value``) of ``results`` in their stored rank order
+    against ``judgments``."""
     import pandas as pd
 
     from evalplat.metrics.evaluation import evaluate

@@ -25,7 +25,10 @@ TESTS: tuple[str, ...] = ("randomization", "t-test", "wilcoxon")
 Verdict = Literal["regression", "improvement", "unchanged", "needs_judgments"]
 VERDICTS: tuple[str, ...] = ("regression", "improvement", "unchanged", "needs_judgments")
 # How a gate treats unjudged documents (docs/regression-detection.md, "Unjudged documents").
-UNJUDGED_MODES: tuple[str, ...] = ("bound", "needs_judgments", "ignore")
+# ``judge`` and ``grade`` let a judge's model grades in (docs/judging.md, "Gates"); the other
+# modes leave them out.
+UNJUDGED_MODES: tuple[str, ...] = ("bound", "needs_judgments", "ignore", "judge", "grade")
+MODEL_MODES: tuple[str, ...] = ("judge", "grade")
 
 
 @dataclass(frozen=True)
@@ -40,6 +43,12 @@ class Gate:
     ``needs_judgments`` (a drop while Judged@k fell needs judgments) or ``ignore``.
     ``segment`` (a query tag) gates the metric over the queries carrying that tag only; without
     it the gate is on all queries.
+
+    Model grades (``source = "llm:<judge>"``) count only when ``unjudged`` lets them in, from
+    the judge named ``judge``: ``judge`` decides as ``bound`` on the people's grades and, when
+    that needs judgments, again with the judge's grades filling the unjudged documents;
+    ``grade`` counts the judge's grades as ordinary grades (the bound covers what is still
+    unjudged). Every other mode scores on the people's grades alone.
     """
 
     metric: str
@@ -50,6 +59,7 @@ class Gate:
     consecutive: int = 1
     unjudged: str = "bound"
     segment: str | None = None
+    judge: str | None = None
 
     def __post_init__(self) -> None:
         if self.segment is not None and (not isinstance(self.segment, str) or not self.segment):
@@ -68,6 +78,9 @@ class Gate:
         if self.unjudged not in UNJUDGED_MODES:
             raise InputError(f"gate on {self.metric}: unjudged must be one of "
                              f"{', '.join(UNJUDGED_MODES)}, got {self.unjudged!r}")  # fmt: skip
+        if self.unjudged in MODEL_MODES and not self.judge:
+            raise InputError(f'gate on {self.metric}: unjudged = "{self.unjudged}" needs the '
+                             "judge whose grades to use")  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -124,6 +137,12 @@ class MetricComparison:
     p-value and the verdict there; ``baseline_unjudged`` counts the baseline's unjudged top-k
     documents. None when the bound was not computed (results pruned, or no ranked results).
     ``unjudged_mode`` is the rule that decided (``Gate.unjudged``).
+
+    The ``human_*`` and ``model_*`` fields put the two views side by side when the test set
+    version holds a judge's grades (``judge``): the means and delta on the people's grades
+    alone, and with the judge's grades counted. ``model_share`` is the judge's share of the
+    grades of both runs' top ``bound_depth`` documents; ``model_decided`` is true when the
+    verdict rests on model grades (``evalplat.comparison.model_views``).
     """
 
     metric: str
@@ -157,6 +176,17 @@ class MetricComparison:
     bound_candidate: float | None = None
     bound_p_corrected: float | None = None
     bound_verdict: str | None = None
+    judge: str | None = None
+    model_share: float | None = None
+    model_decided: bool = False
+    human_baseline: float | None = None
+    human_candidate: float | None = None
+    human_delta: float | None = None
+    human_verdict: str | None = None
+    model_baseline: float | None = None
+    model_candidate: float | None = None
+    model_delta: float | None = None
+    model_verdict: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {key: _plain(value) for key, value in asdict(self).items()}
@@ -164,6 +194,13 @@ class MetricComparison:
     def bound_dict(self) -> dict[str, Any]:
         """The fields a stored comparison keeps beside its metric row (in its options)."""
         return {key: _plain(getattr(self, key)) for key in BOUND_FIELDS}
+
+    def model_note(self) -> str | None:
+        """ "model grades: 23% of top-10 grades, judge gpt" when the verdict rests on them."""
+        if not self.model_decided or self.judge is None:
+            return None
+        share = "an unknown share" if self.model_share is None else f"{self.model_share:.0%}"
+        return f"model grades: {share} of top-{self.bound_depth or 10} grades, judge {self.judge}"
 
 
 BOUND_FIELDS = (
@@ -176,6 +213,17 @@ BOUND_FIELDS = (
     "bound_candidate",
     "bound_p_corrected",
     "bound_verdict",
+    "judge",
+    "model_share",
+    "model_decided",
+    "human_baseline",
+    "human_candidate",
+    "human_delta",
+    "human_verdict",
+    "model_baseline",
+    "model_candidate",
+    "model_delta",
+    "model_verdict",
 )
 
 
@@ -301,6 +349,11 @@ class ComparisonResult:
         return [m for m in self.metrics if m.gated and m.verdict == "needs_judgments"]
 
     @property
+    def model_notes(self) -> list[str]:
+        """One line per gated metric whose verdict rests on model grades."""
+        return [f"{m.metric}: {note}" for m in self.metrics if m.gated and (note := m.model_note())]
+
+    @property
     def segment_regressions(self) -> list[SegmentComparison]:
         """Gated (metric, segment) rows whose verdict is ``regression``."""
         return [s for s in self.segments if s.gated and s.verdict == "regression"]
@@ -320,6 +373,7 @@ class ComparisonResult:
             "queries": self.queries,
             "weighted": self.weighted,
             "metrics": [m.to_dict() for m in self.metrics],
+            "model_grades": self.model_notes,
             "segments": [s.to_dict() for s in self.segments],
             "movers": {
                 name: {

@@ -5,13 +5,17 @@ asked of the same judge with the same prompt is answered from here, whichever te
 it came from. A row is written as soon as its answer arrives, so a killed ``judge`` command
 resumes from the rows already written. ``grade`` is NULL when the answer held no grade on the
 judge's scale: a recorded failure, never a guessed grade.
+
+``judge_calibration`` keeps each ``judge calibrate`` result: the floor, whether the judge may
+decide verdicts and, when not, why. A gate that lets model grades in reads the latest one.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
-from sqlalchemy import Float, Integer, String, Text, UniqueConstraint
+from sqlalchemy import JSON, Boolean, Float, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from evalplat.db.schema import Base, Hash
@@ -36,4 +40,20 @@ class JudgeGrade(Base):
     temperature: Mapped[float] = mapped_column(Float)
     prompt_tokens: Mapped[int | None] = mapped_column(Integer, nullable=True)
     completion_tokens: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    created_at: Mapped[datetime] = _created()
+
+
+class JudgeCalibration(Base):
+    __tablename__ = "judge_calibration"
+
+    id: Mapped[int] = _id()
+    judge: Mapped[str] = mapped_column(String(40), index=True)
+    model: Mapped[str] = mapped_column(String(200))
+    prompt_hash: Mapped[str] = mapped_column(Hash)
+    test_set: Mapped[str] = mapped_column(String(200))
+    floor: Mapped[float] = mapped_column(Float)
+    gating: Mapped[bool] = mapped_column(Boolean)
+    refusal: Mapped[str | None] = mapped_column(Text, nullable=True)
+    # the whole calibration (sources, kappas, confusion matrices), as ``Calibration.to_dict``
+    result: Mapped[dict[str, Any]] = mapped_column(JSON)
     created_at: Mapped[datetime] = _created()

@@ -32,7 +32,7 @@ from sqlalchemy import JSON, Boolean, Float, ForeignKey, Integer, String, Text, 
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from evalplat.db.events import OnlineEvent, OnlineQuery
-from evalplat.db.judge_grades import JudgeGrade
+from evalplat.db.judge_grades import JudgeCalibration, JudgeGrade
 from evalplat.db.operations import Alert, AlertDelivery, AlertOutbox, Lock, RunTarget
 from evalplat.db.schema import (
     ALERT_KINDS,
@@ -72,6 +72,7 @@ __all__ = [
     "Evaluation",
     "ExternalId",
     "Hash",
+    "JudgeCalibration",
     "JudgeGrade",
     "Judgment",
     "Lock",

@@ -4,6 +4,10 @@ Judgments are the large input (millions of lines): CSV/TSV and JSONL are read by
 validated in vectorised kernels (``_judgments_fast``); only when that finds a problem does the
 line-by-line reader (``_judgments_slow``, the reference, which names the line) run. The fast
 path accepts only what the reference accepts and returns the same values.
+
+CSV and TSV may also carry the columns of the files handed to people (``ANNOTATION_COLUMNS``:
+``evalplat unjudged``, ``evalplat judge export``), so those files come back as they are; the
+readers skip them.
 """
 
 from __future__ import annotations
@@ -41,6 +45,9 @@ if TYPE_CHECKING:
 
 
 JUDGMENT_COLUMNS = ("query_id", "doc_id", "grade", "source")
+# Columns of the files handed to people (``evalplat unjudged``, ``evalplat judge export``) that
+# come back with the grades: read past, never stored.
+ANNOTATION_COLUMNS = ("query", "rank", "judge_grade", "rationale")
 _INTEGER = re.compile(r"[+-]?[0-9]+")
 
 
@@ -88,7 +95,7 @@ def _judgment_header(fields: list[str], path: Path, line: int) -> list[str]:
         problem = f"expected a header line naming {', '.join(JUDGMENT_COLUMNS[:3])}[, source]"
         raise InputError(problem, path=path, line=line)
     for name in names:
-        if name not in JUDGMENT_COLUMNS:
+        if name not in JUDGMENT_COLUMNS and name not in ANNOTATION_COLUMNS:
             problem = f"unknown column {name!r} (judgments have {', '.join(JUDGMENT_COLUMNS)})"
             raise InputError(problem, path=path, line=line)
         if names.count(name) > 1:
@@ -244,7 +251,8 @@ def _arrow_delimited(text: str, fmt: str, path: Path) -> pa.Table | None:
             null_values=[],
         ),
     )
-    columns = {name: pc.utf8_trim_whitespace(table.column(name)) for name in names}
+    kept = [name for name in names if name in JUDGMENT_COLUMNS]
+    columns = {name: pc.utf8_trim_whitespace(table.column(name)) for name in kept}
     if not pc.all(pc.match_substring_regex(columns["grade"], r"^[+-]?[0-9]+$")).as_py():
         return None
     try:

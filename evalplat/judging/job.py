@@ -12,7 +12,8 @@ pairs are left); an endpoint that cannot be used stops it with nothing stored bu
 the next command picks up where it stopped.
 
 ``calibrate`` asks the judge about pairs people already graded (a seeded sample) and measures
-agreement (``evalplat.judging.calibration``); nothing is added to the test set.
+agreement (``evalplat.judging.calibration``); nothing is added to the test set. The result is
+kept in the store: gates that let model grades in read the latest one.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from evalplat.errors import InputError
 from evalplat.judging.batch import Pair, Tally, judge_pairs
 from evalplat.judging.calibration import Calibration, agreement, gating_refusal
+from evalplat.judging.client import RequestBudget
 from evalplat.judging.prompts import SYSTEM
 from evalplat.judging.what_if import RECENT, what_if
 from evalplat.store.base import utcnow
@@ -111,13 +113,15 @@ def judge_unjudged(
     k: int = 10,
     limit: int | None = None,
     dry_run: bool = False,
+    budget: RequestBudget | None = None,
 ) -> JudgeOutcome:
-    """Judge the unjudged pairs of ``runs`` and store a new version (module doc)."""
+    """Judge the unjudged pairs of ``runs`` and store a new version (module doc). ``budget``
+    (default: the judge's own per command) may be shared by several calls, e.g. one night."""
     version = store.test_set_version(testset)
     content, pairs = unjudged_pairs(store, testset, runs, k, limit)
     if dry_run:
         return _dry_run(store, spec, prompt, version.name, pairs)
-    tally = judge_pairs(store, spec, prompt, pairs)
+    tally = judge_pairs(store, spec, prompt, pairs, budget=budget)
     rows = [
         (p.query_id, p.doc_id, entry.grade, spec.source)
         for p in pairs
@@ -199,24 +203,23 @@ def calibrate(
     sources = agreement(both, spec.scale)
     refusal = gating_refusal(sources, spec.min_kappa)
     failed = sum(1 for p in pairs if (e := tally.grade_of(p)) is not None and e.grade is None)
-    return (
-        Calibration(
-            judge=spec.name,
-            model=spec.model,
-            prompt_hash=prompt.hash,
-            scale=spec.scale,
-            floor=spec.min_kappa,
-            sampled=len(pairs),
-            failed=failed,
-            sources=sources,
-            gating=refusal is None,
-            refusal=refusal,
-            what_if=tuple(what_if(store, testset, graded, limit=comparisons))
-            if comparisons and len(graded)
-            else (),
-        ),
-        tally,
+    result = Calibration(
+        judge=spec.name,
+        model=spec.model,
+        prompt_hash=prompt.hash,
+        scale=spec.scale,
+        floor=spec.min_kappa,
+        sampled=len(pairs),
+        failed=failed,
+        sources=sources,
+        gating=refusal is None,
+        refusal=refusal,
+        what_if=tuple(what_if(store, testset, graded, limit=comparisons))
+        if comparisons and len(graded)
+        else (),
     )
+    store.record_calibration(result.to_dict(), testset)
+    return result, tally
 
 
 def _with_texts(content: TestSetContent, keys: list[tuple[str, str]]) -> list[Pair]:

@@ -41,6 +41,7 @@ from evalplat.nightly.targets import observe_targets, target_metrics
 if TYPE_CHECKING:
     from evalplat.alerts.base import Channel
     from evalplat.comparison.verdicts import ComparisonResult
+    from evalplat.judging.client import RequestBudget
     from evalplat.store import Store
     from evalplat.store.alerts import AlertEvent
     from evalplat.store.runs import RunInfo
@@ -100,7 +101,12 @@ def _night(
     emit: LogFunction,
     fail_on_target: bool = False,
 ) -> NightlyOutcome:
+    from evalplat.judging.client import RequestBudget
+    from evalplat.nightly.judging import check_judges
+
+    check_judges(store, project)
     outcome = NightlyOutcome()
+    budget = RequestBudget(project.judge_budget)
     versions: dict[str, int] = {}
     for spec in project.testsets:
         imported = store.import_test_set(
@@ -137,7 +143,7 @@ def _night(
         )
     for config_spec in project.configs:
         for test_set in config_spec.testsets:
-            night = _ConfigNight(store, project, config_spec, test_set, channels, emit)
+            night = _ConfigNight(store, project, config_spec, test_set, channels, emit, budget)
             try:
                 complete = night.run(
                     config_versions[config_spec.name], versions[test_set], contents, outcome
@@ -195,9 +201,10 @@ class _ConfigNight:
         test_set: str,
         channels: list[Channel],
         emit: LogFunction,
+        budget: RequestBudget,
     ):
         self.store, self.project, self.spec, self.test_set = store, project, spec, test_set
-        self.channels, self.emit = channels, emit
+        self.channels, self.emit, self.budget = channels, emit, budget
 
     def run(
         self,
@@ -222,7 +229,7 @@ class _ConfigNight:
             self.failed(None if run is None else run.id, error or "the run failed", outcome)
             return False
         events = observe_run(store, spec, test_set, run.id, None, self.channels, emit)
-        result = _compare(store, self.project, spec, test_set, run, emit)
+        result = _compare(store, self.project, spec, test_set, run, emit, self.budget)
         if result is not None:
             outcome.comparisons.append(_comparison_summary(spec.name, test_set, result))
             events += observe(
@@ -308,8 +315,13 @@ def _compare(
     test_set: str,
     run: RunInfo,
     emit: LogFunction,
+    budget: RequestBudget,
 ) -> ComparisonResult | None:
-    """Compare with the baseline (gated); also log the change since the previous night."""
+    """Compare with the baseline (gated); also log the change since the previous night. With
+    ``[nightly] judge``, the judge grades the new unjudged documents first
+    (``evalplat.nightly.judging``)."""
+    from evalplat.nightly.judging import judge_night
+
     baseline = store.baseline(spec.compare_to or spec.name, test_set)
     if baseline is None or baseline.run_id == run.id:
         emit(
@@ -324,7 +336,8 @@ def _compare(
         return None
     metrics = project.metrics_for(test_set)
     previous = _previous_night(store, spec.name, test_set, run.id)
-    ready = _score_on_run_version(store, run, [baseline.run_id, previous], emit)
+    version = judge_night(store, project, run, baseline.run_id, budget, emit)
+    ready = _score_on_run_version(store, run, [baseline.run_id, previous], emit, version)
     from evalplat.comparison.results import CompareOptions
 
     options = CompareOptions(min_segment_queries=project.min_segment_queries)
@@ -360,7 +373,7 @@ def _compare(
 
 
 def _score_on_run_version(
-    store: Store, run: RunInfo, others: list[int | None], emit: LogFunction
+    store: Store, run: RunInfo, others: list[int | None], emit: LogFunction, on: int
 ) -> set[int]:
     """New judgments never stop a night: runs compared with ``run`` are scored on its test set
     version first, from their stored results (no searching), unless they already are. Returns
@@ -368,7 +381,7 @@ def _score_on_run_version(
     from evalplat.errors import InputError
     from evalplat.running.rescoring import score_on
 
-    version = f"{run.test_set}@{run.test_set_version}"
+    version = f"{run.test_set}@{on}"
     ready = set()
     for other in dict.fromkeys(o for o in others if o is not None and o != run.id):
         try:

@@ -172,6 +172,7 @@ def _message_fields(
         "worst_queries": worst,
         "comparison_id": result.id,
         "changes": [] if result.changes is None else result.changes.lines(),
+        "model_grades": metric.model_note() if hasattr(metric, "model_note") else None,
     }
 
 

@@ -24,7 +24,7 @@ from evalplat.judging.spec import JudgeSpec
 PROJECT_FILE = "evalplat.toml"
 _ARRAYS = ("testsets", "configs", "gates", "alerts", "judges", "targets")
 _GATE_KEYS = {"metric", "max_drop", "max_relative_drop", "test", "alpha", "consecutive",
-              "unjudged", "segment"}  # fmt: skip
+              "unjudged", "segment", "judge"}  # fmt: skip
 DEFAULT_METRICS_FALLBACK = ("nDCG@10", "P@10", "R@100", "AP", "RR@10", "Judged@10")
 
 
@@ -72,6 +72,10 @@ class Project:
     min_segment_queries: int = 20
     judges: tuple[JudgeSpec, ...] = ()
     targets: tuple[Target, ...] = ()
+    # [nightly] judge: the judge that grades the night's new unjudged top-k documents before
+    # comparing, at most ``judge_budget`` requests a night
+    nightly_judge: str | None = None
+    judge_budget: int = 200
 
     @property
     def folder(self) -> Path:

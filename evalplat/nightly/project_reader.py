@@ -7,6 +7,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from evalplat.comparison.results import MODEL_MODES
 from evalplat.comparison.verdicts import TESTS, UNJUDGED_MODES, Gate
 from evalplat.errors import InputError
 from evalplat.inputs.toml_lines import header_line, key_line
@@ -61,6 +62,7 @@ class Reader:
             "segments",
             "judges",
             "targets",
+            "nightly",
         }
         for key in data:
             if key not in known:
@@ -87,7 +89,20 @@ class Reader:
                     "compare_to",
                 )
         metrics = self.metrics(data.get("metrics", {}))
-        gates = tuple(self.gate(g, i) for i, g in enumerate(self.tables(data, "gates")))
+        judges = tuple(
+            read_judge(j, self.folder, partial(self.judge_fail, i))
+            for i, j in enumerate(self.tables(data, "judges"))
+        )
+        judge_names = [j.name for j in judges]
+        for i, name in enumerate(judge_names):
+            if judge_names.index(name) != i:
+                raise self.fail(f"judge '{name}' is defined twice", "judges", i, "name")
+        nightly_judge, judge_budget = self.nightly(data.get("nightly", {}), judge_names)
+        default_judge = nightly_judge or (judge_names[0] if len(judge_names) == 1 else None)
+        gates = tuple(
+            self.gate(g, i, judge_names, default_judge)
+            for i, g in enumerate(self.tables(data, "gates"))
+        )
         alerts = tuple(self.alert(a, i) for i, a in enumerate(self.tables(data, "alerts")))
         from evalplat.nightly.project_targets import read_target
 
@@ -133,14 +148,6 @@ class Reader:
         url = database.get("url")
         if url is not None and not isinstance(url, str):
             raise self.fail("must be a string", "database", 0, "url")
-        judges = tuple(
-            read_judge(j, self.folder, partial(self.judge_fail, i))
-            for i, j in enumerate(self.tables(data, "judges"))
-        )
-        judge_names = [j.name for j in judges]
-        for i, name in enumerate(judge_names):
-            if judge_names.index(name) != i:
-                raise self.fail(f"judge '{name}' is defined twice", "judges", i, "name")
         return Project(
             path=self.file,
             database_url=url,
@@ -155,6 +162,8 @@ class Reader:
             min_segment_queries=min_queries,
             judges=judges,
             targets=targets,
+            nightly_judge=nightly_judge,
+            judge_budget=judge_budget,
         )
 
     def tables(self, data: dict[str, Any], key: str) -> list[dict[str, Any]]:
@@ -277,7 +286,33 @@ class Reader:
         except InputError as error:
             raise self.fail(str(error), "metrics", 0, "names") from None
 
-    def gate(self, table: dict[str, Any], index: int) -> Gate:
+    def nightly(self, table: Any, judges: list[str]) -> tuple[str | None, int]:
+        """``[nightly]``: the judge that grades the night's new unjudged documents, and its
+        budget of requests a night."""
+        if not isinstance(table, dict):
+            raise self.fail("must be a table", "nightly")
+        for key in table:
+            if key not in ("judge", "judge_budget"):
+                raise self.fail("unknown key; expected one of: judge, judge_budget", "nightly",
+                                0, key)  # fmt: skip
+        judge = table.get("judge")
+        if judge is not None and (not isinstance(judge, str) or judge not in judges):
+            known = ", ".join(judges) or "none"
+            raise self.fail(f"no judge named {judge!r} in [[judges]] (known: {known})",
+                            "nightly", 0, "judge")  # fmt: skip
+        budget = table.get("judge_budget", 200)
+        if isinstance(budget, bool) or not isinstance(budget, int) or budget < 0:
+            raise self.fail("must be a whole number of requests ≥ 0", "nightly", 0,
+                            "judge_budget")  # fmt: skip
+        return judge, budget
+
+    def gate(
+        self,
+        table: dict[str, Any],
+        index: int,
+        judges: list[str] | None = None,
+        default_judge: str | None = None,
+    ) -> Gate:
         self.only(
             table,
             _GATE_KEYS,
@@ -318,6 +353,19 @@ class Reader:
                 index,
                 "unjudged",
             )
+        judge = table.get("judge")
+        if judge is not None and (not isinstance(judge, str) or judge not in (judges or [])):
+            known = ", ".join(judges or []) or "none"
+            raise self.fail(f"gate {metric}: no judge named {judge!r} in [[judges]] "
+                            f"(known: {known})", "gates", index, "judge")  # fmt: skip
+        if judge is not None and unjudged not in MODEL_MODES:
+            raise self.fail(f'gate {metric}: a judge counts only with unjudged = "judge" or '
+                            '"grade"', "gates", index, "judge")  # fmt: skip
+        if unjudged in MODEL_MODES:
+            judge = judge or default_judge
+            if judge is None:
+                raise self.fail(f'gate {metric}: unjudged = "{unjudged}" needs judge = "NAME" '
+                                "of a [[judges]] table", "gates", index, "judge")  # fmt: skip
         segment = self.string(table, "segment", "gates", index, required=False)
         if segment is not None and len(f"{metric} [segment {segment}]") > 80:
             raise self.fail(
@@ -335,6 +383,7 @@ class Reader:
             alpha=float(alpha),
             consecutive=consecutive,
             unjudged=unjudged,
+            judge=judge,
         )
 
     def alert(self, table: dict[str, Any], index: int) -> dict[str, Any]:

@@ -14,6 +14,8 @@ Rules kept here (the pure computation is ``evalplat.comparison.verdicts.compare_
 - The optimistic bound (``evalplat.comparison.guard``) is scored here from both runs' ranked results
   and the version's judgments; its figures are kept in the comparison's options (``bounds``).
   Runs whose results were pruned have no bound: their gates use the Judged@k rule.
+- A version holding a judge's grades is compared on people's grades and, beside them, with the
+  judge's (``evalplat.store.grade_views``); gates choose which decides.
 - A ``CONFIG@baseline`` reference adopts the config's first baselines first (see
   ``evalplat.store.baselines``); history and unjudged documents live in
   ``evalplat.store.history``.
@@ -55,9 +57,10 @@ from evalplat.errors import InputError, NotFoundError, OperationalError
 from evalplat.store.base import utcnow
 from evalplat.store.baselines import BaselineInfo, adopt_first_baselines
 from evalplat.store.changes import run_changes
+from evalplat.store.grade_views import GradeViewsMixin
 from evalplat.store.history import HistoryPoint
 from evalplat.store.run_rows import evaluation_on, latest_evaluations, resolve_run
-from evalplat.store.runs import SCORE_TYPES, RunsMixin
+from evalplat.store.runs import SCORE_TYPES
 from evalplat.store.segments import load_segments, query_facts, save_segments
 
 if TYPE_CHECKING:
@@ -84,7 +87,7 @@ class StoredComparison:
     has_results: bool  # both runs' ranked results are stored (not pruned, not online)
 
 
-class ComparisonsMixin(RunsMixin):
+class ComparisonsMixin(GradeViewsMixin):
     # ── comparing ────────────────────────────────────────────────────────────────────────────
 
     def compare_runs(
@@ -98,9 +101,14 @@ class ComparisonsMixin(RunsMixin):
         overlap_k: int = 10,
     ) -> ComparisonResult:
         """Compare two stored runs, store the comparison, and return it (with its ``id``)."""
+        from evalplat.comparison.model_views import gate_judge
         from evalplat.comparison.overlap import rank_overlap
 
         options = options or CompareOptions()
+        judge = gate_judge(gates)
+        refusal = None if judge is None else self.judge_gating(judge)
+        if refusal is not None:
+            raise InputError(f"gates with unjudged = judge or grade cannot use it: {refusal}")
         with self.session() as session:
             for ref in (baseline_ref, candidate_ref):
                 name, _, which = str(ref).strip().rpartition("@")
@@ -125,20 +133,21 @@ class ComparisonsMixin(RunsMixin):
         scores_a, scores_b = self._scores(eval_a), self._scores(eval_b)
         overlap = None
         bound = None
+        views = None
+        if judge is not None and pruned:
+            raise InputError(
+                f"the ranked results of run {ids[0]} or {ids[1]} were pruned: model grades "
+                "cannot be told from people's grades without them (gates with unjudged = "
+                "judge or grade)"
+            )
         if not pruned:
             results_a, results_b = self.load_results(ids[0]), self.load_results(ids[1])
             overlap, _ = rank_overlap(results_a, results_b, k=overlap_k)
-            bound = self._optimistic(eval_a, results_a, results_b, scores_a, metrics, gates)
-        result = compare_scores(
-            scores_a,
-            scores_b,
-            metrics,
-            gates,
-            options,
-            overlap=overlap,
-            bound=bound,
-            weights=weights,
-            tags=tags,
+            views = self._grade_views(eval_a, (results_a, results_b), (scores_a, scores_b), judge)
+            if views is None:
+                bound = self._optimistic(eval_a, results_a, results_b, scores_a, metrics, gates)
+        result = self._compare_views(
+            views, (scores_a, scores_b), metrics, gates, options, overlap, bound, weights, tags
         )
         now = utcnow()
         with self.session() as session:

@@ -421,6 +421,17 @@ DATABASE_COMMANDS: dict[tuple[str, ...], tuple[Form, Form | None]] = {
             holds(lambda d, w: (d["gating"], d["requests"], d["sources"]) == (False, 0, [])),
         ),
     ),
+    ("judge", "export"): (
+        Form(
+            db_args("judge", "export", "offline", "-t", "tiny"),
+            # the world's test set holds no model grades: the header alone
+            shows("query_id,query,doc_id,grade,source,judge_grade,rationale"),
+        ),
+        Form(
+            json_db_args("judge", "export", "offline", "-t", "tiny", "--source", "second"),
+            holds(lambda d, w: d == []),
+        ),
+    ),
     ("history",): (
         Form(
             db_args("history", "prod", "-m", "P@10"),
