@@ -77,6 +77,7 @@ def online_night(
         day = baseline.started_at.date().isoformat()
         emit({"step": "online_compare", "baseline": _ref(baseline), "candidate": _ref(candidate),
               "day": day, "comparison": result.id, "verdict": result.verdict,
+              "deltas": {m.metric: round(m.delta, 4) for m in result.metrics},
               "verdicts": {m.metric: _verdict(m) for m in result.metrics if m.metric in
                            {g.metric for g in gates}}})  # fmt: skip
         for gate in gates:
