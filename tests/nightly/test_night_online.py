@@ -152,3 +152,17 @@ def test_a_test_set_may_not_be_named_online(tmp_path: Path) -> None:
     path.write_text(text, encoding="utf-8")
     with pytest.raises(InputError, match=r"\[\[testsets\]\] #1 key 'name'.*reserved"):
         load_project(path)
+
+
+def test_a_dry_run_says_what_the_online_step_would_compare(tmp_path: Path) -> None:
+    path = write_project(tmp_path, {"control": "good", "treatment": "good"},
+                         extra_alerts=ONLINE.format(more=""))  # fmt: skip
+    steps: list[dict[str, Any]] = []
+    url = f"sqlite:///{tmp_path / 'none.db'}"
+    assert (
+        run_nightly(load_project(path), db_url=url, dry_run=True, log=steps.append).exit_code == 0
+    )
+    [online] = [s for s in steps if s["step"] == "online"]
+    assert online["baseline"] == "control" and online["gates"] == ["online:CTR"]
+    assert online["metrics"] == ["online:CTR", "online:MRR", "online:Abandonment"]
+    assert not (tmp_path / "none.db").exists()
