@@ -15,12 +15,9 @@ from evalplat.nightly.project import (
     _ARRAYS,
     _GATE_KEYS,
     DEFAULT_METRICS_FALLBACK,
-    ONLINE_KEYS,
     ConfigSpec,
-    OnlineSpec,
     Project,
     TestSetSpec,
-    is_online,
 )
 from evalplat.store.testsets import ONLINE_TEST_SET
 
@@ -146,7 +143,9 @@ class Reader:
         for i, name in enumerate(judge_names):
             if judge_names.index(name) != i:
                 raise self.fail(f"judge '{name}' is defined twice", "judges", i, "name")
-        online = self.online(data.get("online"), set(config_names), metrics, gates)
+        from evalplat.nightly.project_online import read_online
+
+        online = read_online(data.get("online"), self.fail, set(config_names), metrics, gates)
         return Project(
             path=self.file,
             database_url=url,
@@ -163,74 +162,6 @@ class Reader:
             targets=targets,
             online=online,
         )
-
-    def online(
-        self,
-        table: Any,
-        configs: set[str],
-        metrics: tuple[str, ...],
-        gates: tuple[Gate, ...],
-    ) -> OnlineSpec | None:
-        """``[online]``; a gate or metric on an online measure needs it."""
-        from evalplat.events.sessions import DEFAULT_ONLINE_METRICS
-        from evalplat.metrics import parse
-
-        for index, gate in enumerate(gates):
-            if not is_online(gate.metric):
-                continue
-            if table is None:
-                raise self.fail(
-                    f"gate {gate.metric}: an online measure needs an [online] table naming "
-                    'the baseline arm (baseline = "NAME" or "NAME@VER")',
-                    "gates",
-                    index,
-                    "metric",
-                )
-            if gate.segment is not None:
-                raise self.fail(
-                    f"gate {gate.metric}: online measures have no segments", "gates", index,
-                    "segment",
-                )  # fmt: skip
-        if table is None:
-            online_names = [n for n in metrics if is_online(n)]
-            if online_names:
-                raise self.fail(
-                    f"{online_names[0]} is an online measure: it needs an [online] table naming "
-                    'the baseline arm (baseline = "NAME" or "NAME@VER")',
-                    "metrics",
-                    0,
-                    "names",
-                )
-            return None
-        if not isinstance(table, dict):
-            raise self.fail("must be a table", "online")
-        self.only(table, set(ONLINE_KEYS), "online", 0)
-        baseline = self.string(table, "baseline", "online", 0) or ""
-        name, at, version = baseline.strip().partition("@")
-        if name not in configs:
-            raise self.fail(
-                f"baseline names '{name}', which is not a config of this project",
-                "online", 0, "baseline",
-            )  # fmt: skip
-        if at and not (version.isdigit() and int(version) >= 1):
-            raise self.fail('must be "NAME" or "NAME@VER" (VER a number)', "online", 0,
-                            "baseline")  # fmt: skip
-        names = table.get("metrics", list(DEFAULT_ONLINE_METRICS))
-        if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
-            raise self.fail("must be a non-empty list of online measures", "online", 0, "metrics")
-        try:
-            chosen = tuple(str(parse(n)) for n in names)
-        except InputError as error:
-            raise self.fail(str(error), "online", 0, "metrics") from None
-        for chosen_name in chosen:
-            if not is_online(chosen_name):
-                raise self.fail(f"{chosen_name} is not an online measure (online:...)",
-                                "online", 0, "metrics")  # fmt: skip
-        min_sessions = table.get("min_sessions", 30)
-        if isinstance(min_sessions, bool) or not isinstance(min_sessions, int) or min_sessions < 1:
-            raise self.fail("must be a whole number of sessions ≥ 1", "online", 0,
-                            "min_sessions")  # fmt: skip
-        return OnlineSpec(baseline=baseline.strip(), metrics=chosen, min_sessions=min_sessions)
 
     def tables(self, data: dict[str, Any], key: str) -> list[dict[str, Any]]:
         value = data.get(key, [])

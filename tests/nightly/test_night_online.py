@@ -144,6 +144,14 @@ def test_an_online_gate_needs_an_online_table(tmp_path: Path) -> None:
                          extra_alerts='[online]\nbaseline = "ghost"\n')  # fmt: skip
     with pytest.raises(InputError, match="baseline names 'ghost'"):
         load_project(path)
+    for table, problem in (
+        ('baseline = "control"\nwindow = "week"', "unknown key"),
+        ('baseline = "control"\nmin_sessions = 0', "whole number of sessions"),
+        ('baseline = "control"\nmetrics = ["nDCG@10"]', "not an online measure"),
+    ):
+        path = write_project(tmp_path, {"control": "good"}, extra_alerts=f"[online]\n{table}\n")
+        with pytest.raises(InputError, match=rf"\[online\] key .*{problem}"):
+            load_project(path)
 
 
 def test_a_test_set_may_not_be_named_online(tmp_path: Path) -> None:
