@@ -3,7 +3,9 @@
 The request is OpenAI's chat-completions protocol, which OpenAI, Azure OpenAI, Ollama, vLLM,
 llama.cpp's server and LM Studio all speak. With ``structured`` (the default) it asks for
 ``response_format: {"type": "json_schema", ...}``; an endpoint that refuses that (HTTP 400 or
-422) is asked again without it, and plain text is used for the rest of the command.
+422, or any error whose body names ``response_format``: llama-cpp-python's server answers its
+validation error with a 500) is asked again without it, and plain text is used for the rest of
+the command.
 
 Faults, each told apart so that the command can say what happened in one line:
 
@@ -114,7 +116,7 @@ class ChatClient:
             ) from None
         except httpx.TransportError as error:  # a dropped connection, a broken response
             raise TransientJudgeError(f"{self.spec.endpoint}: {error}") from None
-        if structured and response.status_code in (400, 422):
+        if structured and _refuses_schema(response):
             with self._lock:
                 self.structured = False  # the endpoint refuses response_format: plain text
             return self._attempt(user)
@@ -166,6 +168,13 @@ class ChatClient:
             prompt_tokens=_count(usage.get("prompt_tokens")),
             completion_tokens=_count(usage.get("completion_tokens")),
         )
+
+
+def _refuses_schema(response: httpx.Response) -> bool:
+    status = response.status_code
+    if status in (400, 422):
+        return True
+    return status >= 500 and "response_format" in response.text
 
 
 def _retry_after(response: httpx.Response) -> float | None:

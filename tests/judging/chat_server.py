@@ -5,9 +5,10 @@ that grade (``3 - n`` with ``invert``), as JSON when the request asked for a JSO
 ``Grade: n`` text otherwise. Markers in the passage pick a fault: ``MALFORMED`` answers "The
 document is", ``OUTSIDE`` answers grade 7, ``SLOW`` waits 2 s, ``DROP`` closes the connection
 without answering (the first time for each document). Server-wide: ``busy`` answers 429 (with
-``Retry-After: 0``) to that many requests first, ``refuse_schema`` answers 400 to a request
-with ``response_format``, ``status`` answers every request with that status, ``delay`` waits
-that long before each answer. ``requests`` records (document id, asked for a schema,
+``Retry-After: 0``) to that many requests first, ``refuse_schema`` answers that HTTP status
+(400, or 500 as llama-cpp-python's server does) to a request with ``response_format``,
+``status`` answers every request with that status, ``delay`` waits that long before each
+answer. ``requests`` records (document id, asked for a schema,
 Authorization header) of every request that reached the handler.
 """
 
@@ -31,7 +32,7 @@ class ChatServer:
         self.requests: list[tuple[str, bool, str | None]] = []
         self.answered: list[str] = []
         self.busy = 0
-        self.refuse_schema = False
+        self.refuse_schema: int | None = None
         self.status: int | None = None
         self.delay = 0.0
         self.invert = False
@@ -59,8 +60,9 @@ class ChatServer:
             if self.busy > 0:
                 self.busy -= 1
                 return 429, {"error": {"message": "slow down"}}
-            if self.refuse_schema and structured:
-                return 400, {"error": {"message": "response_format is not supported"}}
+            if self.refuse_schema is not None and structured:
+                message = "body.response_format.type: Input should be 'text' or 'json_object'"
+                return self.refuse_schema, {"error": {"message": message}}
             if "DROP" in user and doc not in self.dropped:
                 self.dropped.add(doc)
                 return -1, None

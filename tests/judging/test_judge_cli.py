@@ -143,11 +143,12 @@ def test_answers_without_a_grade_are_recorded_failures_not_guesses(
     assert len(server.requests) == before
 
 
+@pytest.mark.parametrize("status", [400, 422, 500])
 def test_an_endpoint_refusing_the_schema_is_asked_in_plain_text(
-    make_world: Callable[..., JudgeWorld], cli: Callable[..., Any], server: ChatServer
+    make_world: Callable[..., JudgeWorld], cli: Callable[..., Any], server: ChatServer, status: int
 ) -> None:
     w = make_world(judge="concurrency = 1")
-    server.refuse_schema = True
+    server.refuse_schema = status  # 500: llama-cpp-python's server, naming response_format
     data = json.loads(_judge(cli, w, "--limit", "4", "--json").stdout)
     assert (data["added"], data["structured"]) == (4, False)
     assert [s for _, s, _ in server.requests] == [True, False, False, False, False]
