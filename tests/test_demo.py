@@ -41,6 +41,10 @@ def test_demo_builds_a_project_reports_regressions_and_exits_0(
     # each alert links the page of the comparison behind it
     assert all(Path(json.loads(a)["report"]).parent.name == "compare" for a in alerts)
     assert len(alerts) == len(data["alerts"]) >= 2
+    # the configs are the arms of a simulated A/B test: its log is imported and scored per day
+    assert (folder / "events" / "ubi.jsonl").is_file()
+    online = folder / "reports" / "history" / "bm25-and--online.html"
+    assert "online:CTR" in online.read_text(encoding="utf-8")
 
     # another night, nothing changed; this time as the plain-text summary a newcomer reads
     second = cli("demo", "--dir", "demo")

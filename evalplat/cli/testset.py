@@ -104,6 +104,61 @@ def import_(
         echo_err(f"unchanged: identical to {info.name}@{info.version} ({counts}), nothing added")
 
 
+@app.command("from-events")
+def from_events(
+    name: Annotated[str, typer.Argument(help="Test set name to add a version to.")],
+    model: Annotated[
+        str,
+        typer.Option("--model", help="Click model: ctr, coec (position-corrected) or purchase."),
+    ],
+    min_impressions: Annotated[
+        int,
+        typer.Option("--min-impressions", help="Leave out pairs shown fewer times than this."),
+    ] = 10,
+    config: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--config", help="Only searches of this config (NAME or NAME@VER); repeatable."
+        ),
+    ] = None,
+    since: Annotated[
+        str | None,
+        typer.Option("--since", help="Only searches from this time on (ISO 8601 with a zone)."),
+    ] = None,
+    thresholds: Annotated[
+        str | None,
+        typer.Option(
+            "--thresholds",
+            help="Ascending rates that grade 1, 2, ... (default ctr 0.05,0.15,0.3; coec "
+            "0.5,1,2; purchase 0.01,0.05,0.1).",
+            show_default=False,
+        ),
+    ] = None,
+    db: DbOption = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Grade query-document pairs from the imported interaction logs and store them as a new
+    version (judgment source clicks:MODEL; the model and its parameters are its provenance)."""
+    from evalplat.events.click_models import parse_thresholds
+    from evalplat.events.records import parse_timestamp
+
+    cuts = parse_thresholds(thresholds, model)
+    start = None if since is None else parse_timestamp(since, "--since")
+    outcome = open_store(db).test_set_from_events(
+        name, model=model, min_impressions=min_impressions, configs=config, since=start,
+        thresholds=cuts,
+    )  # fmt: skip
+    info = outcome.version
+    if json_output:
+        print_json({**info.to_dict(), "created": outcome.created})
+        return
+    counts = f"{info.queries} queries, {info.judgments} judgments"
+    if outcome.created:
+        typer.echo(f"imported {info.name}@{info.version}: {counts} (clicks:{model})")
+    else:
+        echo_err(f"unchanged: identical to {info.name}@{info.version} ({counts}), nothing added")
+
+
 @app.command("list")
 def list_test_sets(db: DbOption = None, json_output: JsonOption = False) -> None:
     """Every test set with its latest version."""

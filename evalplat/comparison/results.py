@@ -90,7 +90,8 @@ class CompareOptions:
     ``test``/``alpha`` apply to ungated metrics (a gate carries its own). ``judged_drop`` is the
     fall of mean Judged@k (absolute, 0.05 = 5 points) beyond which a drop needs judgments.
     ``tie_tolerance``: per-query deltas within it count as ties. A segment (the queries carrying
-    one tag) with fewer than ``min_segment_queries`` queries is reported but never gated.
+    one tag) with fewer than ``min_segment_queries`` queries is reported but never gated, and an
+    online measure with fewer than ``min_sessions`` sessions on a side is "insufficient data".
     """
 
     test: str = "randomization"
@@ -104,6 +105,7 @@ class CompareOptions:
     movers: int = 10
     allow_partial: bool = False
     min_segment_queries: int = 20
+    min_sessions: int = 30
 
     def __post_init__(self) -> None:
         if self.test not in TESTS:
@@ -120,6 +122,8 @@ class CompareOptions:
             raise InputError(
                 f"min_segment_queries must be 1 or more, got {self.min_segment_queries}"
             )
+        if isinstance(self.min_sessions, bool) or self.min_sessions < 1:
+            raise InputError(f"min_sessions must be 1 or more, got {self.min_sessions}")
 
 
 @dataclass(frozen=True)

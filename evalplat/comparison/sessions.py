@@ -86,13 +86,16 @@ def compare_sessions(
     gates: Sequence[Gate] | None = None,
     options: CompareOptions | None = None,
     *,
-    min_sessions: int = MIN_SESSIONS,
+    min_sessions: int | None = None,
 ) -> ComparisonResult:
     """Compare per-session scores (tidy ``query_id, metric, value``; ``query_id`` holds the
-    session) of two online evaluations, metric by metric (module doc)."""
+    session) of two online evaluations, metric by metric (module doc). ``min_sessions``
+    defaults to the options' (30)."""
     from evalplat.comparison.verdicts import _correct, _decide, _gates
 
     options = options or CompareOptions()
+    if min_sessions is None:
+        min_sessions = options.min_sessions
     names = [str(parse(m)) for m in metrics] if metrics else _common(baseline, candidate)
     names += [str(parse(g.metric)) for g in gates or () if str(parse(g.metric)) not in names]
     chosen = [parse(name) for name in names]

@@ -4,6 +4,8 @@ It writes a project folder with the bundled Cranfield test set, an ``evalplat.to
 SQLite database, then runs the real nightly pipeline on three configurations of the builtin
 BM25 engine: production (Porter stemming), a candidate without stemming (a small drop: the
 statistics decide whether it is credible), and a candidate with the AND operator (a large drop).
+The three configs are also the arms of a simulated A/B test: a seeded UBI log of their users is
+imported after the first night (``evalplat.demo.events``), and later nights compare the arms.
 Everything is local: no network, no search server.
 """
 
@@ -14,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evalplat.nightly.job import NightlyOutcome, run_nightly
-from evalplat.nightly.project import load_project
+from evalplat.nightly.project import Project, load_project
 from evalplat.resources import bundled_testset
 
 PROJECT = """\
@@ -67,6 +69,11 @@ max_drop = 0.01
 metric = "AP"
 max_drop = 0.01
 
+[online]                        # the configs as A/B arms, over events/ubi.jsonl (simulated users)
+baseline = "bm25-porter"
+metrics = ["online:CTR", "online:MRR", "online:Abandonment", "online:Conversion"]
+# gate an online measure like any metric:  [[gates]] metric = "online:CTR"  max_relative_drop = 0.05
+
 [[alerts]]
 type = "json"                   # alerts are appended to this file (no network needed)
 path = "alerts.jsonl"
@@ -104,8 +111,28 @@ def create_demo(folder: Path) -> bool:
 
 
 def run_demo(folder: Path) -> DemoOutcome:
-    """Create the project if needed and run one night of it (another night when it exists)."""
+    """Create the project if needed and run one night of it (another night when it exists).
+
+    On creation, the first night's runs also give the demo its interaction log
+    (``evalplat.demo.events``), imported and scored, and the site is written again with the
+    online runs; the next night compares the arms."""
     folder = folder.resolve()
     created = create_demo(folder)
-    outcome = run_nightly(load_project(folder / "evalplat.toml"))
+    project = load_project(folder / "evalplat.toml")
+    outcome = run_nightly(project)
+    if created and outcome.exit_code in (0, 1):
+        _add_events(folder, project, outcome)
     return DemoOutcome(folder=folder, nightly=outcome, created=created)
+
+
+def _add_events(folder: Path, project: Project, outcome: NightlyOutcome) -> None:
+    from evalplat.demo.events import write_demo_events
+    from evalplat.nightly.prep import database_url
+    from evalplat.store import Store
+
+    with Store.open(database_url(project, None)) as store:
+        write_demo_events(folder, store, outcome.runs)
+        if outcome.report is not None:
+            from evalplat.reports import render_site
+
+            render_site(store, project.reports_dir)

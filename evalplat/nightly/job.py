@@ -1,7 +1,9 @@
 """The nightly job: import, register, run, compare, alert, report, prune — from a project file.
 
-One call of ``nightly`` is one night. Each step reports itself through ``log`` as a dict with a
-``step`` key (the CLI prints one line per step, or JSON lines). The exit code is the contract:
+One call of ``nightly`` is one night; a project with an ``[online]`` table also scores the
+imported interaction logs and compares its A/B arms (``evalplat.nightly.online``). Each step
+reports itself through ``log`` as a dict with a ``step`` key (the CLI prints one line per step,
+or JSON lines). The exit code is the contract:
 
 - 0: every run completed and no gated metric has an open regression alert;
 - 1: a regression was confirmed (an alert is open for a config of this project), or, with
@@ -153,6 +155,8 @@ def _night(
                 night.failed(None, f"{type(error).__name__}: {error}", outcome)
             if not complete:
                 outcome.exit_code = 3
+    if project.online is not None:
+        _online(store, project, channels, emit, outcome)
     try:
         outcome.report = _write_reports(store, project, emit)
     except (OSError, EvalplatError) as error:  # the alerts are in the outbox: still delivered
@@ -259,6 +263,30 @@ class _ConfigNight:
             outcome.alerts += [_event_summary(event) for event in events]
         except EvalplatError as problem:  # e.g. the database went away: nothing to alert with
             self.emit({"step": "alert", "error": str(problem)})
+
+
+def _online(
+    store: Store,
+    project: Project,
+    channels: list[Channel],
+    emit: LogFunction,
+    outcome: NightlyOutcome,
+) -> None:
+    """The online step (``evalplat.nightly.online``); a failure is isolated like a config's."""
+    from evalplat.nightly.online import online_night
+    from evalplat.store.testsets import ONLINE_TEST_SET
+
+    try:
+        night = online_night(store, project, channels, emit)
+    except EvalplatError as error:
+        outcome.exit_code = 3
+        emit({"step": "online", "error": f"{type(error).__name__}: {error}"})
+        return
+    outcome.runs += [run.to_dict() for run in night.runs]
+    outcome.comparisons += [
+        _comparison_summary(config, ONLINE_TEST_SET, result) for config, result in night.comparisons
+    ]
+    outcome.alerts += [_event_summary(event) for event in night.events]
 
 
 def _run(

@@ -186,6 +186,10 @@ def dry_run_night(
             )
             for test_set in spec.testsets:
                 emit({"step": "run", "config": spec.name, "testset": test_set, "dry_run": True})
+        if project.online is not None:
+            emit({"step": "online", "dry_run": True, "baseline": project.online.baseline,
+                  "metrics": project.online_metrics(),
+                  "gates": [g.metric for g in project.online_gates()]})  # fmt: skip
     finally:
         if store is not None:
             store.close()

@@ -23,6 +23,7 @@ from evalplat.judging.spec import JudgeSpec
 
 PROJECT_FILE = "evalplat.toml"
 _ARRAYS = ("testsets", "configs", "gates", "alerts", "judges", "targets")
+ONLINE_KEYS = ("baseline", "metrics", "min_sessions")
 _GATE_KEYS = {"metric", "max_drop", "max_relative_drop", "test", "alpha", "consecutive",
               "unjudged", "segment", "judge"}  # fmt: skip
 DEFAULT_METRICS_FALLBACK = ("nDCG@10", "P@10", "R@100", "AP", "RR@10", "Judged@10")
@@ -56,6 +57,22 @@ class ConfigSpec:
 
 
 @dataclass(frozen=True)
+class OnlineSpec:
+    """``[online]``: the A/B comparison a night makes over imported events.
+
+    ``baseline`` is the control arm (``NAME``: the config's latest version, or ``NAME@VER``);
+    every other version of the project's configs with searches on the same UTC day is a
+    candidate. ``metrics`` are the online measures scored per version and day; gates on online
+    measures (``[[gates]] metric = "online:CTR"``) decide the alerts. A side with fewer than
+    ``min_sessions`` sessions is "insufficient data" and never gated.
+    """
+
+    baseline: str
+    metrics: tuple[str, ...]
+    min_sessions: int = 30
+
+
+@dataclass(frozen=True)
 class Project:
     path: Path
     database_url: str | None
@@ -76,6 +93,7 @@ class Project:
     # comparing, at most ``judge_budget`` requests a night
     nightly_judge: str | None = None
     judge_budget: int = 200
+    online: OnlineSpec | None = None
 
     @property
     def folder(self) -> Path:
@@ -86,13 +104,32 @@ class Project:
         return next((t.gains for t in self.testsets if t.name == test_set), ())
 
     def metrics_for(self, test_set: str, extra: tuple[str, ...] = ()) -> list[str]:
-        """The metrics (and gated metrics) run on a test set, its default gain map applied."""
+        """The metrics (and gated metrics) run on a test set, its default gain map applied;
+        online measures are scored from events instead (:meth:`online_metrics`)."""
         names = [*self.metrics, *(g.metric for g in self.gates), *extra]
+        names = [n for n in names if not is_online(n)]
         return list(dict.fromkeys(self._with_gains(test_set, n) for n in names))
 
     def gates_for(self, test_set: str) -> list[Gate]:
-        """The gates of a test set: a gate on ``nDCG@10`` gates its gain-mapped figure."""
-        return [replace(g, metric=self._with_gains(test_set, g.metric)) for g in self.gates]
+        """The gates of a test set: a gate on ``nDCG@10`` gates its gain-mapped figure. Gates
+        on online measures belong to the online comparison (:meth:`online_gates`)."""
+        return [
+            replace(g, metric=self._with_gains(test_set, g.metric))
+            for g in self.gates
+            if not is_online(g.metric)
+        ]
+
+    def online_gates(self) -> list[Gate]:
+        """The gates on online measures: they gate the night's A/B comparison."""
+        return [g for g in self.gates if is_online(g.metric)]
+
+    def online_metrics(self) -> list[str]:
+        """The online measures a night scores: ``[online] metrics`` and the gated ones."""
+        if self.online is None:
+            return []
+        names = [*self.online.metrics, *(n for n in self.metrics if is_online(n)),
+                 *(g.metric for g in self.online_gates())]  # fmt: skip
+        return list(dict.fromkeys(names))
 
     def _with_gains(self, test_set: str, name: str) -> str:
         gains = self.gains_of(test_set)
@@ -102,6 +139,13 @@ class Project:
         from evalplat.metrics.registry import with_default_gains
 
         return str(with_default_gains(parse(name), gains))
+
+
+def is_online(name: str) -> bool:
+    """Whether a metric is an online measure (scored per session from events)."""
+    from evalplat.metrics import parse
+
+    return parse(name).spec.unit == "session"
 
 
 def find_project(path: str | Path | None = None) -> Path:

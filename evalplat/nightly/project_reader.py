@@ -20,6 +20,7 @@ from evalplat.nightly.project import (
     Project,
     TestSetSpec,
 )
+from evalplat.store.testsets import ONLINE_TEST_SET
 
 
 class Reader:
@@ -63,6 +64,7 @@ class Reader:
             "judges",
             "targets",
             "nightly",
+            "online",
         }
         for key in data:
             if key not in known:
@@ -148,6 +150,9 @@ class Reader:
         url = database.get("url")
         if url is not None and not isinstance(url, str):
             raise self.fail("must be a string", "database", 0, "url")
+        from evalplat.nightly.project_online import read_online
+
+        online = read_online(data.get("online"), self.fail, set(config_names), metrics, gates)
         return Project(
             path=self.file,
             database_url=url,
@@ -164,6 +169,7 @@ class Reader:
             targets=targets,
             nightly_judge=nightly_judge,
             judge_budget=judge_budget,
+            online=online,
         )
 
     def tables(self, data: dict[str, Any], key: str) -> list[dict[str, Any]]:
@@ -185,6 +191,11 @@ class Reader:
     def testset(self, table: dict[str, Any], index: int) -> TestSetSpec:
         self.only(table, {"name", "qrels", "queries", "docs", "format", "gains"}, "testsets", index)
         name = self.string(table, "name", "testsets", index)
+        if name is not None and name.strip() == ONLINE_TEST_SET:
+            raise self.fail(
+                f"test set name '{name}' is reserved for online runs scored from events",
+                "testsets", index, "name",
+            )  # fmt: skip
         assert_str = name or ""
         gains: tuple[tuple[int, int | float], ...] = ()
         if "gains" in table:

@@ -321,7 +321,8 @@ def render_site(store: Store, out_dir: str | Path) -> Path:
     """Write the whole report site into ``out_dir``; return the path of ``index.html``.
 
     Per (config, test set): a history page, pages of its ``RUN_PAGES_PER_HISTORY`` latest runs,
-    and the page of the latest run's stored comparison with its baseline when there is one.
+    and the page of the latest run's stored comparison with its baseline when there is one (not
+    for online runs: their comparisons are over sessions, shown on the history page).
     """
     from evalplat.reports.gather import (
         TestSetCache,
@@ -348,10 +349,12 @@ def render_site(store: Store, out_dir: str | Path) -> Path:
         newest = max(newest, latest.run.started_at)
         history_path = f"history/{slug(history.config)}--{slug(history.test_set)}.html"
         comparison_id = latest.comparison_id
-        if comparison_id is not None:
+        compared = None if comparison_id is None else store.load_comparison(comparison_id)
+        # an online comparison (over sessions) has no per-query page; its history shows it
+        if comparison_id is not None and compared is not None and compared.per_query is not None:
             path = f"compare/compare-{comparison_id}.html"
             comparisons[latest.run.id] = path
-            page = gather_comparison(store, store.load_comparison(comparison_id), cache=cache)
+            page = gather_comparison(store, compared, cache=cache)
             links = Links("../", frozenset(run_ids), {}, history_path, index=True)
             _write(out / path, comparison_html(page, links))
         primary = history.metrics[0] if history.metrics else None

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from evalplat.store.alerts import AlertsMixin
 from evalplat.store.baselines import BaselinesMixin
+from evalplat.store.click_judgments import ClickJudgmentsMixin
 from evalplat.store.comparisons import ComparisonsMixin
 from evalplat.store.configs import AddConfigOutcome, ConfigsMixin, ConfigVersionInfo
 from evalplat.store.events import EventImport, EventsMixin
@@ -36,6 +37,7 @@ __all__ = [
 
 
 class Store(
+    ClickJudgmentsMixin,
     TestSetsMixin,
     ConfigsMixin,
     ComparisonsMixin,

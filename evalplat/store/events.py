@@ -40,12 +40,12 @@ from evalplat.events.records import ParsedLog, read_logs
 from evalplat.store.base import StoreBase, utcnow
 from evalplat.store.configs import resolve_config_version
 from evalplat.store.run_rows import EvaluationRecord, RunInfo, insert_evaluation, run_infos
+from evalplat.store.testsets import ONLINE_TEST_SET
 
 if TYPE_CHECKING:
     import pandas as pd
     from sqlalchemy.orm import Session
 
-ONLINE_TEST_SET = "online"
 ONLINE_TRIGGER = "online"
 _CHUNK = 500
 
@@ -122,9 +122,11 @@ class EventsMixin(StoreBase):
         *,
         window: str = "day",
         metrics: Sequence[str] | None = None,
+        since: datetime | None = None,
     ) -> list[RunInfo]:
         """Score the online measures of each config version (of ``configs``, or every one with
-        searches) per window, and store them as online runs (module doc); oldest first."""
+        searches) per window, and store them as online runs (module doc); oldest first. With
+        ``since``, only the windows that start at or after it."""
         from evalplat.events.sessions import (
             DEFAULT_ONLINE_METRICS,
             online_log,
@@ -140,6 +142,8 @@ class EventsMixin(StoreBase):
         for version_id in version_ids:
             searches, events = self._online_frames(version_id)
             for span, part in windows(searches, window):
+                if since is not None and span.start < since:
+                    continue
                 scores = score_window(span, online_log(part, events), chosen)
                 run_ids.append(self._store_window(version_id, window, scores))
         with self.session() as session:

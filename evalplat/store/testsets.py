@@ -22,7 +22,7 @@ from evalplat.db.models import (
     TestSet,
     TestSetVersion,
 )
-from evalplat.errors import NotFoundError
+from evalplat.errors import InputError, NotFoundError
 from evalplat.store.base import StoreBase, claim_name, utcnow
 from evalplat.store.refs import VersionRef, check_name, parse_version_ref, pick_version
 from evalplat.testsets.raters import DEFAULT_GRADE_RULE
@@ -62,6 +62,20 @@ class ImportOutcome:
     created: bool  # False when identical content already existed as this version
 
 
+# The test set every online run is scored on (evalplat.store.events): not for judgments.
+ONLINE_TEST_SET = "online"
+
+
+def check_reserved(name: str) -> None:
+    """A valid test set name that is not the reserved ``online``."""
+    check_name(name, "test set")
+    if name.strip() == ONLINE_TEST_SET:
+        raise InputError(
+            f"test set name '{ONLINE_TEST_SET}' is reserved for online runs scored from events; "
+            "choose another name"
+        )
+
+
 class TestSetsMixin(StoreBase):
     def import_test_set(
         self, name: str, content: TestSetContent, *, source: dict[str, Any] | None = None
@@ -70,7 +84,7 @@ class TestSetsMixin(StoreBase):
 
         Identical content (same content hash) returns the existing version instead.
         """
-        check_name(name, "test set")
+        check_reserved(name)
         content_hash = content.content_hash()
         resolved = content.qrels
         rule = None

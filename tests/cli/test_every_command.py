@@ -199,6 +199,41 @@ DATABASE_COMMANDS: dict[tuple[str, ...], tuple[Form, Form | None]] = {
         Form(db_args("db", "check"), shows("schema is current and matches evalplat's models")),
         Form(json_db_args("db", "check"), holds(lambda d, w: d["differences"] == [])),
     ),
+    ("testset", "from-events"): (
+        Form(
+            lambda w: _scored(
+                w,
+                "testset",
+                "from-events",
+                "clicks-plain",
+                "--model",
+                "ctr",
+                "--min-impressions",
+                "1",
+            ),
+            shows("imported clicks-plain@1: 1 queries, 2 judgments (clicks:ctr)"),
+        ),
+        Form(
+            lambda w: _scored(
+                w,
+                "testset",
+                "from-events",
+                "clicks-json",
+                "--model",
+                "coec",
+                "--min-impressions",
+                "2",
+                "--json",
+            ),
+            holds(
+                lambda d, w: (
+                    d["created"]
+                    and (d["source"]["kind"], d["source"]["model"]) == ("events", "coec")
+                    and d["judgments"] == 1  # position 1 is never clicked: no expected clicks
+                )
+            ),
+        ),
+    ),
     ("testset", "import"): (
         Form(
             db_args("testset", "import", "more-plain", "--qrels", "{w.files.qrels}"),

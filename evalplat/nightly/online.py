@@ -1,0 +1,168 @@
+"""A night's online step: score the imported events, compare the arms, feed the alerts.
+
+With an ``[online]`` table (``evalplat.nightly.project.OnlineSpec``) a night:
+
+1. scores the online measures of every version of the project's configs per UTC day, as
+   ``evalplat events score`` does, from the last day it scored before (that day may have grown)
+   onwards; older days keep their scores (``events score`` rescores them all);
+2. takes the latest day on which the baseline arm has searches, and compares each other arm
+   with searches that day against it (a two-sample bootstrap over sessions), gated by the
+   ``[[gates]]`` on online measures;
+3. feeds each gated verdict to the ``regression`` alert of (candidate config, test set
+   ``online``, metric): opened once, resolved by the first day whose verdict is not a
+   regression. A side with fewer than ``min_sessions`` sessions is "insufficient data": it is
+   logged and leaves the alert as it is, neither opening nor resolving it.
+
+Alerts are keyed without a baseline run, since each day has its own baseline run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from evalplat.store.testsets import ONLINE_TEST_SET
+
+if TYPE_CHECKING:
+    from evalplat.alerts.base import Channel
+    from evalplat.comparison.results import ComparisonResult, MetricComparison
+    from evalplat.nightly.job import LogFunction
+    from evalplat.nightly.project import Project
+    from evalplat.store import Store
+    from evalplat.store.alerts import AlertEvent
+    from evalplat.store.runs import RunInfo
+
+
+@dataclass
+class OnlineNight:
+    """What the online step did: runs scored, comparisons made, alert events written."""
+
+    runs: list[RunInfo] = field(default_factory=list)
+    comparisons: list[tuple[str, ComparisonResult]] = field(default_factory=list)  # by config
+    events: list[AlertEvent] = field(default_factory=list)
+
+
+def online_night(
+    store: Store, project: Project, channels: list[Channel], emit: LogFunction
+) -> OnlineNight:
+    """Score, compare and alert for ``project``'s ``[online]`` table (module doc)."""
+    from evalplat.comparison.results import CompareOptions
+
+    night = OnlineNight()
+    spec = project.online
+    if spec is None:
+        return night
+    configs = [c.name for c in project.configs]
+    since = _last_scored_day(store, configs)
+    night.runs = store.score_online(
+        configs, window="day", metrics=project.online_metrics(), since=since
+    )
+    emit({"step": "online_score", "runs": len(night.runs),
+          "since": None if since is None else since.date().isoformat()})  # fmt: skip
+    baseline = _baseline_run(store, spec.baseline)
+    if baseline is None:
+        emit({"step": "online", "baseline": spec.baseline, "compared": 0,
+              "detail": "the baseline arm has no scored day yet"})  # fmt: skip
+        return night
+    options = CompareOptions(min_sessions=spec.min_sessions)
+    gates = project.online_gates()
+    names = [channel.name for channel in channels]
+    for candidate in _arms_of_day(store, configs, baseline):
+        result = store.compare_runs(
+            baseline.id, candidate.id, metrics=project.online_metrics(), gates=gates,
+            options=options,
+        )  # fmt: skip
+        night.comparisons.append((candidate.config, result))
+        day = baseline.started_at.date().isoformat()
+        emit({"step": "online_compare", "baseline": _ref(baseline), "candidate": _ref(candidate),
+              "day": day, "comparison": result.id, "verdict": result.verdict,
+              "deltas": {m.metric: round(m.delta, 4) for m in result.metrics},
+              "verdicts": {m.metric: _verdict(m) for m in result.metrics if m.metric in
+                           {g.metric for g in gates}}})  # fmt: skip
+        for gate in gates:
+            metric = result.metric(gate.metric)
+            if metric.test == "insufficient":
+                continue  # too few sessions: shown, never gated, the alert left as it is
+            for event in store.observe(
+                candidate.config,
+                ONLINE_TEST_SET,
+                gate.metric,
+                None,
+                result.id,
+                regressed=metric.gated and metric.verdict == "regression",
+                consecutive=gate.consecutive,
+                details=_details(candidate, baseline, metric, result),
+                kind="regression",
+                channels=names,
+            ):
+                emit({"step": "alert", "event": event.event, "kind": event.alert.kind,
+                      "alert": event.alert.id, "config": candidate.config,
+                      "testset": ONLINE_TEST_SET, "metric": gate.metric})  # fmt: skip
+                night.events.append(event)
+    return night
+
+
+def _last_scored_day(store: Store, configs: list[str]) -> datetime | None:
+    """Start of the latest day already scored for these configs (rescored: it may have grown)."""
+    starts = [run.started_at for name in configs for run in _online_runs(store, name)]
+    return max(starts, default=None)
+
+
+def _online_runs(store: Store, config: str) -> list[RunInfo]:
+    return [
+        run
+        for run in store.list_runs(config)
+        if run.trigger == "online" and run.options.get("online", {}).get("window") == "day"
+    ]
+
+
+def _baseline_run(store: Store, reference: str) -> RunInfo | None:
+    """The baseline arm's online run of its latest scored day."""
+    version = store.config_version(reference)
+    runs = [r for r in _online_runs(store, version.name) if r.config_version == version.version]
+    return max(runs, key=lambda r: r.started_at, default=None)
+
+
+def _arms_of_day(store: Store, configs: list[str], baseline: RunInfo) -> list[RunInfo]:
+    """The other arms' online runs of the baseline's day, by config and version."""
+    arms = [
+        run
+        for name in configs
+        for run in _online_runs(store, name)
+        if run.started_at == baseline.started_at and run.id != baseline.id
+    ]
+    return sorted(arms, key=lambda r: (r.config, r.config_version))
+
+
+def _ref(run: RunInfo) -> str:
+    return f"{run.config}@{run.config_version}"
+
+
+def _verdict(metric: MetricComparison) -> str:
+    return "insufficient data" if metric.test == "insufficient" else metric.verdict
+
+
+def _details(
+    candidate: RunInfo, baseline: RunInfo, metric: MetricComparison, result: ComparisonResult
+) -> dict[str, Any]:
+    """What the alert says: the arms, the day, the figures and the test over sessions."""
+    return {
+        "config": candidate.config,
+        "test_set": ONLINE_TEST_SET,
+        "metric": metric.metric,
+        "baseline": metric.baseline,
+        "candidate": metric.candidate,
+        "delta": metric.delta,
+        "relative_delta": metric.relative_delta,
+        "p_value": metric.p_corrected,
+        "test": metric.test,
+        "baseline_run": baseline.id,
+        "candidate_run": candidate.id,
+        "worst_queries": [],
+        "comparison_id": result.id,
+        "changes": [
+            f"A/B on {baseline.started_at.date().isoformat()}: {_ref(candidate)} against "
+            f"{_ref(baseline)}"
+        ],
+    }

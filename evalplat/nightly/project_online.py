@@ -1,0 +1,98 @@
+"""``[online]`` of the project file: the A/B comparison a night makes over imported events
+(see :mod:`evalplat.nightly.online`).
+
+```toml
+[online]
+baseline = "web"             # the control arm: NAME (latest version) or NAME@VER
+metrics = ["online:CTR"]     # optional: online measures scored (default: every one)
+min_sessions = 30            # optional: fewer sessions on a side is "insufficient data"
+```
+
+Gates and ``[metrics]`` names on online measures need this table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from evalplat.comparison.verdicts import Gate
+from evalplat.errors import InputError
+from evalplat.nightly.project import ONLINE_KEYS, OnlineSpec, is_online
+
+Fail = Callable[[str, str | None, int, str | None], InputError]
+
+
+def read_online(
+    table: Any,
+    fail: Fail,
+    configs: set[str],
+    metrics: tuple[str, ...],
+    gates: tuple[Gate, ...],
+) -> OnlineSpec | None:
+    """``[online]``; a gate or metric on an online measure needs it."""
+    from evalplat.events.sessions import DEFAULT_ONLINE_METRICS
+    from evalplat.metrics import parse
+
+    for index, gate in enumerate(gates):
+        if not is_online(gate.metric):
+            continue
+        if table is None:
+            raise fail(
+                f"gate {gate.metric}: an online measure needs an [online] table naming "
+                'the baseline arm (baseline = "NAME" or "NAME@VER")',
+                "gates",
+                index,
+                "metric",
+            )
+        if gate.segment is not None:
+            raise fail(
+                f"gate {gate.metric}: online measures have no segments", "gates", index,
+                "segment",
+            )  # fmt: skip
+    if table is None:
+        online_names = [n for n in metrics if is_online(n)]
+        if online_names:
+            raise fail(
+                f"{online_names[0]} is an online measure: it needs an [online] table naming "
+                'the baseline arm (baseline = "NAME" or "NAME@VER")',
+                "metrics",
+                0,
+                "names",
+            )
+        return None
+    if not isinstance(table, dict):
+        raise fail("must be a table", "online", 0, None)
+    for key in table:
+        if key not in ONLINE_KEYS:
+            raise fail(f"unknown key; expected one of: {', '.join(sorted(ONLINE_KEYS))}",
+                       "online", 0, key)  # fmt: skip
+    baseline = table.get("baseline")
+    if not isinstance(baseline, str) or not baseline.strip():
+        raise fail('needs baseline = "NAME" or "NAME@VER" (a config of this project)', "online",
+                   0, "baseline")  # fmt: skip
+    name, at, version = baseline.strip().partition("@")
+    if name not in configs:
+        raise fail(
+            f"baseline names '{name}', which is not a config of this project",
+            "online", 0, "baseline",
+        )  # fmt: skip
+    if at and not (version.isdigit() and int(version) >= 1):
+        raise fail('must be "NAME" or "NAME@VER" (VER a number)', "online", 0,
+                        "baseline")  # fmt: skip
+    names = table.get("metrics", list(DEFAULT_ONLINE_METRICS))
+    if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
+        raise fail("must be a non-empty list of online measures", "online", 0, "metrics")
+    try:
+        chosen = tuple(str(parse(n)) for n in names)
+    except InputError as error:
+        raise fail(str(error), "online", 0, "metrics") from None
+    for chosen_name in chosen:
+        if not is_online(chosen_name):
+            raise fail(f"{chosen_name} is not an online measure (online:...)",
+                            "online", 0, "metrics")  # fmt: skip
+    min_sessions = table.get("min_sessions", 30)
+    if isinstance(min_sessions, bool) or not isinstance(min_sessions, int) or min_sessions < 1:
+        raise fail("must be a whole number of sessions ≥ 1", "online", 0,
+                        "min_sessions")  # fmt: skip
+    return OnlineSpec(baseline=baseline.strip(), metrics=chosen, min_sessions=min_sessions)

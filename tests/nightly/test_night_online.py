@@ -1,0 +1,176 @@
+"""Nights over interaction logs: the project's A/B arms scored per day from imported events,
+compared over sessions, and alerted on through the outbox like any regression."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from evalplat.errors import InputError
+from evalplat.events.synthetic import Arm, write_ubi_log
+from evalplat.nightly.job import run_nightly
+from evalplat.nightly.project import load_project
+from evalplat.store import Store
+
+from ..alerts.servers import CaptureServer, capture_server
+from .small_project import write_project
+
+GRADES = {
+    "wing flutter": {"d1": 3, "d2": 1, "d3": 0, "d4": 2},
+    "jet noise": {"d5": 2, "d6": 0, "d7": 3},
+    "boundary layer": {"d8": 1, "d9": 0, "d10": 2, "d11": 0},
+}
+RANKINGS = {text: sorted(docs) for text, docs in GRADES.items()}
+ONLINE = """
+[[gates]]
+metric = "online:CTR"
+max_relative_drop = 0.05
+
+[online]
+baseline = "control"
+metrics = ["online:CTR", "online:MRR", "online:Abandonment"]
+{more}
+"""
+
+
+@pytest.fixture
+def server() -> Iterator[CaptureServer]:
+    with capture_server() as running:
+        yield running
+
+
+Night = Callable[..., tuple[int, list[dict[str, Any]]]]
+
+
+@pytest.fixture
+def night(db_url: str, tmp_path: Path, server: CaptureServer) -> Night:
+    def run(more: str = "") -> tuple[int, list[dict[str, Any]]]:
+        arms = {"control": "good", "treatment": "good"}
+        online = ONLINE.format(more=more)
+        path = write_project(
+            tmp_path / "project", arms, hook=f"{server.url}/ok", extra_alerts=online
+        )
+        steps: list[dict[str, Any]] = []
+        outcome = run_nightly(load_project(path), db_url=db_url, log=steps.append)
+        return outcome.exit_code, steps
+
+    return run
+
+
+def _import(db_url: str, path: Path, attention: dict[str, float], *, sessions: int,
+            seed: int, day: int = 1) -> None:  # fmt: skip
+    arms = [Arm(config, RANKINGS, attention=a) for config, a in attention.items()]
+    log = write_ubi_log(path, arms, GRADES, sessions=sessions, seed=seed,
+                        start=datetime(2026, 3, day, 8, tzinfo=UTC))  # fmt: skip
+    with Store.open(db_url) as store:
+        outcome = store.import_events([log.path])
+    assert outcome.unknown_configs == {} and outcome.searches == sum(log.searches.values())
+
+
+def _alerts(server: CaptureServer) -> list[list[tuple[str, str, str, str]]]:
+    return [
+        [(a["kind"], a["event"], a["config"], a["metric"]) for a in request.body["alerts"]]
+        for request in server.accepted("/ok")
+    ]
+
+
+def test_a_planted_ctr_drop_opens_exactly_one_online_alert(
+    night: Night, server: CaptureServer, db_url: str, tmp_path: Path
+) -> None:
+    code, steps = night()  # the configs are registered; no events yet
+    assert code == 0
+    assert any(s["step"] == "online" and s["compared"] == 0 for s in steps)
+    _import(db_url, tmp_path / "day1.jsonl", {"control": 1.0, "treatment": 0.9}, sessions=2500,
+            seed=11)  # fmt: skip
+    code, steps = night()
+    assert code == 1, [s for s in steps if "error" in s]
+    [compared] = [s for s in steps if s["step"] == "online_compare"]
+    assert (compared["baseline"], compared["candidate"]) == ("control@1", "treatment@1")
+    assert compared["verdicts"] == {"online:CTR": "regression"}
+    assert _alerts(server) == [[("regression", "opened", "treatment", "online:CTR")]]
+    [alert] = server.accepted("/ok")[0].body["alerts"]
+    assert alert["test_set"] == "online" and alert["test"] == "bootstrap"
+    assert alert["relative_delta"] == pytest.approx(-0.1, abs=0.03)
+    assert night()[0] == 1  # the same day again: still open, nothing new sent
+    assert len(server.received("/ok")) == 1
+    # the next day the arms are alike again: the alert resolves, once
+    _import(db_url, tmp_path / "day2.jsonl", {"control": 1.0, "treatment": 1.0}, sessions=2500,
+            seed=12, day=2)  # fmt: skip
+    code, steps = night()
+    assert code == 0
+    assert [s["day"] for s in steps if s["step"] == "online_compare"] == ["2026-03-02"]
+    assert _alerts(server)[1] == [("regression", "resolved", "treatment", "online:CTR")]
+
+
+def test_an_a_a_log_raises_no_alert(
+    night: Night, server: CaptureServer, db_url: str, tmp_path: Path
+) -> None:
+    night()
+    _import(db_url, tmp_path / "aa.jsonl", {"control": 1.0, "treatment": 1.0}, sessions=2500,
+            seed=5)  # fmt: skip
+    code, steps = night()
+    assert code == 0
+    [compared] = [s for s in steps if s["step"] == "online_compare"]
+    assert compared["verdicts"] == {"online:CTR": "unchanged"}
+    assert server.received("/ok") == []
+    with Store.open(db_url) as store:
+        assert [a for a in store.list_alerts() if a.test_set == "online"] == []
+
+
+def test_too_few_sessions_is_insufficient_data_and_never_gated(
+    night: Night, server: CaptureServer, db_url: str, tmp_path: Path
+) -> None:
+    night()
+    # a drop of a half, but only 20 sessions an arm: below min_sessions, so no verdict
+    _import(db_url, tmp_path / "few.jsonl", {"control": 1.0, "treatment": 0.5}, sessions=20,
+            seed=2)  # fmt: skip
+    code, steps = night("min_sessions = 30")
+    assert code == 0
+    [compared] = [s for s in steps if s["step"] == "online_compare"]
+    assert compared["verdicts"] == {"online:CTR": "insufficient data"}
+    assert server.received("/ok") == []
+
+
+def test_an_online_gate_needs_an_online_table(tmp_path: Path) -> None:
+    path = write_project(tmp_path, {"control": "good"},
+                         extra_alerts='[[gates]]\nmetric = "online:CTR"\n')  # fmt: skip
+    with pytest.raises(InputError, match=r"\[\[gates\]\] #2 key 'metric'.*\[online\] table"):
+        load_project(path)
+    path = write_project(tmp_path, {"control": "good"},
+                         extra_alerts='[online]\nbaseline = "ghost"\n')  # fmt: skip
+    with pytest.raises(InputError, match="baseline names 'ghost'"):
+        load_project(path)
+    for table, problem in (
+        ('baseline = "control"\nwindow = "week"', "unknown key"),
+        ('baseline = "control"\nmin_sessions = 0', "whole number of sessions"),
+        ('baseline = "control"\nmetrics = ["nDCG@10"]', "not an online measure"),
+    ):
+        path = write_project(tmp_path, {"control": "good"}, extra_alerts=f"[online]\n{table}\n")
+        with pytest.raises(InputError, match=rf"\[online\] key .*{problem}"):
+            load_project(path)
+
+
+def test_a_test_set_may_not_be_named_online(tmp_path: Path) -> None:
+    path = write_project(tmp_path, {"control": "good"})
+    text = path.read_text(encoding="utf-8").replace('"topics"', '"online"')
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(InputError, match=r"\[\[testsets\]\] #1 key 'name'.*reserved"):
+        load_project(path)
+
+
+def test_a_dry_run_says_what_the_online_step_would_compare(tmp_path: Path) -> None:
+    path = write_project(tmp_path, {"control": "good", "treatment": "good"},
+                         extra_alerts=ONLINE.format(more=""))  # fmt: skip
+    steps: list[dict[str, Any]] = []
+    url = f"sqlite:///{tmp_path / 'none.db'}"
+    assert (
+        run_nightly(load_project(path), db_url=url, dry_run=True, log=steps.append).exit_code == 0
+    )
+    [online] = [s for s in steps if s["step"] == "online"]
+    assert online["baseline"] == "control" and online["gates"] == ["online:CTR"]
+    assert online["metrics"] == ["online:CTR", "online:MRR", "online:Abandonment"]
+    assert not (tmp_path / "none.db").exists()
