@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from evalplat.errors import EvalplatError, OperationalError
 from evalplat.nightly.notify import deliver, observe, observe_run
+from evalplat.nightly.pairing import previous_night, score_on_run_version
 from evalplat.nightly.prep import (
     check_inputs,
     database_url,
@@ -363,9 +364,9 @@ def _compare(
         )
         return None
     metrics = project.metrics_for(test_set)
-    previous = _previous_night(store, spec.name, test_set, run.id)
+    previous = previous_night(store, spec.name, test_set, run.id)
     version = judge_night(store, project, run, baseline.run_id, budget, emit)
-    ready = _score_on_run_version(store, run, [baseline.run_id, previous], emit, version)
+    ready = score_on_run_version(store, run, [baseline.run_id, previous], emit, version)
     from evalplat.comparison.results import CompareOptions
 
     options = CompareOptions(min_segment_queries=project.min_segment_queries)
@@ -398,35 +399,6 @@ def _compare(
             }
         )
     return result
-
-
-def _score_on_run_version(
-    store: Store, run: RunInfo, others: list[int | None], emit: LogFunction, on: int
-) -> set[int]:
-    """New judgments never stop a night: runs compared with ``run`` are scored on its test set
-    version first, from their stored results (no searching), unless they already are. Returns
-    the runs that have scores on that version; one whose results were pruned is left out."""
-    from evalplat.errors import InputError
-    from evalplat.running.rescoring import score_on
-
-    version = f"{run.test_set}@{on}"
-    ready = set()
-    for other in dict.fromkeys(o for o in others if o is not None and o != run.id):
-        try:
-            if score_on(store, other, version):
-                emit({"step": "rescore", "run": other, "testset": version})
-        except InputError as error:
-            emit({"step": "rescore", "run": other, "testset": version, "skipped": str(error)})
-            continue
-        ready.add(other)
-    return ready
-
-
-def _previous_night(store: Store, config: str, test_set: str, run_id: int) -> int | None:
-    for info in store.list_runs(config):
-        if info.id < run_id and info.test_set == test_set and info.status == "complete":
-            return info.id
-    return None
 
 
 def _event_summary(event: AlertEvent) -> dict[str, Any]:

@@ -1,0 +1,47 @@
+"""What a night compares a fresh run with, and on which judgments.
+
+A run is compared with the config's baseline and with its previous night on the test set
+version the run was scored on: ``previous_night`` finds the latter, ``score_on_run_version``
+scores both on that version from their stored results when new judgments arrived in between.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from evalplat.store import Store
+    from evalplat.store.runs import RunInfo
+
+LogFunction = Callable[[dict[str, Any]], None]
+
+
+def score_on_run_version(
+    store: Store, run: RunInfo, others: list[int | None], emit: LogFunction, on: int
+) -> set[int]:
+    """New judgments never stop a night: runs compared with ``run`` are scored on its test set
+    version first, from their stored results (no searching), unless they already are. Returns
+    the runs that have scores on that version; one whose results were pruned is left out."""
+    from evalplat.errors import InputError
+    from evalplat.running.rescoring import score_on
+
+    version = f"{run.test_set}@{on}"
+    ready = set()
+    for other in dict.fromkeys(o for o in others if o is not None and o != run.id):
+        try:
+            if score_on(store, other, version):
+                emit({"step": "rescore", "run": other, "testset": version})
+        except InputError as error:
+            emit({"step": "rescore", "run": other, "testset": version, "skipped": str(error)})
+            continue
+        ready.add(other)
+    return ready
+
+
+def previous_night(store: Store, config: str, test_set: str, run_id: int) -> int | None:
+    """The config's latest complete run on ``test_set`` before ``run_id``, or None."""
+    for info in store.list_runs(config):
+        if info.id < run_id and info.test_set == test_set and info.status == "complete":
+            return info.id
+    return None
