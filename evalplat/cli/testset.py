@@ -1,13 +1,17 @@
-"""``evalplat testset import | list | show | export``: judged query sets as immutable versions."""
+"""``evalplat testset import | from-events | list | show | export``: judged query sets as immutable
+versions."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from evalplat.cli.common import DbOption, JsonOption, echo_err, open_store, print_json
+
+if TYPE_CHECKING:
+    from evalplat.store import ImportOutcome
 
 app = typer.Typer(
     help="Test sets: queries and judgments (and documents), versioned.", no_args_is_help=True
@@ -93,15 +97,7 @@ def import_(
     if add:
         source["added_to"] = store.test_set_version(name).version
     outcome = (store if add else open_store(db)).import_test_set(name, content, source=source)
-    info = outcome.version
-    if json_output:
-        print_json({**info.to_dict(), "created": outcome.created})
-        return
-    counts = f"{info.queries} queries, {info.judgments} judgments, {info.documents} documents"
-    if outcome.created:
-        typer.echo(f"imported {info.name}@{info.version}: {counts}")
-    else:
-        echo_err(f"unchanged: identical to {info.name}@{info.version} ({counts}), nothing added")
+    _print_import(outcome, json_output, documents=True)
 
 
 @app.command("from-events")
@@ -148,13 +144,21 @@ def from_events(
         name, model=model, min_impressions=min_impressions, configs=config, since=start,
         thresholds=cuts,
     )  # fmt: skip
+    _print_import(outcome, json_output, note=f" (clicks:{model})")
+
+
+def _print_import(
+    outcome: ImportOutcome, json_output: bool, *, documents: bool = False, note: str = ""
+) -> None:
+    """The version an import stored, or that it was identical to the latest (stderr)."""
     info = outcome.version
     if json_output:
         print_json({**info.to_dict(), "created": outcome.created})
         return
     counts = f"{info.queries} queries, {info.judgments} judgments"
+    counts += f", {info.documents} documents" if documents else ""
     if outcome.created:
-        typer.echo(f"imported {info.name}@{info.version}: {counts} (clicks:{model})")
+        typer.echo(f"imported {info.name}@{info.version}: {counts}{note}")
     else:
         echo_err(f"unchanged: identical to {info.name}@{info.version} ({counts}), nothing added")
 
