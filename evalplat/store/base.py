@@ -37,6 +37,37 @@ class StoreBase:
         self.read_only = False
         # run id -> (status and finish time when read, results frame): see ``load_results``
         self._results_cache: dict[int, tuple[Any, Any]] = {}
+        # test set version id -> (its hash and creation time, judgments): see ``_judgments``
+        self._judgments_cache: dict[int, tuple[Any, Any]] = {}
+
+    def _judgments(self, session: Session, version: Any) -> Any:
+        """The ``judgment`` rows of ``version`` (a ``TestSetVersion``): ``query_id, doc_id,
+        grade, source`` by query then document.
+
+        A version's judgments never change, and one command reads them for several steps (the
+        grade views, the optimistic bound, the page), so the last version read is kept, keyed
+        by its hash and creation time (a deleted version's id may be reused). The frame is
+        shared: callers must not modify it in place."""
+        from sqlalchemy import select
+
+        from evalplat.db.bulk import read_frame
+        from evalplat.db.models import Judgment
+
+        stamp = (version.content_hash, version.created_at)
+        cached = self._judgments_cache.get(version.id)
+        if cached is not None and cached[0] == stamp:
+            return cached[1]
+        frame = read_frame(
+            session,
+            select(Judgment.query_id, Judgment.doc_id, Judgment.grade, Judgment.source)
+            .where(Judgment.test_set_version_id == version.id)
+            .order_by(Judgment.query_id, Judgment.doc_id),
+            ["query_id", "doc_id", "grade", "source"],
+            {"query_id": "str", "doc_id": "str", "grade": "int64", "source": "str"},
+        )
+        if not session.info.get("wrote"):  # committed rows only
+            self._judgments_cache = {version.id: (stamp, frame)}
+        return frame
 
     @classmethod
     def open(

@@ -46,7 +46,6 @@ from evalplat.db.models import (
     Config,
     ConfigVersion,
     Evaluation,
-    Judgment,
     Query,
     QueryScore,
     Run,
@@ -335,14 +334,10 @@ class ComparisonsMixin(GradeViewsMixin):
             if evaluation is None:
                 raise NotFoundError(f"no evaluation {evaluation_id}")
             version_id = evaluation.test_set_version_id
-            judgments = read_frame(
-                session,
-                select(Judgment.query_id, Judgment.doc_id, Judgment.grade).where(
-                    Judgment.test_set_version_id == version_id
-                ),
-                ["query_id", "doc_id", "grade"],
-                {"query_id": "str", "doc_id": "str", "grade": "int64"},
-            )
+            version = session.get(TestSetVersion, version_id)
+            if version is None:
+                raise NotFoundError(f"no test set version {version_id}")
+            judgments = self._judgments(session, version)[["query_id", "doc_id", "grade"]]
             topics = list(
                 session.scalars(
                     select(Query.query_id).where(Query.test_set_version_id == version_id)

@@ -16,7 +16,7 @@ from sqlalchemy import select
 
 from evalplat.comparison.verdicts import CompareOptions, ComparisonResult, Gate, compare_scores
 from evalplat.db.bulk import read_frame
-from evalplat.db.models import Evaluation, Judgment, Query, Rating, TestSetVersion
+from evalplat.db.models import Evaluation, Query, Rating, TestSetVersion
 from evalplat.errors import NotFoundError
 from evalplat.store.judge_grades import JudgeGradesMixin
 from evalplat.store.runs import RunsMixin
@@ -52,15 +52,17 @@ class GradeViewsMixin(RunsMixin, JudgeGradesMixin):
             if version is None:
                 raise NotFoundError(f"no test set version {evaluation.test_set_version_id}")
             rule = version.grade_rule
-            table = Rating if rule is not None else Judgment
-            grades = read_frame(
-                session,
-                select(table.query_id, table.doc_id, table.grade, table.source).where(
-                    table.test_set_version_id == version.id
-                ),
-                ["query_id", "doc_id", "grade", "source"],
-                {"query_id": "str", "doc_id": "str", "grade": "int64"},
-            )
+            if rule is None:
+                grades = self._judgments(session, version)
+            else:
+                grades = read_frame(
+                    session,
+                    select(Rating.query_id, Rating.doc_id, Rating.grade, Rating.source).where(
+                        Rating.test_set_version_id == version.id
+                    ),
+                    ["query_id", "doc_id", "grade", "source"],
+                    {"query_id": "str", "doc_id": "str", "grade": "int64"},
+                )
             topics = list(
                 session.scalars(
                     select(Query.query_id).where(Query.test_set_version_id == version.id)

@@ -181,16 +181,10 @@ class TestSetsMixin(StoreBase):
             )
             queries["weight"] = pd.to_numeric(queries["weight"]).astype("float64")
             queries["tags"] = [None if t is None else json.dumps(t) for t in queries["tags"]]
-            judgments = read_frame(
-                session,
-                select(Judgment.query_id, Judgment.doc_id, Judgment.grade, Judgment.source)
-                .where(Judgment.test_set_version_id == version.id)
-                .order_by(Judgment.query_id, Judgment.doc_id),
-                ["query_id", "doc_id", "grade", "source"],
-                {"query_id": "str", "doc_id": "str", "grade": "int64", "source": "str"},
-            )
             if version.grade_rule is not None:
                 judgments = _ratings(session, version.id)
+            else:
+                judgments = self._judgments(session, version)
             corpus = None
             if version.corpus_id is not None and documents:
                 corpus = _frame(
