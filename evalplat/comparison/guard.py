@@ -89,15 +89,20 @@ def optimistic_bound(
             continue  # unjudged documents cannot move a measure that reads no judgments
         by_depth.setdefault(metric.cutoff or depth, []).append(metric)
     judged = judgments[["query_id", "doc_id", "grade"]].astype({"query_id": str, "doc_id": str})
-    keys = judged[["query_id", "doc_id"]].drop_duplicates()
+    tops = {
+        (side, k): results.loc[results["rank"] <= k, ["query_id", "doc_id"]].astype(str)
+        for k in by_depth
+        for side, results in (("candidate", candidate_results), ("baseline", baseline_results))
+    }
+    known = _Judged(judged, list(tops.values()))
     frames: dict[str, list[pd.DataFrame]] = {"baseline": [], "candidate": []}
     depths: dict[str, int] = {}
     unjudged: dict[str, int] = {}
     unjudged_queries: dict[str, int] = {}
     baseline_unjudged: dict[str, int] = {}
     for k, group in by_depth.items():
-        new = _unjudged(candidate_results[candidate_results["rank"] <= k], keys)
-        base_new = _unjudged(baseline_results[baseline_results["rank"] <= k], keys)
+        new = known.unjudged(tops["candidate", k])
+        base_new = known.unjudged(tops["baseline", k])
         # each pair once, the candidate's first
         extra = pd.concat([new, base_new], ignore_index=True).drop_duplicates().assign(grade=1)
         augmented = pd.concat([judged, extra], ignore_index=True)
@@ -144,11 +149,33 @@ def guard_verdict(
     return "needs_judgments" if pessimistic == "regression" and rose else pessimistic
 
 
-def _unjudged(top: pd.DataFrame, keys: pd.DataFrame) -> pd.DataFrame:
-    """``query_id, doc_id`` of the rows of ``top`` without a judgment, in ``top``'s order."""
-    pairs = top[["query_id", "doc_id"]].astype(str)
-    found = pairs.merge(keys, how="left", on=["query_id", "doc_id"], indicator=True)
-    return found.loc[found["_merge"] == "left_only", ["query_id", "doc_id"]].reset_index(drop=True)
+class _Judged:
+    """Which (query, document) pairs of some top-k frames have a judgment.
+
+    The text ids of the judgments and of every frame are coded to integers in one pass each
+    (hashing a million text ids is the costly step, so it is done once, not per frame)."""
+
+    def __init__(self, judged: pd.DataFrame, tops: list[pd.DataFrame]) -> None:
+        import numpy as np
+        import pandas as pd
+
+        frames = [judged, *tops]
+        queries, _ = pd.factorize(pd.concat([f["query_id"] for f in frames], ignore_index=True))
+        docs, names = pd.factorize(pd.concat([f["doc_id"] for f in frames], ignore_index=True))
+        keys = queries.astype(np.int64) * (len(names) + 1) + docs
+        bounds = np.cumsum([0] + [len(f) for f in frames])
+        self._judged = np.sort(keys[: bounds[1]])  # sorted, searched: no hash table
+        self._keys = {id(f): keys[bounds[i + 1] : bounds[i + 2]] for i, f in enumerate(tops)}
+
+    def unjudged(self, top: pd.DataFrame) -> pd.DataFrame:
+        """``query_id, doc_id`` of the rows of ``top`` (one of the frames given) without a
+        judgment, in ``top``'s order."""
+        import numpy as np
+
+        keys = self._keys[id(top)]
+        at = np.minimum(np.searchsorted(self._judged, keys), max(len(self._judged) - 1, 0))
+        found = self._judged[at] == keys if len(self._judged) else np.zeros(len(keys), bool)
+        return top.loc[~found, ["query_id", "doc_id"]].reset_index(drop=True)
 
 
 def score_results(
