@@ -126,10 +126,7 @@ def rank_overlap(
         raise InputError(f"k must be 1 or more, got {k}")
     if not 0.0 < p < 1.0:
         raise InputError(f"RBO persistence p must be in (0, 1), got {p}")
-    ranked_a, ranked_b = _positions(baseline), _positions(candidate)
-    query_ids = sorted(set(ranked_a["query_id"].unique()) | set(ranked_b["query_id"].unique()))
-    for ranked in (ranked_a, ranked_b):
-        ranked["q"] = pd.Categorical(ranked["query_id"], categories=query_ids).codes
+    ranked_a, ranked_b, query_ids = _positions(baseline, candidate)
     rows: list[tuple[str, float, float, float | None]] = []
     for start in range(0, len(query_ids), _BLOCK):
         block = query_ids[start : start + _BLOCK]
@@ -151,17 +148,36 @@ def rank_overlap(
 _BLOCK = 4096
 
 
-def _positions(results: pd.DataFrame) -> pd.DataFrame:
-    """``query_id, doc_id, pos`` (1, 2, ... in rank order) and each query's list length."""
-    missing = {"query_id", "doc_id", "rank"} - set(results.columns)
-    if missing:
-        raise InputError(f"ranked results need columns {', '.join(sorted(missing))}")
-    ordered = results[["query_id", "doc_id", "rank"]].sort_values(
-        ["query_id", "rank"], kind="stable"
+def _positions(
+    baseline: pd.DataFrame, candidate: pd.DataFrame
+) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
+    """Each run as ``q, d, pos``: the query's and the document's codes (shared by both runs;
+    query codes follow the sorted query ids, returned third) and the position 1, 2, ... in rank
+    order. Text ids are coded once: hashing them is the costly step at a million rows."""
+    import numpy as np
+    import pandas as pd
+
+    for results in (baseline, candidate):
+        missing = {"query_id", "doc_id", "rank"} - set(results.columns)
+        if missing:
+            raise InputError(f"ranked results need columns {', '.join(sorted(missing))}")
+    both = pd.concat(
+        [baseline[["query_id", "doc_id", "rank"]], candidate[["query_id", "doc_id", "rank"]]],
+        ignore_index=True,
     )
-    frame = ordered[["query_id", "doc_id"]].astype(str).reset_index(drop=True)
-    frame["pos"] = frame.groupby("query_id", sort=False).cumcount().to_numpy() + 1
-    return frame
+    queries, names = pd.factorize(both["query_id"].astype(str), sort=True)
+    docs, _ = pd.factorize(both["doc_id"].astype(str))
+    ranks = both["rank"].to_numpy()
+    frames = []
+    for rows in (slice(0, len(baseline)), slice(len(baseline), len(both))):
+        q, d, r = queries[rows].astype(np.int64), docs[rows].astype(np.int64), ranks[rows]
+        order = np.lexsort((r, q))  # by query, then rank; stable for equal ranks
+        q, d = q[order], d[order]
+        first = np.flatnonzero(np.r_[True, q[1:] != q[:-1]]) if len(q) else np.zeros(0, int)
+        sizes = np.diff(np.r_[first, len(q)])
+        pos = np.arange(len(q)) - np.repeat(first, sizes) + 1
+        frames.append(pd.DataFrame({"q": q, "d": d, "pos": pos}))
+    return frames[0], frames[1], [str(n) for n in names]
 
 
 def _overlap_block(
@@ -182,11 +198,11 @@ def _overlap_block(
         part = ranked[(codes >= first) & (codes < first + n)]
         part = part.assign(q=part["q"].to_numpy(dtype=np.int64) - first)
         lengths = np.bincount(part["q"].to_numpy(), minlength=n)
-        return part[["q", "doc_id", "pos"]], lengths
+        return part[["q", "d", "pos"]], lengths
 
     a, len_a = coded(ranked_a)
     b, len_b = coded(ranked_b)
-    common = a.merge(b, on=["q", "doc_id"], suffixes=("_a", "_b"))
+    common = a.merge(b, on=["q", "d"], suffixes=("_a", "_b"))
     q_common = common["q"].to_numpy()
     pos_a, pos_b = common["pos_a"].to_numpy(), common["pos_b"].to_numpy()
 
@@ -243,7 +259,7 @@ def _kendall_block(
     import numpy as np
 
     union = a[a["pos"] <= k].merge(
-        b[b["pos"] <= k], on=["q", "doc_id"], how="outer", suffixes=("_a", "_b")
+        b[b["pos"] <= k], on=["q", "d"], how="outer", suffixes=("_a", "_b")
     )
     q = union["q"].to_numpy(dtype=np.int64)
     x = union["pos_a"].fillna(0).to_numpy(dtype=np.int64)
