@@ -65,7 +65,10 @@ class TestSetCache:
             }
             count = self._store.test_set_version(key).documents
             titles: Mapping[str, str] = _Titles(self._store, key, count) if count else {}
-            self._loaded[key] = (texts, content.qrels, titles)
+            # without a grade rule the stored judgments hold one grade per pair (their key):
+            # they are the qrels already, without looking for repeats among a million rows
+            qrels = content.judgments if content.grade_rule is None else content.qrels
+            self._loaded[key] = (texts, qrels, titles)
         return self._loaded[key]
 
 
