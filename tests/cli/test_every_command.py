@@ -559,6 +559,22 @@ DATABASE_COMMANDS: dict[tuple[str, ...], tuple[Form, Form | None]] = {
             ),
         ),
     ),
+    ("online", "agreement"): (
+        Form(
+            lambda w: _scored(w, "online", "agreement", "-t", "tiny", "-k", "online:CTR"),
+            shows("offline on tiny against online, 0 versions: none", "insufficient data"),
+        ),
+        Form(
+            lambda w: _scored(w, "online", "agreement", "-t", "tiny", "-m", "AP", "--json"),
+            holds(
+                lambda d, w: (
+                    d["test_set"] == "tiny"
+                    and {r["metric"] for r in d["agreement"]} == {"AP"}
+                    and {r["status"] for r in d["agreement"]} == {"insufficient data"}
+                )
+            ),
+        ),
+    ),
     ("alerts", "list"): (
         Form(db_args("alerts", "list", "--config", "prod"), shows("prod", "AP", "0.7500 → 0.2500")),
         Form(
