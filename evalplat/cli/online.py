@@ -1,4 +1,5 @@
-"""``evalplat online agreement``: does offline predict online, across config versions."""
+"""``evalplat online agreement | compare``: does offline predict online, across config versions;
+and one A/B pair on one day."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ def agreement(
     ] = None,
     metric: Annotated[
         list[str] | None,
-        typer.Option("--metric", "-m", help="Offline metrics (default: every one stored)."),
+        typer.Option("--metric", "-m", help="Offline metrics (default: every gateable one)."),
     ] = None,
     kpi: Annotated[
         list[str] | None,
@@ -75,3 +76,46 @@ def agreement(
 
 def _ci(ci: tuple[float, float] | None) -> str:
     return "[n/a]" if ci is None else f"[{ci[0]:+.2f}, {ci[1]:+.2f}]"
+
+
+@app.command("compare")
+def compare(
+    baseline: Annotated[str, typer.Argument(help="Arm A: config NAME or NAME@VER.")],
+    candidate: Annotated[str, typer.Argument(help="Arm B: config NAME or NAME@VER.")],
+    day: Annotated[
+        str | None,
+        typer.Option("--day", help="UTC day YYYY-MM-DD (default: the latest both were online)."),
+    ] = None,
+    metric: Annotated[
+        list[str] | None,
+        typer.Option("--metric", "-m", help="Online measures (default: every one scored)."),
+    ] = None,
+    seed: Annotated[int, typer.Option("--seed", help="Bootstrap seed.")] = 0,
+    db: DbOption = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Compare one A/B pair: the two arms' online runs of one day, with a bootstrap over
+    sessions, stored like any comparison (`evalplat compare` of the two run ids)."""
+    from datetime import date
+
+    from evalplat.cli.compare_output import print_comparison
+    from evalplat.comparison.verdicts import CompareOptions
+    from evalplat.errors import InputError
+
+    if day is not None:
+        try:
+            date.fromisoformat(day)
+        except ValueError:
+            raise InputError(f"--day: {day!r} is not a date (YYYY-MM-DD)") from None
+    store = open_store(db)
+    pair = store.online_pair(baseline, candidate, day)
+    result = store.compare_runs(
+        pair.baseline_run, pair.candidate_run, metrics=metric or None,
+        options=CompareOptions(seed=seed),
+    )  # fmt: skip
+    if json_output:
+        print_json({"day": pair.day, **result.to_dict()})
+        return
+    typer.echo(f"{baseline} against {candidate} on {pair.day} (runs {pair.baseline_run} and "
+               f"{pair.candidate_run})")  # fmt: skip
+    print_comparison(result)

@@ -1,4 +1,5 @@
-"""Offline against online in the store: the inputs of ``evalplat.comparison.agreement``.
+"""Offline against online in the store: the inputs of ``evalplat.comparison.agreement``, and
+the online runs of one A/B pair on one day.
 
 For each config version, its latest complete offline run on a test set (the highest run id;
 rescores count, the run's newest evaluation is read) gives the offline means; its online runs
@@ -27,6 +28,7 @@ from evalplat.db.models import (
 )
 from evalplat.errors import InputError, NotFoundError
 from evalplat.store.base import StoreBase
+from evalplat.store.configs import resolve_config_version
 from evalplat.store.events import ONLINE_TRIGGER
 from evalplat.store.testsets import ONLINE_TEST_SET
 
@@ -125,7 +127,8 @@ class OnlineAgreementMixin(StoreBase):
         seed: int = 0,
     ) -> OnlineAgreement:
         """How each offline metric on ``test_set`` agrees with each online KPI across config
-        versions (``evalplat.comparison.agreement``); every metric and KPI stored by default."""
+        versions (``evalplat.comparison.agreement``); by default every gateable metric and every
+        KPI stored."""
         from evalplat.comparison.agreement import agreement
         from evalplat.metrics import parse
 
@@ -138,6 +141,9 @@ class OnlineAgreementMixin(StoreBase):
             if parse(name).spec.unit != "session":
                 raise InputError(f"--kpi {name}: not an online measure (online:CTR, ...)")
         offline, online = self.agreement_inputs(test_set, since)
+        if not chosen_metrics:  # informational measures (coverage, counts) predict nothing
+            stored = sorted(set(offline["metric"]))
+            chosen_metrics = [name for name in stored if parse(name).gateable]
         versions = sorted(set(offline["version"]) & set(online["version"]))
         rows = agreement(
             offline,
@@ -148,6 +154,48 @@ class OnlineAgreementMixin(StoreBase):
             seed=seed,
         )
         return OnlineAgreement(test_set=test_set, since=since, versions=versions, rows=rows)
+
+    def online_pair(self, baseline: str, candidate: str, day: str | None = None) -> OnlinePair:
+        """The daily online runs of two config versions (``NAME`` or ``NAME@VER``) on ``day``
+        (``YYYY-MM-DD``), by default the latest day both were online."""
+        with self.session() as session:
+            days = [_online_days(session, ref) for ref in (baseline, candidate)]
+        shared = sorted(set(days[0]) & set(days[1]))
+        if day is None:
+            if not shared:
+                raise NotFoundError(f"{baseline} and {candidate} have no online day in common; "
+                                    "score their events with `evalplat events score`")  # fmt: skip
+            day = shared[-1]
+        for ref, runs in zip((baseline, candidate), days, strict=True):
+            if day not in runs:
+                raise NotFoundError(f"{ref} has no online run on {day}")
+        return OnlinePair(day=day, baseline_run=days[0][day], candidate_run=days[1][day])
+
+
+@dataclass(frozen=True)
+class OnlinePair:
+    """One A/B pair: the online runs of two config versions on the same day."""
+
+    day: str
+    baseline_run: int
+    candidate_run: int
+
+
+def _online_days(session: Any, ref: str) -> dict[str, int]:
+    """{day: online run id} of the config version ``ref`` names (daily windows only)."""
+    _, version = resolve_config_version(session, ref)
+    rows = session.execute(
+        select(Run.id, Run.started_at, Run.options)
+        .join(TestSetVersion, Run.test_set_version_id == TestSetVersion.id)
+        .join(TestSet, TestSetVersion.test_set_id == TestSet.id)
+        .where(TestSet.name == ONLINE_TEST_SET, Run.trigger == ONLINE_TRIGGER)
+        .where(Run.config_version_id == version.id)
+    )
+    return {
+        started.date().isoformat(): run_id
+        for run_id, started, options in rows
+        if (options or {}).get("online", {}).get("window") == "day"
+    }
 
 
 def _means(runs: Any, *, with_run: bool = False) -> Any:

@@ -81,6 +81,10 @@ def test_arms_ordered_alike_offline_and_online_agree_fully(db_url: str, tmp_path
         # every resample of a monotone relation that is not constant is monotone too
         assert row["tau_ci"] == row["rho_ci"] == pytest.approx([1.0, 1.0])
 
+    default = json.loads(_cli("online", "agreement", "-t", "air", "-k", "online:CTR", "--db",
+                              db_url, "--json"))  # fmt: skip
+    metrics = {row["metric"] for row in default["agreement"]}
+    assert {"nDCG@10", "AP"} <= metrics and "Judged@10" not in metrics  # coverage predicts nothing
     text = _cli("online", "agreement", "-t", "air", "-m", "nDCG@10", "-k", "online:CTR",
                 "--db", db_url)  # fmt: skip
     assert "4 versions: arm1@1 arm2@1 arm3@1 arm4@1" in text
@@ -100,5 +104,29 @@ def test_agreement_with_too_few_versions_or_bad_names(db_url: str, tmp_path: Pat
         (["-t", "air", "--since", "soon"], "--since: 'soon' is not a window"),
     ):
         result = runner.invoke(app, ["online", "agreement", *args, "--db", db_url])
-        assert result.exit_code == 2 or (message.startswith("no test") and result.exit_code)
+        assert result.exit_code == 2, (args, result.stderr)
+        assert message in result.stderr, (args, result.stderr)
+
+
+def test_online_compare_takes_the_two_arms_runs_of_one_day(db_url: str, tmp_path: Path) -> None:
+    _world(db_url, tmp_path)
+    out = json.loads(_cli("online", "compare", "arm1", "arm4@1", "-m", "online:CTR",
+                          "--db", db_url, "--json"))  # fmt: skip
+    assert out["day"] == "2026-03-02"  # the latest day both were online
+    [ctr] = out["metrics"]
+    assert (ctr["metric"], ctr["test"], ctr["verdict"]) == ("online:CTR", "bootstrap", "regression")
+    assert ctr["delta"] < 0 and ctr["ci_high"] < 0
+    text = _cli("online", "compare", "arm2@1", "arm1@1", "--day", "2026-03-01", "-m",
+                "online:CTR", "--db", db_url)  # fmt: skip
+    assert "arm2@1 against arm1@1 on 2026-03-01" in text and "verdict: improvement" in text
+    worse = _cli("online", "compare", "arm1@1", "arm3@1", "-m", "online:CTR", "--db", db_url)
+    assert "online:CTR regressed\n" in worse and "verdict: regression" in worse
+    runner = CliRunner()
+    for args, message in (
+        (["arm1", "arm2", "--day", "2026-03-09"], "arm1 has no online run on 2026-03-09"),
+        (["arm1", "arm2", "--day", "March"], "--day: 'March' is not a date"),
+        (["arm1", "ghost"], "no config named 'ghost'"),
+    ):
+        result = runner.invoke(app, ["online", "compare", *args, "--db", db_url])
+        assert result.exit_code == 2, (args, result.stdout, result.stderr)
         assert message in result.stderr, (args, result.stderr)
