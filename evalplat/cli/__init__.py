@@ -68,6 +68,7 @@ _COMMAND_MODULES: list[tuple[str, str | None]] = [
     ("evalplat.cli.demo", None),
     ("evalplat.cli.judge", "judge"),
     ("evalplat.cli.events", "events"),
+    ("evalplat.cli.online", "online"),
     ("evalplat.cli.queries", None),
 ]
 

@@ -73,8 +73,11 @@ def print_comparison(result: ComparisonResult) -> None:
     for s in result.segment_regressions:
         console.print(f"{s.metric} regressed in segment {s.segment}", markup=False)
     for m in result.regressions:
-        worst = result.movers[m.metric].worse[:5]
-        listed = ", ".join(f"{q.query_id} ({q.delta:+.3f})" for q in worst)
+        movers = result.movers.get(m.metric)
+        if movers is None:  # an online measure: sessions of two arms pair no queries
+            console.print(f"{m.metric} regressed", markup=False)
+            continue
+        listed = ", ".join(f"{q.query_id} ({q.delta:+.3f})" for q in movers.worse[:5])
         console.print(f"{m.metric} regressed; worst queries: {listed}", markup=False)
     for line in needs_judgments_lines(result):
         console.print(line, markup=False, highlight=False)

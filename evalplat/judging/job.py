@@ -91,6 +91,7 @@ def unjudged_pairs(
     queries = dict(zip(content.queries["query_id"], content.queries["text"], strict=True))
     seen: set[tuple[str, str]] = set()
     wanted: list[tuple[str, str]] = []
+    fetched: dict[str, tuple[str, str]] = {}
     for run in runs:
         frame = store.unjudged(run, k)
         for query_id, doc_id in zip(frame["query_id"], frame["doc_id"], strict=True):
@@ -98,9 +99,27 @@ def unjudged_pairs(
             if pair not in judged and pair not in seen and pair[0] in queries:
                 seen.add(pair)
                 wanted.append(pair)
+        if content.documents is None:
+            fetched |= _hit_texts(store, run, fetched)
     if limit is not None:
         wanted = wanted[:limit]
-    return content, _with_texts(content, wanted)
+    return content, _with_texts(content, wanted, fetched)
+
+
+def _hit_texts(
+    store: Store, run: str, known: dict[str, tuple[str, str]]
+) -> dict[str, tuple[str, str]]:
+    """``title`` and ``text`` of the documents as the run's searcher returned them
+    (``hit_fields`` of an ``http`` config, stored with each result), for a test set that stores
+    no documents; documents already in ``known`` keep their text."""
+    fields = store.result_fields(run, ["title", "text"])
+    texts: dict[str, dict[str, str]] = {}
+    for doc_id, field, value in zip(
+        fields["doc_id"], fields["field"], fields["value"], strict=True
+    ):
+        if str(doc_id) not in known and value is not None:
+            texts.setdefault(str(doc_id), {}).setdefault(str(field), str(value))
+    return {d: (found.get("title", ""), found.get("text", "")) for d, found in texts.items()}
 
 
 def judge_unjudged(
@@ -222,12 +241,19 @@ def calibrate(
     return result, tally
 
 
-def _with_texts(content: TestSetContent, keys: list[tuple[str, str]]) -> list[Pair]:
-    if content.documents is None:
+def _with_texts(
+    content: TestSetContent,
+    keys: list[tuple[str, str]],
+    fetched: dict[str, tuple[str, str]] | None = None,
+) -> list[Pair]:
+    if content.documents is None and not fetched:
         raise InputError(
-            "the test set stores no documents, and a judge needs their text: import it with --docs"
+            "the test set stores no documents, and a judge needs their text: import it with "
+            "--docs, or have the run's searcher return title and text (hit_fields)"
         )
-    documents = _documents(content.documents)
+    documents = fetched or {}
+    if content.documents is not None:
+        documents = documents | _documents(content.documents)
     queries = dict(zip(content.queries["query_id"], content.queries["text"], strict=True))
     return [Pair(q, d, str(queries.get(q) or ""), *documents.get(d, ("", ""))) for q, d in keys]
 

@@ -15,6 +15,7 @@ from evalplat.store.events import EventImport, EventsMixin
 from evalplat.store.history import HistoryMixin
 from evalplat.store.judge_grades import JudgeGradesMixin
 from evalplat.store.locks import LockBusyError, LocksMixin
+from evalplat.store.online_agreement import OnlineAgreement, OnlineAgreementMixin
 from evalplat.store.outbox import OutboxMixin
 from evalplat.store.query_health import QueryHealthMixin
 from evalplat.store.result_fields import ResultFieldsMixin
@@ -29,6 +30,7 @@ __all__ = [
     "EventImport",
     "ImportOutcome",
     "LockBusyError",
+    "OnlineAgreement",
     "QueryOutcome",
     "RunInfo",
     "Store",
@@ -50,6 +52,7 @@ class Store(
     AlertsMixin,
     OutboxMixin,
     EventsMixin,
+    OnlineAgreementMixin,
     QueryHealthMixin,
     TargetsMixin,
 ):

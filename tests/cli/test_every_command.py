@@ -173,6 +173,14 @@ def _scored(w: World, *args: str) -> list[str]:
     return [*args, "--db", w.url]
 
 
+def _online_runs(w: World, *args: str) -> list[str]:
+    """``_scored``, and the log's days scored as online runs of ``web``."""
+    command = _scored(w, *args)
+    with Store.open(w.url) as store:
+        store.score_online(["web"], metrics=["online:CTR"])
+    return command
+
+
 # (plain-text form, JSON form) of every command that works on a database.
 DATABASE_COMMANDS: dict[tuple[str, ...], tuple[Form, Form | None]] = {
     ("init",): (
@@ -555,6 +563,43 @@ DATABASE_COMMANDS: dict[tuple[str, ...], tuple[Form, Form | None]] = {
                     d[0]["trigger"] == "online"
                     and d[0]["test_set"] == "online"
                     and 0.0 < d[0]["means"]["online:CTR"] < 1.0
+                )
+            ),
+        ),
+    ),
+    ("online", "agreement"): (
+        Form(
+            lambda w: _scored(w, "online", "agreement", "-t", "tiny", "-k", "online:CTR"),
+            shows("offline on tiny against online, 0 versions: none", "insufficient data"),
+        ),
+        Form(
+            lambda w: _scored(
+                w, "online", "agreement", "-t", "tiny", "-m", "AP", "-k", "online:CTR", "--json"
+            ),
+            holds(
+                lambda d, w: (
+                    d["test_set"] == "tiny"
+                    and {r["metric"] for r in d["agreement"]} == {"AP"}
+                    and {r["status"] for r in d["agreement"]} == {"insufficient data"}
+                )
+            ),
+        ),
+    ),
+    ("online", "compare"): (
+        Form(
+            lambda w: _online_runs(w, "online", "compare", "web", "web@1", "-m", "online:CTR"),
+            shows("web against web@1 on 2026-03-02", "online:CTR", "verdict: "),
+        ),
+        Form(
+            lambda w: _scored(
+                w, "online", "compare", "web", "web", "--day", "2026-03-01", "--json"
+            ),
+            # a handful of sessions: shown, never tested (min_sessions)
+            holds(
+                lambda d, w: (
+                    d["day"] == "2026-03-01"
+                    and (d["metrics"][0]["metric"], d["metrics"][0]["test"])
+                    == ("online:CTR", "insufficient")
                 )
             ),
         ),

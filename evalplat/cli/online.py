@@ -1,0 +1,121 @@
+"""``evalplat online agreement | compare``: does offline predict online, across config versions;
+and one A/B pair on one day."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from evalplat.cli.common import DbOption, JsonOption, open_store, print_json
+
+app = typer.Typer(
+    help="Online against offline: how offline metrics agree with online KPIs.",
+    no_args_is_help=True,
+)
+
+
+@app.command("agreement")
+def agreement(
+    testset: Annotated[
+        str, typer.Option("--testset", "-t", help="Offline test set whose runs are compared.")
+    ],
+    since: Annotated[
+        str | None,
+        typer.Option("--since", help="Online days in the last N h, d or w (default: every day)."),
+    ] = None,
+    metric: Annotated[
+        list[str] | None,
+        typer.Option("--metric", "-m", help="Offline metrics (default: every gateable one)."),
+    ] = None,
+    kpi: Annotated[
+        list[str] | None,
+        typer.Option("--kpi", "-k", help="Online KPIs, e.g. online:CTR (default: every one)."),
+    ] = None,
+    samples: Annotated[int, typer.Option("--samples", help="Bootstrap resamples.")] = 2000,
+    seed: Annotated[int, typer.Option("--seed", help="Bootstrap seed.")] = 0,
+    db: DbOption = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Kendall's tau-b and Spearman's rho of each offline metric (latest offline run of each
+    config version on the test set) with each online KPI (its online days pooled), with bootstrap
+    intervals over versions, and the share of A/B pairs whose offline and online deltas agree.
+    Direction-aware: positive means offline better goes with online better."""
+    from evalplat.comparison.query_health import parse_since
+    from evalplat.errors import InputError
+    from evalplat.store.base import utcnow
+
+    if samples < 1:
+        raise InputError(f"--samples must be 1 or more, got {samples}")
+    start = None if since is None else utcnow() - parse_since(since)
+    outcome = open_store(db).online_agreement(
+        testset, since=start, metrics=metric, kpis=kpi, samples=samples, seed=seed
+    )
+    if json_output:
+        print_json(outcome.to_dict())
+        return
+    typer.echo(
+        f"offline on {outcome.test_set} against online, {len(outcome.versions)} versions: "
+        + (" ".join(outcome.versions) or "none")
+    )
+    for row in outcome.rows:
+        head = f"{row.metric}\t{row.kpi}\t{row.versions} versions\t"
+        if row.status != "ok":
+            typer.echo(head + row.status)
+            continue
+        share = row.sign_agreement
+        ab = "no A/B pairs" if share is None else (
+            f"A/B agree {row.agreeing}/{row.pairs - row.ties} ({share:.0%})"
+            + (f", {row.ties} tied" if row.ties else "")
+        )  # fmt: skip
+        typer.echo(
+            head + f"tau={row.tau:+.2f} {_ci(row.tau_ci)}\trho={row.rho:+.2f} {_ci(row.rho_ci)}"
+            f"\t{ab}"
+        )
+
+
+def _ci(ci: tuple[float, float] | None) -> str:
+    return "[n/a]" if ci is None else f"[{ci[0]:+.2f}, {ci[1]:+.2f}]"
+
+
+@app.command("compare")
+def compare(
+    baseline: Annotated[str, typer.Argument(help="Arm A: config NAME or NAME@VER.")],
+    candidate: Annotated[str, typer.Argument(help="Arm B: config NAME or NAME@VER.")],
+    day: Annotated[
+        str | None,
+        typer.Option("--day", help="UTC day YYYY-MM-DD (default: the latest both were online)."),
+    ] = None,
+    metric: Annotated[
+        list[str] | None,
+        typer.Option("--metric", "-m", help="Online measures (default: every one scored)."),
+    ] = None,
+    seed: Annotated[int, typer.Option("--seed", help="Bootstrap seed.")] = 0,
+    db: DbOption = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Compare one A/B pair: the two arms' online runs of one day, with a bootstrap over
+    sessions, stored like any comparison (`evalplat compare` of the two run ids)."""
+    from datetime import date
+
+    from evalplat.cli.compare_output import print_comparison
+    from evalplat.comparison.verdicts import CompareOptions
+    from evalplat.errors import InputError
+
+    if day is not None:
+        try:
+            date.fromisoformat(day)
+        except ValueError:
+            raise InputError(f"--day: {day!r} is not a date (YYYY-MM-DD)") from None
+    store = open_store(db)
+    pair = store.online_pair(baseline, candidate, day)
+    result = store.compare_runs(
+        pair.baseline_run, pair.candidate_run, metrics=metric or None,
+        options=CompareOptions(seed=seed),
+    )  # fmt: skip
+    if json_output:
+        print_json({"day": pair.day, **result.to_dict()})
+        return
+    typer.echo(f"{baseline} against {candidate} on {pair.day} (runs {pair.baseline_run} and "
+               f"{pair.candidate_run})")  # fmt: skip
+    print_comparison(result)
