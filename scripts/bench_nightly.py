@@ -30,7 +30,6 @@ import uuid
 from pathlib import Path
 
 import numpy as np
-
 from bench_store import DOC_POOL, generate  # scripts/bench_store.py
 
 DEPTH = 100
@@ -45,9 +44,8 @@ def write_run(path: Path, queries: int, seed: int) -> None:
         for q in range(queries):
             pool = np.concatenate([judged[q][:50], rng.integers(0, DOC_POOL, size=80)])
             docs = list(dict.fromkeys(rng.permutation(pool).tolist()))[:DEPTH]
-            handle.write(
-                "".join(f"q{q} Q0 doc{d} {r + 1} {DEPTH - r} run{seed}\n" for r, d in enumerate(docs))
-            )
+            lines = (f"q{q} Q0 doc{d} {r + 1} {DEPTH - r} run{seed}\n" for r, d in enumerate(docs))
+            handle.write("".join(lines))
 
 
 def project(folder: Path, url: str, configs: int) -> Path:
@@ -107,7 +105,8 @@ def main() -> None:
         start = time.perf_counter()
         for c in range(args.configs):
             write_run(folder / f"run{c:02d}.txt", args.queries, seed=100 + c)
-        print(f"{args.configs} run files written in {time.perf_counter() - start:.1f} s", flush=True)
+        took = time.perf_counter() - start
+        print(f"{args.configs} run files written in {took:.1f} s", flush=True)
         admin = database = None
         if args.postgres:
             from sqlalchemy import create_engine, text
