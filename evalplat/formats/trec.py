@@ -28,7 +28,6 @@ from typing import TYPE_CHECKING
 
 from evalplat.errors import InputError
 from evalplat.inputs.validation import (
-    ARROW_CONTROL,
     GRADE_MAX,
     GRADE_MIN,
     ID_MAX_LENGTH,
@@ -200,13 +199,15 @@ def _check_contract(table: pa.Table) -> None:
     sends the file to the slow pass, which names the line."""
     import pyarrow.compute as pc
 
+    from evalplat.inputs.columns import has_control_characters
+
     if table.num_rows == 0:
         return  # no rows, nothing to check (the caller's slow pass says the file is empty)
     for name in ("query_id", "doc_id"):
         column = table.column(name)
         if pc.max(pc.utf8_length(column)).as_py() > ID_MAX_LENGTH:
             raise _FastPathFailed
-        if pc.any(pc.match_substring_regex(column, ARROW_CONTROL)).as_py():
+        if has_control_characters(column):
             raise _FastPathFailed
     if "grade" in table.column_names:
         grades = table.column("grade")
