@@ -133,9 +133,13 @@ def _sniff_delimiter(path: Path) -> str:
     """Space or tab, from the first line; fails when the other one also occurs in the file, or
     when a field is empty (a doubled delimiter, or one at a line's start or end).
 
-    The scan is a few ``memmem`` per 16 MiB chunk, so it costs milliseconds. Finding empty fields
-    here lets the parser skip the fields it does not keep instead of reading them to look.
+    Finding empty fields here lets the parser skip the fields it does not keep instead of
+    reading them to look. Each 16 MiB chunk costs a ``memchr`` and one numpy pass that looks
+    for two whitespace bytes in a row; only a chunk that has some (``\\r\\n``, blank lines) is
+    searched for the exact patterns.
     """
+    import numpy as np
+
     with path.open("rb") as handle:
         first = handle.readline(65536)
         delimiter, other = (b"\t", b" ") if b"\t" in first else (b" ", b"\t")
@@ -150,8 +154,10 @@ def _sniff_delimiter(path: Path) -> str:
         while chunk := handle.read(_SCAN_BYTES):
             if other in chunk:
                 raise _FastPathFailed
-            straddling = previous + chunk[:1]  # a pattern across two chunks
-            if any(pattern in chunk or pattern == straddling for pattern in empty):
+            if (previous + chunk[:1]) in empty:  # a pattern across two chunks
+                raise _FastPathFailed
+            blank = np.frombuffer(chunk, dtype=np.uint8) <= 0x20
+            if (blank[1:] & blank[:-1]).any() and any(pattern in chunk for pattern in empty):
                 raise _FastPathFailed
             previous = chunk[-1:]
         if previous == delimiter:  # the last line ends in a delimiter without a newline
