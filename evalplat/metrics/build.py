@@ -67,6 +67,16 @@ def numeric(values: pa.ChunkedArray | pa.Array, dtype: type[np.generic]) -> NDAr
     return raw[array.offset : array.offset + len(array)].astype(dtype, copy=False)
 
 
+def booleans(values: pa.ChunkedArray | pa.Array) -> NDArray[np.bool_]:
+    """A null-free Arrow boolean column as numpy, unpacked from its bitmap (no pandas)."""
+    array = _combined(values)
+    if array.null_count:
+        raise InputError("missing values in a boolean column")
+    bits = np.frombuffer(array.buffers()[1], dtype=np.uint8)
+    unpacked = np.unpackbits(bits, count=array.offset + len(array), bitorder="little")
+    return unpacked[array.offset :].view(np.bool_)
+
+
 def arrow(values: NDArray[Any]) -> pa.Array:
     """A numpy array of int64 or bool as Arrow, without ``pa.array`` (which imports pandas)."""
     if values.dtype == np.bool_:
@@ -203,7 +213,7 @@ def _same_pairs(
         return np.zeros(0, dtype=bool)
     docs_left = _combined(left.column("doc_id")).take(arrow(left_rows))
     docs_right = _combined(right.column("doc_id")).take(arrow(right_rows))
-    same_doc = np.asarray(pc.equal(docs_left, docs_right).to_pylist(), dtype=bool)
+    same_doc = booleans(pc.equal(docs_left, docs_right))
     same: NDArray[np.bool_] = same_doc & (left_topic[left_rows] == right_topic[right_rows])
     return same
 

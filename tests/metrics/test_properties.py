@@ -139,3 +139,14 @@ def test_key_lookup_finds_exactly_the_keys_a_dictionary_finds(size: int) -> None
     expected = {row: where[int(key)] for row, key in enumerate(keys) if int(key) in where}
     assert dict(zip(rows.tolist(), matched.tolist(), strict=True)) == expected
     assert len(rows) == len(expected)  # each row once
+
+
+@pytest.mark.parametrize("offset", [0, 3, 8, 13])
+def test_booleans_unpack_any_slice_of_a_bitmap(offset: int) -> None:
+    import pyarrow as pa
+
+    from evalplat.metrics.build import booleans
+
+    values = np.random.default_rng(offset).random(41) < 0.5
+    array = pa.array(values).slice(offset)
+    assert booleans(array).tolist() == values[offset:].tolist()
