@@ -151,12 +151,37 @@ def _pair(
     )
 
 
-def _sign_agreement(
-    off: pd.Series, online: pd.DataFrame, versions: list[str], sign: int
-) -> tuple[int, int, int]:
-    """(pairs, agreeing, ties) over the A/B pairs among ``versions`` (module doc)."""
+@dataclass(frozen=True)
+class ABPair:
+    """Two versions online on the same days: ``candidate - baseline`` of the offline means and
+    of the KPI pooled over the ``days`` they shared (module doc)."""
+
+    baseline: str
+    candidate: str
+    days: int
+    offline_delta: float
+    online_delta: float
+
+    def agrees(self, sign: int) -> bool | None:
+        """Whether both deltas say the same version is better (``sign`` -1 when exactly one of
+        metric and KPI is lower-is-better); None for a tie."""
+        if self.offline_delta == 0 or self.online_delta == 0:
+            return None
+        return (self.offline_delta > 0) == ((self.online_delta > 0) == (sign > 0))
+
+
+def ab_pairs(offline: pd.DataFrame, online: pd.DataFrame, metric: str, kpi: str) -> list[ABPair]:
+    """Every A/B pair of versions with ``metric`` offline and ``kpi`` online, in version order
+    (the earlier version of the sorted pair is the baseline)."""
+    off = offline[offline["metric"] == metric].set_index("version")["value"]
+    chosen = online[online["kpi"] == kpi]
+    versions = sorted(set(off.index) & set(chosen["version"]))
+    return _pairs(off, chosen, versions)
+
+
+def _pairs(off: pd.Series, online: pd.DataFrame, versions: list[str]) -> list[ABPair]:
     days = {v: set(online.loc[online["version"] == v, "day"]) for v in versions}
-    pairs = agreeing = ties = 0
+    found = []
     for a, b in combinations(versions, 2):
         shared = days[a] & days[b]
         if not shared:
@@ -165,14 +190,16 @@ def _sign_agreement(
         kpi = pooled_kpis(both[both["version"].isin([a, b])]).set_index("version")["value"]
         if a not in kpi.index or b not in kpi.index:
             continue
-        pairs += 1
-        offline_delta = float(off[b] - off[a])
-        online_delta = float(kpi[b] - kpi[a])
-        if offline_delta == 0 or online_delta == 0:
-            ties += 1
-        elif (offline_delta > 0) == ((online_delta > 0) == (sign > 0)):
-            agreeing += 1
-    return pairs, agreeing, ties
+        found.append(ABPair(a, b, len(shared), float(off[b] - off[a]), float(kpi[b] - kpi[a])))
+    return found
+
+
+def _sign_agreement(
+    off: pd.Series, online: pd.DataFrame, versions: list[str], sign: int
+) -> tuple[int, int, int]:
+    """(pairs, agreeing, ties) over the A/B pairs among ``versions`` (module doc)."""
+    verdicts = [pair.agrees(sign) for pair in _pairs(off, online, versions)]
+    return len(verdicts), verdicts.count(True), verdicts.count(None)
 
 
 def _oriented(ci: tuple[float, float] | None, sign: int) -> tuple[float, float] | None:
