@@ -1,0 +1,97 @@
+"""SQLite bulk writes staged through Arrow, inside the session's transaction.
+
+Binding a million Python tuples through ``executemany`` costs more than SQLite's own work of
+storing them. ``adbc-driver-sqlite`` writes an Arrow table in C, but only on a connection of its
+own, outside the session's transaction. So the columns go first into a scratch database file
+that nothing else reads (no journal, no fsync), and the session's connection copies them with
+one ``INSERT ... SELECT`` from that file, attached under a name of its own: the rows reach the
+evalplat database only through the session's transaction, so a failed write (or a rollback)
+leaves nothing there.
+
+The scratch file is unlinked as soon as it has been copied (the connection keeps its handle
+until it closes); a file the system will not unlink while open is removed when the session
+closes (``leftover_files``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy.orm import Session
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+# SQLite attaches at most 10 databases to a connection; leave room for the user's own.
+MAX_STAGES_PER_SESSION = 6
+# Below this many rows executemany is as fast and needs no scratch file.
+MIN_STAGED_ROWS = 2_000
+_STAGES = "evalplat_stages"
+LEFTOVER_FILES = "evalplat_stage_files"
+
+
+def can_stage(session: Session, rows: int) -> bool:
+    """Whether a write of ``rows`` rows should go through a scratch file."""
+    if rows < MIN_STAGED_ROWS or session.info.get(_STAGES, 0) >= MAX_STAGES_PER_SESSION:
+        return False
+    try:
+        import adbc_driver_sqlite.dbapi  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def staged_insert(
+    session: Session,
+    raw: Any,
+    table_name: str,
+    columns: Sequence[str],
+    arrays: pa.Table,
+    constants: Mapping[str, Any],
+) -> None:
+    """Insert ``arrays`` (one Arrow column per name in it) plus ``constants`` (one value for
+    every row) into ``table_name`` as columns ``columns``, on the session connection ``raw``.
+
+    The caller sorts ``arrays`` by the table's primary key: SQLite then appends to its key
+    index instead of splitting pages all over it.
+    """
+    import adbc_driver_sqlite.dbapi as adbc
+
+    number = session.info.get(_STAGES, 0) + 1
+    session.info[_STAGES] = number
+    handle, path = tempfile.mkstemp(prefix="evalplat-stage-", suffix=".db")
+    os.close(handle)
+    schema = f"evalplat_stage_{number}"
+    try:
+        with adbc.connect(path, autocommit=True) as connection, connection.cursor() as cursor:
+            cursor.execute("PRAGMA journal_mode=OFF")
+            cursor.execute("PRAGMA synchronous=OFF")
+            cursor.adbc_ingest("staged", arrays, mode="create")
+        names = ", ".join(columns)
+        selected = ", ".join("?" if name in constants else f'"{name}"' for name in columns)
+        values = [constants[name] for name in columns if name in constants]
+        cursor = raw.cursor()
+        try:
+            cursor.execute(f"ATTACH DATABASE ? AS {schema}", (path,))
+            cursor.execute(
+                f"INSERT INTO main.{table_name} ({names}) SELECT {selected} FROM {schema}.staged",
+                values,
+            )
+        finally:
+            cursor.close()
+    finally:
+        try:
+            os.unlink(path)
+        except OSError:  # still open and the system will not unlink it: after the session
+            session.info.setdefault(LEFTOVER_FILES, []).append(path)
+
+
+def remove_leftovers(info: dict[str, Any]) -> None:
+    """Remove the scratch files a closed session could not unlink while it was open."""
+    for path in info.pop(LEFTOVER_FILES, []):
+        with contextlib.suppress(OSError):
+            os.unlink(path)
