@@ -386,23 +386,14 @@ def run_infos(session: Session, runs: Sequence[Run]) -> list[RunInfo]:
 def result_columns_of(run_id: int, outcomes: Sequence[QueryOutcome]) -> dict[str, Any] | None:
     """The ranked results of ``outcomes`` as the columns of the ``result`` table (ranks are the
     hits' positions, from 1); None when no outcome has hits."""
-    import itertools
-
-    import numpy as np
-
-    lengths = np.fromiter((len(o.hits) for o in outcomes), dtype=np.int64, count=len(outcomes))
-    total = int(lengths.sum())
-    if not total:
+    if not any(o.hits for o in outcomes):
         return None
-    doc_ids, scores = zip(*itertools.chain.from_iterable(o.hits for o in outcomes), strict=True)
-    first_of_query = np.repeat(np.cumsum(lengths) - lengths, lengths)
-    query_ids = np.array([o.query_id for o in outcomes], dtype=object)
     return {
         "run_id": run_id,
-        "query_id": np.repeat(query_ids, lengths),
-        "rank": np.arange(1, total + 1, dtype=np.int64) - first_of_query,
-        "doc_id": list(doc_ids),
-        "score": list(scores),
+        "query_id": [o.query_id for o in outcomes for _ in o.hits],
+        "rank": [rank for o in outcomes for rank in range(1, len(o.hits) + 1)],
+        "doc_id": [doc_id for o in outcomes for doc_id, _ in o.hits],
+        "score": [score for o in outcomes for _, score in o.hits],
         "fields": (
             [_fields_json(o.fields, r) for o in outcomes for r in range(1, len(o.hits) + 1)]
             if any(o.fields for o in outcomes)
