@@ -8,10 +8,13 @@ transaction (a failed write leaves nothing, whatever the backend):
 - **PostgreSQL** writes with ``COPY ... FROM STDIN (FORMAT csv)``, the CSV text made by
   pyarrow's C++ writer in one call per chunk, and reads with ``COPY (SELECT ...) TO STDOUT``
   parsed by pyarrow's CSV reader.
-- **SQLite** writes with the DB-API ``executemany`` over plain tuples, whose loop runs in C, and
-  reads through ``adbc-driver-sqlite`` straight into Arrow (``fetchall`` when it cannot). Its
-  ingest writes faster (about 1.5x for a million results) but only on a connection of its own,
-  outside the session's transaction, so writes stay on ``executemany`` (figures in the README).
+- **SQLite** writes a few rows with the DB-API ``executemany`` over plain tuples, whose loop runs
+  in C; thousands of rows go through an Arrow scratch file that the session's connection copies
+  from (``evalplat.db.sqlite_stage``). It reads through ``adbc-driver-sqlite`` straight into
+  Arrow (``fetchall`` when it cannot).
+
+Both sort a large write by the table's primary key first: the database then appends to its key
+index instead of splitting pages all over it.
 
 Text columns keep the empty string and NULL apart in both directions.
 """
@@ -105,8 +108,8 @@ def insert_columns(session: Session, model: type[Base], columns: Mapping[str, An
         mark_written(session)
         constants = {n: v for n, v in columns.items() if _is_scalar(v)}
         table = _sorted(_no_null_types(table), _leading_key(model, arrays))
-        staged_insert(session, raw, model.__tablename__, list(columns), table, constants)
-        return int(table.num_rows)
+        if staged_insert(session, raw, model.__tablename__, list(columns), table, constants):
+            return int(table.num_rows)
     values, length = _python_columns(columns)
     if length == 0:
         return 0

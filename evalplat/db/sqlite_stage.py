@@ -52,25 +52,32 @@ def staged_insert(
     columns: Sequence[str],
     arrays: pa.Table,
     constants: Mapping[str, Any],
-) -> None:
+) -> bool:
     """Insert ``arrays`` (one Arrow column per name in it) plus ``constants`` (one value for
     every row) into ``table_name`` as columns ``columns``, on the session connection ``raw``.
 
-    The caller sorts ``arrays`` by the table's primary key: SQLite then appends to its key
-    index instead of splitting pages all over it.
+    Returns False, having written nothing, when the scratch file cannot be written: the caller
+    then writes the rows another way. The caller sorts ``arrays`` by the table's primary key:
+    SQLite then appends to its key index instead of splitting pages all over it.
     """
     import adbc_driver_sqlite.dbapi as adbc
 
+    try:
+        handle, path = tempfile.mkstemp(prefix="evalplat-stage-", suffix=".db")
+    except OSError:  # no writable temporary folder
+        return False
+    os.close(handle)
     number = session.info.get(_STAGES, 0) + 1
     session.info[_STAGES] = number
-    handle, path = tempfile.mkstemp(prefix="evalplat-stage-", suffix=".db")
-    os.close(handle)
     schema = f"evalplat_stage_{number}"
     try:
-        with adbc.connect(path, autocommit=True) as connection, connection.cursor() as cursor:
-            cursor.execute("PRAGMA journal_mode=OFF")
-            cursor.execute("PRAGMA synchronous=OFF")
-            cursor.adbc_ingest("staged", arrays, mode="create")
+        try:
+            with adbc.connect(path, autocommit=True) as connection, connection.cursor() as cursor:
+                cursor.execute("PRAGMA journal_mode=OFF")
+                cursor.execute("PRAGMA synchronous=OFF")
+                cursor.adbc_ingest("staged", arrays, mode="create")
+        except adbc.Error:  # no room in the temporary folder, a type the driver lacks...
+            return False
         names = ", ".join(columns)
         selected = ", ".join("?" if name in constants else f'"{name}"' for name in columns)
         values = [constants[name] for name in columns if name in constants]
@@ -83,6 +90,7 @@ def staged_insert(
             )
         finally:
             cursor.close()
+        return True
     finally:
         try:
             os.unlink(path)

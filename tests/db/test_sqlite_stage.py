@@ -129,3 +129,17 @@ def test_no_scratch_file_outlives_a_write_that_worked_or_failed(
     with sqlite_store.session() as session:
         count = session.scalar(text("SELECT count(*) FROM judgment WHERE query_id LIKE 'x%'"))
     assert count == ROWS
+
+
+def test_rows_still_go_in_when_no_scratch_file_can_be_made(
+    sqlite_store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "missing"))
+    version = _versions(sqlite_store)[0]
+    columns = {"test_set_version_id": version, "query_id": [f"x{i}" for i in range(ROWS)],
+               "doc_id": "d", "grade": 1, "source": None}  # fmt: skip
+    with sqlite_store.session() as session:
+        assert insert_columns(session, Judgment, columns) == ROWS
+    with sqlite_store.session() as session:
+        count = session.scalar(text("SELECT count(*) FROM judgment WHERE query_id LIKE 'x%'"))
+    assert count == ROWS
