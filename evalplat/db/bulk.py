@@ -101,7 +101,7 @@ def insert_columns(session: Session, model: type[Base], columns: Mapping[str, An
         return int(table.num_rows)
     sized = all(hasattr(v, "__len__") for v in arrays.values())
     length = len(next(iter(arrays.values()))) if arrays and sized else 0
-    if length and can_stage(session, length):
+    if length and can_stage(raw, length):
         table = _arrow_table(arrays)
         if table.num_rows == 0:
             return 0

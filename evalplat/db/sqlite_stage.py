@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
+import uuid
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -26,17 +27,25 @@ from sqlalchemy.orm import Session
 if TYPE_CHECKING:
     import pyarrow as pa
 
-# SQLite attaches at most 10 databases to a connection; leave room for the user's own.
-MAX_STAGES_PER_SESSION = 6
+# SQLite attaches at most 10 databases to a connection (main and temp count); a scratch file
+# stays attached until the transaction ends, so a connection takes a few and then executemany.
+MAX_ATTACHED = 8
 # Below this many rows executemany is as fast and needs no scratch file.
 MIN_STAGED_ROWS = 2_000
-_STAGES = "evalplat_stages"
 LEFTOVER_FILES = "evalplat_stage_files"
 
 
-def can_stage(session: Session, rows: int) -> bool:
-    """Whether a write of ``rows`` rows should go through a scratch file."""
-    if rows < MIN_STAGED_ROWS or session.info.get(_STAGES, 0) >= MAX_STAGES_PER_SESSION:
+def can_stage(raw: Any, rows: int) -> bool:
+    """Whether a write of ``rows`` rows on the connection ``raw`` should go through a scratch
+    file."""
+    if rows < MIN_STAGED_ROWS:
+        return False
+    cursor = raw.cursor()
+    try:
+        attached = len(cursor.execute("PRAGMA database_list").fetchall())
+    finally:
+        cursor.close()
+    if attached >= MAX_ATTACHED:
         return False
     try:
         import adbc_driver_sqlite.dbapi  # noqa: F401
@@ -67,9 +76,7 @@ def staged_insert(
     except OSError:  # no writable temporary folder
         return False
     os.close(handle)
-    number = session.info.get(_STAGES, 0) + 1
-    session.info[_STAGES] = number
-    schema = f"evalplat_stage_{number}"
+    schema = f"evalplat_stage_{uuid.uuid4().hex[:12]}"
     try:
         try:
             with adbc.connect(path, autocommit=True) as connection, connection.cursor() as cursor:

@@ -143,3 +143,15 @@ def test_rows_still_go_in_when_no_scratch_file_can_be_made(
     with sqlite_store.session() as session:
         count = session.scalar(text("SELECT count(*) FROM judgment WHERE query_id LIKE 'x%'"))
     assert count == ROWS
+
+
+def test_more_large_writes_in_one_transaction_than_sqlite_can_attach(sqlite_store: Store) -> None:
+    version = _versions(sqlite_store)[0]
+    with sqlite_store.session() as session:
+        for part in range(12):  # SQLite attaches at most 10 databases to one connection
+            columns = {"test_set_version_id": version, "doc_id": "d", "grade": 1, "source": None,
+                       "query_id": [f"p{part}-{i}" for i in range(ROWS)]}  # fmt: skip
+            assert insert_columns(session, Judgment, columns) == ROWS
+    with sqlite_store.session() as session:
+        count = session.scalar(text("SELECT count(*) FROM judgment WHERE query_id LIKE 'p%'"))
+    assert count == 12 * ROWS
