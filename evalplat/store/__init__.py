@@ -16,6 +16,7 @@ from evalplat.store.history import HistoryMixin
 from evalplat.store.judge_grades import JudgeGradesMixin
 from evalplat.store.locks import LockBusyError, LocksMixin
 from evalplat.store.online_agreement import OnlineAgreement, OnlineAgreementMixin
+from evalplat.store.online_queries import OnlineQueriesMixin
 from evalplat.store.outbox import OutboxMixin
 from evalplat.store.query_health import QueryHealthMixin
 from evalplat.store.result_fields import ResultFieldsMixin
@@ -53,6 +54,7 @@ class Store(
     OutboxMixin,
     EventsMixin,
     OnlineAgreementMixin,
+    OnlineQueriesMixin,
     QueryHealthMixin,
     TargetsMixin,
 ):
