@@ -142,7 +142,7 @@ def session_sql(
             ctes.append(
                 f"g{i} AS (SELECT DISTINCT version_id, w, session_id FROM ("
                 "SELECT ps.version_id, ps.w, ps.session_id, e.query_id, e.t, "
-                "COUNT(later.t) AS n FROM ps JOIN e ON e.query_id = ps.search_id "
+                f"COUNT(later.t) AS n FROM ps JOIN ({events}) AS e ON e.query_id = ps.search_id "
                 "LEFT JOIN sw AS later ON later.version_id = ps.version_id AND later.w = ps.w "
                 "AND later.session_id = ps.session_id AND later.t > e.t "
                 f"AND later.t <= e.t + {span!r} WHERE e.action = {action} "
@@ -175,13 +175,10 @@ def session_sql(
     return f"""WITH sw AS (
   SELECT version_id, query_id, session_id, t, hits, {w} AS w FROM ({searches}) AS s{where}
 ),
-e AS (
-  SELECT query_id, action, t, position, value FROM ({events}) AS events
-),
 pe AS (
   SELECT query_id,
     {event_columns}
-  FROM e GROUP BY query_id
+  FROM ({events}) AS e GROUP BY query_id
 ),
 sn AS (
   SELECT version_id, w, session_id, query_id, t, hits, {next_t} AS next_t FROM sw
