@@ -4,6 +4,7 @@ Usage::
 
     pip install -e '.[bench]'            # pytrec-eval-terrier, ranx, ir-measures
     python scripts/bench_evaluate.py [--dir bench-data] [--repeats 3] [--large]
+    python scripts/bench_evaluate.py --queries 1000,10000,100000   # the scaling series
 
 A deterministic workload (seeded) is written once to ``--dir``: 10,000 queries with 100 results
 each (1M run lines) and, with ``--large``, 1,000 results each (10M lines); graded qrels (0-3) with
@@ -94,17 +95,19 @@ print(json.dumps(evaluate(sys.argv[1], sys.argv[2], sys.argv[3:]).means))
 """
 
 
-def generate(folder: Path, depth: int) -> tuple[Path, Path]:
+def generate(folder: Path, depth: int, queries: int = QUERIES) -> tuple[Path, Path]:
     """Write (once) the qrels and the run with ``depth`` results per query; returns their paths."""
     import numpy as np
 
     folder.mkdir(parents=True, exist_ok=True)
-    qrels_path, run_path = folder / f"qrels.{depth}.txt", folder / f"run.{depth}.txt"
+    size = f"{depth}" if queries == QUERIES else f"{queries}x{depth}"
+    qrels_path, run_path = folder / f"qrels.{size}.txt", folder / f"run.{size}.txt"
     if qrels_path.exists() and run_path.exists():
         return qrels_path, run_path
-    rng = np.random.default_rng(20240611 + depth)
+    seed = 20240611 + depth if queries == QUERIES else 20240611 + depth + queries
+    rng = np.random.default_rng(seed)
     with open(run_path, "w") as run_file, open(qrels_path, "w") as qrels_file:
-        for query in range(QUERIES):
+        for query in range(queries):
             qid = f"q{query}"
             docs = rng.choice(DOC_POOL, size=depth, replace=False)
             scores = np.round(np.sort(rng.gamma(2.0, 4.0, size=depth))[::-1], 2)
@@ -176,10 +179,12 @@ def means_of(tool: str, stdout: str) -> dict[str, float]:
     return {k: float(v) for k, v in (data["means"] if tool == "evalplat" else data).items()}
 
 
-def bench(depth: int, folder: Path, repeats: int, wanted: list[str]) -> None:
-    qrels, run = generate(folder, depth)
-    lines = QUERIES * depth
-    print(f"\n{lines:,} run lines ({QUERIES:,} queries x {depth}), {repeats} runs per tool")
+def bench(
+    depth: int, folder: Path, repeats: int, wanted: list[str], queries: int = QUERIES
+) -> None:
+    qrels, run = generate(folder, depth, queries)
+    lines = queries * depth
+    print(f"\n{lines:,} run lines ({queries:,} queries x {depth}), {repeats} runs per tool")
     results: dict[str, tuple[float, int, dict[str, float]]] = {}
     commands = tools(qrels, run, wanted)
     samples: dict[str, list[tuple[float, int, str]]] = {tool: [] for tool in commands}
@@ -211,11 +216,33 @@ def main() -> None:
         default="pytrec_eval,ranx,ir_measures",
         help="peers to run besides evalplat, comma-separated (ranx compiles with numba: slow)",
     )
+    parser.add_argument(
+        "--queries",
+        default="",
+        help="a scaling series instead: query counts at 100 results each, e.g. 1000,10000,100000",
+    )
     args = parser.parse_args()
     wanted = [name.strip() for name in args.tools.split(",") if name.strip()]
+    startup()
+    if args.queries:
+        for queries in (int(value) for value in args.queries.split(",")):
+            bench(100, args.dir, args.repeats, wanted, queries)
+        return
     bench(100, args.dir, args.repeats, wanted)
     if args.large:
         bench(1000, args.dir, args.repeats, wanted)
+
+
+def startup() -> None:
+    """The fixed cost: ``evalplat --version``, and ``evaluate`` of trec_eval's 1,500-line test
+    run (medians of 5)."""
+    cli = shutil.which("evalplat", path=str(Path(sys.executable).parent)) or "evalplat"
+    tiny = Path(__file__).resolve().parents[1] / "tests" / "data" / "trec_eval"
+    qrels, run = tiny / "qrels.test", tiny / "results.test"
+    version = statistics.median(measure([cli, "--version"])[0] for _ in range(5))
+    command = [cli, "evaluate", "--qrels", str(qrels), "--run", str(run), "-m", "P@10"]
+    evaluate = statistics.median(measure(command)[0] for _ in range(5))
+    print(f"start-up: evalplat --version {version:.3f} s; evaluate on {run.name} {evaluate:.3f} s")
 
 
 if __name__ == "__main__":

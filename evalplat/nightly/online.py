@@ -11,7 +11,10 @@ With an ``[online]`` table (``evalplat.nightly.project.OnlineSpec``) a night:
 3. feeds each gated verdict to the ``regression`` alert of (candidate config, test set
    ``online``, metric): opened once, resolved by the first day whose verdict is not a
    regression. A side with fewer than ``min_sessions`` sessions is "insufficient data": it is
-   logged and leaves the alert as it is, neither opening nor resolving it.
+   logged and leaves the alert as it is, neither opening nor resolving it. When several
+   versions of one config are online that day, the key gets one verdict for all of them: a
+   regression when any of them regressed (the alert shows the worst), so that they do not
+   open and resolve the same alert in turn.
 
 Alerts are keyed without a baseline run, since each day has its own baseline run.
 """
@@ -72,39 +75,57 @@ def online_night(
     options = CompareOptions(min_sessions=spec.min_sessions)
     gates = project.online_gates()
     names = [channel.name for channel in channels]
+    day = baseline.started_at.date().isoformat()
+    compared: dict[str, list[tuple[RunInfo, ComparisonResult]]] = {}
     for candidate in _arms_of_day(store, configs, baseline):
         result = store.compare_runs(
             baseline.id, candidate.id, metrics=project.online_metrics(), gates=gates,
             options=options,
         )  # fmt: skip
         night.comparisons.append((candidate.config, result))
-        day = baseline.started_at.date().isoformat()
+        compared.setdefault(candidate.config, []).append((candidate, result))
         emit({"step": "online_compare", "baseline": _ref(baseline), "candidate": _ref(candidate),
               "day": day, "comparison": result.id, "verdict": result.verdict,
               "deltas": {m.metric: round(m.delta, 4) for m in result.metrics},
               "verdicts": {m.metric: _verdict(m) for m in result.metrics if m.metric in
                            {g.metric for g in gates}}})  # fmt: skip
+    # One verdict per (config, metric) alert key: the config's arms of the day together, so two
+    # versions of one config online at once neither open and resolve one alert in turn.
+    for config, arms in compared.items():
         for gate in gates:
-            metric = result.metric(gate.metric)
-            if metric.test == "insufficient":
+            judged = [
+                (run, result, result.metric(gate.metric))
+                for run, result in arms
+                if result.metric(gate.metric).test != "insufficient"
+            ]
+            if not judged:
                 continue  # too few sessions: shown, never gated, the alert left as it is
+            regressed = [arm for arm in judged if arm[2].gated and arm[2].verdict == "regression"]
+            # the alert shows the worst regressed arm, or the first arm when none regressed
+            run, result, metric = min(regressed, key=_harm) if regressed else judged[0]
             for event in store.observe(
-                candidate.config,
+                config,
                 ONLINE_TEST_SET,
                 gate.metric,
                 None,
                 result.id,
-                regressed=metric.gated and metric.verdict == "regression",
+                regressed=bool(regressed),
                 consecutive=gate.consecutive,
-                details=_details(candidate, baseline, metric, result),
+                details=_details(run, baseline, metric, result, [arm[0] for arm in judged]),
                 kind="regression",
                 channels=names,
             ):
                 emit({"step": "alert", "event": event.event, "kind": event.alert.kind,
-                      "alert": event.alert.id, "config": candidate.config,
+                      "alert": event.alert.id, "config": config,
                       "testset": ONLINE_TEST_SET, "metric": gate.metric})  # fmt: skip
                 night.events.append(event)
     return night
+
+
+def _harm(arm: tuple[RunInfo, ComparisonResult, MetricComparison]) -> float:
+    """How far an arm moved the wrong way: lower is worse (the delta in the good direction)."""
+    metric = arm[2]
+    return metric.delta if metric.higher_is_better else -metric.delta
 
 
 def _last_scored_day(store: Store, configs: list[str]) -> datetime | None:
@@ -148,7 +169,11 @@ def _verdict(metric: MetricComparison) -> str:
 
 
 def _details(
-    candidate: RunInfo, baseline: RunInfo, metric: MetricComparison, result: ComparisonResult
+    candidate: RunInfo,
+    baseline: RunInfo,
+    metric: MetricComparison,
+    result: ComparisonResult,
+    arms: list[RunInfo],
 ) -> dict[str, Any]:
     """What the alert says: the arms, the day, the figures and the test over sessions."""
     return {
@@ -166,7 +191,7 @@ def _details(
         "worst_queries": [],
         "comparison_id": result.id,
         "changes": [
-            f"A/B on {baseline.started_at.date().isoformat()}: {_ref(candidate)} against "
-            f"{_ref(baseline)}"
+            f"A/B on {baseline.started_at.date().isoformat()}: {_ref(arm)} against {_ref(baseline)}"
+            for arm in [candidate, *(other for other in arms if other.id != candidate.id)]
         ],
     }

@@ -194,3 +194,58 @@ def test_fast_reader_agrees_with_reference_pass_on_any_input(text: str) -> None:
             assert (caught.value.line, caught.value.problem) == (error.line, error.problem)
             return
         assert read_qrels(path).to_dict(orient="records") == expected
+
+
+@st.composite
+def _run_text(draw: st.DrawFn) -> str:
+    """Run-like text whose odd whitespace falls in the fields the reader does not keep."""
+    lines = []
+    for number in range(draw(st.integers(1, 6))):
+        fields = [draw(_FIELD), "Q0", f"d{number}", "1", "2.5", "run"]
+        if draw(st.booleans()):
+            fields[draw(st.sampled_from([1, 3, 5]))] = ""  # an empty field
+        sep = draw(_SEP)
+        lead = draw(st.sampled_from(["", "", " "]))
+        trail = draw(st.sampled_from(["", "", " ", "\r", " \r"]))
+        lines.append(lead + sep.join(fields) + trail)
+    return "\n".join(lines) + draw(st.sampled_from(["", "\n"]))
+
+
+@pytest.mark.parametrize("scan_bytes", [1 << 24, 1, 3])
+@given(text=_run_text())
+def test_fast_run_reader_agrees_with_reference_pass_on_any_input(
+    text: str, scan_bytes: int
+) -> None:
+    import tempfile
+
+    from evalplat.formats import trec
+
+    assume(text.strip())
+    original, trec._SCAN_BYTES = trec._SCAN_BYTES, scan_bytes  # patterns across scan chunks
+    try:
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / "run.txt"
+            path.write_bytes(text.encode("utf-8"))
+            try:
+                expected = _read_slow(path, RUN_FIELDS, _RUN_KEEP, exact=False).to_pylist()
+            except InputError as error:
+                with pytest.raises(InputError) as caught:
+                    read_run(path)
+                assert (caught.value.line, caught.value.problem) == (error.line, error.problem)
+                return
+            assert read_run(path).to_dict(orient="records") == expected
+    finally:
+        trec._SCAN_BYTES = original
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "q1 Q0 d1 1 2.5 run\nq1  d2 2 2.0 run\n",
+        "q1 Q0 d1 1 2.5 \n",
+        "q1 Q0 d1 1 2.5 run\nq1 Q0 d2  1 r\n",
+    ],
+)
+def test_empty_skipped_field_is_not_read_as_a_shifted_line(tmp_path: Path, text: str) -> None:
+    with pytest.raises(InputError, match="expected at least 6 fields"):
+        read_run(_write(tmp_path, text))

@@ -48,8 +48,8 @@ Night = Callable[..., tuple[int, list[dict[str, Any]]]]
 
 @pytest.fixture
 def night(db_url: str, tmp_path: Path, server: CaptureServer) -> Night:
-    def run(more: str = "") -> tuple[int, list[dict[str, Any]]]:
-        arms = {"control": "good", "treatment": "good"}
+    def run(more: str = "", treatment: str = "good") -> tuple[int, list[dict[str, Any]]]:
+        arms = {"control": "good", "treatment": treatment}
         online = ONLINE.format(more=more)
         path = write_project(
             tmp_path / "project", arms, hook=f"{server.url}/ok", extra_alerts=online
@@ -104,6 +104,31 @@ def test_a_planted_ctr_drop_opens_exactly_one_online_alert(
     assert code == 0
     assert [s["day"] for s in steps if s["step"] == "online_compare"] == ["2026-03-02"]
     assert _alerts(server)[1] == [("regression", "resolved", "treatment", "online:CTR")]
+
+
+def test_two_versions_of_one_config_online_at_once_share_one_verdict(
+    night: Night, server: CaptureServer, db_url: str, tmp_path: Path
+) -> None:
+    night()  # treatment@1
+    night(treatment="first30")  # treatment@2: the same rankings, a new param
+    # version 1 is alike the control, version 2 has the planted drop
+    _import(db_url, tmp_path / "two.jsonl",
+            {"control": 1.0, "treatment@1": 1.0, "treatment@2": 0.9}, sessions=2500,
+            seed=11)  # fmt: skip
+    for _ in range(2):  # the same day twice: one alert, opened once, never resolved between
+        code, steps = night(treatment="first30")
+        assert code == 1
+        compared = {s["candidate"]: s["verdicts"] for s in steps if s["step"] == "online_compare"}
+        assert compared == {
+            "treatment@1": {"online:CTR": "unchanged"},
+            "treatment@2": {"online:CTR": "regression"},
+        }
+    online = [a for batch in _alerts(server) for a in batch if a[3] == "online:CTR"]
+    assert online == [("regression", "opened", "treatment", "online:CTR")]
+    [alert] = [a for r in server.accepted("/ok") for a in r.body["alerts"]
+               if a["metric"] == "online:CTR"]  # fmt: skip
+    assert alert["changes"][0].endswith("treatment@2 against control@1")
+    assert any("treatment@1" in change for change in alert["changes"][1:])
 
 
 def test_an_a_a_log_raises_no_alert(
