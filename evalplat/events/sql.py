@@ -15,9 +15,15 @@ It returns one row per (config version, window, session) with ``searches``, ``ev
 the session's events as a whole), so the SQL and the NumPy kernels give the same values; a test
 checks it on one log. An event goes with its search (its window and session are the search's).
 
-Only ANSI constructs are used: ``CASE``, ``LEFT JOIN``, ``GROUP BY``, ``NOT EXISTS``, ``FLOOR``,
-aggregates. What differs between dialects is the name of the double type and how a timestamp
-becomes epoch seconds; :data:`DIALECTS` holds those few spellings.
+Only ANSI constructs are used: ``CASE``, ``LEFT JOIN``, ``GROUP BY``, ``COALESCE``, ``NULLIF``,
+``FLOOR``, aggregates and ``LEAD(...) OVER``. What differs between dialects is the name of the
+double type, how a timestamp becomes epoch seconds and an array's length; :data:`DIALECTS` holds
+those few spellings.
+
+The events are grouped per search once (``pe``), without joining them to their searches first;
+SessionSuccess needs each success event's next search of the session, which for events between
+their search and the session's next one (``LEAD``) is that next search, so only the searches
+with an event outside that span are checked event by event.
 """
 
 from __future__ import annotations

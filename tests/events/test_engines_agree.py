@@ -27,7 +27,8 @@ METRICS = [
 
 def _log(path: Path) -> Path:
     """A cascade-model log over two arms and two days, plus ratings, zero-hit searches, clicks
-    without a position and an event after midnight of its search's day."""
+    without a position, clicks outside their search's span (after the session's next search,
+    before their own) and an event after midnight of its search's day."""
     rankings = {"wing": ["d1", "d2", "d3", "d4"], "flow": ["d5", "d1", "d6"], "none": []}
     grades = {"wing": {"d1": 3, "d3": 1}, "flow": {"d6": 2, "d1": 1}}
     arms = [Arm("web@1", rankings, attention=0.9), Arm("web@2", rankings, attention=0.7)]
@@ -44,6 +45,11 @@ def _log(path: Path) -> Path:
         if n % 11 == 0:
             when = datetime.fromisoformat(record["timestamp"]) + timedelta(seconds=1)
             extra.append((record["query_id"], "click", when, None, None))
+        # clicks after the session's next search began, and before their own search
+        for every, seconds in ((13, 100), (17, -5), (19, 95)):
+            if n % every == 0:
+                when = datetime.fromisoformat(record["timestamp"]) + timedelta(seconds=seconds)
+                extra.append((record["query_id"], "click", when, 2, None))
     session = {r["query_id"]: r["query_attributes"]["session_id"] for r in records
                if "action_name" not in r}  # fmt: skip
     for query_id, action, when, position, value in extra:
