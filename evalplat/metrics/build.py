@@ -67,6 +67,16 @@ def numeric(values: pa.ChunkedArray | pa.Array, dtype: type[np.generic]) -> NDAr
     return raw[array.offset : array.offset + len(array)].astype(dtype, copy=False)
 
 
+def booleans(values: pa.ChunkedArray | pa.Array) -> NDArray[np.bool_]:
+    """A null-free Arrow boolean column as numpy, unpacked from its bitmap (no pandas)."""
+    array = _combined(values)
+    if array.null_count:
+        raise InputError("missing values in a boolean column")
+    bits = np.frombuffer(array.buffers()[1], dtype=np.uint8)
+    unpacked = np.unpackbits(bits, count=array.offset + len(array), bitorder="little")
+    return unpacked[array.offset :].view(np.bool_)
+
+
 def arrow(values: NDArray[Any]) -> pa.Array:
     """A numpy array of int64 or bool as Arrow, without ``pa.array`` (which imports pandas)."""
     if values.dtype == np.bool_:
@@ -203,7 +213,7 @@ def _same_pairs(
         return np.zeros(0, dtype=bool)
     docs_left = _combined(left.column("doc_id")).take(arrow(left_rows))
     docs_right = _combined(right.column("doc_id")).take(arrow(right_rows))
-    same_doc = np.asarray(pc.equal(docs_left, docs_right).to_pylist(), dtype=bool)
+    same_doc = booleans(pc.equal(docs_left, docs_right))
     same: NDArray[np.bool_] = same_doc & (left_topic[left_rows] == right_topic[right_rows])
     return same
 
@@ -259,15 +269,17 @@ def _lookup(
     """(positions in ``keys``, positions in ``table_keys``) of the keys found in the table.
 
     A direct-address table on the low key bits (keys are mixed, so those are uniform) answers
-    most lookups with two gathers; keys whose slot several table keys share go through a binary
-    search. ``table_keys`` must be unique.
+    most lookups with two gathers. Keys whose slot several table keys share are looked up by a
+    binary search among those table keys only, in sorted order (random probes into millions of
+    keys miss the cache on every step; sorted ones walk it). ``table_keys`` must be unique.
     """
-    bits = max(16, min(24, (8 * len(table_keys)).bit_length()))
+    bits = max(16, min(25, (8 * len(table_keys)).bit_length()))
     mask = np.int64((1 << bits) - 1)
     table_slot = table_keys & mask
     slots = np.full(1 << bits, -1, dtype=np.int32)
-    slots[table_slot] = np.arange(len(table_keys), dtype=np.int32)  # the last writer wins
-    lost = slots[table_slot] != np.arange(len(table_keys), dtype=np.int32)
+    own = np.arange(len(table_keys), dtype=np.int32)
+    slots[table_slot] = own  # the last writer wins
+    lost = slots[table_slot] != own
     slots[table_slot[lost]] = -2  # shared slot: answered by the binary search below
     entry = slots[keys & mask]
     direct = np.flatnonzero(entry >= 0)
@@ -275,12 +287,15 @@ def _lookup(
     rows, matched = direct[found], entry[direct[found]].astype(np.int64)
     shared = np.flatnonzero(entry == -2)
     if len(shared):
-        by_key = np.argsort(table_keys)
+        crowded = np.flatnonzero(slots[table_slot] == -2)  # the table keys of shared slots
+        by_key = crowded[np.argsort(table_keys[crowded])]
         ordered = table_keys[by_key]
-        position = np.searchsorted(ordered, keys[shared])
+        needles = keys[shared]
+        in_order = np.argsort(needles)
+        position = np.searchsorted(ordered, needles[in_order])
         position[position == len(ordered)] = 0
-        hits = np.flatnonzero(ordered[position] == keys[shared])
-        rows = np.concatenate((rows, shared[hits]))
+        hits = np.flatnonzero(ordered[position] == needles[in_order])
+        rows = np.concatenate((rows, shared[in_order[hits]]))
         matched = np.concatenate((matched, by_key[position[hits]]))
     return rows, matched
 

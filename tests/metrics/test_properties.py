@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -119,3 +121,32 @@ def test_key_lookup_finds_exactly_the_table_keys(table: list[int], probes: list[
     where = {int(k): i for i, k in enumerate(table_keys)}
     expected = {i: where[int(k)] for i, k in enumerate(keys) if int(k) in where}
     assert dict(zip(rows.tolist(), matched.tolist(), strict=True)) == expected
+
+
+@pytest.mark.parametrize("size", [10, 10_000, 200_000])
+def test_key_lookup_finds_exactly_the_keys_a_dictionary_finds(size: int) -> None:
+    """Direct-address slots and the sorted search of shared slots answer like a dict."""
+    from evalplat.metrics.build import _lookup
+
+    rng = np.random.default_rng(size)
+    table = np.unique(rng.integers(-(2**62), 2**62, size=size))
+    rng.shuffle(table)
+    absent = rng.integers(-(2**62), 2**62, size=size)
+    keys = np.concatenate([rng.choice(table, size=2 * size), absent])
+    rng.shuffle(keys)
+    rows, matched = _lookup(table, keys)
+    where = {int(key): position for position, key in enumerate(table)}
+    expected = {row: where[int(key)] for row, key in enumerate(keys) if int(key) in where}
+    assert dict(zip(rows.tolist(), matched.tolist(), strict=True)) == expected
+    assert len(rows) == len(expected)  # each row once
+
+
+@pytest.mark.parametrize("offset", [0, 3, 8, 13])
+def test_booleans_unpack_any_slice_of_a_bitmap(offset: int) -> None:
+    import pyarrow as pa
+
+    from evalplat.metrics.build import booleans
+
+    values = np.random.default_rng(offset).random(41) < 0.5
+    array = pa.array(values).slice(offset)
+    assert booleans(array).tolist() == values[offset:].tolist()
