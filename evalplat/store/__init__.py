@@ -17,6 +17,7 @@ from evalplat.store.history import HistoryMixin
 from evalplat.store.judge_grades import JudgeGradesMixin
 from evalplat.store.locks import LockBusyError, LocksMixin
 from evalplat.store.online_agreement import OnlineAgreement, OnlineAgreementMixin
+from evalplat.store.online_queries import OnlineQueriesMixin
 from evalplat.store.outbox import OutboxMixin
 from evalplat.store.query_health import QueryHealthMixin
 from evalplat.store.result_fields import ResultFieldsMixin
@@ -55,6 +56,7 @@ class Store(
     OutboxMixin,
     EventsMixin,
     OnlineAgreementMixin,
+    OnlineQueriesMixin,
     QueryHealthMixin,
     TargetsMixin,
 ):

@@ -616,13 +616,25 @@ DATABASE_COMMANDS: dict[tuple[str, ...], tuple[Form, Form | None]] = {
         ),
         Form(
             lambda w: _scored(
-                w, "online", "agreement", "-t", "tiny", "-m", "AP", "-k", "online:CTR", "--json"
+                w,
+                "online",
+                "agreement",
+                "-t",
+                "tiny",
+                "-m",
+                "AP",
+                "-k",
+                "online:CTR",
+                "--report",
+                f"{w.folder}/online.html",
+                "--json",
             ),
             holds(
                 lambda d, w: (
                     d["test_set"] == "tiny"
                     and {r["metric"] for r in d["agreement"]} == {"AP"}
                     and {r["status"] for r in d["agreement"]} == {"insufficient data"}
+                    and "Offline vs online" in Path(d["report"]).read_text(encoding="utf-8")
                 )
             ),
         ),
