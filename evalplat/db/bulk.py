@@ -294,7 +294,7 @@ def _adbc_sqlite(
         with adbc.connect(database) as connection, connection.cursor() as cursor:
             cursor.execute(sql, parameters or None)
             table = cursor.fetch_arrow_table()
-    except adbc.Error:
+    except (adbc.Error, OSError):  # a type change part-way surfaces as Arrow's OSError
         return None
     frame: pd.DataFrame = table.rename_columns(list(columns)).to_pandas()
     return frame

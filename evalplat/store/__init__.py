@@ -11,6 +11,7 @@ from evalplat.store.baselines import BaselinesMixin
 from evalplat.store.click_judgments import ClickJudgmentsMixin
 from evalplat.store.comparisons import ComparisonsMixin
 from evalplat.store.configs import AddConfigOutcome, ConfigsMixin, ConfigVersionInfo
+from evalplat.store.event_sources import Attachment
 from evalplat.store.events import EventImport, EventsMixin
 from evalplat.store.history import HistoryMixin
 from evalplat.store.judge_grades import JudgeGradesMixin
@@ -26,6 +27,7 @@ from evalplat.store.testsets import ImportOutcome, TestSetsMixin, TestSetVersion
 
 __all__ = [
     "AddConfigOutcome",
+    "Attachment",
     "ConfigVersionInfo",
     "EvaluationRecord",
     "EventImport",
