@@ -5,7 +5,7 @@ Measures what the runner does: query outcomes and ranked results committed in ba
 back and pruning them. Prints rows per second for each backend.
 
     python scripts/bench_storage.py [--queries 10000] [--depth 100] [--batch 200]
-        [--postgres postgresql+psycopg://root@127.0.0.1:5432/test]
+        [--postgres postgresql+psycopg://root@127.0.0.1:5432/test] [--backend sqlite]
 
 PostgreSQL runs in a scratch database created on the given server and dropped afterwards;
 it is skipped (with a note) when the server cannot be reached.
@@ -94,9 +94,13 @@ def main() -> None:
     parser.add_argument("--depth", type=int, default=100)
     parser.add_argument("--batch", type=int, default=200, help="queries per committed batch")
     parser.add_argument("--postgres", default="postgresql+psycopg://root@127.0.0.1:5432/test")
+    parser.add_argument("--backend", choices=["both", "sqlite", "postgresql"], default="both")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as folder:
-        bench(f"sqlite:///{Path(folder) / 'bench.db'}", args.queries, args.depth, args.batch)
+    if args.backend != "postgresql":
+        with tempfile.TemporaryDirectory() as folder:
+            bench(f"sqlite:///{Path(folder) / 'bench.db'}", args.queries, args.depth, args.batch)
+    if args.backend == "sqlite":
+        return
     admin = create_engine(args.postgres, isolation_level="AUTOCOMMIT")
     database = f"evalplat_bench_{uuid.uuid4().hex[:8]}"
     try:

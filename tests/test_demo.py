@@ -45,6 +45,11 @@ def test_demo_builds_a_project_reports_regressions_and_exits_0(
     assert (folder / "events" / "ubi.jsonl").is_file()
     online = folder / "reports" / "history" / "bm25-and--online.html"
     assert "online:CTR" in online.read_text(encoding="utf-8")
+    # offline against online: the three arms' A/B pairs, linked from the index
+    versus = (folder / "reports" / "online" / "cranfield.html").read_text(encoding="utf-8")
+    assert "3 versions have both: bm25-and@1, bm25-nostem@1, bm25-porter@1" in versus
+    assert versus.count("<td>bm25-") == 6 + 3  # three A/B pairs of two arms, three coverage rows
+    assert 'href="online/cranfield.html"' in Path(data["report"]).read_text(encoding="utf-8")
 
     # another night, nothing changed; this time as the plain-text summary a newcomer reads
     second = cli("demo", "--dir", "demo")

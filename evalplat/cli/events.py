@@ -61,6 +61,37 @@ def import_(
                    "search is not imported")  # fmt: skip
 
 
+@app.command("attach")
+def attach(
+    files: Annotated[list[Path], typer.Argument(help="Parquet logs, read where they are.")],
+    map_: Annotated[
+        str | None,
+        typer.Option(
+            "--map",
+            help="Column names: canonical=theirs,... (a.b.c reaches into structs).",
+        ),
+    ] = None,
+    db: DbOption = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Attach Parquet logs that stay in place: scoring reads them through DuckDB with the
+    stored events. Each file's schema (time zones included) and values are checked first; an
+    error names the file and nothing is recorded."""
+    from evalplat.events.records import parse_map
+
+    mapping = parse_map(map_)
+    attached = open_store(db).attach_events(files, mapping=mapping)
+    if json_output:
+        print_json([a.to_dict() for a in attached])
+        return
+    for item in attached:
+        typer.echo(f"attached {item.path}: {item.searches} searches, {item.events} events")
+        for ref, count in item.unknown_configs.items():
+            typer.echo(f"not read: {count} searches of unknown config {ref!r}")
+        if item.duplicate_searches:
+            typer.echo(f"duplicates: {item.duplicate_searches} repeated search ids, read once")
+
+
 @app.command("score")
 def score(
     configs: Annotated[
@@ -76,8 +107,14 @@ def score(
     json_output: JsonOption = False,
 ) -> None:
     """Score the online measures per config version and window, stored as online runs
-    (compare them with `evalplat compare`, see them with `evalplat history CONFIG`)."""
-    runs = open_store(db).score_online(configs or None, window=window, metrics=metric)
+    (compare them with `evalplat compare`, see them with `evalplat history CONFIG`). With an
+    `[events] url` in evalplat.toml the logs are aggregated in that warehouse."""
+    from evalplat.db.engine import PROJECT_FILE
+    from evalplat.events.warehouse import project_warehouse
+
+    warehouse = project_warehouse(Path(PROJECT_FILE))
+    runs = open_store(db).score_online(configs or None, window=window, metrics=metric,
+                                       warehouse=warehouse)  # fmt: skip
     if json_output:
         print_json([run.to_dict() for run in runs])
         return

@@ -3,6 +3,7 @@ and one A/B pair on one day."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -34,6 +35,14 @@ def agreement(
     ] = None,
     samples: Annotated[int, typer.Option("--samples", help="Bootstrap resamples.")] = 2000,
     seed: Annotated[int, typer.Option("--seed", help="Bootstrap seed.")] = 0,
+    report: Annotated[
+        Path | None,
+        typer.Option(
+            "--report",
+            help="Also write the 'Offline vs online' page to this HTML file (scatter of the "
+            "first metric against the first KPI, per-query click-through).",
+        ),
+    ] = None,
     db: DbOption = None,
     json_output: JsonOption = False,
 ) -> None:
@@ -47,12 +56,23 @@ def agreement(
 
     if samples < 1:
         raise InputError(f"--samples must be 1 or more, got {samples}")
+    if report is not None and report.is_dir():
+        raise InputError(f"--report {report}: a folder; name the HTML file to write")
     start = None if since is None else utcnow() - parse_since(since)
-    outcome = open_store(db).online_agreement(
+    store = open_store(db)
+    outcome = store.online_agreement(
         testset, since=start, metrics=metric, kpis=kpi, samples=samples, seed=seed
     )
+    written = None
+    if report is not None:
+        from evalplat.reports.online_page import gather_offline_online, render_offline_online
+
+        page = gather_offline_online(
+            store, testset, since=start, metrics=metric, kpis=kpi, agreement=outcome
+        )
+        written = render_offline_online(page, report)
     if json_output:
-        print_json(outcome.to_dict())
+        print_json({**outcome.to_dict(), **({"report": str(written)} if written else {})})
         return
     typer.echo(
         f"offline on {outcome.test_set} against online, {len(outcome.versions)} versions: "
@@ -72,6 +92,8 @@ def agreement(
             head + f"tau={row.tau:+.2f} {_ci(row.tau_ci)}\trho={row.rho:+.2f} {_ci(row.rho_ci)}"
             f"\t{ab}"
         )
+    if written is not None:
+        typer.echo(f"report: {written}")
 
 
 def _ci(ci: tuple[float, float] | None) -> str:

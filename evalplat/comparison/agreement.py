@@ -99,12 +99,14 @@ def agreement(
     chosen_metrics = list(metrics) if metrics else sorted(set(offline["metric"]))
     chosen_kpis = list(kpis) if kpis else sorted(set(online["kpi"]))
     pooled = pooled_kpis(online)
+    # a pair's online delta depends on the KPI only: computed once, not once per metric
+    deltas = {kpi: online_deltas(online[online["kpi"] == kpi]) for kpi in chosen_kpis}
     found = []
     for metric in chosen_metrics:
         for kpi in chosen_kpis:
             sign = parse(metric).direction * parse(kpi).direction
             found.append(
-                _pair(offline, pooled, online, metric, kpi, sign, samples, confidence, seed)
+                _pair(offline, pooled, deltas[kpi], metric, kpi, sign, samples, confidence, seed)
             )
     return found
 
@@ -112,7 +114,7 @@ def agreement(
 def _pair(
     offline: pd.DataFrame,
     pooled: pd.DataFrame,
-    online: pd.DataFrame,
+    deltas: OnlineDeltas,
     metric: str,
     kpi: str,
     sign: int,
@@ -130,7 +132,7 @@ def _pair(
         return Agreement(metric, kpi, len(versions), "insufficient data")
     x = off.loc[versions].to_numpy(dtype="float64")
     y = on.loc[versions].to_numpy(dtype="float64")
-    pairs, agreeing, ties = _sign_agreement(off, online[online["kpi"] == kpi], versions, sign)
+    pairs, agreeing, ties = _sign_agreement(off, deltas, versions, sign)
     if np.ptp(x) == 0 or np.ptp(y) == 0:
         return Agreement(metric, kpi, len(versions), "no variation", pairs=pairs, ties=ties)
     tau = float(stats.kendalltau(x, y, variant="b").statistic)
@@ -151,28 +153,74 @@ def _pair(
     )
 
 
+@dataclass(frozen=True)
+class ABPair:
+    """Two versions online on the same days: ``candidate - baseline`` of the offline means and
+    of the KPI pooled over the ``days`` they shared (module doc)."""
+
+    baseline: str
+    candidate: str
+    days: int
+    offline_delta: float
+    online_delta: float
+
+    def agrees(self, sign: int) -> bool | None:
+        """Whether both deltas say the same version is better (``sign`` -1 when exactly one of
+        metric and KPI is lower-is-better); None for a tie."""
+        if self.offline_delta == 0 or self.online_delta == 0:
+            return None
+        return (self.offline_delta > 0) == ((self.online_delta > 0) == (sign > 0))
+
+
+def ab_pairs(offline: pd.DataFrame, online: pd.DataFrame, metric: str, kpi: str) -> list[ABPair]:
+    """Every A/B pair of versions with ``metric`` offline and ``kpi`` online, in version order
+    (the earlier version of the sorted pair is the baseline)."""
+    off = offline[offline["metric"] == metric].set_index("version")["value"]
+    chosen = online[online["kpi"] == kpi]
+    versions = sorted(set(off.index) & set(chosen["version"]))
+    return _pairs(off, online_deltas(chosen), versions)
+
+
+OnlineDeltas = dict[tuple[str, str], tuple[int, float]]
+
+
+def online_deltas(online: pd.DataFrame) -> OnlineDeltas:
+    """{(a, b): (shared days, KPI of b - KPI of a)} for every two versions (a < b) of one
+    KPI's ``online`` rows with a day in common, each KPI pooled over those days by sessions."""
+    days: dict[str, dict[str, tuple[float, float]]] = {}
+    for version, day, value, sessions in online[["version", "day", "value", "sessions"]].itertuples(
+        index=False
+    ):
+        total, count = days.setdefault(str(version), {}).get(str(day), (0.0, 0.0))
+        days[str(version)][str(day)] = (total + float(value) * sessions, count + float(sessions))
+    found: OnlineDeltas = {}
+    for a, b in combinations(sorted(days), 2):
+        shared = days[a].keys() & days[b].keys()
+        pooled = []
+        for version in (a, b):
+            total = sum(days[version][d][0] for d in sorted(shared))
+            count = sum(days[version][d][1] for d in sorted(shared))
+            pooled.append(total / count if count > 0 else None)
+        if shared and pooled[0] is not None and pooled[1] is not None:
+            found[(a, b)] = (len(shared), pooled[1] - pooled[0])
+    return found
+
+
+def _pairs(off: pd.Series, deltas: OnlineDeltas, versions: list[str]) -> list[ABPair]:
+    found = []
+    for a, b in combinations(versions, 2):
+        if (a, b) in deltas:
+            shared, online_delta = deltas[(a, b)]
+            found.append(ABPair(a, b, shared, float(off[b] - off[a]), online_delta))
+    return found
+
+
 def _sign_agreement(
-    off: pd.Series, online: pd.DataFrame, versions: list[str], sign: int
+    off: pd.Series, deltas: OnlineDeltas, versions: list[str], sign: int
 ) -> tuple[int, int, int]:
     """(pairs, agreeing, ties) over the A/B pairs among ``versions`` (module doc)."""
-    days = {v: set(online.loc[online["version"] == v, "day"]) for v in versions}
-    pairs = agreeing = ties = 0
-    for a, b in combinations(versions, 2):
-        shared = days[a] & days[b]
-        if not shared:
-            continue
-        both = online[online["day"].isin(shared)]
-        kpi = pooled_kpis(both[both["version"].isin([a, b])]).set_index("version")["value"]
-        if a not in kpi.index or b not in kpi.index:
-            continue
-        pairs += 1
-        offline_delta = float(off[b] - off[a])
-        online_delta = float(kpi[b] - kpi[a])
-        if offline_delta == 0 or online_delta == 0:
-            ties += 1
-        elif (offline_delta > 0) == ((online_delta > 0) == (sign > 0)):
-            agreeing += 1
-    return pairs, agreeing, ties
+    verdicts = [pair.agrees(sign) for pair in _pairs(off, deltas, versions)]
+    return len(verdicts), verdicts.count(True), verdicts.count(None)
 
 
 def _oriented(ci: tuple[float, float] | None, sign: int) -> tuple[float, float] | None:

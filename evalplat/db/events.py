@@ -19,7 +19,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, Float, ForeignKey, Integer, String, Text
+from sqlalchemy import JSON, BigInteger, Float, ForeignKey, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from evalplat.db.schema import Base, ExternalId, UTCDateTime
@@ -59,3 +59,19 @@ class OnlineEvent(Base):
     object_id: Mapped[str | None] = mapped_column(ExternalId, nullable=True)
     position: Mapped[int | None] = mapped_column(Integer, nullable=True)
     value: Mapped[float | None] = mapped_column(Float, nullable=True)
+
+
+class OnlineAttachment(Base):
+    """A Parquet log read in place (``events attach``): where it is and how to read it."""
+
+    __tablename__ = "online_attachment"
+
+    id: Mapped[int] = _id()
+    path: Mapped[str] = mapped_column(Text, unique=True)
+    layout: Mapped[dict[str, Any]] = mapped_column(JSON)  # canonical column -> path, time kind
+    configs: Mapped[dict[str, Any]] = mapped_column(JSON)  # config reference -> version id
+    searches: Mapped[int] = mapped_column(Integer)
+    events: Mapped[int] = mapped_column(Integer)
+    size: Mapped[int] = mapped_column(BigInteger)
+    modified_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    attached_at: Mapped[datetime] = mapped_column(UTCDateTime())

@@ -31,7 +31,7 @@ from typing import Any
 from sqlalchemy import JSON, Boolean, Float, ForeignKey, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
-from evalplat.db.events import OnlineEvent, OnlineQuery
+from evalplat.db.events import OnlineAttachment, OnlineEvent, OnlineQuery
 from evalplat.db.judge_grades import JudgeCalibration, JudgeGrade
 from evalplat.db.operations import Alert, AlertDelivery, AlertOutbox, Lock, RunTarget
 from evalplat.db.schema import (
@@ -78,6 +78,7 @@ __all__ = [
     "Lock",
     "MetricMean",
     "Name",
+    "OnlineAttachment",
     "OnlineEvent",
     "OnlineQuery",
     "Query",

@@ -56,7 +56,8 @@ class WindowScores:
     sessions: int
     searches: int
     events: int
-    per_session: list[tuple[str, str, float]]  # (metric, session id, value)
+    # (metric, session id, value) rows, or a frame of columns metric, query_id (the session), value
+    per_session: list[tuple[str, str, float]] | pd.DataFrame
     means: dict[str, tuple[float, int]]  # metric -> (figure, sessions with a known value)
 
 

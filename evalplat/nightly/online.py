@@ -59,7 +59,11 @@ def online_night(
     configs = [c.name for c in project.configs]
     since = _last_scored_day(store, configs)
     night.runs = store.score_online(
-        configs, window="day", metrics=project.online_metrics(), since=since
+        configs,
+        window="day",
+        metrics=project.online_metrics(),
+        since=since,
+        warehouse=project.events,
     )
     emit({"step": "online_score", "runs": len(night.runs),
           "since": None if since is None else since.date().isoformat()})  # fmt: skip

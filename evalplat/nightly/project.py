@@ -18,6 +18,7 @@ from typing import Any
 from evalplat.comparison.targets import Target
 from evalplat.comparison.verdicts import Gate
 from evalplat.errors import InputError
+from evalplat.events.warehouse import Warehouse
 from evalplat.inputs.toml_lines import header_line
 from evalplat.judging.spec import JudgeSpec
 
@@ -94,6 +95,8 @@ class Project:
     nightly_judge: str | None = None
     judge_budget: int = 200
     online: OnlineSpec | None = None
+    # [events]: a warehouse whose tables hold the logs (evalplat.events.warehouse)
+    events: Warehouse | None = None
 
     @property
     def folder(self) -> Path:

@@ -65,6 +65,7 @@ class Reader:
             "targets",
             "nightly",
             "online",
+            "events",
         }
         for key in data:
             if key not in known:
@@ -153,6 +154,9 @@ class Reader:
         from evalplat.nightly.project_online import read_online
 
         online = read_online(data.get("online"), self.fail, set(config_names), metrics, gates)
+        from evalplat.events.warehouse import read_warehouse
+
+        events = read_warehouse(data.get("events"), self.fail)
         return Project(
             path=self.file,
             database_url=url,
@@ -170,6 +174,7 @@ class Reader:
             nightly_judge=nightly_judge,
             judge_budget=judge_budget,
             online=online,
+            events=events,
         )
 
     def tables(self, data: dict[str, Any], key: str) -> list[dict[str, Any]]:

@@ -420,6 +420,7 @@ class SiteIndex:
     entries: tuple[SiteEntry, ...]
     alerts: tuple[AlertRow, ...]
     generated_from: str  # the newest run's time: the page never says "now"
+    online: tuple[tuple[str, str], ...] = ()  # (test set, its "Offline vs online" page)
 
     @property
     def has_targets(self) -> bool:

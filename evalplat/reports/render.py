@@ -7,6 +7,7 @@ Site layout written by :func:`render_site` (every link relative, so the folder c
 
     index.html
     health/<config>--<test set>.html   (query health over the last 30 days)
+    online/<test set>.html   (offline vs online, when versions were also online)
     runs/run-<id>.html
     history/<config>--<test set>.html   (evalplat.reports.history_render)
     compare/compare-<comparison id>.html
@@ -332,6 +333,8 @@ def render_site(store: Store, out_dir: str | Path) -> Path:
         open_alerts,
     )
     from evalplat.reports.health import write_health_pages
+    from evalplat.reports.online_page import write_online_pages
+    from evalplat.store.testsets import ONLINE_TEST_SET
 
     out = Path(out_dir)
     cache = TestSetCache(store)
@@ -383,5 +386,11 @@ def render_site(store: Store, out_dir: str | Path) -> Path:
             page_links = Links("../", frozen_runs, comparisons, history_path, index=True)
             run_page = gather_run(store, h.run.id, cache=cache)
             _write(out / f"runs/run-{h.run.id}.html", run_html(run_page, page_links))
-    index = SiteIndex(tuple(entries), tuple(open_alerts(store)), newest)
+    test_sets = sorted({h.test_set for h in histories})
+    online = (  # only when online runs exist: a site without them reads nothing more
+        write_online_pages(store, [t for t in test_sets if t != ONLINE_TEST_SET], out,
+                           Links("../", index=True))
+        if ONLINE_TEST_SET in test_sets else {}
+    )  # fmt: skip
+    index = SiteIndex(tuple(entries), tuple(open_alerts(store)), newest, tuple(online.items()))
     return _write(out / "index.html", index_html(index))

@@ -11,11 +11,13 @@ from evalplat.store.baselines import BaselinesMixin
 from evalplat.store.click_judgments import ClickJudgmentsMixin
 from evalplat.store.comparisons import ComparisonsMixin
 from evalplat.store.configs import AddConfigOutcome, ConfigsMixin, ConfigVersionInfo
+from evalplat.store.event_sources import Attachment
 from evalplat.store.events import EventImport, EventsMixin
 from evalplat.store.history import HistoryMixin
 from evalplat.store.judge_grades import JudgeGradesMixin
 from evalplat.store.locks import LockBusyError, LocksMixin
 from evalplat.store.online_agreement import OnlineAgreement, OnlineAgreementMixin
+from evalplat.store.online_queries import OnlineQueriesMixin
 from evalplat.store.outbox import OutboxMixin
 from evalplat.store.query_health import QueryHealthMixin
 from evalplat.store.result_fields import ResultFieldsMixin
@@ -25,6 +27,7 @@ from evalplat.store.testsets import ImportOutcome, TestSetsMixin, TestSetVersion
 
 __all__ = [
     "AddConfigOutcome",
+    "Attachment",
     "ConfigVersionInfo",
     "EvaluationRecord",
     "EventImport",
@@ -53,6 +56,7 @@ class Store(
     OutboxMixin,
     EventsMixin,
     OnlineAgreementMixin,
+    OnlineQueriesMixin,
     QueryHealthMixin,
     TargetsMixin,
 ):

@@ -17,6 +17,7 @@ from evalplat.db import migrate
 from evalplat.db.engine import create_db_engine, describe_url, resolve_url, sqlite_file
 from evalplat.db.errors import is_database_error, translate
 from evalplat.db.faults import crash_point
+from evalplat.db.sqlite_stage import remove_leftovers
 from evalplat.errors import DatabaseUnavailableError, EvalplatError, SchemaOutdatedError
 
 
@@ -147,6 +148,7 @@ class StoreBase:
             raise
         finally:
             session.close()
+            remove_leftovers(session.info)
 
     def close(self) -> None:
         self.engine.dispose()

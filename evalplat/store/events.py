@@ -37,14 +37,19 @@ from evalplat.db.models import (
 )
 from evalplat.errors import InputError, NotFoundError
 from evalplat.events.records import ParsedLog, read_logs
-from evalplat.store.base import StoreBase, utcnow
+from evalplat.store.base import utcnow
 from evalplat.store.configs import resolve_config_version
+from evalplat.store.event_sources import EventSourcesMixin
 from evalplat.store.run_rows import EvaluationRecord, RunInfo, insert_evaluation, run_infos
 from evalplat.store.testsets import ONLINE_TEST_SET
 
 if TYPE_CHECKING:
     import pandas as pd
     from sqlalchemy.orm import Session
+
+    from evalplat.events.sessions import WindowScores
+    from evalplat.events.warehouse import Warehouse
+    from evalplat.metrics.registry import Metric
 
 ONLINE_TRIGGER = "online"
 _CHUNK = 500
@@ -65,7 +70,7 @@ class EventImport:
         return asdict(self)
 
 
-class EventsMixin(StoreBase):
+class EventsMixin(EventSourcesMixin):
     def import_events(
         self,
         paths: Sequence[Path],
@@ -123,32 +128,80 @@ class EventsMixin(StoreBase):
         window: str = "day",
         metrics: Sequence[str] | None = None,
         since: datetime | None = None,
+        engine: str = "sql",
+        warehouse: Warehouse | None = None,
     ) -> list[RunInfo]:
         """Score the online measures of each config version (of ``configs``, or every one with
         searches) per window, and store them as online runs (module doc); oldest first. With
-        ``since``, only the windows that start at or after it."""
-        from evalplat.events.sessions import (
-            DEFAULT_ONLINE_METRICS,
-            online_log,
-            score_window,
-            windows,
-        )
+        ``since``, only the windows that start at or after it. ``engine`` and ``warehouse``: see
+        :meth:`online_scores`."""
+        scored = self.online_scores(configs, window=window, metrics=metrics, since=since,
+                                    engine=engine, warehouse=warehouse)  # fmt: skip
+        run_ids = [self._store_window(version_id, window, scores) for version_id, scores in scored]
+        with self.session() as session:
+            runs = [session.get(Run, run_id) for run_id in run_ids]
+            return run_infos(session, [r for r in runs if r is not None])
+
+    def online_scores(
+        self,
+        configs: Sequence[str] | None = None,
+        *,
+        window: str = "day",
+        metrics: Sequence[str] | None = None,
+        since: datetime | None = None,
+        engine: str = "sql",
+        warehouse: Warehouse | None = None,
+    ) -> list[tuple[int, WindowScores]]:
+        """(config version id, its scores over one window), by version then time, unstored.
+
+        ``engine="sql"`` (the default) runs the online statement where the log is
+        (``evalplat.store.event_sources``: DuckDB, PostgreSQL or ``warehouse``);
+        ``engine="pandas"`` scores the stored events with the NumPy kernels, one version and
+        window at a time (attached files and warehouses are not read)."""
+        from evalplat.events.sessions import DEFAULT_ONLINE_METRICS, WINDOWS
         from evalplat.metrics import parse_all
 
+        if window not in WINDOWS:
+            raise InputError(f"window must be one of {', '.join(WINDOWS)}, got {window!r}")
         chosen = parse_all(list(metrics or DEFAULT_ONLINE_METRICS))
+        for metric in chosen:
+            if metric.spec.unit != "session":
+                raise InputError(f"{metric} is not an online measure (online:...)")
+        if engine == "pandas":
+            return self._pandas_scores(configs, window, chosen, since)
+        if engine != "sql":
+            raise InputError(f"engine must be sql or pandas, got {engine!r}")
+        from evalplat.events.engine import window_scores
+
+        with self.session() as session:
+            wanted = _chosen_versions(session, configs)
+        rows = self._online_rows(chosen, window=window, since=since, version_ids=wanted,
+                                 warehouse=warehouse)  # fmt: skip
+        return [
+            (version_id, scores)
+            for version_id, scores in window_scores(rows, chosen, window)
+            if since is None or scores.window.start >= since
+        ]
+
+    def _pandas_scores(
+        self,
+        configs: Sequence[str] | None,
+        window: str,
+        chosen: Sequence[Metric],
+        since: datetime | None,
+    ) -> list[tuple[int, WindowScores]]:
+        from evalplat.events.sessions import online_log, score_window, windows
+
         with self.session() as session:
             version_ids = _versions_with_searches(session, configs)
-        run_ids: list[int] = []
+        scored = []
         for version_id in version_ids:
             searches, events = self._online_frames(version_id)
             for span, part in windows(searches, window):
                 if since is not None and span.start < since:
                     continue
-                scores = score_window(span, online_log(part, events), chosen)
-                run_ids.append(self._store_window(version_id, window, scores))
-        with self.session() as session:
-            runs = [session.get(Run, run_id) for run_id in run_ids]
-            return run_infos(session, [r for r in runs if r is not None])
+                scored.append((version_id, score_window(span, online_log(part, events), chosen)))
+        return scored
 
     def _online_frames(self, version_id: int) -> tuple[pd.DataFrame, pd.DataFrame]:
         import pandas as pd
@@ -207,7 +260,7 @@ class EventsMixin(StoreBase):
                 run.id,
                 EvaluationRecord(
                     test_set_version_id=test_set_version,
-                    per_query=((m, s, v) for m, s, v in scores.per_session if m in means),
+                    per_query=_kept(scores.per_session, means),
                     means=means,
                     options={"online": span},
                 ),
@@ -264,16 +317,31 @@ def _known(session: Session, query_ids: set[str]) -> set[str]:
     return known
 
 
+def _kept(per_session: Any, means: dict[str, Any]) -> Any:
+    """The per-session rows of the measures that have a figure (rows or a frame)."""
+    if hasattr(per_session, "columns"):
+        return per_session[per_session["metric"].isin(list(means))]
+    return ((m, s, v) for m, s, v in per_session if m in means)
+
+
+def _chosen_versions(session: Session, configs: Sequence[str] | None) -> list[int] | None:
+    """The config versions ``configs`` name (every version of a bare NAME); None: all."""
+    if not configs:
+        return None
+    wanted: list[int] = []
+    for ref in configs:
+        config, version = resolve_config_version(session, ref)
+        if "@" in ref:
+            wanted.append(version.id)
+        else:
+            wanted.extend(v.id for v in config.versions)
+    return wanted
+
+
 def _versions_with_searches(session: Session, configs: Sequence[str] | None) -> list[int]:
     statement = select(OnlineQuery.config_version_id).distinct()
-    if configs:
-        wanted: list[int] = []
-        for ref in configs:
-            config, version = resolve_config_version(session, ref)
-            if "@" in ref:
-                wanted.append(version.id)
-            else:
-                wanted.extend(v.id for v in config.versions)
+    wanted = _chosen_versions(session, configs)
+    if wanted is not None:
         statement = statement.where(OnlineQuery.config_version_id.in_(wanted))
     return sorted(session.scalars(statement))
 

@@ -381,3 +381,29 @@ def run_infos(session: Session, runs: Sequence[Run]) -> list[RunInfo]:
             )
         )
     return infos
+
+
+def result_columns_of(run_id: int, outcomes: Sequence[QueryOutcome]) -> dict[str, Any] | None:
+    """The ranked results of ``outcomes`` as the columns of the ``result`` table (ranks are the
+    hits' positions, from 1); None when no outcome has hits."""
+    if not any(o.hits for o in outcomes):
+        return None
+    return {
+        "run_id": run_id,
+        "query_id": [o.query_id for o in outcomes for _ in o.hits],
+        "rank": [rank for o in outcomes for rank in range(1, len(o.hits) + 1)],
+        "doc_id": [doc_id for o in outcomes for doc_id, _ in o.hits],
+        "score": [score for o in outcomes for _, score in o.hits],
+        "fields": (
+            [_fields_json(o.fields, r) for o in outcomes for r in range(1, len(o.hits) + 1)]
+            if any(o.fields for o in outcomes)
+            else None
+        ),
+    }
+
+
+def _fields_json(fields: Sequence[Mapping[str, Any]] | None, rank: int) -> str | None:
+    """The field values of the hit at ``rank`` (from 1) as JSON text; None when none were read."""
+    if fields is None or rank > len(fields) or not fields[rank - 1]:
+        return None
+    return json.dumps(fields[rank - 1], ensure_ascii=False, sort_keys=True)

@@ -17,10 +17,9 @@ what lets ``resume`` send only the queries that have no ``ok`` outcome yet.
 
 from __future__ import annotations
 
-import json
 import os
 import socket
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -56,6 +55,7 @@ from evalplat.store.run_rows import (
     latest_evaluations,
     observe_liveness,
     resolve_run,
+    result_columns_of,
     run_infos,
     run_row,
     touch,
@@ -126,18 +126,7 @@ class RunsMixin(StoreBase):
             (run_id, o.query_id, o.status, o.latency_ms, o.attempts, len(o.hits), o.error)
             for o in outcomes
         ]
-        result_columns = {
-            "run_id": run_id,
-            "query_id": [o.query_id for o in outcomes for _ in o.hits],
-            "rank": [rank for o in outcomes for rank in range(1, len(o.hits) + 1)],
-            "doc_id": [doc_id for o in outcomes for doc_id, _ in o.hits],
-            "score": [score for o in outcomes for _, score in o.hits],
-            "fields": (
-                [_fields_json(o.fields, r) for o in outcomes for r in range(1, len(o.hits) + 1)]
-                if any(o.fields for o in outcomes)
-                else None
-            ),
-        }
+        result_columns = result_columns_of(run_id, outcomes)
         with self.session() as session:
             bulk_insert(
                 session,
@@ -153,7 +142,7 @@ class RunsMixin(StoreBase):
                 ],
                 outcome_rows,
             )
-            if result_columns["query_id"]:
+            if result_columns is not None:
                 insert_columns(session, Result, result_columns)
             failed = sum(1 for o in outcomes if o.status != "ok")
             if failed:
@@ -430,10 +419,3 @@ class RunsMixin(StoreBase):
                     update(Run).where(Run.id.in_(run_ids)).values(results_pruned_at=now)
                 )
             return run_ids
-
-
-def _fields_json(fields: Sequence[Mapping[str, Any]] | None, rank: int) -> str | None:
-    """The field values of the hit at ``rank`` (from 1) as JSON text; None when none were read."""
-    if fields is None or rank > len(fields) or not fields[rank - 1]:
-        return None
-    return json.dumps(fields[rank - 1], ensure_ascii=False, sort_keys=True)

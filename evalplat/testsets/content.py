@@ -26,6 +26,7 @@ import json
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -74,9 +75,19 @@ class TestSetContent:
     def qrels(self) -> pd.DataFrame:
         """One grade per (query, document): ``judgments`` as they are when every pair was graded
         once, else resolved by ``grade_rule`` (``evalplat.testsets.raters``, default ``mean``)."""
-        from evalplat.testsets.raters import DEFAULT_GRADE_RULE, resolve_grades
+        from evalplat.testsets.raters import DEFAULT_GRADE_RULE, check_grade_rule, resolve_grades
 
-        return resolve_grades(self.judgments, self.grade_rule or DEFAULT_GRADE_RULE)
+        rule = check_grade_rule(self.grade_rule or DEFAULT_GRADE_RULE)
+        if not self.several_grades:  # known already: resolving would only check it again
+            return self.judgments
+        return resolve_grades(self.judgments, rule)
+
+    @cached_property
+    def several_grades(self) -> bool:
+        """Whether some (query, document) pair has grades from several sources."""
+        from evalplat.testsets.raters import several_grades
+
+        return several_grades(self.judgments)
 
     def content_hash(self) -> str:
         digest = hashlib.sha256(b"evalplat test set v1\n")
@@ -96,9 +107,9 @@ class TestSetContent:
             _text_field(sources if sources is not None else _nulls(len(judgments))),
         ]
         _digest_section(digest, "judgments", judgment_rows)
-        from evalplat.testsets.raters import DEFAULT_GRADE_RULE, several_grades
+        from evalplat.testsets.raters import DEFAULT_GRADE_RULE
 
-        if several_grades(judgments):  # hashed only then: single-rater versions keep their hash
+        if self.several_grades:  # hashed only then: single-rater versions keep their hash
             digest.update(f"grade rule {self.grade_rule or DEFAULT_GRADE_RULE}\n".encode())
         corpus = "-" if self.documents is None else self.corpus_hash()
         digest.update(f"corpus {corpus}\n".encode())
@@ -182,26 +193,42 @@ def _digest_section(digest: Any, name: str, fields: list[pa.Array]) -> None:
     if count == 0:
         return
     lines = pc.binary_join_element_wise(*fields, "\t")
-    ordered: pa.Array = pc.take(lines, pc.sort_indices(lines))
-    step = 1 << 16  # bounded memory: a few MB of text at a time
-    for start in range(0, count, step):
-        chunk = ordered.slice(start, step).to_pylist()
-        digest.update(("\n".join(chunk) + "\n").encode("utf-8"))
+    # sorted as lines, hashed each with its newline: the UTF-8 text of the sorted lines, one
+    # after the other, read straight from Arrow's buffer
+    ended = pc.binary_join_element_wise(lines, "", "\n")
+    ordered = pc.take(ended, pc.sort_indices(lines))
+    for chunk in getattr(ordered, "chunks", [ordered]):
+        _digest_text(digest, chunk)
+
+
+def _digest_text(digest: Any, strings: pa.Array) -> None:
+    """Feed the UTF-8 bytes of ``strings``, one after the other, straight from Arrow's buffer."""
+    import numpy as np
+
+    if not len(strings):
+        return
+    offsets = np.frombuffer(strings.buffers()[1], dtype=np.int32)[strings.offset :]
+    text = memoryview(strings.buffers()[2])
+    start, end = int(offsets[0]), int(offsets[len(strings)])
+    step = 1 << 24  # a few MB at a time
+    for first in range(start, end, step):
+        digest.update(text[first : min(first + step, end)])
 
 
 def _text_field(series: pd.Series[Any]) -> pa.Array:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    values = pa.Array.from_pandas(series.astype(object), type=pa.string())
+    values = pa.array(series, type=pa.string(), from_pandas=True)
     lengths = pc.cast(pc.utf8_length(values), pa.string())
     return pc.fill_null(pc.binary_join_element_wise(lengths, values, ":"), _NULL)
 
 
 def _int_field(series: pd.Series[Any]) -> pa.Array:
     import pyarrow as pa
+    import pyarrow.compute as pc
 
-    return pa.array(series.astype("int64").astype(str).tolist(), type=pa.string())
+    return pc.cast(pa.array(series.astype("int64")), pa.string())
 
 
 def _weight_field(series: pd.Series[Any]) -> pa.Array:

@@ -12,6 +12,7 @@ import json
 import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -164,6 +165,27 @@ def _events_log(w: World, tag: str) -> str:
                 )
             )
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return str(path)
+
+
+def _events_parquet(w: World, tag: str) -> str:
+    """A flat Parquet log of config ``web`` (added here): 3 searches, a click on one; the
+    session column is named ``sid``."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    with Store.open(w.url) as store:
+        store.add_config("web", "builtin")
+    when = pa.array([datetime(2026, 3, 1, 10, n, tzinfo=UTC) for n in range(4)],
+                    pa.timestamp("us", tz="UTC"))  # fmt: skip
+    table = pa.table({
+        "query_id": [f"{tag}-q0", f"{tag}-q1", f"{tag}-q2", f"{tag}-q0"],
+        "sid": ["s0", "s1", "s2", "s0"], "timestamp": when,
+        "config": ["web", "web", "web", None], "hit_ids": [["d1", "d2"], ["d1"], [], None],
+        "action": [None, None, None, "click"], "position": [None, None, None, 1],
+    })  # fmt: skip
+    path = w.folder / f"events-{tag}.parquet"
+    pq.write_table(table, path)
     return str(path)
 
 
@@ -551,6 +573,26 @@ DATABASE_COMMANDS: dict[tuple[str, ...], tuple[Form, Form | None]] = {
             holds(lambda d, w: (d["searches"], d["events"], d["unknown_configs"]) == (4, 2, {})),
         ),
     ),
+    ("events", "attach"): (
+        Form(
+            lambda w: [
+                *("events", "attach", _events_parquet(w, "a"), "--map", "session_id=sid"),
+                *("--db", w.url),
+            ],
+            shows("events-a.parquet: 3 searches, 1 events"),
+        ),
+        Form(
+            lambda w: [
+                *("events", "attach", _events_parquet(w, "b"), "--map", "session_id=sid"),
+                *("--db", w.url, "--json"),
+            ],
+            holds(
+                lambda d, w: (
+                    (d[0]["searches"], d[0]["events"], list(d[0]["configs"])) == (3, 1, ["web"])
+                )
+            ),
+        ),
+    ),
     ("events", "score"): (
         Form(
             lambda w: _scored(w, "events", "score", "web", "--metric", "online:CTR"),
@@ -574,13 +616,25 @@ DATABASE_COMMANDS: dict[tuple[str, ...], tuple[Form, Form | None]] = {
         ),
         Form(
             lambda w: _scored(
-                w, "online", "agreement", "-t", "tiny", "-m", "AP", "-k", "online:CTR", "--json"
+                w,
+                "online",
+                "agreement",
+                "-t",
+                "tiny",
+                "-m",
+                "AP",
+                "-k",
+                "online:CTR",
+                "--report",
+                f"{w.folder}/online.html",
+                "--json",
             ),
             holds(
                 lambda d, w: (
                     d["test_set"] == "tiny"
                     and {r["metric"] for r in d["agreement"]} == {"AP"}
                     and {r["status"] for r in d["agreement"]} == {"insufficient data"}
+                    and "Offline vs online" in Path(d["report"]).read_text(encoding="utf-8")
                 )
             ),
         ),

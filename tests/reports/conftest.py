@@ -31,6 +31,7 @@ from evalplat.reports.data import (
     history_page,
     run_page,
 )
+from evalplat.reports.online_page import OfflineOnlinePage
 
 HOSTILE = "<script>alert(1)</script>"
 GOLDEN = Path(__file__).resolve().parent / "golden"
@@ -213,3 +214,43 @@ def fixed_index() -> SiteIndex:
     alert = AlertRow(7, "docs-bm25", "mini", "nDCG@10", "open", "2026-05-02 03:05 UTC",
                      "0.3750 → 0.3000, Δ -0.0750, p = 0.0624")  # fmt: skip
     return SiteIndex((entry,), (alert,), "2026-05-02 03:00 UTC")
+
+
+@pytest.fixture
+def fixed_online_page() -> OfflineOnlinePage:
+    """Three versions on one day (the third lower offline but also online, so one A/B pair
+    disagrees), an online:MRR of one version only (insufficient data), 60 queries whose texts
+    include a script tag and quotes, searched in upper case."""
+    from evalplat.comparison.agreement import agreement
+    from evalplat.comparison.query_clicks import query_clicks
+    from evalplat.reports.online_page import offline_online_page
+    from evalplat.store import OnlineAgreement
+
+    quoted = "say \"hi\" & 'bye'"
+    versions = ["a@1", "b@1", "c@1"]
+    offline = pd.DataFrame(
+        [(v, m, x) for v, x in zip(versions, (0.5, 0.4, 0.2), strict=True)
+         for m in ("nDCG@10", "AP")], columns=["version", "metric", "value"],
+    )  # fmt: skip
+    online = pd.DataFrame(
+        [(v, "2026-03-01", "online:CTR", x, 100)
+         for v, x in zip(versions, (0.3, 0.35, 0.1), strict=True)]
+        + [("a@1", "2026-03-01", "online:MRR", 0.2, 100)],
+        columns=["version", "day", "kpi", "value", "sessions"],
+    )  # fmt: skip
+    rows = agreement(offline, online, samples=100)
+    outcome = OnlineAgreement(test_set=HOSTILE, since=None, versions=versions, rows=rows)
+    ids = [f"q{n}" for n in range(1, 61)]
+    texts = {q: HOSTILE if q == "q2" else quoted if q == "q3" else f"topic {q}" for q in ids}
+    queries = pd.DataFrame({"query_id": ids, "text": [texts[q] for q in ids]})
+    searches = pd.DataFrame(
+        [(v, texts[q].upper(), n % 5 + 1, n % 3) for n, q in enumerate(ids) for v in versions]
+        + [("c@1", "elsewhere", 4, 1)],
+        columns=["version", "user_query", "searches", "clicked"],
+    )
+    per_query = pd.DataFrame(
+        [(v, q, (n % 7) / 7) for n, q in enumerate(ids) for v in versions],
+        columns=["version", "query_id", "value"],
+    )
+    clicks = query_clicks("nDCG@10", queries, searches, per_query, versions)
+    return offline_online_page(outcome, offline, online, clicks, kpi="online:CTR")

@@ -16,6 +16,7 @@ import pytest
 from evalplat.reports import comparison_html, history_html, index_html, run_html
 from evalplat.reports.compared import ComparisonPage
 from evalplat.reports.data import HistoryPage, RunPage, SiteIndex
+from evalplat.reports.online_page import OfflineOnlinePage
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = [
@@ -23,6 +24,7 @@ ARGS = [
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
 ]  # fmt: skip
 HOSTILE = "<script>alert(1)</script>"
+QUOTED = "say \"hi\" & 'bye'"
 
 if not os.path.exists(CHROMIUM):
     pytest.skip(
@@ -393,4 +395,41 @@ def test_calibration_page_loads_marks_changed_verdicts_and_keeps_model_text_as_t
     assert diagonal == ["● 1", "● 1"]
     assert seen.page.locator("#what-if-table tr.changed").count() == 1
     assert seen.page.evaluate("document.querySelectorAll('script').length") == 0
+    assert_clean(seen)
+
+
+def test_offline_online_page_loads_sorts_and_keeps_hostile_text_as_text(
+    visit: Callable[[str, str], Visit], fixed_online_page: OfflineOnlinePage
+) -> None:
+    from evalplat.reports.online_page import offline_online_html
+
+    seen = visit("online.html", offline_online_html(fixed_online_page))
+    page = seen.page
+    assert page.locator("h1").inner_text() == f"Offline vs online · {HOSTILE}"
+    scatter = page.locator("svg.delta-scatter")
+    assert scatter.count() == 1 and scatter.bounding_box() is not None
+    assert scatter.locator("circle").count() + scatter.locator("path.c-bad").count() == 3
+    assert page.locator("#pairs tbody tr").count() == 3
+    statuses = page.eval_on_selector_all(
+        "#agreement-table td.status", "cells => cells.map(c => c.textContent)"
+    )
+    assert statuses == ["insufficient data", "insufficient data"]  # MRR: one version only
+    assert first_column(page)[:3] == ["q1", "q2", "q3"]
+    page.locator("#query-table th[data-key='t'] button").click()  # re-rendered from the JSON
+    page.locator("#query-table th[data-key='q'] button").click()
+    page.locator("#query-table th[data-key='q'] button").click()
+    shown = page.eval_on_selector_all(
+        "#query-table td.text", "cells => cells.map(c => c.textContent)"
+    )
+    assert first_column(page)[0] == "q60" and len(shown) == 50
+    page.fill("#q-filter", "bye")
+    shown = page.eval_on_selector_all(
+        "#query-table td.text", "cells => cells.map(c => c.textContent)"
+    )
+    assert shown == [QUOTED]
+    page.fill("#q-filter", "alert")
+    assert page.eval_on_selector_all(
+        "#query-table td.text", "cells => cells.map(c => c.textContent)"
+    ) == [HOSTILE]
+    assert page.evaluate("document.querySelectorAll('script').length") == 2
     assert_clean(seen)

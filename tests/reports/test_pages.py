@@ -16,6 +16,7 @@ import pytest
 from evalplat.reports import comparison_html, history_html, index_html, run_html
 from evalplat.reports.compared import ComparisonPage
 from evalplat.reports.data import HistoryPage, RunPage, SiteIndex
+from evalplat.reports.online_page import OfflineOnlinePage
 from evalplat.reports.render import Links, script_json
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
@@ -58,6 +59,25 @@ def test_history_page_matches_its_golden_file(fixed_history_page: HistoryPage) -
 
 def test_site_index_matches_its_golden_file(fixed_index: SiteIndex) -> None:
     check_golden("index.html", index_html(fixed_index))
+
+
+def test_offline_online_page_matches_its_golden_file(
+    fixed_online_page: OfflineOnlinePage,
+) -> None:
+    from evalplat.reports.online_page import offline_online_html
+
+    check_golden("offline_online.html", offline_online_html(fixed_online_page))
+
+
+def test_index_links_the_offline_online_pages_only_when_there_are_some(
+    fixed_index: SiteIndex,
+) -> None:
+    from dataclasses import replace
+
+    assert "Offline vs online" not in index_html(fixed_index)
+    html = index_html(replace(fixed_index, online=((HOSTILE, "online/x.html"),)))
+    assert "<h2>Offline vs online</h2>" in html and '<a href="online/x.html">' in html
+    assert HOSTILE not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
 
 
 def test_rendering_twice_gives_identical_bytes(

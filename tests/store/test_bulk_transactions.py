@@ -1,5 +1,6 @@
 """Columnar bulk writes run in the caller's transaction: a write that fails part-way leaves
-nothing behind, on SQLite (executemany) and PostgreSQL (COPY) alike."""
+nothing behind, on SQLite (a scratch file copied by INSERT ... SELECT, ``ROWS`` being above
+``MIN_STAGED_ROWS``; executemany for small batches) and PostgreSQL (COPY) alike."""
 
 from __future__ import annotations
 
@@ -9,10 +10,12 @@ from sqlalchemy import func, select
 
 from evalplat.db.bulk import insert_columns, read_frame
 from evalplat.db.models import Document, Judgment, Query, Result, RunQuery, TestSet, TestSetVersion
+from evalplat.db.sqlite_stage import MIN_STAGED_ROWS
 from evalplat.store import QueryOutcome, Store
 from evalplat.testsets.content import TestSetContent
 
 ROWS = 20_000
+assert ROWS > MIN_STAGED_ROWS  # the large writes below take the staged path on SQLite
 
 
 def _content(queries: int, *, broken: bool = False) -> TestSetContent:

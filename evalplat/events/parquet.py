@@ -1,0 +1,264 @@
+"""Parquet logs read in place: which column holds what, checked up front, read through DuckDB.
+
+A file holds searches, events or both, in the canonical columns of
+``evalplat.events.records.FLAT_COLUMNS`` or their UBI names (``action_name``,
+``query_response_hit_ids``, ``variant``, ``event_attributes.position.ordinal``, ...);
+``--map canonical=theirs`` names others, and ``a.b.c`` reaches into nested structs. A row with an
+action is an event; a row without one (or every row of a file without an action column) is a
+search.
+
+:func:`inspect_file` checks the schema (column kinds; a timestamp must be a Parquet timestamp
+with a time zone, or integer epoch milliseconds) and :func:`check_rows` the values (ids,
+times, positions) with one DuckDB scan, naming the first bad row; both raise ``InputError``
+naming the file. :func:`searches_select` and :func:`events_select` are the ``SELECT``s the
+online statement reads the file through.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from evalplat.errors import InputError
+from evalplat.events.records import FLAT_COLUMNS
+from evalplat.events.sql import quote
+
+if TYPE_CHECKING:
+    import duckdb
+    import pyarrow as pa
+
+# where each canonical column is looked for when --map does not name it, in order
+CANDIDATES: dict[str, tuple[str, ...]] = {
+    "query_id": ("query_id",),
+    "session_id": ("session_id", "query_attributes.session_id"),
+    "client_id": ("client_id",),
+    "timestamp": ("timestamp",),
+    "hit_ids": ("hit_ids", "query_response_hit_ids", "query_response_object_ids"),
+    "hits": ("hits",),
+    "config": ("config", "variant", "query_attributes.config", "query_attributes.variant"),
+    "action": ("action", "action_name"),
+    "position": ("position", "event_attributes.position.ordinal"),
+    "value": ("value", "event_attributes.value"),
+}
+
+
+@dataclass(frozen=True)
+class ParquetLayout:
+    """Where a file keeps each column it has (canonical name → dotted path) and the kind of
+    its timestamp (``tz``: a timestamp with a zone; ``epoch_ms``: integers)."""
+
+    path: Path
+    columns: dict[str, str]
+    timestamp: str
+
+    def expression(self, name: str) -> str:
+        """DuckDB's reference to a canonical column (struct fields by ``['field']``)."""
+        head, *rest = self.columns[name].split(".")
+        return '"' + head.replace('"', '""') + '"' + "".join(f"[{quote(p)}]" for p in rest)
+
+    def source(self) -> str:
+        return f"read_parquet({quote(str(self.path))}, file_row_number = true)"
+
+    def time(self) -> str:
+        ts = self.expression("timestamp")
+        if self.timestamp == "epoch_ms":
+            return f"CAST({ts} AS DOUBLE) / 1000.0"
+        return f"epoch_us({ts}) / 1000000.0"
+
+    def is_event(self) -> str:
+        if "action" not in self.columns:
+            return "FALSE"
+        return f"({self.expression('action')} IS NOT NULL AND {self.expression('action')} <> '')"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"columns": self.columns, "timestamp": self.timestamp}
+
+
+def inspect_file(path: Path, mapping: Mapping[str, str] | None = None) -> ParquetLayout:
+    """The layout of ``path``: every column found and its kind checked (module doc)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if not path.is_file():
+        raise InputError("no such file", path=path)
+    try:
+        schema = pq.read_schema(path)
+    except (pa.ArrowInvalid, OSError) as error:
+        raise InputError(f"not a Parquet file ({_first_line(error)})", path=path) from None
+    for canonical in mapping or {}:
+        if canonical not in CANDIDATES:
+            known = ", ".join(c for c in CANDIDATES if c in FLAT_COLUMNS or c == "hits")
+            raise InputError(f"--map: {canonical!r} cannot be read in place (columns: {known})")
+    columns: dict[str, str] = {}
+    types: dict[str, pa.DataType] = {}
+    for canonical, candidates in CANDIDATES.items():
+        wanted = mapping.get(canonical) if mapping else None
+        for dotted in (wanted,) if wanted else candidates:
+            found = _field(schema, dotted)
+            if found is not None:
+                columns[canonical], types[canonical] = dotted, found
+                break
+        else:
+            if wanted:
+                raise InputError(f"no column {wanted!r} (mapped to {canonical})", path=path)
+    for required in ("query_id", "timestamp"):
+        if required not in columns:
+            raise InputError(f"no {required} column", path=path)
+    return ParquetLayout(path, columns, _check_types(path, types))
+
+
+def _field(schema: pa.Schema, dotted: str) -> pa.DataType | None:
+    import pyarrow as pa
+
+    head, *rest = dotted.split(".")
+    index = schema.get_field_index(head)
+    if index < 0:
+        return None
+    kind = schema.field(index).type
+    for part in rest:
+        if not pa.types.is_struct(kind) or kind.get_field_index(part) < 0:
+            return None
+        kind = kind.field(kind.get_field_index(part)).type
+    return kind
+
+
+def _check_types(path: Path, types: dict[str, pa.DataType]) -> str:
+    import pyarrow as pa
+
+    def text(kind: pa.DataType) -> bool:
+        return bool(pa.types.is_string(kind) or pa.types.is_large_string(kind))
+
+    stamp = types["timestamp"]
+    if pa.types.is_timestamp(stamp):
+        if stamp.tz is None:
+            raise InputError("column timestamp has no time zone (write it as a timestamp "
+                             "with a zone, UTC adjusted)", path=path)  # fmt: skip
+        kind = "tz"
+    elif pa.types.is_integer(stamp):
+        kind = "epoch_ms"
+    else:
+        raise InputError(f"column timestamp must be a timestamp with a time zone or epoch "
+                         f"milliseconds, not {stamp}", path=path)  # fmt: skip
+    for name in ("query_id", "session_id", "client_id", "config", "action"):
+        if name in types and not (text(types[name]) or pa.types.is_integer(types[name])):
+            raise InputError(f"column {name} must be text, not {types[name]}", path=path)
+    for name in ("position", "hits"):
+        if name in types and not pa.types.is_integer(types[name]):
+            raise InputError(f"column {name} must be an integer, not {types[name]}", path=path)
+    if "value" in types and not (
+        pa.types.is_integer(types["value"]) or pa.types.is_floating(types["value"])
+    ):
+        raise InputError(f"column value must be a number, not {types['value']}", path=path)
+    if "hit_ids" in types and not (
+        pa.types.is_list(types["hit_ids"]) or pa.types.is_large_list(types["hit_ids"])
+    ):
+        raise InputError(f"column hit_ids must be a list, not {types['hit_ids']}", path=path)
+    return kind
+
+
+@dataclass(frozen=True)
+class FileCounts:
+    """What one scan of a file found: searches per config reference, events, duplicates."""
+
+    configs: dict[str, int]
+    events: int
+    duplicate_searches: int
+
+    @property
+    def searches(self) -> int:
+        return sum(self.configs.values())
+
+
+def check_rows(connection: duckdb.DuckDBPyConnection, layout: ParquetLayout) -> FileCounts:
+    """Check every row's values in one scan; ``InputError`` naming the first bad row."""
+    col = layout.expression
+    event = layout.is_event()
+    search = f"NOT {event}"
+    session = _session(layout)
+    problems = [
+        (f"{col('query_id')} IS NULL", "missing query_id"),
+        (f"{col('timestamp')} IS NULL", "missing timestamp"),
+        (f"{search} AND {session} IS NULL", "search has neither a session_id nor a client_id"),
+    ]
+    if "position" in layout.columns:
+        problems.append((f"{col('position')} < 1", "position must be an integer from 1"))
+    if "value" in layout.columns:
+        problems.append((f"isinf({col('value')}) OR isnan({col('value')})",
+                         "value must be a finite number"))  # fmt: skip
+    firsts = ", ".join(f"MIN(CASE WHEN {cond} THEN file_row_number END)" for cond, _ in problems)
+    row = connection.execute(f"SELECT {firsts} FROM {layout.source()}").fetchone() or ()
+    bad = [(r, message) for r, (_, message) in zip(row, problems, strict=True) if r is not None]
+    if bad:
+        first, message = min(bad)
+        raise InputError(f"row {int(first) + 1}: {message}", path=layout.path)
+    config = f"CAST({col('config')} AS VARCHAR)" if "config" in layout.columns else "NULL"
+    counted = connection.execute(
+        f"SELECT {config} AS ref, COUNT(*), COUNT(DISTINCT {col('query_id')}) "
+        f"FROM {layout.source()} WHERE {search} GROUP BY ref"
+    ).fetchall()
+    configs = Counter({str(ref): int(n) for ref, n, _ in counted if ref is not None})
+    if configs and "hit_ids" not in layout.columns and "hits" not in layout.columns:
+        raise InputError("searches need a hit_ids (list) or hits (count) column", path=layout.path)
+    unnamed = sum(int(n) for ref, n, _ in counted if ref is None)
+    if unnamed:
+        raise InputError(f"{unnamed} searches name no config (add a config or variant column)",
+                         path=layout.path)  # fmt: skip
+    events = connection.execute(f"SELECT COUNT(*) FROM {layout.source()} WHERE {event}").fetchone()
+    duplicates = sum(int(n) - int(d) for _, n, d in counted)
+    return FileCounts(dict(sorted(configs.items())), int(events[0]) if events else 0, duplicates)
+
+
+def _session(layout: ParquetLayout) -> str:
+    parts = [
+        f"CAST({layout.expression(c)} AS VARCHAR)"
+        for c in ("session_id", "client_id")
+        if c in layout.columns
+    ]
+    if not parts:
+        return "NULL"
+    return parts[0] if len(parts) == 1 else f"COALESCE({', '.join(parts)})"
+
+
+def searches_select(
+    layout: ParquetLayout, versions: Mapping[str, int], *, repeated: bool = False
+) -> str | None:
+    """The file's searches attributed to config versions (``versions``: reference → id);
+    searches of other references are left out. With ``repeated`` (the file repeats search ids)
+    each id's first row is kept. None when the file has no searches to read."""
+    if not versions or "config" not in layout.columns:
+        return None
+    col = layout.expression
+    cases = " ".join(f"WHEN {quote(ref)} THEN {int(v)}" for ref, v in sorted(versions.items()))
+    hits = f"len({col('hit_ids')})" if "hit_ids" in layout.columns else col("hits")
+    return (
+        f"SELECT CASE CAST({col('config')} AS VARCHAR) {cases} END AS version_id, "
+        f"CAST({col('query_id')} AS VARCHAR) AS query_id, {_session(layout)} AS session_id, "
+        f"{layout.time()} AS t, CAST(COALESCE({hits}, 0) AS BIGINT) AS hits "
+        f"FROM {layout.source()} WHERE NOT {layout.is_event()} "
+        f"AND CAST({col('config')} AS VARCHAR) IN ({', '.join(quote(r) for r in versions)})"
+        + (f" QUALIFY row_number() OVER (PARTITION BY {col('query_id')} "
+           "ORDER BY file_row_number) = 1" if repeated else "")
+    )  # fmt: skip
+
+
+def events_select(layout: ParquetLayout) -> str | None:
+    """The file's events; None for a file without an action column."""
+    if "action" not in layout.columns:
+        return None
+    col = layout.expression
+    position = f"CAST({col('position')} AS BIGINT)" if "position" in layout.columns else "NULL"
+    value = f"CAST({col('value')} AS DOUBLE)" if "value" in layout.columns else "NULL"
+    return (
+        f"SELECT CAST({col('query_id')} AS VARCHAR) AS query_id, "
+        f"lower(CAST({col('action')} AS VARCHAR)) AS action, {layout.time()} AS t, "
+        f"{position} AS position, {value} AS value "
+        f"FROM {layout.source()} WHERE {layout.is_event()}"
+    )
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__

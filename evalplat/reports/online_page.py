@@ -1,0 +1,238 @@
+"""The "Offline vs online" page of one test set: does the offline metric predict the online win?
+
+Three parts, from plain data (``offline_online_page`` is pure, ``offline_online_html`` renders):
+
+- a scatter of offline delta against online delta per A/B pair (two versions online on the same
+  days, ``evalplat.comparison.agreement.ab_pairs``) for one metric and one KPI, with the pairs
+  as a table below it;
+- the agreement table: each offline metric against each KPI, Kendall's tau-b and Spearman's rho
+  across versions with bootstrap intervals, and the share of A/B pairs whose deltas agree
+  (``insufficient data`` under three versions);
+- per query, each version's offline metric next to the click-through of the searches with the
+  query's text (``evalplat.comparison.query_clicks``), sortable and filterable like the other
+  pages' per-query tables.
+
+``render_offline_online`` writes one page from the store (``evalplat online agreement
+--report``); ``write_online_pages`` writes the report site's pages, ``online/<test set>.html``,
+for the test sets whose versions have both offline runs and online runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from evalplat.comparison.agreement import MIN_VERSIONS, ABPair, Agreement, ab_pairs
+from evalplat.reports.data import Column, QueryTable, natural_key
+from evalplat.reports.delta_chart import DeltaPoint, delta_scatter
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from evalplat.comparison.query_clicks import QueryClicks
+    from evalplat.reports.render import Links
+    from evalplat.store import OnlineAgreement, Store
+
+DEFAULT_METRIC = "nDCG@10"
+DEFAULT_KPI = "online:CTR"
+
+
+@dataclass(frozen=True)
+class VersionClicks:
+    """How much of a version's traffic the per-query table covers."""
+
+    version: str
+    searches: int
+    unmatched: int
+    queries: int  # test-set queries with at least one search
+
+
+@dataclass(frozen=True)
+class OfflineOnlinePage:
+    test_set: str
+    since: str | None
+    versions: tuple[str, ...]
+    metric: str  # of the scatter and the per-query table
+    kpi: str  # of the scatter
+    sign: int  # -1 when exactly one of metric and KPI is lower-is-better
+    rows: tuple[Agreement, ...]
+    pairs: tuple[tuple[ABPair, bool | None], ...]  # each A/B pair and whether it agrees
+    scatter: str  # inline SVG
+    table: QueryTable
+    coverage: tuple[VersionClicks, ...]
+    min_versions: int = MIN_VERSIONS
+
+
+def pick(wanted: Sequence[str] | None, present: Sequence[str], default: str) -> str | None:
+    """The first name asked for, else ``default`` when present, else the first present."""
+    if wanted:
+        return wanted[0]
+    if default in present:
+        return default
+    return present[0] if present else None
+
+
+def offline_online_page(
+    agreement: OnlineAgreement,
+    offline: pd.DataFrame,
+    online: pd.DataFrame,
+    clicks: QueryClicks,
+    *,
+    kpi: str,
+) -> OfflineOnlinePage:
+    """Page data (pure): ``offline`` and ``online`` as ``Store.agreement_inputs`` returns them,
+    ``clicks`` of ``clicks.metric`` per query; the scatter is of that metric against ``kpi``."""
+    from evalplat.metrics import parse
+
+    metric = clicks.metric
+    sign = parse(metric).direction * parse(kpi).direction
+    pairs = tuple((pair, pair.agrees(sign)) for pair in ab_pairs(offline, online, metric, kpi))
+    points = [
+        DeltaPoint(
+            pair.offline_delta,
+            pair.online_delta,
+            agrees,
+            f"{pair.baseline} → {pair.candidate} over {pair.days} shared days: {metric} "
+            f"{pair.offline_delta:+.4f}, {kpi} {pair.online_delta:+.4f}",
+        )
+        for pair, agrees in pairs
+    ]
+    scatter = delta_scatter(
+        points,
+        label=f"Offline Δ {metric} against online Δ {kpi} per A/B pair",
+        x_label=f"offline Δ {metric}",
+        y_label=f"online Δ {kpi}",
+    )
+    return OfflineOnlinePage(
+        test_set=agreement.test_set,
+        since=None if agreement.since is None else agreement.since.strftime("%Y-%m-%d %H:%M UTC"),
+        versions=tuple(agreement.versions),
+        metric=metric,
+        kpi=kpi,
+        sign=sign,
+        rows=tuple(agreement.rows),
+        pairs=pairs,
+        scatter=scatter,
+        table=query_table(clicks),
+        coverage=_coverage(clicks),
+    )
+
+
+def query_table(clicks: QueryClicks) -> QueryTable:
+    """One row per test-set query; per version, the offline metric, click-through and searches
+    (a column group per version, the first column's key starting with ``b`` as the script's
+    group borders expect)."""
+    from evalplat.metrics import parse
+
+    hib = parse(clicks.metric).direction > 0
+    columns: list[Column] = [Column("q", "Query", "id"), Column("t", "Text", "text")]
+    for i, version in enumerate(clicks.versions):
+        columns += [
+            Column(f"b{i}", clicks.metric, "num", higher_is_better=hib, group=version),
+            Column(f"r{i}", "click-through", "num", group=version),
+            Column(f"n{i}", "searches", "int", group=version),
+        ]
+    cells: dict[str, dict[str, tuple[float | None, float | None, int]]] = {}
+    texts: dict[str, str] = {}
+    frame = clicks.rows
+    for version, query, text, value, searches, ctr in zip(
+        frame["version"], frame["query_id"], frame["text"], frame["value"], frame["searches"],
+        frame["ctr"], strict=True,
+    ):  # fmt: skip
+        texts[str(query)] = str(text)
+        cells.setdefault(str(query), {})[str(version)] = (
+            None if value != value else float(value),
+            None if ctr != ctr else float(ctr),
+            int(searches),
+        )
+    rows = []
+    for query in sorted(cells, key=natural_key):
+        row: list[str | float | int | None] = [query, texts[query]]
+        for version in clicks.versions:
+            value, ctr, searches = cells[query].get(version, (None, None, 0))
+            row += [value, ctr, searches]
+        rows.append(tuple(row))
+    return QueryTable(tuple(columns), tuple(rows), "q", False)
+
+
+def _coverage(clicks: QueryClicks) -> tuple[VersionClicks, ...]:
+    frame = clicks.rows
+    return tuple(
+        VersionClicks(
+            version=version,
+            searches=clicks.searches.get(version, 0),
+            unmatched=clicks.unmatched.get(version, 0),
+            queries=int(((frame["version"] == version) & (frame["searches"] > 0)).sum()),
+        )
+        for version in clicks.versions
+    )
+
+
+def offline_online_html(page: OfflineOnlinePage, links: Links | None = None) -> str:
+    """The page's HTML (pure): every user text escaped by the template or the chart."""
+    from evalplat.reports.render import _render, _safe
+
+    return _render(
+        "offline_online.html", links, page=page, chart=_safe(page.scatter), table=page.table
+    )
+
+
+def gather_offline_online(
+    store: Store,
+    test_set: str,
+    *,
+    since: datetime | None = None,
+    metrics: Sequence[str] | None = None,
+    kpis: Sequence[str] | None = None,
+    samples: int = 2000,
+    seed: int = 0,
+    agreement: OnlineAgreement | None = None,
+) -> OfflineOnlinePage:
+    """The page of ``test_set`` from the store; ``agreement`` when already computed with the
+    same arguments. The scatter and the per-query table use the first of ``metrics`` (else
+    nDCG@10 when stored) and the first of ``kpis`` (else online:CTR)."""
+    from evalplat.metrics import parse
+
+    if agreement is None:
+        agreement = store.online_agreement(
+            test_set, since=since, metrics=metrics, kpis=kpis, samples=samples, seed=seed
+        )
+    offline, online = store.agreement_inputs(test_set, since)
+    metric = pick(metrics, sorted({r.metric for r in agreement.rows}), DEFAULT_METRIC)
+    kpi = pick(kpis, sorted({r.kpi for r in agreement.rows}), DEFAULT_KPI)
+    clicks = store.query_clicks(
+        test_set, metric or DEFAULT_METRIC, versions=agreement.versions, since=since
+    )
+    chosen_kpi = str(parse(kpi or DEFAULT_KPI))
+    return offline_online_page(agreement, offline, online, clicks, kpi=chosen_kpi)
+
+
+def render_offline_online(page: OfflineOnlinePage, out: str | Path) -> Path:
+    """Write the page to the file ``out``."""
+    path = Path(out)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(offline_online_html(page), encoding="utf-8")
+    return path
+
+
+def write_online_pages(
+    store: Store, test_sets: Sequence[str], out: Path, links: Links
+) -> dict[str, str]:
+    """The site's pages, one per test set with at least one version run offline on it and
+    online; returns {test set: path relative to the site root}."""
+    from evalplat.reports.render import slug
+
+    written: dict[str, str] = {}
+    for test_set in test_sets:
+        page = gather_offline_online(store, test_set)
+        if not page.versions:
+            continue
+        path = f"online/{slug(test_set)}.html"
+        target = out / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(offline_online_html(page, links), encoding="utf-8")
+        written[test_set] = path
+    return written
