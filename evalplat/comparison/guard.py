@@ -48,6 +48,8 @@ from evalplat.metrics.registry import Metric, parse
 if TYPE_CHECKING:
     import pandas as pd
 
+    from evalplat.comparison.coded import CodedPair
+
 
 # ``judge`` and ``grade`` let a judge's grades in (evalplat.comparison.model_views); the
 # verdict over whichever grades count is then decided as ``bound`` decides it.
@@ -76,10 +78,14 @@ def optimistic_bound(
     topics: Sequence[str],
     *,
     depth: int = 10,
+    coded: CodedPair | None = None,
 ) -> BoundScores:
     """Score both runs (``query_id, doc_id, rank`` frames, in stored rank order) against
     ``judgments`` (``query_id, doc_id, grade``) plus grade 1 for every unjudged document in
-    either run's top ``k``. Metrics are grouped by ``k`` so each depth is scored once."""
+    either run's top ``k``. Metrics are grouped by ``k`` so each depth is scored once.
+
+    ``coded``: the judgments and both frames coded already (``evalplat.comparison.coded``, with
+    ``topics``); the same scores then come from the codes (``evalplat.metrics.coded_run``)."""
     import pandas as pd
 
     by_depth: dict[int, list[Metric]] = {}
@@ -88,6 +94,12 @@ def optimistic_bound(
         if "judgments" not in metric.spec.inputs:
             continue  # unjudged documents cannot move a measure that reads no judgments
         by_depth.setdefault(metric.cutoff or depth, []).append(metric)
+    if coded is not None and by_depth and not (baseline_results.empty or candidate_results.empty):
+        from evalplat.comparison.coded import coded_bound
+
+        scored = coded_bound(coded, {k: [str(m) for m in group] for k, group in by_depth.items()})
+        if scored is not None:
+            return BoundScores(*scored)
     judged = judgments[["query_id", "doc_id", "grade"]].astype({"query_id": str, "doc_id": str})
     tops = {
         (side, k): results.loc[results["rank"] <= k, ["query_id", "doc_id"]].astype(str)

@@ -38,6 +38,8 @@ from evalplat.errors import InputError
 if TYPE_CHECKING:
     import pandas as pd
 
+    from evalplat.comparison.coded import CodedPair
+
 
 def jaccard_at_k(a: Sequence[str], b: Sequence[str], k: int) -> float:
     """Intersection over union of the two top-k sets; 1 when both are empty."""
@@ -109,12 +111,19 @@ def kendall_tau(a: Sequence[str], b: Sequence[str], k: int | None = None) -> flo
 
 
 def rank_overlap(
-    baseline: pd.DataFrame, candidate: pd.DataFrame, *, k: int = 10, p: float = 0.9
+    baseline: pd.DataFrame,
+    candidate: pd.DataFrame,
+    *,
+    k: int = 10,
+    p: float = 0.9,
+    coded: CodedPair | None = None,
 ) -> tuple[OverlapSummary, pd.DataFrame]:
     """Overlap of two runs' rankings, per query and averaged.
 
     Both frames have ``query_id, doc_id, rank`` (as ``Store.load_results`` returns). Returns the
-    summary and a frame ``query_id, jaccard, rbo, kendall_tau`` sorted by query id.
+    summary and a frame ``query_id, jaccard, rbo, kendall_tau`` sorted by query id. ``coded``:
+    the same two frames already coded (``evalplat.comparison.coded``), whose codes are used
+    instead of coding the ids again.
 
     All queries are computed at once with array operations, in blocks of queries; each value is
     the one ``jaccard_at_k``, ``rbo`` and ``kendall_tau`` give for that query, to the last bit
@@ -126,7 +135,9 @@ def rank_overlap(
         raise InputError(f"k must be 1 or more, got {k}")
     if not 0.0 < p < 1.0:
         raise InputError(f"RBO persistence p must be in (0, 1), got {p}")
-    ranked_a, ranked_b, query_ids = _positions(baseline, candidate)
+    ranked_a, ranked_b, query_ids = (
+        _positions(baseline, candidate) if coded is None else _coded_positions(coded)
+    )
     rows: list[tuple[str, float, float, float | None]] = []
     for start in range(0, len(query_ids), _BLOCK):
         block = query_ids[start : start + _BLOCK]
@@ -154,7 +165,6 @@ def _positions(
     """Each run as ``q, d, pos``: the query's and the document's codes (shared by both runs;
     query codes follow the sorted query ids, returned third) and the position 1, 2, ... in rank
     order. Text ids are coded once: hashing them is the costly step at a million rows."""
-    import numpy as np
     import pandas as pd
 
     for results in (baseline, candidate):
@@ -168,16 +178,37 @@ def _positions(
     queries, names = pd.factorize(both["query_id"].astype(str), sort=True)
     docs, _ = pd.factorize(both["doc_id"].astype(str))
     ranks = both["rank"].to_numpy()
+    rows = (slice(0, len(baseline)), slice(len(baseline), len(both)))
+    coded = [(queries[part], docs[part], ranks[part]) for part in rows]
+    return *_ranked(coded), [str(n) for n in names]
+
+
+def _coded_positions(coded: CodedPair) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
+    """``_positions`` from a pair coded already: the query codes renumbered over the queries
+    either run answered (still in sorted order), the doc codes as they are."""
+    import numpy as np
+
+    sides = (coded.baseline, coded.candidate)
+    answered = np.unique(np.concatenate([side.query for side in sides]))
+    parts = [(np.searchsorted(answered, side.query), side.doc, side.value) for side in sides]
+    return *_ranked(parts), [coded.queries[int(i)] for i in answered]
+
+
+def _ranked(parts: list[tuple[Any, Any, Any]]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Each run's (query code, doc code, rank) rows as ``q, d, pos`` in query then rank order."""
+    import numpy as np
+    import pandas as pd
+
     frames = []
-    for rows in (slice(0, len(baseline)), slice(len(baseline), len(both))):
-        q, d, r = queries[rows].astype(np.int64), docs[rows].astype(np.int64), ranks[rows]
+    for queries, docs, ranks in parts:
+        q, d, r = queries.astype(np.int64), docs.astype(np.int64), ranks
         order = np.lexsort((r, q))  # by query, then rank; stable for equal ranks
         q, d = q[order], d[order]
         first = np.flatnonzero(np.r_[True, q[1:] != q[:-1]]) if len(q) else np.zeros(0, int)
         sizes = np.diff(np.r_[first, len(q)])
         pos = np.arange(len(q)) - np.repeat(first, sizes) + 1
         frames.append(pd.DataFrame({"q": q, "d": d, "pos": pos}))
-    return frames[0], frames[1], [str(n) for n in names]
+    return frames[0], frames[1]
 
 
 def _overlap_block(

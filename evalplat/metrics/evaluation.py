@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
     from evalplat.metrics.ranking import Ranking
-    from evalplat.metrics.sources import DocumentFields, RunRecords
+    from evalplat.metrics.sources import DocumentFields, MeasureInputs, RunRecords
 
 Ordering = Literal["score", "given"]
 Missing = Literal["zero", "skip"]
@@ -114,8 +114,6 @@ def evaluate(
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from evalplat.metrics import compute
-    from evalplat.metrics.aggregate import aggregate
     from evalplat.metrics.build import DuplicateError, build
     from evalplat.metrics.sources import MeasureInputs
 
@@ -161,13 +159,7 @@ def evaluate(
         _records(records, query_ids) if records is not None else None,
         _documents(documents, ranking, query_ids) if documents is not None else None,
     )  # fmt: skip
-    values: dict[str, NDArray[np.float64]] = {}
-    means: dict[str, float] = {}
-    for metric in chosen:
-        name = str(metric)
-        per_topic = compute(metric, inputs)[keep]
-        values[name] = per_topic
-        means[name] = aggregate(metric, per_topic, weight)
+    values, means = measure(chosen, inputs, keep, weight)
     options = {
         "ordering": ordering,
         "missing": missing,
@@ -177,6 +169,26 @@ def evaluate(
     }
     kept_ids = [q for q, k in zip(query_ids, keep, strict=True) if k]
     return Evaluation(chosen, kept_ids, values, means, options, warnings)
+
+
+def measure(
+    chosen: Sequence[Metric],
+    inputs: MeasureInputs,
+    keep: NDArray[np.bool_],
+    weight: NDArray[np.float64],
+) -> tuple[dict[str, NDArray[np.float64]], dict[str, float]]:
+    """Each metric's value per kept topic and its mean (weighted by ``weight``)."""
+    from evalplat.metrics import compute
+    from evalplat.metrics.aggregate import aggregate
+
+    values: dict[str, NDArray[np.float64]] = {}
+    means: dict[str, float] = {}
+    for metric in chosen:
+        name = str(metric)
+        per_topic = compute(metric, inputs)[keep]
+        values[name] = per_topic
+        means[name] = aggregate(metric, per_topic, weight)
+    return values, means
 
 
 def _as_table(

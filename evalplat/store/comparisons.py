@@ -65,7 +65,6 @@ from evalplat.store.segments import load_segments, query_facts, save_segments
 if TYPE_CHECKING:
     import pandas as pd
 
-    from evalplat.comparison.guard import BoundScores
     from evalplat.metrics.registry import Metric
 
 __all__ = ["BaselineInfo", "ComparisonsMixin", "HistoryPoint", "StoredComparison"]
@@ -100,6 +99,8 @@ class ComparisonsMixin(GradeViewsMixin):
         overlap_k: int = 10,
     ) -> ComparisonResult:
         """Compare two stored runs, store the comparison, and return it (with its ``id``)."""
+        from evalplat.comparison.coded import code_pair
+        from evalplat.comparison.guard import optimistic_bound
         from evalplat.comparison.model_views import gate_judge
         from evalplat.comparison.overlap import rank_overlap
 
@@ -141,10 +142,18 @@ class ComparisonsMixin(GradeViewsMixin):
             )
         if not pruned:
             results_a, results_b = self.load_results(ids[0]), self.load_results(ids[1])
-            overlap, _ = rank_overlap(results_a, results_b, k=overlap_k)
             views = self._grade_views(eval_a, (results_a, results_b), (scores_a, scores_b), judge)
             if views is None:
-                bound = self._optimistic(eval_a, results_a, results_b, scores_a, metrics, gates)
+                # the text ids coded once, for the overlap and the optimistic bound
+                judgments, topics = self._judged_topics(eval_a)
+                coded = code_pair(judgments, results_a, results_b, topics)
+                overlap, _ = rank_overlap(results_a, results_b, k=overlap_k, coded=coded)
+                bound = optimistic_bound(
+                    judgments, results_a, results_b, _bounded(scores_a, metrics, gates),
+                    topics, coded=coded,
+                )  # fmt: skip
+            else:
+                overlap, _ = rank_overlap(results_a, results_b, k=overlap_k)
         result = self._compare_views(
             views, (scores_a, scores_b), metrics, gates, options, overlap, bound, weights, tags
         )
@@ -308,27 +317,9 @@ class ComparisonsMixin(GradeViewsMixin):
                 )
         return found
 
-    def _optimistic(
-        self,
-        evaluation_id: int,
-        results_a: pd.DataFrame,
-        results_b: pd.DataFrame,
-        scores_a: pd.DataFrame,
-        metrics: Sequence[str | Metric] | None,
-        gates: Sequence[Gate] | None,
-    ) -> BoundScores:
-        """Both runs scored under the optimistic bound, for the metrics to be compared."""
-        from evalplat.comparison.guard import optimistic_bound
-        from evalplat.metrics.registry import parse
-
-        names = [str(m) for m in metrics] if metrics else list(dict.fromkeys(scores_a["metric"]))
-        names += [g.metric for g in gates or ()]
-        chosen = list(
-            dict.fromkeys(
-                str(parse(n)) for n in names
-                if parse(n).gateable and "judgments" in parse(n).spec.inputs
-            )
-        )  # fmt: skip
+    def _judged_topics(self, evaluation_id: int) -> tuple[pd.DataFrame, list[str]]:
+        """The judgments (``query_id, doc_id, grade``) and the query ids of the test set
+        version ``evaluation_id`` was scored on."""
         with self.session() as session:
             evaluation = session.get(Evaluation, evaluation_id)
             if evaluation is None:
@@ -343,7 +334,7 @@ class ComparisonsMixin(GradeViewsMixin):
                     select(Query.query_id).where(Query.test_set_version_id == version_id)
                 )
             )
-        return optimistic_bound(judgments, results_a, results_b, chosen, topics)
+        return judgments, topics
 
     def _scores(self, evaluation_id: int) -> pd.DataFrame:
         with self.session() as session:
@@ -355,6 +346,23 @@ class ComparisonsMixin(GradeViewsMixin):
                 ["query_id", "metric", "value"],
                 SCORE_TYPES,
             )
+
+
+def _bounded(
+    scores_a: pd.DataFrame, metrics: Sequence[str | Metric] | None, gates: Sequence[Gate] | None
+) -> list[str]:
+    """The metrics to score under the optimistic bound: those compared or gated that are
+    gateable and read judgments."""
+    from evalplat.metrics.registry import parse
+
+    names = [str(m) for m in metrics] if metrics else list(dict.fromkeys(scores_a["metric"]))
+    names += [g.metric for g in gates or ()]
+    return list(
+        dict.fromkeys(
+            str(parse(n)) for n in names
+            if parse(n).gateable and "judgments" in parse(n).spec.inputs
+        )
+    )  # fmt: skip
 
 
 def _check_comparable(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -105,3 +107,18 @@ def test_database_from_a_newer_evalplat_is_refused(fresh_db_url: str) -> None:
     engine.dispose()
     with pytest.raises(SchemaOutdatedError, match="newer than this evalplat knows"):
         Store.open(db_url)
+
+
+def test_head_read_from_the_file_names_is_alembics_single_head() -> None:
+    script = ScriptDirectory.from_config(migrate.alembic_config())
+    assert migrate.head_revision() == script.get_current_head()
+
+
+def test_opening_a_current_database_does_not_load_alembic(db_url: str) -> None:
+    # the schema check on every command is one SELECT; Alembic costs half a second to import
+    code = (
+        "import sys; from evalplat.store import Store; "
+        f"Store.open({db_url!r}).close(); print('alembic' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"

@@ -1,0 +1,83 @@
+"""Scoring a run whose ids are integer codes already: ``evaluate`` without the coding step.
+
+``evaluate`` codes text ids itself (``evalplat.metrics.build``); a comparison that scores two
+stored runs against one set of judgments codes them once (``evalplat.comparison.coded``) and
+scores from the codes here. The result is ``evaluate``'s with ``ordering="given"``, the topics
+given and the defaults otherwise, value for value: the same judgments and ranking arrays reach
+the same measure kernels. What ``evaluate`` would refuse or name (a repeated judgment or
+document, a grade beyond 32 bits, a measure needing inputs other than judgments and a ranking)
+is left to it: ``score_coded`` then returns None and the caller scores the text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pandas as pd
+    from numpy.typing import NDArray
+
+_INPUTS = {"judgments", "ranking"}
+
+
+def score_coded(
+    topics: Sequence[str],
+    qrels: tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]],
+    run: tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]],
+    metrics: Sequence[str],
+) -> pd.DataFrame | None:
+    """Per-query scores (``query_id, metric, value``, as ``Evaluation.per_query``) of ``run``
+    against ``qrels``, or None when ``evaluate`` must decide (module doc).
+
+    ``topics``: the topic ids, sorted; ``qrels``: (topic code, pair key, grade) per judgment;
+    ``run``: (topic code, pair key, rank) per result. A topic code is the index in ``topics``,
+    -1 for a query that is not a topic; a pair key is one integer per (query, document).
+    """
+    import numpy as np
+
+    from evalplat.metrics.evaluation import Evaluation, measure
+    from evalplat.metrics.ranking import UNJUDGED, Judgments, Ranking
+    from evalplat.metrics.registry import parse_all
+    from evalplat.metrics.sources import MeasureInputs
+
+    chosen = parse_all(list(metrics))
+    if any(not set(m.spec.inputs) <= _INPUTS for m in chosen):
+        return None
+    qrels_topic, qrels_key, grade = qrels
+    run_topic, run_key, rank = run
+    if not (_unique(qrels_key[qrels_topic < 0]) and _unique(run_key[run_topic < 0])):
+        return None
+    inside = qrels_topic >= 0
+    qrels_topic, qrels_key, grade = qrels_topic[inside], qrels_key[inside], grade[inside]
+    inside = run_topic >= 0
+    run_topic, run_key, rank = run_topic[inside], run_key[inside], rank[inside]
+    if not (_unique(qrels_key) and _unique(run_key)):
+        return None
+    if grade.size and (grade.max() > np.iinfo(np.int32).max or grade.min() <= UNJUDGED):
+        return None
+    grade32 = grade.astype(np.int32)
+    run_grade = np.full(len(run_key), UNJUDGED, dtype=np.int32)
+    if len(qrels_key) and len(run_key):
+        by_key = np.argsort(qrels_key)
+        ordered = qrels_key[by_key]
+        position = np.minimum(np.searchsorted(ordered, run_key), len(ordered) - 1)
+        found = ordered[position] == run_key
+        run_grade[found] = grade32[by_key[position[found]]]
+    order = np.lexsort((rank.astype(np.float64), run_topic))
+    n = len(topics)
+    inputs = MeasureInputs(
+        n,
+        Ranking(n, run_topic[order].astype(np.int32), run_grade[order]),
+        Judgments(n, qrels_topic.astype(np.int32), grade32),
+    )
+    values, means = measure(chosen, inputs, np.ones(n, dtype=bool), np.ones(n))
+    return Evaluation(chosen, list(topics), values, means, {"ordering": "given"}).per_query
+
+
+def _unique(keys: NDArray[np.int64]) -> bool:
+    import numpy as np
+
+    ordered = np.sort(keys)
+    return not bool((ordered[1:] == ordered[:-1]).any())

@@ -1,0 +1,146 @@
+"""Benchmark a whole ``evalplat nightly``: N configs over a Q-query test set, run-file searchers.
+
+Each config is a ``python`` searcher that answers from a TREC run file of its own
+(``bench_runfile_searcher.py``: the file is read once, then every query is a dictionary
+lookup), so the night measures evalplat, not a search engine. The test set is the one of
+``bench_store.py`` (100 judgments per query, grades 0-3); each run file holds ``DEPTH`` results
+per query, about half of them judged. The project writes its reports (one page per config).
+
+Night 1 imports the test set and stores every config's first run (each becomes its config's
+baseline); night 2, the one a team lives with, runs every config again, compares each run with
+its baseline and writes the reports. Both are timed as fresh processes
+(``evalplat nightly --project``), wall and CPU time. Run from the repository root::
+
+    python scripts/bench_nightly.py [--configs 20] [--queries 10000]
+        [--postgres postgresql+psycopg://root@127.0.0.1:5432/postgres]
+
+Not part of the test suite. With ``--postgres`` the database is a scratch one created on that
+server and dropped afterwards; otherwise an SQLite file in a temporary folder.
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+import numpy as np
+from bench_store import DOC_POOL, generate  # scripts/bench_store.py
+
+DEPTH = 100
+HERE = Path(__file__).resolve().parent
+
+
+def write_run(path: Path, queries: int, seed: int) -> None:
+    """A TREC run file: per query ``DEPTH`` distinct documents, half from the judged pool."""
+    rng = np.random.default_rng(seed)
+    judged = np.random.default_rng(7).integers(0, DOC_POOL, size=(queries, 100))
+    with path.open("w", encoding="utf-8") as handle:
+        for q in range(queries):
+            pool = np.concatenate([judged[q][:50], rng.integers(0, DOC_POOL, size=80)])
+            docs = list(dict.fromkeys(rng.permutation(pool).tolist()))[:DEPTH]
+            lines = (f"q{q} Q0 doc{d} {r + 1} {DEPTH - r} run{seed}\n" for r, d in enumerate(docs))
+            handle.write("".join(lines))
+
+
+def project(folder: Path, url: str, configs: int) -> Path:
+    lines = [
+        "[database]",
+        f'url = "{url}"',
+        "",
+        "[[testsets]]",
+        'name = "bench"',
+        f'qrels = "{folder / "qrels.txt"}"',
+        f'queries = "{folder / "queries.tsv"}"',
+        "",
+        "[reports]",
+        f'dir = "{folder / "reports"}"',
+    ]
+    for c in range(configs):
+        lines += [
+            "",
+            "[[configs]]",
+            f'name = "config{c:02d}"',
+            'searcher = "python"',
+            'testsets = ["bench"]',
+            "[configs.params]",
+            'function = "bench_runfile_searcher:search"',
+            f'path = "{HERE}"',
+            f'run = "{folder / f"run{c:02d}.txt"}"',
+            f'queries = "{folder / "queries.tsv"}"',
+        ]
+    path = folder / "evalplat.toml"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def night(project_file: Path) -> tuple[float, float]:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    command = [sys.executable, "-c", "from evalplat.cli import main; main()", "nightly"]
+    done = subprocess.run(
+        [*command, "--project", str(project_file)], stdout=subprocess.DEVNULL, check=False
+    )
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode not in (0, 1):  # 1: a regression alert, a night's ordinary outcome
+        raise SystemExit(f"nightly exited {done.returncode}")
+    return wall, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--configs", type=int, default=20)
+    parser.add_argument("--queries", type=int, default=10_000)
+    parser.add_argument("--postgres", help="admin URL of a PostgreSQL server to use instead")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as name:
+        folder = Path(name)
+        generate(folder, args.queries)
+        start = time.perf_counter()
+        for c in range(args.configs):
+            write_run(folder / f"run{c:02d}.txt", args.queries, seed=100 + c)
+        took = time.perf_counter() - start
+        print(f"{args.configs} run files written in {took:.1f} s", flush=True)
+        admin = database = None
+        if args.postgres:
+            from sqlalchemy import create_engine, text
+            from sqlalchemy.engine import make_url
+
+            database = f"evalplat_bench_{uuid.uuid4().hex[:8]}"
+            admin = create_engine(args.postgres, isolation_level="AUTOCOMMIT")
+            with admin.connect() as connection:
+                connection.execute(text(f'CREATE DATABASE "{database}"'))
+            url = make_url(args.postgres).set(database=database)
+            rendered = url.render_as_string(hide_password=False)
+        else:
+            rendered = f"sqlite:///{folder / 'bench.db'}"
+        try:
+            subprocess.run(
+                [sys.executable, "-c", "from evalplat.cli import main; main()", "init", "--db",
+                 rendered], check=True, stdout=subprocess.DEVNULL,
+            )  # fmt: skip
+            file = project(folder, rendered, args.configs)
+            for label in ("night 1 (import, first runs)", "night 2 (runs, compare, report)"):
+                wall, cpu = night(file)
+                print(
+                    f"{label}: {args.configs} configs x {args.queries:,} queries: wall "
+                    f"{wall:.1f} s, CPU {cpu:.1f} s",
+                    flush=True,
+                )
+        finally:
+            if admin is not None:
+                from sqlalchemy import text
+
+                with admin.connect() as connection:
+                    connection.execute(text(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)'))
+                admin.dispose()
+
+
+if __name__ == "__main__":
+    main()
