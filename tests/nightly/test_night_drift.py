@@ -2,21 +2,28 @@
 gate catches, opens a ``drift`` alert; 30 nights of pure noise do not. On both databases.
 
 Nights 1 to 29 are stored through the store's API (the rankings a searcher answering the first
-K topics gives, scored as a run is), so that the test stays fast; night 30 is a real nightly
-over the project file, whose target step reads the trend of all 30 and feeds the alert."""
+K topics gives, scored as a run is), so that the test stays fast, and dated a day apart, as
+nightly runs are; night 30 is a real nightly over the project file, whose target step reads the
+trend of all 30 and feeds the alert. The trend is a slope against the runs' start times, so
+stored nights left at the moments they were written would give a change that depends on how
+busy the machine was."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from sqlalchemy import update
 
+from evalplat.db.models import Run
 from evalplat.nightly.job import run_nightly
 from evalplat.nightly.project import load_project
 from evalplat.store import Store
+from evalplat.store.base import utcnow
 from evalplat.testsets.content import load_testset
 
 from ..alerts.servers import CaptureServer, capture_server
@@ -62,8 +69,20 @@ def thirty_nights(
         store.import_test_set(
             "topics", load_testset(folder / "qrels.txt", queries=folder / "queries.tsv")
         )
-        for k in answered[:-1]:
+        stored = [
             store_run(store, "alpha", "topics", first_k(k), metrics=["nDCG@10", "P@5"])
+            for k in answered[:-1]
+        ]
+        # night n of 30 ran 30 - n days before the real night 30
+        tonight = utcnow().replace(microsecond=0)
+        with store.session() as session:
+            for night, run_id in enumerate(stored, start=1):
+                started = tonight - timedelta(days=30 - night)
+                session.execute(
+                    update(Run)
+                    .where(Run.id == run_id)
+                    .values(started_at=started, finished_at=started + timedelta(minutes=2))
+                )
     steps: list[dict[str, Any]] = []
     outcome = run_nightly(load_project(path), db_url=db_url, log=steps.append)
     return outcome.exit_code, steps
