@@ -271,6 +271,8 @@ def _checked_frame(table: pa.Table) -> pd.DataFrame | None:
     import pandas as pd
     import pyarrow.compute as pc
 
+    from evalplat.inputs.columns import has_control_characters
+
     for name in ("query_id", "doc_id", "grade"):
         if table.column(name).null_count:
             return None
@@ -288,7 +290,7 @@ def _checked_frame(table: pa.Table) -> pd.DataFrame | None:
         source = table.column("source")
         if pc.max(pc.utf8_length(source)).as_py() > SOURCE_MAX_LENGTH:
             return None
-        if pc.any(pc.match_substring_regex(source, ARROW_CONTROL)).as_py():
+        if has_control_characters(source):
             return None
     pairs = table.select(["query_id", "doc_id"]).group_by(["query_id", "doc_id"]).aggregate([])
     if pairs.num_rows != table.num_rows:

@@ -31,6 +31,8 @@ def _value_bytes(array: pa.Array) -> NDArray[np.uint8]:
 
 def has_control_characters(column: pa.Array | pa.ChunkedArray) -> bool:
     """Whether any value of a string column holds a control character."""
+    if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
+        raise TypeError(f"a string column is needed, not {column.type}")
     chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
     for chunk in chunks:
         data = _value_bytes(chunk)

@@ -4,6 +4,7 @@ every string, however the Arrow column is laid out (chunks, slices, 64-bit offse
 from __future__ import annotations
 
 import pyarrow as pa
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -45,3 +46,8 @@ def test_two_byte_controls_and_their_neighbours() -> None:
     assert not has_control_characters(pa.array(["\u00a0\u0100\u00c2"]))
     assert not has_control_characters(pa.array([], type=pa.string()))
     assert not has_control_characters(pa.array(["", ""]))
+
+
+def test_only_string_columns_are_read() -> None:
+    with pytest.raises(TypeError, match="string column"):
+        has_control_characters(pa.array([1, 2]))
