@@ -17,9 +17,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from sqlalchemy import update
 
-from evalplat.db.models import Run
 from evalplat.nightly.job import run_nightly
 from evalplat.nightly.project import load_project
 from evalplat.store import Store
@@ -27,7 +25,7 @@ from evalplat.store.base import utcnow
 from evalplat.testsets.content import load_testset
 
 from ..alerts.servers import CaptureServer, capture_server
-from ..compare.helpers import store_run
+from ..compare.helpers import date_a_day_apart, store_run
 from .small_project import write_project
 
 TOPICS = 250  # one topic more or less moves nDCG@10 by 0.004
@@ -74,15 +72,7 @@ def thirty_nights(
             for k in answered[:-1]
         ]
         # night n of 30 ran 30 - n days before the real night 30
-        tonight = utcnow().replace(microsecond=0)
-        with store.session() as session:
-            for night, run_id in enumerate(stored, start=1):
-                started = tonight - timedelta(days=30 - night)
-                session.execute(
-                    update(Run)
-                    .where(Run.id == run_id)
-                    .values(started_at=started, finished_at=started + timedelta(minutes=2))
-                )
+        date_a_day_apart(store, stored, utcnow().replace(microsecond=0) - timedelta(days=1))
     steps: list[dict[str, Any]] = []
     outcome = run_nightly(load_project(path), db_url=db_url, log=steps.append)
     return outcome.exit_code, steps

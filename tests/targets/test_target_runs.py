@@ -15,8 +15,9 @@ import pytest
 from evalplat.comparison.targets import Target, parse_target
 from evalplat.errors import InputError
 from evalplat.store import Store
+from evalplat.store.base import utcnow
 
-from ..compare.helpers import content, store_run
+from ..compare.helpers import content, date_a_day_apart, store_run
 
 QUERIES = 250
 
@@ -91,9 +92,13 @@ def test_a_target_on_a_metric_the_run_lacks_says_how_to_score_it(db_url: str) ->
 
 
 def _nights(store: Store, figures: list[int]) -> None:
+    """One run a night for each figure, the last of them now: the trend is a slope against
+    start times."""
     store.import_test_set("big", content(QUERIES, relevant=1))
-    for k in figures:
-        store_run(store, "slider", "big", first_k_relevant(k), metrics=["nDCG@10"])
+    stored = [
+        store_run(store, "slider", "big", first_k_relevant(k), metrics=["nDCG@10"]) for k in figures
+    ]
+    date_a_day_apart(store, stored, utcnow().replace(microsecond=0))
 
 
 SLIDE = Target("nDCG@10", "min", 0.5, max_slide=0.02, window="30d")
