@@ -1,11 +1,16 @@
-"""The console script's entry point answers ``--version`` before the CLI is imported."""
+"""The console script's entry point: ``--version`` answers before the CLI is imported, and a
+command line loads the one command module it names."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
+from typing import Any
+
+import pytest
 
 from evalplat import __version__
+from evalplat.cli import MODULE_OF
 
 
 def test_version_is_printed_without_importing_the_cli() -> None:
@@ -26,3 +31,43 @@ def test_python_dash_m_evalplat_runs_the_cli() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert '"name": "nDCG"' in done.stdout
+
+
+def _module_of_every_root_name() -> dict[str, set[str]]:
+    from typer.main import get_command
+
+    from evalplat.cli import app
+
+    def modules(command: Any) -> set[str]:
+        if hasattr(command, "commands"):
+            return set().union(*(modules(sub) for sub in command.commands.values()))
+        return {command.callback.__module__}
+
+    return {name: modules(cmd) for name, cmd in get_command(app).commands.items()}
+
+
+def test_the_module_map_names_the_module_of_every_command() -> None:
+    found = _module_of_every_root_name()
+    assert {name: {module} for name, module in MODULE_OF.items()} == found
+
+
+def test_a_command_line_loads_only_the_module_it_names() -> None:
+    probe = (
+        "import sys; sys.argv = ['evalplat', 'metrics', 'list', '--json']\n"
+        "from evalplat.cli import main\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "print(sorted(m for m in sys.modules if m.startswith('evalplat.cli.')), file=sys.stderr)"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert '"name": "nDCG"' in done.stdout
+    assert done.stderr.strip().splitlines()[-1] == "['evalplat.cli.common', 'evalplat.cli.metrics']"
+
+
+@pytest.mark.parametrize("args", [["--help"], ["evalute"]])
+def test_help_and_a_mistyped_command_still_see_every_command(args: list[str]) -> None:
+    done = subprocess.run([sys.executable, "-m", "evalplat", *args], capture_output=True, text=True)
+    shown = done.stdout + done.stderr
+    if args == ["--help"]:
+        assert done.returncode == 0 and all(f" {name} " in shown for name in MODULE_OF)
+    else:
+        assert done.returncode == 2 and "Did you mean 'evaluate'?" in shown
