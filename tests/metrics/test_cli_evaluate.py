@@ -125,3 +125,23 @@ def test_evaluate_command_does_not_import_pandas() -> None:
     ]
     assert len(expected) == 2
     assert sorted(done.stdout.splitlines()) == sorted(expected)
+
+
+def test_a_tab_separated_run_is_read_without_pandas_too() -> None:
+    """trec_eval's own test files separate fields with tabs and pad scores with spaces, which
+    the whitespace-splitting reader handles; a Python scalar handed to pyarrow there would
+    import pandas through its shim."""
+    args = ["evaluate", "--qrels", str(DATA / "qrels.test"), "--run", str(DATA / "results.test")]
+    args += ["--format", "trec", "-m", "map", "-m", "P_10"]
+    probe = (
+        f"import sys; sys.argv = ['evalplat', *{args!r}]\n"
+        "from evalplat.cli import main\n"
+        "try:\n    main()\nexcept SystemExit as stop:\n    assert not stop.code, stop.code\n"
+        "print('pandas' in sys.modules, file=sys.stderr)"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert done.stderr.strip().splitlines()[-1] == "False", done.stderr
+    assert "\t" in (DATA / "results.test").read_text(encoding="utf-8").splitlines()[0]
+    in_process = runner.invoke(app, args)  # pandas is loaded here
+    assert in_process.exit_code == 0 and done.stdout == in_process.stdout
+    assert done.stdout.count("\tall\t") == 2
