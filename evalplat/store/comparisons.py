@@ -58,8 +58,8 @@ from evalplat.store.baselines import BaselineInfo, adopt_first_baselines
 from evalplat.store.changes import run_changes
 from evalplat.store.grade_views import GradeViewsMixin
 from evalplat.store.history import HistoryPoint
+from evalplat.store.run_reads import SCORE_TYPES
 from evalplat.store.run_rows import evaluation_on, latest_evaluations, resolve_run
-from evalplat.store.runs import SCORE_TYPES
 from evalplat.store.segments import load_segments, query_facts, save_segments
 
 if TYPE_CHECKING:

@@ -1,4 +1,5 @@
-"""Runs in the store: the run's life cycle, its results and outcomes, its evaluations.
+"""Runs in the store: the run's life cycle, writing its results and outcomes, its evaluations
+(reading them back: :mod:`evalplat.store.run_reads`).
 
 Life cycle of a run row (``status``):
 
@@ -20,19 +21,16 @@ from __future__ import annotations
 import os
 import socket
 from collections.abc import Sequence
-from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import delete, select, update
 
 from evalplat import __version__
-from evalplat.db.bulk import bulk_insert, insert_columns, read_frame
+from evalplat.db.bulk import bulk_insert, insert_columns
 from evalplat.db.models import (
-    Baseline,
     Config,
     ConfigVersion,
     Evaluation,
-    QueryScore,
     Result,
     Run,
     RunQuery,
@@ -40,9 +38,10 @@ from evalplat.db.models import (
 )
 from evalplat.errors import InputError, NotFoundError
 from evalplat.searchers.configs import content_hash
-from evalplat.store.base import StoreBase, claim_name, utcnow
+from evalplat.store.base import claim_name, utcnow
 from evalplat.store.configs import resolve_config_version
 from evalplat.store.refs import VersionRef, check_label, check_name, parse_version_ref
+from evalplat.store.run_reads import RunReadsMixin
 from evalplat.store.run_rows import (
     FINAL_STATUSES,
     IMPORT_KIND,
@@ -52,7 +51,6 @@ from evalplat.store.run_rows import (
     RunInfo,
     count_outcomes,
     insert_evaluation,
-    latest_evaluations,
     observe_liveness,
     resolve_run,
     result_columns_of,
@@ -63,10 +61,7 @@ from evalplat.store.run_rows import (
 from evalplat.store.testsets import resolve_test_set_version
 
 if TYPE_CHECKING:
-    import pandas as pd
-
-RESULT_TYPES = {"query_id": "str", "doc_id": "str", "rank": "int64", "score": "float64"}
-SCORE_TYPES = {"query_id": "str", "metric": "str", "value": "float64"}
+    pass
 
 __all__ = [
     "FINAL_STATUSES",
@@ -80,7 +75,7 @@ __all__ = [
 ]
 
 
-class RunsMixin(StoreBase):
+class RunsMixin(RunReadsMixin):
     # ── writing a run ────────────────────────────────────────────────────────────────────────
 
     def create_run(
@@ -319,103 +314,3 @@ class RunsMixin(StoreBase):
                 .order_by(RunQuery.query_id)
             ).all()
             return [{"query_id": q, "attempts": a, "error": e} for q, a, e in rows]
-
-    def run_outcomes(self, run_id: int) -> pd.DataFrame:
-        """Per-query outcomes: ``query_id, status, latency_ms, attempts, results_count, error``."""
-        types = {"query_id": "str", "status": "str", "latency_ms": "float64",
-                 "attempts": "int64", "results_count": "int64", "error": "str"}  # fmt: skip
-        with self.session() as session:
-            return read_frame(
-                session,
-                select(*(getattr(RunQuery, c) for c in types))
-                .where(RunQuery.run_id == run_id)
-                .order_by(RunQuery.query_id),
-                list(types),
-                types,
-            )
-
-    def load_results(self, run_id: int, columns: Sequence[str] | None = None) -> pd.DataFrame:
-        """Ranked results: ``query_id, doc_id, rank, score`` (or only ``columns`` of these), by
-        query then rank.
-
-        A finished run's results are read once per store: the last two runs read are kept
-        (a comparison and its report read the same two), and reused while the run's row
-        shows it unchanged (same status and finish time, not pruned). The frame is shared:
-        callers must not modify it in place.
-        """
-        wanted = list(columns) if columns is not None else list(RESULT_TYPES)
-        with self.session() as session:
-            run = run_row(session, run_id)
-            if run.results_pruned_at is not None:
-                raise InputError(
-                    f"run {run_id}: results were pruned on {run.results_pruned_at:%Y-%m-%d} "
-                    "by the retention policy; only its scores are kept"
-                )
-            stamp = (run.status, run.finished_at)
-            cached = self._results_cache.get(run_id)
-            if cached is not None and cached[0] == stamp and set(wanted) <= set(cached[1]):
-                cached_frame: pd.DataFrame = cached[1]
-                return cached_frame[wanted]
-            # a finished run is read whole (its report needs every column); a running one only
-            # as asked, and never kept
-            final = run.status in FINAL_STATUSES
-            read = list(RESULT_TYPES) if final else wanted
-            frame = read_frame(
-                session,
-                select(*(getattr(Result, c) for c in read))
-                .where(Result.run_id == run_id)
-                .order_by(Result.query_id, Result.rank),
-                read,
-                {c: RESULT_TYPES[c] for c in read},
-            )
-        if final:
-            self._results_cache.pop(run_id, None)
-            self._results_cache[run_id] = (stamp, frame)
-            while len(self._results_cache) > 2:
-                self._results_cache.pop(next(iter(self._results_cache)))
-        return frame[wanted]
-
-    def evaluation_scores(self, run_id: int) -> pd.DataFrame:
-        """Per-query scores of the run's latest evaluation: ``query_id, metric, value``."""
-        with self.session() as session:
-            evaluation_id = latest_evaluations(session, [run_id]).get(run_id)
-            return read_frame(
-                session,
-                select(QueryScore.query_id, QueryScore.metric, QueryScore.value)
-                .where(QueryScore.evaluation_id == evaluation_id)
-                .order_by(QueryScore.metric, QueryScore.query_id),
-                ["query_id", "metric", "value"],
-                SCORE_TYPES,
-            )
-
-    # ── retention ────────────────────────────────────────────────────────────────────────────
-
-    def prune_results(self, keep_days: float, *, now: datetime | None = None) -> list[int]:
-        """Delete the ranked results of finished runs older than ``keep_days``; keep scores.
-
-        Baseline runs keep their results (reports show them side by side with candidates).
-        Returns the ids of the runs pruned; ``results_pruned_at`` records when.
-        """
-        if keep_days < 0:
-            raise InputError(f"keep_results_days must be 0 or more, got {keep_days}")
-        now = now or utcnow()
-        cutoff = now - timedelta(days=keep_days)
-        with self.session() as session:
-            baselines = select(Baseline.run_id)
-            run_ids = list(
-                session.scalars(
-                    select(Run.id).where(
-                        Run.status.in_(FINAL_STATUSES),
-                        Run.results_pruned_at.is_(None),
-                        Run.finished_at.is_not(None),
-                        Run.finished_at < cutoff,
-                        Run.id.not_in(baselines),
-                    )
-                )
-            )
-            if run_ids:
-                session.execute(delete(Result).where(Result.run_id.in_(run_ids)))
-                session.execute(
-                    update(Run).where(Run.id.in_(run_ids)).values(results_pruned_at=now)
-                )
-            return run_ids

@@ -1,0 +1,126 @@
+"""Reading a run's rows back, and dropping them: per-query outcomes, ranked results (kept per
+store for the command, see ``load_results``), the latest evaluation's per-query scores, and the
+retention policy that deletes old results while keeping their scores."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
+
+from sqlalchemy import delete, select, update
+
+from evalplat.db.bulk import read_frame
+from evalplat.db.models import Baseline, QueryScore, Result, Run, RunQuery
+from evalplat.errors import InputError
+from evalplat.store.base import StoreBase, utcnow
+from evalplat.store.run_rows import FINAL_STATUSES, latest_evaluations, run_row
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    import pandas as pd
+
+RESULT_TYPES = {"query_id": "str", "doc_id": "str", "rank": "int64", "score": "float64"}
+SCORE_TYPES = {"query_id": "str", "metric": "str", "value": "float64"}
+
+
+class RunReadsMixin(StoreBase):
+    def run_outcomes(self, run_id: int) -> pd.DataFrame:
+        """Per-query outcomes: ``query_id, status, latency_ms, attempts, results_count, error``."""
+        types = {"query_id": "str", "status": "str", "latency_ms": "float64",
+                 "attempts": "int64", "results_count": "int64", "error": "str"}  # fmt: skip
+        with self.session() as session:
+            return read_frame(
+                session,
+                select(*(getattr(RunQuery, c) for c in types))
+                .where(RunQuery.run_id == run_id)
+                .order_by(RunQuery.query_id),
+                list(types),
+                types,
+            )
+
+    def load_results(self, run_id: int, columns: Sequence[str] | None = None) -> pd.DataFrame:
+        """Ranked results: ``query_id, doc_id, rank, score`` (or only ``columns`` of these), by
+        query then rank.
+
+        A finished run's results are read once per store: the last two runs read are kept
+        (a comparison and its report read the same two), and reused while the run's row
+        shows it unchanged (same status and finish time, not pruned). The frame is shared:
+        callers must not modify it in place.
+        """
+        wanted = list(columns) if columns is not None else list(RESULT_TYPES)
+        with self.session() as session:
+            run = run_row(session, run_id)
+            if run.results_pruned_at is not None:
+                raise InputError(
+                    f"run {run_id}: results were pruned on {run.results_pruned_at:%Y-%m-%d} "
+                    "by the retention policy; only its scores are kept"
+                )
+            stamp = (run.status, run.finished_at)
+            cached = self._results_cache.get(run_id)
+            if cached is not None and cached[0] == stamp and set(wanted) <= set(cached[1]):
+                cached_frame: pd.DataFrame = cached[1]
+                return cached_frame[wanted]
+            # a finished run is read whole (its report needs every column); a running one only
+            # as asked, and never kept
+            final = run.status in FINAL_STATUSES
+            read = list(RESULT_TYPES) if final else wanted
+            frame = read_frame(
+                session,
+                select(*(getattr(Result, c) for c in read))
+                .where(Result.run_id == run_id)
+                .order_by(Result.query_id, Result.rank),
+                read,
+                {c: RESULT_TYPES[c] for c in read},
+            )
+        if final:
+            self._results_cache.pop(run_id, None)
+            self._results_cache[run_id] = (stamp, frame)
+            while len(self._results_cache) > 2:
+                self._results_cache.pop(next(iter(self._results_cache)))
+        return frame[wanted]
+
+    def evaluation_scores(self, run_id: int) -> pd.DataFrame:
+        """Per-query scores of the run's latest evaluation: ``query_id, metric, value``."""
+        with self.session() as session:
+            evaluation_id = latest_evaluations(session, [run_id]).get(run_id)
+            return read_frame(
+                session,
+                select(QueryScore.query_id, QueryScore.metric, QueryScore.value)
+                .where(QueryScore.evaluation_id == evaluation_id)
+                .order_by(QueryScore.metric, QueryScore.query_id),
+                ["query_id", "metric", "value"],
+                SCORE_TYPES,
+            )
+
+    # ── retention ────────────────────────────────────────────────────────────────────────────
+
+    def prune_results(self, keep_days: float, *, now: datetime | None = None) -> list[int]:
+        """Delete the ranked results of finished runs older than ``keep_days``; keep scores.
+
+        Baseline runs keep their results (reports show them side by side with candidates).
+        Returns the ids of the runs pruned; ``results_pruned_at`` records when.
+        """
+        if keep_days < 0:
+            raise InputError(f"keep_results_days must be 0 or more, got {keep_days}")
+        now = now or utcnow()
+        cutoff = now - timedelta(days=keep_days)
+        with self.session() as session:
+            baselines = select(Baseline.run_id)
+            run_ids = list(
+                session.scalars(
+                    select(Run.id).where(
+                        Run.status.in_(FINAL_STATUSES),
+                        Run.results_pruned_at.is_(None),
+                        Run.finished_at.is_not(None),
+                        Run.finished_at < cutoff,
+                        Run.id.not_in(baselines),
+                    )
+                )
+            )
+            if run_ids:
+                session.execute(delete(Result).where(Result.run_id.in_(run_ids)))
+                session.execute(
+                    update(Run).where(Run.id.in_(run_ids)).values(results_pruned_at=now)
+                )
+            return run_ids
