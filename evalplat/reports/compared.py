@@ -116,12 +116,7 @@ def comparison_page(
 
     if result.per_query is None:
         raise InputError("the comparison has no per-query scores to report")
-    if not result.metrics:
-        raise InputError("the comparison has no metrics to report")
-    gated = [m for m in result.metrics if m.gated]
-    decisive = [m for m in gated if m.verdict == result.verdict]
-    pool = decisive or gated or list(result.metrics)
-    primary = max(pool, key=lambda m: m.wins + m.losses)
+    primary = _primary(result)
     rows = tuple(MetricRow(m, parse(m.metric).spec.description) for m in result.metrics)
     per_query = result.per_query
     table = _comparison_table(per_query, result.metrics, primary, query_text)
@@ -154,6 +149,28 @@ def comparison_page(
         baseline_values=tuple(float(v) for v in primary_frame["baseline"]),
         candidate_values=tuple(float(v) for v in primary_frame["candidate"]),
     )
+
+
+def side_by_side_queries(result: ComparisonResult, *, movers: int = 10) -> list[str]:
+    """The queries whose results :func:`comparison_page` shows side by side (the primary
+    metric's movers): a caller reading results from the store needs these queries only."""
+    if result.per_query is None:
+        return []
+    worse, better = _movers(result, _primary(result), result.per_query, movers)
+    return [m.query_id for m in worse + better]
+
+
+def _primary(result: ComparisonResult) -> MetricComparison:
+    """Among the gated metrics whose verdict is the overall verdict (else all gated metrics,
+    else all metrics), the one on which the most queries moved; the first on a tie."""
+    from evalplat.errors import InputError
+
+    if not result.metrics:
+        raise InputError("the comparison has no metrics to report")
+    gated = [m for m in result.metrics if m.gated]
+    decisive = [m for m in gated if m.verdict == result.verdict]
+    pool = decisive or gated or list(result.metrics)
+    return max(pool, key=lambda m: m.wins + m.losses)
 
 
 def _coverage(metrics: Sequence[MetricComparison]) -> tuple[tuple[str, float, float], ...]:

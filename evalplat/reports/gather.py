@@ -11,7 +11,12 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from evalplat.errors import InputError
-from evalplat.reports.compared import ComparisonPage, comparison_page, document_title
+from evalplat.reports.compared import (
+    ComparisonPage,
+    comparison_page,
+    document_title,
+    side_by_side_queries,
+)
 from evalplat.reports.data import (
     AlertRow,
     HistoryPage,
@@ -121,24 +126,26 @@ def gather_comparison(
     candidate = infos[1]
     version = candidate.scored_against_version or candidate.test_set_version
     texts, judgments = cache.get(candidate.test_set, version)
+    movers = result.options.movers or 10
+    shown = side_by_side_queries(result, movers=movers)
     return comparison_page(
         result,
         baseline=run_header(store, infos[0]),
         candidate=run_header(store, infos[1]),
         query_text=texts,
         judgments=judgments,
-        baseline_results=_results(store, infos[0]),
-        candidate_results=_results(store, infos[1]),
+        baseline_results=_results(store, infos[0], shown),
+        candidate_results=_results(store, infos[1], shown),
         k=k,
-        movers=result.options.movers or 10,
+        movers=movers,
         titles=cache.titles(candidate.test_set, version),
     )
 
 
-def _results(store: Store, info: RunInfo) -> pd.DataFrame | None:
+def _results(store: Store, info: RunInfo, queries: Sequence[str]) -> pd.DataFrame | None:
     if info.results_pruned_at is not None:
         return None  # kept scores only: the page says the ranked results are gone
-    return store.load_results(info.id)
+    return store.load_results(info.id, queries=queries)
 
 
 def gather_run(store: Store, run_ref: str | int, *, cache: TestSetCache | None = None) -> RunPage:

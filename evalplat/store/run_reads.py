@@ -16,9 +16,10 @@ from evalplat.store.base import StoreBase, utcnow
 from evalplat.store.run_rows import FINAL_STATUSES, latest_evaluations, run_row
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Collection, Sequence
 
     import pandas as pd
+    from sqlalchemy.orm import Session
 
 RESULT_TYPES = {"query_id": "str", "doc_id": "str", "rank": "int64", "score": "float64"}
 SCORE_TYPES = {"query_id": "str", "metric": "str", "value": "float64"}
@@ -39,14 +40,22 @@ class RunReadsMixin(StoreBase):
                 types,
             )
 
-    def load_results(self, run_id: int, columns: Sequence[str] | None = None) -> pd.DataFrame:
+    def load_results(
+        self,
+        run_id: int,
+        columns: Sequence[str] | None = None,
+        *,
+        queries: Collection[str] | None = None,
+    ) -> pd.DataFrame:
         """Ranked results: ``query_id, doc_id, rank, score`` (or only ``columns`` of these), by
-        query then rank.
+        query then rank; with ``queries``, those queries' results only.
 
-        A finished run's results are read once per store: the last two runs read are kept
-        (a comparison and its report read the same two), and reused while the run's row
-        shows it unchanged (same status and finish time, not pruned). The frame is shared:
-        callers must not modify it in place.
+        A finished run's results are read once per store: the last two runs read whole are
+        kept (a comparison and its report read the same two), and reused while the run's row
+        shows it unchanged (same status and finish time, not pruned). A read of some queries
+        takes them from a kept run, or else reads only them and keeps nothing (a comparison
+        page shows twenty queries of a 10,000-query run). The frame is shared: callers must not
+        modify it in place.
         """
         wanted = list(columns) if columns is not None else list(RESULT_TYPES)
         with self.session() as session:
@@ -60,7 +69,12 @@ class RunReadsMixin(StoreBase):
             cached = self._results_cache.get(run_id)
             if cached is not None and cached[0] == stamp and set(wanted) <= set(cached[1]):
                 cached_frame: pd.DataFrame = cached[1]
+                if queries is not None:
+                    chosen = cached_frame["query_id"].isin(list(queries))
+                    return cached_frame.loc[chosen, wanted].reset_index(drop=True)
                 return cached_frame[wanted]
+            if queries is not None:
+                return _results_of(session, run_id, sorted(set(queries)), wanted)
             # a finished run is read whole (its report needs every column); a running one only
             # as asked, and never kept
             final = run.status in FINAL_STATUSES
@@ -124,3 +138,25 @@ class RunReadsMixin(StoreBase):
                     update(Run).where(Run.id.in_(run_ids)).values(results_pruned_at=now)
                 )
             return run_ids
+
+
+def _results_of(
+    session: Session, run_id: int, queries: list[str], columns: list[str]
+) -> pd.DataFrame:
+    """The results of some queries of a run, by query then rank within each group of 500
+    queries (under any driver's cap on parameters), read through the primary key's
+    ``(run_id, query_id)`` prefix."""
+    import pandas as pd
+
+    parts = [
+        read_frame(
+            session,
+            select(*(getattr(Result, c) for c in columns))
+            .where(Result.run_id == run_id, Result.query_id.in_(queries[i : i + 500]))
+            .order_by(Result.query_id, Result.rank),
+            columns,
+            {c: RESULT_TYPES[c] for c in columns},
+        )
+        for i in range(0, max(len(queries), 1), 500)
+    ]
+    return parts[0] if len(parts) == 1 else pd.concat(parts, ignore_index=True)

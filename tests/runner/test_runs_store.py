@@ -172,3 +172,28 @@ def test_import_config_version_adds_an_import_version_per_new_label(store: Store
     assert second != first
     assert store.import_config_version("anserini") == second  # no label: the latest
     assert store.config_version("anserini@1").searcher == "import"
+
+
+def test_results_of_some_queries_are_read_alone_or_taken_from_a_kept_run(db_url: str) -> None:
+    """A comparison page reads the results of the twenty queries it shows, not of all: read
+    through the key's prefix in groups of 500, or filtered from a run read whole already."""
+    from ..compare.helpers import content, good_rankings, store_run
+
+    queries = content(queries=620, relevant=2)
+    with Store.open(db_url) as store:
+        store.import_test_set("wide", queries)
+        run_id = store_run(store, "engine", "wide", good_rankings(queries, hits=2))
+    some = ["q611", "q07", "q300", "nowhere"]
+    many = [f"q{n:02d}" for n in range(0, 620, 1) if n % 7]  # 531 queries: two groups
+    with Store.open(db_url) as store:  # nothing kept: read alone
+        alone = {len(q): store.load_results(run_id, queries=q) for q in (some, many)}
+        whole = store.load_results(run_id)  # now kept
+        kept = {len(q): store.load_results(run_id, queries=q) for q in (some, many)}
+    for chosen in (some, many):
+        mine = whole[whole["query_id"].isin(chosen)]
+        expected = mine.sort_values(["query_id", "rank"]).reset_index(drop=True)
+        assert sorted(set(expected["query_id"])) == sorted(set(chosen) - {"nowhere"})
+        for got in (alone[len(chosen)], kept[len(chosen)]):
+            by_key = got.sort_values(["query_id", "rank"]).reset_index(drop=True)
+            assert by_key.astype(str).values.tolist() == expected.astype(str).values.tolist()
+    assert alone[len(some)]["rank"].tolist() == [1, 2, 3, 4, 5, 6, 7, 8, 9, 10] * 3
