@@ -249,10 +249,15 @@ def _join_fingerprints(
     run_topic: NDArray[np.int32],
     run_docs: StringColumn,
 ) -> NDArray[np.int32]:
-    qrels_keys = _pair_keys(qrels_topic, StringColumn.of(_combined(qrels.column("doc_id"))))
-    run_keys = _pair_keys(run_topic, run_docs)
-    _check_unique(qrels_keys, qrels, qrels_topic, "judgment")
-    _check_unique(run_keys, run, run_topic, "doc id in one ranking")
+    from concurrent.futures import ThreadPoolExecutor
+
+    # NumPy releases the GIL in these passes: the run's keys are made and checked on another
+    # core while the judgments' are here (the judgments' error, if any, still comes first)
+    with ThreadPoolExecutor(1) as pool:
+        run_side = pool.submit(_unique_keys, run_topic, run_docs, run, "doc id in one ranking")
+        qrels_docs = StringColumn.of(_combined(qrels.column("doc_id")))
+        qrels_keys = _unique_keys(qrels_topic, qrels_docs, qrels, "judgment")
+        run_keys = run_side.result()
     result = np.full(len(run_keys), UNJUDGED, dtype=np.int32)
     if len(qrels_keys) == 0 or len(run_keys) == 0:
         return result
@@ -261,6 +266,14 @@ def _join_fingerprints(
         raise _Collision
     result[rows] = grades[matched]
     return result
+
+
+def _unique_keys(
+    topic: NDArray[np.int32], docs: StringColumn, table: pa.Table, kind: str
+) -> NDArray[np.int64]:
+    keys = _pair_keys(topic, docs)
+    _check_unique(keys, table, topic, kind)
+    return keys
 
 
 def _lookup(
