@@ -38,6 +38,8 @@ class StoreBase:
         self.read_only = False
         # run id -> (status and finish time when read, results frame): see ``load_results``
         self._results_cache: dict[int, tuple[Any, Any]] = {}
+        # (run id, results) of a running run read whole to be scored: see ``finish_run``
+        self._scored_results: tuple[int, Any] | None = None
         # test set version id -> (its hash and creation time, judgments): see ``_judgments``
         self._judgments_cache: dict[int, tuple[Any, Any]] = {}
 

@@ -5,7 +5,7 @@ retention policy that deletes old results while keeping their scores."""
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import delete, select, update
 
@@ -54,8 +54,10 @@ class RunReadsMixin(StoreBase):
         kept (a comparison and its report read the same two), and reused while the run's row
         shows it unchanged (same status and finish time, not pruned). A read of some queries
         takes them from a kept run, or else reads only them and keeps nothing (a comparison
-        page shows twenty queries of a 10,000-query run). The frame is shared: callers must not
-        modify it in place.
+        page shows twenty queries of a 10,000-query run). A running run's results read whole
+        (to score it) are kept in waiting: ``finish_run`` keeps them as the finished run's
+        unless a batch was stored or the run reopened since. The frame is shared: callers must
+        not modify it in place.
         """
         wanted = list(columns) if columns is not None else list(RESULT_TYPES)
         with self.session() as session:
@@ -88,11 +90,16 @@ class RunReadsMixin(StoreBase):
                 {c: RESULT_TYPES[c] for c in read},
             )
         if final:
-            self._results_cache.pop(run_id, None)
-            self._results_cache[run_id] = (stamp, frame)
-            while len(self._results_cache) > 2:
-                self._results_cache.pop(next(iter(self._results_cache)))
+            self._keep_results(run_id, stamp, frame)
+        elif read == list(RESULT_TYPES):
+            self._scored_results = (run_id, frame)
         return frame[wanted]
+
+    def _keep_results(self, run_id: int, stamp: Any, frame: pd.DataFrame) -> None:
+        self._results_cache.pop(run_id, None)
+        self._results_cache[run_id] = (stamp, frame)
+        while len(self._results_cache) > 2:
+            self._results_cache.pop(next(iter(self._results_cache)))
 
     def evaluation_scores(self, run_id: int) -> pd.DataFrame:
         """Per-query scores of the run's latest evaluation: ``query_id, metric, value``."""

@@ -117,6 +117,7 @@ class RunsMixin(RunReadsMixin):
         """
         if not outcomes:
             return
+        self._scored_results = None  # read before this batch: no longer the run's results
         outcome_rows = [
             (run_id, o.query_id, o.status, o.latency_ms, o.attempts, len(o.hits), o.error)
             for o in outcomes
@@ -162,6 +163,7 @@ class RunsMixin(RunReadsMixin):
 
         Failed query outcomes are deleted so they are searched again; ``ok`` ones are kept.
         """
+        self._scored_results = None
         with self.session() as session:
             run = run_row(session, run_id)
             observe_liveness(session, [run])
@@ -195,7 +197,11 @@ class RunsMixin(RunReadsMixin):
         error: str | None = None,
         evaluation: EvaluationRecord | None = None,
     ) -> RunInfo:
-        """Set the final ``status`` and store the evaluation, atomically."""
+        """Set the final ``status`` and store the evaluation, atomically.
+
+        Results this store read whole to score the run, with no batch stored since, become the
+        finished run's kept results (``load_results``): its comparison does not read them again.
+        """
         if status not in FINAL_STATUSES:
             raise ValueError(f"not a final run status: {status!r}")
         with self.session() as session:
@@ -208,7 +214,12 @@ class RunsMixin(RunReadsMixin):
             run.heartbeat_at = run.finished_at
             run.queries_failed = count_outcomes(session, run_id, "failed")
             session.flush()
-            return run_infos(session, [run])[0]
+            info = run_infos(session, [run])[0]
+            stamp = (run.status, run.finished_at)
+        scored, self._scored_results = self._scored_results, None
+        if scored is not None and scored[0] == run_id:
+            self._keep_results(run_id, stamp, scored[1])
+        return info
 
     def add_evaluation(self, run_id: int, evaluation: EvaluationRecord) -> RunInfo:
         """Store another evaluation of a finished run (``rescore``); it becomes the shown one."""

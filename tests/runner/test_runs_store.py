@@ -7,7 +7,7 @@ import sys
 from datetime import timedelta
 
 import pytest
-from sqlalchemy import update
+from sqlalchemy import delete, update
 
 from evalplat.db.models import Baseline, Config, Run, TestSet
 from evalplat.errors import InputError, NotFoundError
@@ -197,3 +197,35 @@ def test_results_of_some_queries_are_read_alone_or_taken_from_a_kept_run(db_url:
             by_key = got.sort_values(["query_id", "rank"]).reset_index(drop=True)
             assert by_key.astype(str).values.tolist() == expected.astype(str).values.tolist()
     assert alone[len(some)]["rank"].tolist() == [1, 2, 3, 4, 5, 6, 7, 8, 9, 10] * 3
+
+
+def _behind_the_stores_back(db_url: str, run_id: int) -> None:
+    """Delete the run's results through another store: only a kept frame still has them."""
+    from evalplat.db.models import Result
+
+    with Store.open(db_url) as other, other.session() as session:
+        session.execute(delete(Result).where(Result.run_id == run_id))
+
+
+@pytest.mark.parametrize("batch_after_read", [False, True])
+def test_results_read_to_score_a_run_are_kept_for_its_comparison(
+    db_url: str, batch_after_read: bool
+) -> None:
+    """The runner reads a running run's results whole to score it; finishing the run keeps
+    them, so the comparison that follows does not read a million rows again, unless a batch
+    was stored after that read."""
+    ok = [QueryOutcome(f"q{n}", "ok", [(f"d{n}", 1.0)]) for n in range(9)]
+    with Store.open(db_url) as store:
+        run_id, version_id = _new_run(store)
+        store.record_outcomes(run_id, ok)
+        scored = store.load_results(run_id)
+        assert len(scored) == 9
+        if batch_after_read:
+            store.record_outcomes(run_id, [QueryOutcome("q9", "ok", [("d9", 1.0)])])
+        store.finish_run(run_id, "complete", evaluation=_evaluation(version_id, 1.0))
+        _behind_the_stores_back(db_url, run_id)
+        after = store.load_results(run_id)
+    if batch_after_read:
+        assert after.empty  # read again, from the database
+    else:
+        assert after["doc_id"].tolist() == [f"d{n}" for n in range(9)]
