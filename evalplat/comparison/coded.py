@@ -191,12 +191,12 @@ def coded_bound(
             np.concatenate([judged, extra]),
             np.concatenate([coded.judgments.value, np.ones(len(extra), dtype=np.int64)]),
         )
-        for side, rows in sides.items():
-            run = (coded.topic[rows.query], keys[side], rows.value)
-            scored = score_coded(coded.topics, qrels, run, names)
-            if scored is None:
-                return None
-            frames[side].append(scored)
+        runs = [(coded.topic[rows.query], keys[side], rows.value) for side, rows in sides.items()]
+        scored = score_coded(coded.topics, qrels, runs, names)
+        if scored is None:
+            return None
+        for side, frame in zip(sides, scored, strict=True):
+            frames[side].append(frame)
         for name in names:
             depths[name] = k
             counts[0][name] = len(new)

@@ -25,14 +25,15 @@ _INPUTS = {"judgments", "ranking"}
 def score_coded(
     topics: Sequence[str],
     qrels: tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]],
-    run: tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]],
+    runs: Sequence[tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]],
     metrics: Sequence[str],
-) -> pd.DataFrame | None:
-    """Per-query scores (``query_id, metric, value``, as ``Evaluation.per_query``) of ``run``
-    against ``qrels``, or None when ``evaluate`` must decide (module doc).
+) -> list[pd.DataFrame] | None:
+    """Per-query scores (``query_id, metric, value``, as ``Evaluation.per_query``) of each of
+    ``runs`` against ``qrels``, or None when ``evaluate`` must decide for any (module doc). The
+    judgments are checked and sorted once for all the runs.
 
     ``topics``: the topic ids, sorted; ``qrels``: (topic code, pair key, grade) per judgment;
-    ``run``: (topic code, pair key, rank) per result. A topic code is the index in ``topics``,
+    each run: (topic code, pair key, rank) per result. A topic code is the index in ``topics``,
     -1 for a query that is not a topic; a pair key is one integer per (query, document).
     """
     import numpy as np
@@ -46,34 +47,40 @@ def score_coded(
     if any(not set(m.spec.inputs) <= _INPUTS for m in chosen):
         return None
     qrels_topic, qrels_key, grade = qrels
-    run_topic, run_key, rank = run
-    if not (_unique(qrels_key[qrels_topic < 0]) and _unique(run_key[run_topic < 0])):
+    if not _unique(qrels_key[qrels_topic < 0]):
         return None
     inside = qrels_topic >= 0
     qrels_topic, qrels_key, grade = qrels_topic[inside], qrels_key[inside], grade[inside]
-    inside = run_topic >= 0
-    run_topic, run_key, rank = run_topic[inside], run_key[inside], rank[inside]
-    if not (_unique(qrels_key) and _unique(run_key)):
+    if not _unique(qrels_key):
         return None
     if grade.size and (grade.max() > np.iinfo(np.int32).max or grade.min() <= UNJUDGED):
         return None
     grade32 = grade.astype(np.int32)
-    run_grade = np.full(len(run_key), UNJUDGED, dtype=np.int32)
-    if len(qrels_key) and len(run_key):
-        by_key = np.argsort(qrels_key)
-        ordered = qrels_key[by_key]
-        position = np.minimum(np.searchsorted(ordered, run_key), len(ordered) - 1)
-        found = ordered[position] == run_key
-        run_grade[found] = grade32[by_key[position[found]]]
-    order = np.lexsort((rank.astype(np.float64), run_topic))
+    by_key = np.argsort(qrels_key)
+    ordered = qrels_key[by_key]
     n = len(topics)
-    inputs = MeasureInputs(
-        n,
-        Ranking(n, run_topic[order].astype(np.int32), run_grade[order]),
-        Judgments(n, qrels_topic.astype(np.int32), grade32),
-    )
-    values, means = measure(chosen, inputs, np.ones(n, dtype=bool), np.ones(n))
-    return Evaluation(chosen, list(topics), values, means, {"ordering": "given"}).per_query
+    judgments = Judgments(n, qrels_topic.astype(np.int32), grade32)
+    scored: list[pd.DataFrame] = []
+    for run_topic, run_key, rank in runs:
+        if not _unique(run_key[run_topic < 0]):
+            return None
+        inside = run_topic >= 0
+        run_topic, run_key, rank = run_topic[inside], run_key[inside], rank[inside]
+        if not _unique(run_key):
+            return None
+        run_grade = np.full(len(run_key), UNJUDGED, dtype=np.int32)
+        if len(ordered) and len(run_key):
+            position = np.minimum(np.searchsorted(ordered, run_key), len(ordered) - 1)
+            found = ordered[position] == run_key
+            run_grade[found] = grade32[by_key[position[found]]]
+        order = np.lexsort((rank.astype(np.float64), run_topic))
+        inputs = MeasureInputs(
+            n, Ranking(n, run_topic[order].astype(np.int32), run_grade[order]), judgments
+        )
+        values, means = measure(chosen, inputs, np.ones(n, dtype=bool), np.ones(n))
+        evaluation = Evaluation(chosen, list(topics), values, means, {"ordering": "given"})
+        scored.append(evaluation.per_query)
+    return scored
 
 
 def _unique(keys: NDArray[np.int64]) -> bool:
