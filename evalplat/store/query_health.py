@@ -44,7 +44,12 @@ _FINISHED = ("complete", "partial")
 
 
 class QueryHealthMixin(StoreBase):
-    """``Store.query_health_inputs``: what the monthly read of a config needs."""
+    """``Store.query_health_inputs``: what the monthly read of a config needs.
+
+    The top ``k`` of the configs' latest runs is the same for every config on a test set: the
+    last one read is kept, keyed by those runs (and whether their results were pruned), the
+    version and ``k``, so a report site with twenty configs reads it once, not twenty times.
+    """
 
     def query_health_inputs(
         self,
@@ -74,7 +79,7 @@ class QueryHealthMixin(StoreBase):
             if session.scalar(select(TestSet.id).where(TestSet.name == test_set)) is None:
                 raise NotFoundError(f"no test set named '{test_set}'")
             window_runs = session.execute(
-                select(Config.name, Run.id, Run.started_at)
+                select(Config.name, Run.id, Run.results_pruned_at)
                 .join(ConfigVersion, Run.config_version_id == ConfigVersion.id)
                 .join(Config, ConfigVersion.config_id == Config.id)
                 .join(TestSetVersion, Run.test_set_version_id == TestSetVersion.id)
@@ -116,7 +121,13 @@ class QueryHealthMixin(StoreBase):
                 ).all(),
                 columns=["query_id", "text", "weight", "tags"],
             )
-            top = _top(session, {r: c for c, r in latest_of.items()}, version_id, k)
+            # every config's page of the test set reads the same top k: read once per store
+            pruned = {run_id: when for _, run_id, when in window_runs}
+            key = (tuple((r, c, pruned[r]) for c, r in latest_of.items()), version_id, k)
+            if self._top_cache is None or self._top_cache[0] != key:
+                latest = {r: c for c, r in latest_of.items()}
+                self._top_cache = (key, _top(session, latest, version_id, k))
+            top = self._top_cache[1]
             target = _target(session, runs[-1], name, target)
         scores["run_id"] = scores.pop("evaluation_id").map({evaluations[r]: r for r in runs})
         return HealthInputs(

@@ -204,3 +204,31 @@ def test_a_window_needs_a_number_and_a_known_unit(text: str) -> None:
 def test_a_page_built_from_plain_data_is_deterministic() -> None:
     health = query_health(_inputs([[0.2, 0.4], [1.0, 0.0]]))
     assert health_html(health_page(health)) == health_html(health_page(health))
+
+
+def test_the_configs_top_k_is_read_once_per_store_until_a_run_is_pruned(planted: str) -> None:
+    """Every config's read on a test set shares the top k of all configs' latest runs: the
+    store keeps the last one, keyed by those runs, and reads again when one is pruned."""
+    from datetime import timedelta
+
+    from sqlalchemy import update
+
+    from evalplat.db.models import Baseline, Run
+    from evalplat.store import Store
+    from evalplat.store.base import utcnow
+
+    since = timedelta(days=30)
+    with Store.open(planted) as fresh:
+        alone = fresh.query_health_inputs("beta", "topics", since).top
+    with Store.open(planted) as store:
+        alpha = store.query_health_inputs("alpha", "topics", since)
+        beta = store.query_health_inputs("beta", "topics", since)
+        assert beta.top is alpha.top  # kept, not read again
+        assert beta.top.equals(alone)
+        assert set(beta.top["config"]) == {"alpha", "beta"}
+        with store.session() as session:  # age every run so retention prunes the latest ones
+            session.execute(update(Run).values(finished_at=utcnow() - timedelta(days=9)))
+            assert session.query(Baseline).count() == 0
+        assert store.prune_results(7)
+        after = store.query_health_inputs("beta", "topics", since).top
+    assert after is not alpha.top and after.empty
