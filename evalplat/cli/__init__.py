@@ -64,7 +64,7 @@ _COMMAND_MODULES: list[tuple[str, str | None]] = [
 ]
 
 # The module behind each name the root accepts, so that a command line loads and converts the
-# one module it names (tests/cli/test_startup.py keeps this in step with the modules)
+# one module it names (tests/cli/test_entry_point.py keeps this in step with the modules)
 MODULE_OF: dict[str, str] = {
     **{name: "evalplat.cli.db" for name in ("init", "db")},
     **{name: "evalplat.cli.run" for name in ("run", "import-run", "rescore", "runs")},
