@@ -27,7 +27,19 @@ def _start_run(db_url: str) -> subprocess.Popen[bytes]:
                "--testset", "small", "--concurrency", "1", "--db", db_url]  # fmt: skip
     for metric in METRICS:
         command += ["--metric", metric]
-    return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    return subprocess.Popen(
+        command,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        preexec_fn=_default_sigint,
+    )
+
+
+def _default_sigint() -> None:
+    """Give the child Ctrl-C's default disposition. A suite started in the background by a
+    shell without job control inherits SIGINT ignored, and Python keeps ignoring a SIGINT that
+    was ignored when it started (as ``nohup`` intends): the child would never see Ctrl-C."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def _wait_for_progress(store: Store, done: int, process: subprocess.Popen[bytes]) -> int:
