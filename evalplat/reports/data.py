@@ -245,8 +245,8 @@ def run_page(
     from evalplat.metrics.registry import parse
 
     # plain lists first: iterating Arrow-backed columns value by value is several times slower
-    score_rows = zip(*(scores[c].tolist() for c in ("query_id", "metric", "value")), strict=True)
-    scored = list(dict.fromkeys(str(m) for m in scores["metric"].tolist())) or list(means)
+    query_ids, metrics, numbers = (scores[c].tolist() for c in ("query_id", "metric", "value"))
+    scored = list(dict.fromkeys(str(m) for m in metrics)) or list(means)
     # the order the run asked for its metrics in, then any other scored metric
     metric_names = [m for m in order if m in scored] + [m for m in scored if m not in order]
     parsed = {name: parse(name) for name in metric_names}
@@ -258,7 +258,7 @@ def run_page(
         if name in means
     )
     values: dict[str, dict[str, float]] = {}
-    for q, metric, v in score_rows:
+    for q, metric, v in zip(query_ids, metrics, numbers, strict=True):
         values.setdefault(str(metric), {})[str(q)] = float(v)
     latency_by_query = {
         str(q): (
