@@ -264,7 +264,7 @@ def read_frame(
     if not session.info.get("wrote"):  # committed data only: another connection sees it too
         arrow = _adbc_sqlite(session, str(compiled), positional, columns)
         if arrow is not None:
-            return _typed(arrow, types)
+            return typed_frame(arrow, types)
     cursor = raw.cursor()
     try:
         rows = cursor.execute(str(compiled), positional).fetchall()
@@ -272,7 +272,7 @@ def read_frame(
         cursor.close()
     values = list(zip(*rows, strict=True)) if rows else [() for _ in columns]
     frame = pd.DataFrame(dict(zip(columns, values, strict=True)))
-    return _typed(frame, types)
+    return typed_frame(frame, types)
 
 
 def _adbc_sqlite(
@@ -317,7 +317,7 @@ def _copy_out(
     arrow_types = {"str": pa.string(), "int64": pa.int64(), "float64": pa.float64()}
     if not buffer.getbuffer().nbytes:  # no rows: pyarrow refuses an empty CSV
         schema = pa.schema([(c, arrow_types[types.get(c, "str")]) for c in columns])
-        return _typed(schema.empty_table().to_pandas(), types)
+        return typed_frame(schema.empty_table().to_pandas(), types)
     table = pacsv.read_csv(
         io.BytesIO(buffer.getvalue()),
         read_options=pacsv.ReadOptions(column_names=list(columns)),
@@ -328,10 +328,10 @@ def _copy_out(
         ),
     )
     frame: pd.DataFrame = table.to_pandas()
-    return _typed(frame, types)
+    return typed_frame(frame, types)
 
 
-def _typed(frame: pd.DataFrame, types: Mapping[str, str]) -> pd.DataFrame:
+def typed_frame(frame: pd.DataFrame, types: Mapping[str, str]) -> pd.DataFrame:
     import pandas as pd
 
     for name, kind in types.items():

@@ -1,0 +1,148 @@
+"""A finished run's results are kept a second time as Arrow IPC (``evalplat.store.result_copy``):
+read back they are the very frame the ``result`` table gives, and the copy goes whenever the
+rows it copies change (a resumed run, retention), on both databases."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pandas.testing as pdt
+import pytest
+from sqlalchemy import delete, func, select
+
+from evalplat.db.models import Result, ResultCopy
+from evalplat.errors import InputError
+from evalplat.store import EvaluationRecord, QueryOutcome, Store
+from evalplat.store import result_copy as copies
+from evalplat.store.base import utcnow
+
+from ..runner.helpers import small_content
+
+
+def _outcomes(queries: range) -> list[QueryOutcome]:
+    """Ranked hits with the awkward values a copy must keep: no score, a score of NaN's
+    neighbours, non-ASCII and tab-holding ids, an id that only differs by case."""
+    found = []
+    for n in queries:
+        hits: list[tuple[str, float | None]] = [
+            (f"d{n}", 2.5),
+            (f"doc é {n}", None),
+            (f"D{n}", -0.0),
+            (f"tab\t{n}", 1e-300),
+        ]
+        found.append(QueryOutcome(f"q{n}", "ok", hits))
+    return found
+
+
+def _run(store: Store) -> tuple[int, int]:
+    store.import_test_set("small", small_content())
+    store.add_config("engine", "python", {"function": "json:loads"})
+    version_id = store.test_set_version_id("small")
+    run_id = store.create_run(
+        store.config_version_id("engine"), version_id, depth=10, queries_total=10
+    )
+    return run_id, version_id
+
+
+def _evaluation(version_id: int) -> EvaluationRecord:
+    return EvaluationRecord(version_id, [("P@1", "q0", 1.0)], {"P@1": (1.0, 1)})
+
+
+def _parts(store: Store, run_id: int) -> int:
+    with store.session() as session:
+        query = select(func.count()).select_from(ResultCopy).where(ResultCopy.run_id == run_id)
+        return int(session.scalar(query) or 0)
+
+
+def _from_table(db_url: str, run_id: int, monkeypatch: pytest.MonkeyPatch) -> object:
+    """The run's results as the ``result`` table gives them (the copy not consulted)."""
+    import evalplat.store.run_reads as run_reads
+
+    with monkeypatch.context() as patch:
+        patch.setattr(run_reads, "read_copy", lambda *_: None)
+        with Store.open(db_url) as store:
+            return store.load_results(run_id)
+
+
+def _scored_and_finished(store: Store, queries: range) -> int:
+    run_id, version_id = _run(store)
+    store.record_outcomes(run_id, _outcomes(queries))
+    store.load_results(run_id)  # read whole to score it, as the runner does
+    store.finish_run(run_id, "complete", evaluation=_evaluation(version_id))
+    return run_id
+
+
+def test_a_scored_run_is_copied_and_read_back_as_the_table_gives_it(
+    db_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(copies, "PART_ROWS", 7)  # several parts, the last one short
+    with Store.open(db_url) as store:
+        run_id = _scored_and_finished(store, range(10))
+        assert _parts(store, run_id) == 6  # 40 rows in parts of 7
+    with Store.open(db_url) as store:
+        copied = store.load_results(run_id)
+        # the copy alone answers: with the table emptied behind its back it still reads whole
+        with store.session() as session:
+            session.execute(delete(Result).where(Result.run_id == run_id))
+    with Store.open(db_url) as store:
+        assert len(store.load_results(run_id)) == 40
+    assert copied["score"].isna().sum() == 10
+    assert "doc é 3" in set(copied["doc_id"])
+
+
+def test_the_copy_is_exactly_the_table_read(db_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    with Store.open(db_url) as store:
+        run_id = _scored_and_finished(store, range(10))
+    with Store.open(db_url) as store:
+        copied = store.load_results(run_id)
+    pdt.assert_frame_equal(copied, _from_table(db_url, run_id, monkeypatch), check_exact=True)
+
+
+def test_a_run_finished_without_being_read_whole_has_no_copy(db_url: str) -> None:
+    with Store.open(db_url) as store:
+        run_id, _ = _run(store)
+        store.record_outcomes(run_id, _outcomes(range(3)))
+        store.finish_run(run_id, "failed", error="the engine went away")
+        assert _parts(store, run_id) == 0
+        assert len(store.load_results(run_id)) == 12  # from the table
+
+
+def test_resuming_a_run_drops_its_copy_and_finishing_again_copies_all_of_it(
+    db_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with Store.open(db_url) as store:
+        run_id, version_id = _run(store)
+        store.record_outcomes(run_id, _outcomes(range(5)))
+        store.load_results(run_id)
+        store.finish_run(run_id, "partial", error="5 of 10 queries failed")
+        assert _parts(store, run_id) == 1
+        store.reopen_run(run_id)
+        assert _parts(store, run_id) == 0
+        store.record_outcomes(run_id, _outcomes(range(5, 10)))
+        store.load_results(run_id)
+        store.finish_run(run_id, "complete", evaluation=_evaluation(version_id))
+        assert _parts(store, run_id) == 1
+    with Store.open(db_url) as store:
+        copied = store.load_results(run_id)
+    assert len(copied) == 40
+    pdt.assert_frame_equal(copied, _from_table(db_url, run_id, monkeypatch), check_exact=True)
+
+
+def test_a_batch_stored_after_the_copy_drops_it(db_url: str) -> None:
+    """Nothing but a resume stores into a finished run; should anything, the copy would be
+    stale, so every stored batch drops it and reads fall back to the table."""
+    with Store.open(db_url) as store:
+        run_id = _scored_and_finished(store, range(5))
+        store.record_outcomes(run_id, _outcomes(range(5, 7)))
+        assert _parts(store, run_id) == 0
+    with Store.open(db_url) as store:
+        assert len(store.load_results(run_id)) == 28
+
+
+def test_retention_drops_the_copy_with_the_results(db_url: str) -> None:
+    with Store.open(db_url) as store:
+        run_id = _scored_and_finished(store, range(3))
+        assert store.prune_results(30, now=utcnow() + timedelta(days=31)) == [run_id]
+        assert _parts(store, run_id) == 0
+        with pytest.raises(InputError, match="pruned"):
+            store.load_results(run_id)
