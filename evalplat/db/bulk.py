@@ -74,9 +74,12 @@ def bulk_insert(
         cursor.close()
 
 
-def insert_columns(session: Session, model: type[Base], columns: Mapping[str, Any]) -> int:
+def insert_columns(
+    session: Session, model: type[Base], columns: Mapping[str, Any], *, key_sorted: bool = False
+) -> int:
     """Insert columns (name → pyarrow array, NumPy array, pandas Series or list; a scalar is
     repeated) into ``model``'s table, in the session's transaction. Returns the row count.
+    ``key_sorted``: the rows come in primary key order already (byte order), not sorted again.
 
     Missing values (None, NaN, NA) become NULL.
     """
@@ -90,7 +93,7 @@ def insert_columns(session: Session, model: type[Base], columns: Mapping[str, An
         if table.num_rows == 0:
             return 0
         mark_written(session)
-        table = _sorted(table, _leading_key(model, arrays))
+        table = _sorted(table, [] if key_sorted else _leading_key(model, arrays))
         options = pacsv.WriteOptions(include_header=False, quoting_style="needed")
         statement = f"COPY {model.__tablename__} ({names}) FROM STDIN (FORMAT csv)"
         with raw.cursor() as cursor, cursor.copy(statement) as copy:
@@ -107,7 +110,7 @@ def insert_columns(session: Session, model: type[Base], columns: Mapping[str, An
             return 0
         mark_written(session)
         constants = {n: v for n, v in columns.items() if _is_scalar(v)}
-        table = _sorted(_no_null_types(table), _leading_key(model, arrays))
+        table = _sorted(_no_null_types(table), [] if key_sorted else _leading_key(model, arrays))
         if staged_insert(session, raw, model.__tablename__, list(columns), table, constants):
             return int(table.num_rows)
     values, length = _python_columns(columns)

@@ -85,6 +85,7 @@ __all__ = [
     "JudgeCalibration",
     "JudgeGrade",
     "Judgment",
+    "JudgmentCopy",
     "Lock",
     "MetricMean",
     "Name",
@@ -309,12 +310,26 @@ class Result(Base):
 class ResultCopy(Base):
     """A finished run's ranked results (``query_id, doc_id, rank, score``) as Arrow IPC streams,
     ``part`` 0, 1, ... in order: read in one fetch instead of a million rows
-    (``evalplat.store.result_copy``). ``result`` stays the record; this is a copy of it, made
+    (``evalplat.store.copies``). ``result`` stays the record; this is a copy of it, made
     when the run finishes and dropped whenever its rows change (resume, retention)."""
 
     __tablename__ = "result_copy"
 
     run_id: Mapped[int] = mapped_column(ForeignKey("run.id", ondelete="CASCADE"), primary_key=True)
+    part: Mapped[int] = mapped_column(Integer, primary_key=True)
+    data: Mapped[bytes] = mapped_column(LargeBinary)
+
+
+class JudgmentCopy(Base):
+    """A test set version's judgments (``query_id, doc_id, grade, source``) as Arrow IPC streams,
+    ``part`` 0, 1, ... in order, made when the version is imported (``evalplat.store.copies``);
+    ``judgment`` stays the record."""
+
+    __tablename__ = "judgment_copy"
+
+    test_set_version_id: Mapped[int] = mapped_column(
+        ForeignKey("test_set_version.id", ondelete="CASCADE"), primary_key=True
+    )
     part: Mapped[int] = mapped_column(Integer, primary_key=True)
     data: Mapped[bytes] = mapped_column(LargeBinary)
 

@@ -57,19 +57,23 @@ class StoreBase:
 
         from evalplat.db.bulk import read_frame
         from evalplat.db.models import Judgment
+        from evalplat.store.copies import read_judgments
 
         stamp = (version.content_hash, version.created_at)
         cached = self._judgments_cache.get(version.id)
         if cached is not None and cached[0] == stamp:
             return cached[1]
-        frame = read_frame(
-            session,
-            select(Judgment.query_id, Judgment.doc_id, Judgment.grade, Judgment.source)
-            .where(Judgment.test_set_version_id == version.id)
-            .order_by(Judgment.query_id, Judgment.doc_id),
-            ["query_id", "doc_id", "grade", "source"],
-            {"query_id": "str", "doc_id": "str", "grade": "int64", "source": "str"},
-        )
+        types = {"query_id": "str", "doc_id": "str", "grade": "int64", "source": "str"}
+        frame = read_judgments(session, version.id, types)
+        if frame is None:  # imported before versions kept a copy
+            frame = read_frame(
+                session,
+                select(Judgment.query_id, Judgment.doc_id, Judgment.grade, Judgment.source)
+                .where(Judgment.test_set_version_id == version.id)
+                .order_by(Judgment.query_id, Judgment.doc_id),
+                list(types),
+                types,
+            )
         if not session.info.get("wrote"):  # committed rows only
             self._judgments_cache = {version.id: (stamp, frame)}
         return frame

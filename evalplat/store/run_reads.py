@@ -13,7 +13,7 @@ from evalplat.db.bulk import read_frame
 from evalplat.db.models import Baseline, QueryScore, Result, Run, RunQuery
 from evalplat.errors import InputError
 from evalplat.store.base import StoreBase, utcnow
-from evalplat.store.result_copy import drop_copies, read_copy
+from evalplat.store.copies import drop_results, read_results
 from evalplat.store.run_rows import FINAL_STATUSES, latest_evaluations, run_row
 
 if TYPE_CHECKING:
@@ -82,7 +82,7 @@ class RunReadsMixin(StoreBase):
             # as asked, and never kept
             final = run.status in FINAL_STATUSES
             read = list(RESULT_TYPES) if final else wanted
-            frame = read_copy(session, run_id, RESULT_TYPES) if final else None
+            frame = read_results(session, run_id, RESULT_TYPES) if final else None
             if frame is None:
                 frame = read_frame(
                     session,
@@ -144,7 +144,7 @@ class RunReadsMixin(StoreBase):
             )
             if run_ids:
                 session.execute(delete(Result).where(Result.run_id.in_(run_ids)))
-                drop_copies(session, run_ids)
+                drop_results(session, run_ids)
                 session.execute(
                     update(Run).where(Run.id.in_(run_ids)).values(results_pruned_at=now)
                 )

@@ -40,8 +40,8 @@ from evalplat.errors import InputError, NotFoundError
 from evalplat.searchers.configs import content_hash
 from evalplat.store.base import claim_name, utcnow
 from evalplat.store.configs import resolve_config_version
+from evalplat.store.copies import drop_results, keep_results
 from evalplat.store.refs import VersionRef, check_label, check_name, parse_version_ref
-from evalplat.store.result_copy import drop_copies, keep_copy
 from evalplat.store.run_reads import RunReadsMixin
 from evalplat.store.run_rows import (
     FINAL_STATUSES,
@@ -140,7 +140,7 @@ class RunsMixin(RunReadsMixin):
                 outcome_rows,
             )
             if result_columns is not None:
-                drop_copies(session, [run_id])  # a resumed run: its results change
+                drop_results(session, [run_id])  # a resumed run: its results change
                 insert_columns(session, Result, result_columns)
             failed = sum(1 for o in outcomes if o.status != "ok")
             if failed:
@@ -181,7 +181,7 @@ class RunsMixin(RunReadsMixin):
             session.execute(
                 delete(RunQuery).where(RunQuery.run_id == run_id, RunQuery.status != "ok")
             )
-            drop_copies(session, [run_id])
+            drop_results(session, [run_id])
             run.status = "running"
             run.host = socket.gethostname()
             run.pid = os.getpid()
@@ -204,7 +204,7 @@ class RunsMixin(RunReadsMixin):
 
         Results this store read whole to score the run, with no batch stored since, become the
         finished run's kept results (``load_results``): its comparison does not read them again,
-        and they are stored as the run's copy (``evalplat.store.result_copy``) for later reads.
+        and they are stored as the run's copy (``evalplat.store.copies``) for later reads.
         """
         if status not in FINAL_STATUSES:
             raise ValueError(f"not a final run status: {status!r}")
@@ -221,7 +221,7 @@ class RunsMixin(RunReadsMixin):
             run.heartbeat_at = run.finished_at
             run.queries_failed = count_outcomes(session, run_id, "failed")
             if scored is not None:
-                keep_copy(session, run_id, scored[1])
+                keep_results(session, run_id, scored[1])
             session.flush()
             info = run_infos(session, [run])[0]
             stamp = (run.status, run.finished_at)

@@ -12,7 +12,7 @@ from sqlalchemy import func, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
-from evalplat.db.bulk import bulk_insert_frame, read_frame
+from evalplat.db.bulk import bulk_insert_frame, insert_columns, read_frame
 from evalplat.db.models import (
     Corpus,
     Document,
@@ -24,6 +24,7 @@ from evalplat.db.models import (
 )
 from evalplat.errors import InputError, NotFoundError
 from evalplat.store.base import StoreBase, claim_name, utcnow
+from evalplat.store.copies import judgment_table, keep_judgments
 from evalplat.store.refs import VersionRef, check_name, parse_version_ref, pick_version
 from evalplat.testsets.raters import DEFAULT_GRADE_RULE
 
@@ -299,10 +300,12 @@ def _insert_queries(session: Session, version_id: int, queries: pd.DataFrame) ->
 
 
 def _insert_judgments(session: Session, version_id: int, judgments: pd.DataFrame) -> None:
-    frame = judgments[["query_id", "doc_id", "grade"]].copy()
-    frame["source"] = judgments.get("source")
-    frame.insert(0, "test_set_version_id", version_id)
-    bulk_insert_frame(session, Judgment, frame)
+    """The version's judgments, and their copy (``evalplat.store.copies``), sorted once."""
+    table = judgment_table(judgments)
+    columns: dict[str, Any] = {"test_set_version_id": version_id}
+    columns.update((name, table.column(name)) for name in table.column_names)
+    insert_columns(session, Judgment, columns, key_sorted=True)
+    keep_judgments(session, version_id, table)
 
 
 def _insert_ratings(session: Session, version_id: int, judgments: pd.DataFrame) -> None:

@@ -9,7 +9,16 @@ import pytest
 from sqlalchemy import func, select
 
 from evalplat.db.bulk import insert_columns, read_frame
-from evalplat.db.models import Document, Judgment, Query, Result, RunQuery, TestSet, TestSetVersion
+from evalplat.db.models import (
+    Document,
+    Judgment,
+    JudgmentCopy,
+    Query,
+    Result,
+    RunQuery,
+    TestSet,
+    TestSetVersion,
+)
 from evalplat.db.sqlite_stage import MIN_STAGED_ROWS
 from evalplat.store import QueryOutcome, Store
 from evalplat.testsets.content import TestSetContent
@@ -54,7 +63,7 @@ def _count(store: Store, model: type) -> int:
 def test_a_test_set_import_failing_at_its_last_judgment_leaves_nothing(store: Store) -> None:
     with pytest.raises(Exception, match=r"(?i)null"):
         store.import_test_set("broken", _content(ROWS, broken=True))
-    for model in (TestSet, TestSetVersion, Query, Judgment, Document):
+    for model in (TestSet, TestSetVersion, Query, Judgment, JudgmentCopy, Document):
         assert _count(store, model) == 0, model.__tablename__
     # the same content without the bad row imports whole
     store.import_test_set("broken", _content(ROWS))

@@ -1,4 +1,4 @@
-"""A finished run's results are kept a second time as Arrow IPC (``evalplat.store.result_copy``):
+"""A finished run's results are kept a second time as Arrow IPC (``evalplat.store.copies``):
 read back they are the very frame the ``result`` table gives, and the copy goes whenever the
 rows it copies change (a resumed run, retention), on both databases."""
 
@@ -12,8 +12,7 @@ from sqlalchemy import delete, func, select
 
 from evalplat.db.models import Result, ResultCopy
 from evalplat.errors import InputError
-from evalplat.store import EvaluationRecord, QueryOutcome, Store
-from evalplat.store import result_copy as copies
+from evalplat.store import EvaluationRecord, QueryOutcome, Store, copies
 from evalplat.store.base import utcnow
 
 from ..runner.helpers import small_content
@@ -59,7 +58,7 @@ def _from_table(db_url: str, run_id: int, monkeypatch: pytest.MonkeyPatch) -> ob
     import evalplat.store.run_reads as run_reads
 
     with monkeypatch.context() as patch:
-        patch.setattr(run_reads, "read_copy", lambda *_: None)
+        patch.setattr(run_reads, "read_results", lambda *_: None)
         with Store.open(db_url) as store:
             return store.load_results(run_id)
 
@@ -146,3 +145,58 @@ def test_retention_drops_the_copy_with_the_results(db_url: str) -> None:
         assert _parts(store, run_id) == 0
         with pytest.raises(InputError, match="pruned"):
             store.load_results(run_id)
+
+
+def _graded_content() -> object:
+    """Judgments out of byte order, from several sources for one pair, with ids whose byte
+    order differs from a dictionary's (capitals, accents)."""
+    import pandas as pd
+
+    from evalplat.testsets.content import TestSetContent
+
+    ids = ["q2", "Q1", "q10", "é"]
+    judgments = pd.DataFrame(
+        {
+            "query_id": ["q10", "q2", "Q1", "é", "q2", "q2"],
+            "doc_id": ["b", "a", "z", "d", "B", "B"],
+            "grade": [1, 0, 3, 2, 1, 2],
+            "source": [None, "ann", None, "bob", "ann", "bob"],
+        }
+    )
+    queries = pd.DataFrame(
+        {"query_id": ids, "text": ids, "weight": [float("nan")] * 4, "tags": [None] * 4}
+    )
+    return TestSetContent(queries=queries, judgments=judgments, grade_rule="max")
+
+
+@pytest.mark.parametrize("several_sources", [False, True])
+def test_an_imported_version_reads_its_judgments_from_a_copy_equal_to_the_table(
+    db_url: str, monkeypatch: pytest.MonkeyPatch, several_sources: bool
+) -> None:
+    from evalplat.db.models import Judgment, JudgmentCopy, TestSetVersion
+
+    content = _graded_content() if several_sources else small_content()
+    with Store.open(db_url) as store:
+        store.import_test_set("graded", content)  # type: ignore[arg-type]
+        with store.session() as session:
+            version = session.scalars(select(TestSetVersion)).one()
+            copied = store._judgments(session, version)
+            parts = session.scalar(select(func.count()).select_from(JudgmentCopy))
+            # the copy alone answers: a store reading afresh sees it with the table emptied
+            session.execute(delete(Judgment))
+            fresh = Store.open(db_url)
+            try:
+                assert len(fresh._judgments(session, version)) == len(copied)
+            finally:
+                fresh.close()
+            session.rollback()
+        with monkeypatch.context() as patch:
+            patch.setattr(copies, "read_judgments", lambda *_: None)
+            with Store.open(db_url) as plain, plain.session() as session:
+                version = session.scalars(select(TestSetVersion)).one()
+                from_table = plain._judgments(session, version)
+    assert parts == 1
+    pdt.assert_frame_equal(copied, from_table, check_exact=True)
+    if several_sources:
+        assert copied["query_id"].tolist() == ["Q1", "q10", "q2", "q2", "é"]
+        assert copied["doc_id"].tolist() == ["z", "b", "B", "a", "d"]
