@@ -45,6 +45,10 @@ def upgrade() -> None:
         ),
         sa.PrimaryKeyConstraint("test_set_version_id", "part", name=op.f("pk_judgment_copy")),
     )
+    if op.get_bind().dialect.name == "postgresql":
+        # Arrow IPC gains little from the server's compression, which halves the write speed
+        for table in ("result_copy", "judgment_copy"):
+            op.execute(f"ALTER TABLE {table} ALTER COLUMN data SET STORAGE EXTERNAL")
 
 
 def downgrade() -> None:
