@@ -12,6 +12,7 @@ from typing import Any
 
 import pandas as pd
 
+from evalplat.store import Store
 from evalplat.testsets.content import TestSetContent
 
 # Ten queries; query qN has relevant documents dN (grade 2) and dN+1 (grade 1).
@@ -39,6 +40,18 @@ def small_content(grades: dict[tuple[str, str], int] | None = None) -> TestSetCo
     )
     judgments["grade"] = judgments["grade"].astype("int64")
     return TestSetContent(queries=queries, judgments=judgments)
+
+
+def new_run(store: Store) -> tuple[int, int]:
+    """A running run of config ``engine`` over test set ``small`` (``small_content``), 10
+    queries at depth 10: its id and the test set version's."""
+    store.import_test_set("small", small_content())
+    store.add_config("engine", "python", {"function": "json:loads"})
+    version_id = store.test_set_version_id("small")
+    run_id = store.create_run(
+        store.config_version_id("engine"), version_id, depth=10, queries_total=10
+    )
+    return run_id, version_id
 
 
 def ranking(query_id: str, depth: int = 5) -> list[dict[str, Any]]:

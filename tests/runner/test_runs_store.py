@@ -14,17 +14,7 @@ from evalplat.errors import InputError, NotFoundError
 from evalplat.store import EvaluationRecord, QueryOutcome, Store
 from evalplat.store.base import utcnow
 
-from .helpers import small_content
-
-
-def _new_run(store: Store) -> tuple[int, int]:
-    store.import_test_set("small", small_content())
-    store.add_config("engine", "python", {"function": "json:loads"})
-    version_id = store.test_set_version_id("small")
-    run_id = store.create_run(
-        store.config_version_id("engine"), version_id, depth=10, queries_total=10
-    )
-    return run_id, version_id
+from .helpers import new_run
 
 
 def _evaluation(version_id: int, value: float) -> EvaluationRecord:
@@ -39,7 +29,7 @@ def _dead_pid() -> int:
 
 
 def test_outcomes_and_final_status_are_stored_with_the_evaluation(store: Store) -> None:
-    run_id, version_id = _new_run(store)
+    run_id, version_id = new_run(store)
     store.record_outcomes(
         run_id,
         [
@@ -62,7 +52,7 @@ def test_outcomes_and_final_status_are_stored_with_the_evaluation(store: Store) 
 def test_running_run_of_a_dead_process_is_listed_and_persisted_as_interrupted(
     store: Store,
 ) -> None:
-    run_id, _ = _new_run(store)
+    run_id, _ = new_run(store)
     with store.session() as session:
         session.execute(update(Run).where(Run.id == run_id).values(pid=_dead_pid()))
     assert [r.status for r in store.list_runs()] == ["interrupted"]
@@ -71,7 +61,7 @@ def test_running_run_of_a_dead_process_is_listed_and_persisted_as_interrupted(
 
 
 def test_running_run_with_a_stale_heartbeat_is_interrupted(store: Store) -> None:
-    run_id, _ = _new_run(store)
+    run_id, _ = new_run(store)
     assert store.run_info(run_id).status == "running"  # our own, fresh process
     old = utcnow() - timedelta(minutes=10)
     with store.session() as session:
@@ -84,7 +74,7 @@ def test_running_run_with_a_stale_heartbeat_is_interrupted(store: Store) -> None
 
 
 def test_reopen_keeps_ok_outcomes_and_forgets_failed_ones(store: Store) -> None:
-    run_id, _ = _new_run(store)
+    run_id, _ = new_run(store)
     store.record_outcomes(
         run_id, [QueryOutcome("q0", "ok", [("d0", 1.0)]), QueryOutcome("q1", "failed", error="x")]
     )
@@ -95,14 +85,14 @@ def test_reopen_keeps_ok_outcomes_and_forgets_failed_ones(store: Store) -> None:
 
 
 def test_reopen_refuses_a_complete_run(store: Store) -> None:
-    run_id, _ = _new_run(store)
+    run_id, _ = new_run(store)
     store.finish_run(run_id, "complete")
     with pytest.raises(InputError, match="already complete"):
         store.reopen_run(run_id)
 
 
 def test_run_references_resolve_latest_complete_and_baseline(store: Store) -> None:
-    first, version_id = _new_run(store)
+    first, version_id = new_run(store)
     store.finish_run(first, "complete")
     second = store.create_run(
         store.config_version_id("engine"), version_id, depth=10, queries_total=10
@@ -125,7 +115,7 @@ def test_run_references_resolve_latest_complete_and_baseline(store: Store) -> No
 
 
 def test_config_version_reference_names_that_versions_latest_complete_run(store: Store) -> None:
-    first, version_id = _new_run(store)  # engine v1
+    first, version_id = new_run(store)  # engine v1
     store.finish_run(first, "complete")
     store.add_config("engine", "python", {"function": "json:dumps"})  # engine v2
     v2 = store.config_version_id("engine@2")
@@ -151,7 +141,7 @@ def test_config_version_reference_names_that_versions_latest_complete_run(store:
 
 
 def test_retention_prunes_results_but_keeps_scores(store: Store) -> None:
-    run_id, version_id = _new_run(store)
+    run_id, version_id = new_run(store)
     store.record_outcomes(run_id, [QueryOutcome("q0", "ok", [("d0", 1.0), ("d1", 0.5)])])
     store.finish_run(run_id, "complete", evaluation=_evaluation(version_id, 0.25))
     assert store.prune_results(30) == []  # too recent
@@ -216,7 +206,7 @@ def test_results_read_to_score_a_run_are_kept_for_its_comparison(
     was stored after that read."""
     ok = [QueryOutcome(f"q{n}", "ok", [(f"d{n}", 1.0)]) for n in range(9)]
     with Store.open(db_url) as store:
-        run_id, version_id = _new_run(store)
+        run_id, version_id = new_run(store)
         store.record_outcomes(run_id, ok)
         scored = store.load_results(run_id)
         assert len(scored) == 9

@@ -15,7 +15,7 @@ from evalplat.errors import InputError
 from evalplat.store import EvaluationRecord, QueryOutcome, Store, copies
 from evalplat.store.base import utcnow
 
-from ..runner.helpers import small_content
+from ..runner.helpers import new_run, small_content
 
 
 def _outcomes(queries: range) -> list[QueryOutcome]:
@@ -31,16 +31,6 @@ def _outcomes(queries: range) -> list[QueryOutcome]:
         ]
         found.append(QueryOutcome(f"q{n}", "ok", hits))
     return found
-
-
-def _run(store: Store) -> tuple[int, int]:
-    store.import_test_set("small", small_content())
-    store.add_config("engine", "python", {"function": "json:loads"})
-    version_id = store.test_set_version_id("small")
-    run_id = store.create_run(
-        store.config_version_id("engine"), version_id, depth=10, queries_total=10
-    )
-    return run_id, version_id
 
 
 def _evaluation(version_id: int) -> EvaluationRecord:
@@ -64,7 +54,7 @@ def _from_table(db_url: str, run_id: int, monkeypatch: pytest.MonkeyPatch) -> ob
 
 
 def _scored_and_finished(store: Store, queries: range) -> int:
-    run_id, version_id = _run(store)
+    run_id, version_id = new_run(store)
     store.record_outcomes(run_id, _outcomes(queries))
     store.load_results(run_id)  # read whole to score it, as the runner does
     store.finish_run(run_id, "complete", evaluation=_evaluation(version_id))
@@ -99,7 +89,7 @@ def test_the_copy_is_exactly_the_table_read(db_url: str, monkeypatch: pytest.Mon
 
 def test_a_run_finished_without_being_read_whole_has_no_copy(db_url: str) -> None:
     with Store.open(db_url) as store:
-        run_id, _ = _run(store)
+        run_id, _ = new_run(store)
         store.record_outcomes(run_id, _outcomes(range(3)))
         store.finish_run(run_id, "failed", error="the engine went away")
         assert _parts(store, run_id) == 0
@@ -110,7 +100,7 @@ def test_resuming_a_run_drops_its_copy_and_finishing_again_copies_all_of_it(
     db_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     with Store.open(db_url) as store:
-        run_id, version_id = _run(store)
+        run_id, version_id = new_run(store)
         store.record_outcomes(run_id, _outcomes(range(5)))
         store.load_results(run_id)
         store.finish_run(run_id, "partial", error="5 of 10 queries failed")
