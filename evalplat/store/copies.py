@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import delete, insert, select
 
-from evalplat.db.bulk import mark_written
+from evalplat.db.bulk import mark_written, typed_frame
 from evalplat.db.models import JudgmentCopy, ResultCopy
 
 if TYPE_CHECKING:
@@ -114,17 +114,7 @@ def _write(session: Session, model: Any, owner_id: int, table: pa.Table) -> None
             writer.write_batch(batch)
         parts.append({owner: owner_id, "part": number, "data": sink.getvalue().to_pybytes()})
     mark_written(session)
-    connection = session.connection()
-    if connection.dialect.name == "postgresql":
-        # bytea sent in binary (``%b``): as text it would go as hex, twice the size
-        raw: Any = connection.connection.driver_connection
-        with raw.cursor() as cursor:
-            cursor.executemany(
-                f"INSERT INTO {model.__tablename__} ({owner}, part, data) VALUES (%s, %s, %b)",
-                [(p[owner], p["part"], p["data"]) for p in parts],
-            )
-    else:
-        session.execute(insert(model), parts)
+    session.execute(insert(model), parts)
 
 
 def _read(
@@ -132,8 +122,6 @@ def _read(
 ) -> pd.DataFrame | None:
     import pyarrow as pa
     import pyarrow.ipc as ipc
-
-    from evalplat.db.bulk import typed_frame
 
     owner = _owner(model)
     connection = session.connection()
