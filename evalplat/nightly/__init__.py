@@ -2,7 +2,8 @@
 
 - ``project``: ``evalplat.toml``, read and checked (``load_project``);
 - ``prep``: everything checked before a night writes anything;
-- ``job``: the steps of a night (``run_nightly``): import, run, compare, report, prune;
+- ``job``: the steps of a night (``run_nightly``): import, register, run each config, report, prune;
+- ``config_night``: one config on one test set for a night: run, compare, observe;
 - ``notify``: a night's verdicts and failures fed to the alert state machines;
 - ``delivery``: the alert outbox sent to its channels, with retries, exactly once per receiver.
 """

@@ -28,9 +28,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evalplat.errors import EvalplatError, OperationalError
-from evalplat.nightly.notify import deliver, observe, observe_run
-from evalplat.nightly.pairing import previous_night, score_on_run_version
+from evalplat.errors import EvalplatError
+from evalplat.nightly.config_night import ConfigNight, comparison_summary, event_summary
+from evalplat.nightly.notify import deliver
 from evalplat.nightly.prep import (
     check_inputs,
     database_url,
@@ -38,23 +38,16 @@ from evalplat.nightly.prep import (
     load_test_sets,
     open_store,
 )
-from evalplat.nightly.project import ConfigSpec, Project
-from evalplat.nightly.targets import observe_targets, target_metrics
+from evalplat.nightly.project import Project
 
 if TYPE_CHECKING:
     from evalplat.alerts.base import Channel
-    from evalplat.comparison.verdicts import ComparisonResult
-    from evalplat.judging.client import RequestBudget
     from evalplat.store import Store
-    from evalplat.store.alerts import AlertEvent
-    from evalplat.store.runs import RunInfo
     from evalplat.testsets.content import TestSetContent
 
 
 LogFunction = Callable[[dict[str, Any]], None]
 LOCK_NAME = "nightly"
-# Judged@k is scored on every nightly run: the comparator's coverage guard needs it.
-COVERAGE_METRIC = "Judged@10"
 
 
 @dataclass
@@ -146,7 +139,7 @@ def _night(
         )
     for config_spec in project.configs:
         for test_set in config_spec.testsets:
-            night = _ConfigNight(store, project, config_spec, test_set, channels, emit, budget)
+            night = ConfigNight(store, project, config_spec, test_set, channels, emit, budget)
             try:
                 complete = night.run(
                     config_versions[config_spec.name], versions[test_set], contents, outcome
@@ -195,77 +188,6 @@ def _night(
     return outcome
 
 
-class _ConfigNight:
-    """One config on one test set for one night: run, compare, feed the alert machines."""
-
-    def __init__(
-        self,
-        store: Store,
-        project: Project,
-        spec: ConfigSpec,
-        test_set: str,
-        channels: list[Channel],
-        emit: LogFunction,
-        budget: RequestBudget,
-    ):
-        self.store, self.project, self.spec, self.test_set = store, project, spec, test_set
-        self.channels, self.emit, self.budget = channels, emit, budget
-
-    def run(
-        self,
-        config_version: int,
-        test_set_version: int,
-        contents: dict[str, TestSetContent],
-        outcome: NightlyOutcome,
-    ) -> bool:
-        """True when the run completed (whatever its comparison found)."""
-        store, spec, test_set, emit = self.store, self.spec, self.test_set, self.emit
-        run, error = _run(
-            store, self.project, spec, config_version, test_set, test_set_version, emit
-        )
-        if run is not None:
-            outcome.runs.append(run.to_dict())
-        if run is None or run.status != "complete":
-            if run is not None:
-                error = run.error or (
-                    f"run {run.id} is {run.status}: {run.queries_failed} of "
-                    f"{run.queries_total} queries failed"
-                )
-            self.failed(None if run is None else run.id, error or "the run failed", outcome)
-            return False
-        events = observe_run(store, spec, test_set, run.id, None, self.channels, emit)
-        result = _compare(store, self.project, spec, test_set, run, emit, self.budget)
-        if result is not None:
-            outcome.comparisons.append(_comparison_summary(spec.name, test_set, result))
-            events += observe(
-                store, self.project, spec, test_set, result, contents[test_set], self.channels,
-                emit,
-            )  # fmt: skip
-        targets = observe_targets(
-            store, self.project.targets, spec.name, test_set, run.id, self.channels, emit
-        )
-        outcome.targets += [
-            {"config": spec.name, "testset": test_set, "run": run.id, **v.to_dict()}
-            for v in targets.verdicts
-        ]
-        events += targets.events
-        outcome.alerts += [_event_summary(event) for event in events]
-        return True
-
-    def failed(self, run_id: int | None, error: str, outcome: NightlyOutcome) -> None:
-        """Log the failure and open (or keep open) the operational alert."""
-        self.emit(
-            {"step": "failed", "config": self.spec.name, "testset": self.test_set, "error": error}
-        )
-        try:
-            events = observe_run(
-                self.store, self.spec, self.test_set, run_id, error, self.channels, self.emit
-            )
-            outcome.alerts += [_event_summary(event) for event in events]
-        except EvalplatError as problem:  # e.g. the database went away: nothing to alert with
-            self.emit({"step": "alert", "error": str(problem)})
-
-
 def _online(
     store: Store,
     project: Project,
@@ -285,142 +207,9 @@ def _online(
         return
     outcome.runs += [run.to_dict() for run in night.runs]
     outcome.comparisons += [
-        _comparison_summary(config, ONLINE_TEST_SET, result) for config, result in night.comparisons
+        comparison_summary(config, ONLINE_TEST_SET, result) for config, result in night.comparisons
     ]
-    outcome.alerts += [_event_summary(event) for event in night.events]
-
-
-def _run(
-    store: Store,
-    project: Project,
-    spec: ConfigSpec,
-    config_version: int,
-    test_set: str,
-    test_set_version: int,
-    emit: LogFunction,
-) -> tuple[RunInfo | None, str | None]:
-    """The night's run, or None and why when it could not even start."""
-    from evalplat.running import runner
-
-    metrics = project.metrics_for(test_set, (*target_metrics(project.targets), COVERAGE_METRIC))
-    settings = runner.RunSettings(depth=spec.depth, concurrency=spec.concurrency)
-    try:
-        info = runner.run(
-            store,
-            f"{spec.name}@{config_version}",
-            f"{test_set}@{test_set_version}",
-            metrics=metrics,
-            settings=settings,
-            trigger="nightly",
-        )
-    except OperationalError as error:
-        emit(
-            {
-                "step": "run",
-                "config": spec.name,
-                "testset": test_set,
-                "status": "failed",
-                "error": str(error),
-            }
-        )
-        return None, str(error)
-    entry = {
-        "step": "run",
-        "config": spec.name,
-        "testset": test_set,
-        "run": info.id,
-        "status": info.status,
-        "failed_queries": info.queries_failed,
-    }
-    entry.update({f"mean_{name}": round(value, 4) for name, value in info.means.items()})
-    emit(entry)
-    return info, None
-
-
-def _compare(
-    store: Store,
-    project: Project,
-    spec: ConfigSpec,
-    test_set: str,
-    run: RunInfo,
-    emit: LogFunction,
-    budget: RequestBudget,
-) -> ComparisonResult | None:
-    """Compare with the baseline (gated); also log the change since the previous night. With
-    ``[nightly] judge``, the judge grades the new unjudged documents first
-    (``evalplat.nightly.judging``)."""
-    from evalplat.nightly.judging import judge_night
-
-    baseline = store.baseline(spec.compare_to or spec.name, test_set)
-    if baseline is None or baseline.run_id == run.id:
-        emit(
-            {
-                "step": "baseline",
-                "config": spec.name,
-                "testset": test_set,
-                "run": run.id,
-                "adopted": baseline is not None,
-            }
-        )
-        return None
-    metrics = project.metrics_for(test_set)
-    previous = previous_night(store, spec.name, test_set, run.id)
-    version = judge_night(store, project, run, baseline.run_id, budget, emit)
-    ready = score_on_run_version(store, run, [baseline.run_id, previous], emit, version)
-    from evalplat.comparison.results import CompareOptions
-
-    options = CompareOptions(min_segment_queries=project.min_segment_queries)
-    gates = project.gates_for(test_set)
-    result = store.compare_runs(
-        baseline.run_id, run.id, metrics=metrics, gates=gates, options=options
-    )
-    emit(
-        {
-            "step": "compare",
-            "config": spec.name,
-            "testset": test_set,
-            "baseline_run": baseline.run_id,
-            "candidate_run": run.id,
-            "comparison": result.id,
-            "verdict": result.verdict,
-            "verdicts": {m.metric: m.verdict for m in result.metrics if m.gated},
-        }
-    )
-    if previous is not None and previous != baseline.run_id and previous in ready:
-        since = store.compare_runs(previous, run.id, metrics=metrics, options=options)
-        emit(
-            {
-                "step": "since_previous",
-                "config": spec.name,
-                "testset": test_set,
-                "previous_run": previous,
-                "comparison": since.id,
-                "deltas": {m.metric: round(m.delta, 4) for m in since.metrics},
-            }
-        )
-    return result
-
-
-def _event_summary(event: AlertEvent) -> dict[str, Any]:
-    alert = event.alert
-    return {
-        "id": alert.id,
-        "kind": alert.kind,
-        "event": event.event,
-        "config": alert.config,
-        "testset": alert.test_set,
-        "metric": alert.metric,
-    }
-
-
-def _comparison_summary(config: str, test_set: str, result: ComparisonResult) -> dict[str, Any]:
-    return {
-        "config": config,
-        "testset": test_set,
-        "id": result.id,
-        "verdict": result.verdict,
-        "metrics": [m.to_dict() for m in result.metrics],
-    }
+    outcome.alerts += [event_summary(event) for event in night.events]
 
 
 def _write_reports(store: Store, project: Project, emit: LogFunction) -> Path | None:
