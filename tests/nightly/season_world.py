@@ -1,0 +1,347 @@
+"""The world of the season test: one project's files, its engines, receivers and a busy machine.
+
+Test sets (small in queries, so that many nights stay fast):
+
+- ``topics``: ``TOPICS`` queries ``topic N`` (N from 2, so that no query is a bare grade digit
+  of the documents' text), tagged ``head`` (the first 10) or ``tail`` (the other 20). Each query
+  has one relevant document ``dN`` and two judged non-relevant ones, ``n1`` and ``n2``. The
+  documents ``xN`` match query N for the ``builtin`` searcher but nobody judged them: they are
+  what ``--add`` and the judge grade. Every document's text carries ``GRADE=g`` for the judge.
+- ``catalog``: ``ITEMS`` queries ``item N``, untagged, judged like ``topics`` (its documents
+  are there for the judge only).
+
+Engines: ``engine:search`` (a ``python`` searcher whose quality its ``mode`` param chooses, with
+an optional per-query ``delay``), the ``builtin`` searcher over ``topics``' documents, and an
+``http`` searcher against :class:`SearchServer` on 127.0.0.1, which answers 500 while its
+``failing`` flag is set.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from html.parser import HTMLParser
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from evalplat.events.synthetic import Arm, write_ubi_log
+
+TOPICS = range(2, 32)  # 30 queries: 2-11 head, 12-31 tail
+ITEMS = range(1, 21)  # 20 catalogue queries
+HEAD = set(range(2, 12))
+
+ENGINE = """
+import time
+
+
+def search(query, depth, mode="good", delay=0.0, **params):
+    if delay:
+        time.sleep(delay)
+    n = query.split()[-1]
+    if mode == "bad":
+        return [("n1", 2.0), ("n2", 1.0)]
+    return [("d" + n, 3.0), ("n1", 2.0), ("n2", 1.0)]
+"""
+
+
+# ── the search server the http config talks to ──────────────────────────────────────────────
+
+
+class SearchServer(ThreadingHTTPServer):
+    """``GET /search?q=TEXT&n=DEPTH`` → ``{"results": [{"id", "score"}]}``, the ``good`` ranking;
+    500 for every request while ``failing`` is set."""
+
+    daemon_threads = True
+
+    def __init__(self) -> None:
+        super().__init__(("127.0.0.1", 0), _SearchHandler)
+        self.failing = False
+        self.requests = 0
+
+    @property
+    def url(self) -> str:
+        host, port = self.server_address[:2]
+        return f"http://{host!s}:{port}/search"
+
+
+class _SearchHandler(BaseHTTPRequestHandler):
+    server: SearchServer
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        self.server.requests += 1
+        if self.server.failing:
+            body = b'{"error": "index unavailable"}'
+            self.send_response(500)
+        else:
+            text = parse_qs(urlsplit(self.path).query).get("q", [""])[0]
+            n = text.split()[-1] if text.split() else "0"
+            hits = [
+                {"id": f"d{n}", "score": 3.0},
+                {"id": "n1", "score": 2.0},
+                {"id": "n2", "score": 1.0},
+            ]
+            body = json.dumps({"results": hits}).encode()
+            self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+@contextmanager
+def search_server() -> Iterator[SearchServer]:
+    server = SearchServer()
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+# ── a busy machine ───────────────────────────────────────────────────────────────────────────
+
+
+@contextmanager
+def busy_core() -> Iterator[subprocess.Popen[bytes]]:
+    """A child process that keeps one core busy until the block ends."""
+    child = subprocess.Popen([sys.executable, "-c", "while True:\n    pass\n"])
+    try:
+        yield child
+    finally:
+        child.terminate()
+        child.wait(timeout=10)
+
+
+# ── the project's files ──────────────────────────────────────────────────────────────────────
+
+
+def write_testsets(folder: Path) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "engine.py").write_text(ENGINE, encoding="utf-8")
+    (folder / "topics.tsv").write_text(
+        "id\ttext\ttags\n"
+        + "".join(f"{n}\ttopic {n}\t{'head' if n in HEAD else 'tail'}\n" for n in TOPICS),
+        encoding="utf-8",
+    )
+    (folder / "topics-qrels.txt").write_text(
+        "".join(f"{n} 0 d{n} 1\n{n} 0 n1 0\n{n} 0 n2 0\n" for n in TOPICS), encoding="utf-8"
+    )
+    docs = [("n1", 0, "miscellaneous notes"), ("n2", 0, "other notes")]
+    for n in TOPICS:
+        docs += [(f"d{n}", 1, f"topic {n} topic {n} manual"), (f"x{n}", 0, f"topic {n} appendix")]
+    (folder / "topics-docs.jsonl").write_text(
+        "".join(
+            json.dumps({"id": d, "title": d, "text": f"document {d} GRADE={g} {text}"}) + "\n"
+            for d, g, text in docs
+        ),
+        encoding="utf-8",
+    )
+    (folder / "catalog.tsv").write_text(
+        "".join(f"c{n}\titem {n}\n" for n in ITEMS), encoding="utf-8"
+    )
+    (folder / "catalog-docs.jsonl").write_text(
+        "".join(
+            json.dumps({"id": d, "title": d, "text": f"document {d} GRADE={g} item"}) + "\n"
+            for d, g in [("n1", 0), ("n2", 0), *((f"d{n}", 1) for n in ITEMS)]
+        ),
+        encoding="utf-8",
+    )
+    (folder / "catalog-qrels.txt").write_text(
+        "".join(f"c{n} 0 d{n} 1\nc{n} 0 n1 0\nc{n} 0 n2 0\n" for n in ITEMS), encoding="utf-8"
+    )
+
+
+@dataclass
+class Plan:
+    """What evalplat.toml says on one night; the scenario edits it night by night."""
+
+    modes: dict[str, str] = field(
+        default_factory=lambda: {"prod": "good", "cand": "good", "exp": "good"}
+    )
+    remote: bool = True  # the http config
+    lexical: bool = True  # the builtin config
+    judge: bool = False  # [nightly] judge
+    more_gates: bool = False  # RR@10, a tail segment gate and a latency gate
+
+
+def project_text(folder: Path, plan: Plan, *, search_url: str, hook: str, judge_url: str) -> str:
+    python = "".join(
+        f"""
+[[configs]]
+name = "{name}"
+searcher = "python"
+testsets = ["topics"]
+concurrency = 2
+{'compare_to = "prod"' if name == "cand" else ""}
+[configs.params]
+function = "engine:search"
+path = "{folder}"
+mode = "{mode}"
+{"delay = 0.01" if name == "prod" else ""}
+"""
+        for name, mode in plan.modes.items()
+    )
+    lexical = """
+[[configs]]
+name = "lexical"
+searcher = "builtin"
+testsets = ["topics"]
+[configs.params]
+operator = "and"
+"""
+    remote = f"""
+[[configs]]
+name = "remote"
+searcher = "http"
+testsets = ["catalog"]
+concurrency = 2
+[configs.params]
+url = "{search_url}"
+query_params = {{ q = "{{{{ query }}}}", n = "{{{{ depth }}}}" }}
+results_path = "results"
+retries = 0
+timeout = 5
+"""
+    gates = """
+[[gates]]
+metric = "RR@10"
+max_drop = 0.01
+
+[[gates]]
+metric = "nDCG@10"
+max_drop = 0.01
+segment = "tail"
+
+[[gates]]
+metric = "Latency(p=95)"
+"""
+    judge = '\n[nightly]\njudge = "stub"\n'
+    return f"""
+[[testsets]]
+name = "topics"
+qrels = "topics-qrels.txt"
+queries = "topics.tsv"
+docs = "topics-docs.jsonl"
+
+[[testsets]]
+name = "catalog"
+qrels = "catalog-qrels.txt"
+queries = "catalog.tsv"
+docs = "catalog-docs.jsonl"
+{python}{lexical if plan.lexical else ""}{remote if plan.remote else ""}
+[metrics]
+names = ["nDCG@10", "P@5"]
+
+[[gates]]
+metric = "nDCG@10"
+max_drop = 0.01
+
+[[gates]]
+metric = "online:CTR"
+max_relative_drop = 0.05
+{gates if plan.more_gates else ""}
+[online]
+baseline = "prod"
+metrics = ["online:CTR"]
+retire_after_days = 2
+
+[[judges]]
+name = "stub"
+url = "{judge_url}"
+model = "stub-model"
+concurrency = 2
+timeout = 5
+{judge if plan.judge else ""}
+[[alerts]]
+type = "webhook"
+url = "{hook}"
+
+[[alerts]]
+type = "json"
+path = "alerts.jsonl"
+
+[reports]
+dir = "site"
+"""
+
+
+# ── interaction logs ─────────────────────────────────────────────────────────────────────────
+
+GRADES = {
+    "wing flutter": {"d1": 3, "d2": 1, "d3": 0, "d4": 2},
+    "jet noise": {"d5": 2, "d6": 0, "d7": 3},
+    "boundary layer": {"d8": 1, "d9": 0, "d10": 2, "d11": 0},
+}
+
+
+def ubi_log(path: Path, day: int, attention: dict[str, float], seed: int) -> Path:
+    """One day (2026-03-DAY) of UBI events for the arms named in ``attention``."""
+    rankings = {text: sorted(docs) for text, docs in GRADES.items()}
+    arms = [Arm(config, rankings, attention=a) for config, a in attention.items()]
+    log = write_ubi_log(
+        path, arms, GRADES, sessions=1000, seed=seed, start=datetime(2026, 3, day, 8, tzinfo=UTC)
+    )
+    return log.path
+
+
+# ── the index page ───────────────────────────────────────────────────────────────────────────
+
+
+@dataclass
+class IndexPage:
+    rows: list[dict[str, str]] = field(default_factory=list)  # config rows: their data-* attrs
+    row_links: list[list[str]] = field(default_factory=list)  # hrefs inside each config row
+    alerts: list[dict[str, str]] = field(default_factory=list)  # alert rows: data-* attrs
+    alert_links: dict[str, list[str]] = field(default_factory=dict)  # alert id → alert-link hrefs
+    hrefs: list[str] = field(default_factory=list)  # every href on the page
+
+
+class _IndexParser(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.page = IndexPage()
+        self.row: dict[str, str] | None = None
+        self.kind = ""
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        values = {k: v or "" for k, v in attrs}
+        if tag == "tr":
+            self.row, self.kind = None, ""
+            if "data-alert-id" in values:
+                self.row, self.kind = values, "alert"
+                self.page.alerts.append(values)
+                self.page.alert_links[values["data-alert-id"]] = []
+            elif "data-config" in values and "data-verdict" in values:
+                self.row, self.kind = values, "config"
+                self.page.rows.append(values)
+                self.page.row_links.append([])
+        elif tag == "a" and "href" in values:
+            self.page.hrefs.append(values["href"])
+            if self.kind == "config":
+                self.page.row_links[-1].append(values["href"])
+            elif self.kind == "alert" and "alert-link" in values.get("class", "").split():
+                assert self.row is not None
+                self.page.alert_links[self.row["data-alert-id"]].append(values["href"])
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "tr":
+            self.row, self.kind = None, ""
+
+
+def read_index(path: Path) -> IndexPage:
+    parser = _IndexParser()
+    parser.feed(path.read_text(encoding="utf-8"))
+    return parser.page

@@ -1,0 +1,360 @@
+"""A season unattended: one project lives through thirteen nights, on both databases.
+
+The project (``season_world``): test sets ``topics`` (30 queries tagged head/tail, with
+documents) and ``catalog`` (20 untagged queries); on ``topics`` the configs ``prod`` (python),
+``cand`` (python, ``compare_to = "prod"``), ``exp`` (python) and ``lexical`` (builtin), on
+``catalog`` ``remote`` (http, against a real server on 127.0.0.1); an nDCG@10 gate, an
+online CTR gate over the A/B arms ``prod`` and ``cand``; a webhook receiver and a ``json``
+channel; a judge behind the tests' chat-completions server.
+
+The nights, and what each must end with:
+
+1. the baseline: every config good                                                → exit 0
+2. ``cand`` regresses against ``prod``: one regression alert opens                 → exit 1
+3. the team acknowledges it; still regressed, nothing new                         → exit 0
+4. judgments added with ``evalplat unjudged`` → grades → ``testset import --add``: every
+   config is scored on version 2, nothing alerts                                  → exit 0
+5. ``cand`` fixed: its alert resolves; ``[nightly] judge`` grades the rest: version 3 → exit 0
+6. gates added: RR@10 (the baseline was never scored on it), a ``tail`` segment gate (only
+   ``topics`` has the tag) and a latency gate with its default thresholds         → exit 0
+7. the http engine answers 500: ``remote``'s operational alert opens               → exit 3
+8. the engine is back: it resolves                                                → exit 0
+9. a quiet night while a child process keeps a core busy: nothing alerts          → exit 0
+10. the A/B log of day 10 comes in, ``cand``'s arm with 30 % fewer clicks: an online
+    regression opens                                                             → exit 1
+11. ``cand``'s arm gets no more traffic; ``exp`` regresses on all three gates     → exit 1
+12. ``alerts resolve ID --note`` closes exp's RR@10 alert by hand; two days without ``cand``
+    traffic (``retire_after_days = 2``): its online alert is retired; ``exp`` is dropped from
+    the project: its two other alerts are retired                                → exit 0
+13. a quiet night: nothing changes                                                → exit 0
+
+After every night: the exit code; the night's alert events are exactly the planted ones (no
+alert without a cause); over the season each alert has one ``opened`` event and at most one
+closing event (``resolved`` or ``retired``), after which nothing; the store's states agree;
+the webhook receiver accepted each event once and the ``json`` file holds each once; the
+index's config rows show ``data-verdict="regression"`` exactly where a regression alert is
+open or acknowledged; every open alert has a row whose ``alert-link`` (and every other
+relative link of the page) exists on disk.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from evalplat.errors import InputError
+from evalplat.nightly.job import NightlyOutcome, run_nightly
+from evalplat.nightly.project import load_project
+from evalplat.store import Store
+
+from ..alerts.servers import CaptureServer, capture_server
+from ..judging.chat_server import ChatServer, chat_server
+from .season_world import (
+    Plan,
+    SearchServer,
+    busy_core,
+    project_text,
+    read_index,
+    search_server,
+    ubi_log,
+    write_testsets,
+)
+
+# (kind, event, config, test set, metric); the metric of an operational alert is not compared
+Event = tuple[str, str, str, str, str | None]
+CLOSING = ("resolved", "retired")
+SEGMENT_TAIL = "nDCG@10 [segment tail]"
+
+
+@dataclass
+class Season:
+    folder: Path
+    db_url: str
+    cli: Callable[..., Any]
+    search: SearchServer
+    hook: CaptureServer
+    judge: ChatServer
+    plan: Plan = field(default_factory=Plan)
+    # alert id → its events over the season, in order
+    ledger: dict[int, list[str]] = field(default_factory=dict)
+    # alert id → (kind, config, test set, metric)
+    subjects: dict[int, tuple[str, str, str, str]] = field(default_factory=dict)
+    outcome: NightlyOutcome | None = None
+    steps: list[dict[str, Any]] = field(default_factory=list)
+
+    def write(self) -> Path:
+        path = self.folder / "evalplat.toml"
+        text = project_text(
+            self.folder,
+            self.plan,
+            search_url=self.search.url,
+            hook=f"{self.hook.url}/ok",
+            judge_url=self.judge.url,
+        )
+        path.write_text(text, encoding="utf-8")
+        return path
+
+    def night(self, n: int, what: str, *, code: int, events: list[Event]) -> NightlyOutcome:
+        where = f"night {n} ({what})"
+        self.steps = []
+        try:
+            project = load_project(self.write())
+            outcome = run_nightly(project, db_url=self.db_url, log=self.steps.append)
+        except InputError as error:
+            refused = str(error)
+        else:
+            refused = ""
+        if refused:
+            pytest.fail(f"{where}: the night was refused: {refused}")
+        self.outcome = outcome
+        problems = [s for s in self.steps if "error" in s or s["step"] == "failed"]
+        assert outcome.exit_code == code, (
+            f"{where}: exit {outcome.exit_code}, expected {code}; problems: {problems}"
+        )
+        self._check_events(where, outcome, events)
+        self._check_store(where)
+        self._check_channels(where)
+        self._check_index(where)
+        return outcome
+
+    # ── the checks made after every night ────────────────────────────────────────────────────
+
+    def _check_events(self, where: str, outcome: NightlyOutcome, planted: list[Event]) -> None:
+        got: list[Event] = []
+        for e in outcome.alerts:
+            metric = None if e["kind"] == "operational" else e["metric"]
+            got.append((e["kind"], e["event"], e["config"], e["testset"], metric))
+        assert Counter(got) == Counter(planted), (
+            f"{where}: alert events {sorted(got, key=str)}, planted {sorted(planted, key=str)}"
+        )
+        for e in outcome.alerts:
+            history = self.ledger.setdefault(e["id"], [])
+            subject = (e["kind"], e["config"], e["testset"], e["metric"])
+            assert self.subjects.setdefault(e["id"], subject) == subject, (
+                f"{where}: alert {e['id']} changed subject to {subject}"
+            )
+            if e["event"] == "opened":
+                assert history == [], f"{where}: alert {e['id']} opened again after {history}"
+            else:
+                assert history == ["opened"], (
+                    f"{where}: alert {e['id']} {e['event']} after {history or 'nothing'}"
+                )
+            history.append(e["event"])
+
+    def _check_store(self, where: str) -> None:
+        with Store.open(self.db_url) as store:
+            states = {a.id: a.state for a in store.list_alerts()}
+        unexplained = sorted(set(states) - set(self.ledger))
+        assert not unexplained, f"{where}: alerts {unexplained} exist without an event"
+        for alert_id, history in self.ledger.items():
+            closed = history[-1] in CLOSING
+            expected = (history[-1],) if closed else ("open", "acknowledged")
+            state = states.get(alert_id)
+            assert state in expected, f"{where}: alert {alert_id} is {state}, expected {expected}"
+
+    def _check_channels(self, where: str) -> None:
+        expected = Counter((i, e) for i, events in self.ledger.items() for e in events)
+        sent = Counter(
+            (a["alert_id"], a["event"]) for r in self.hook.accepted("/ok") for a in r.body["alerts"]
+        )
+        assert sent == expected, (
+            f"{where}: the webhook accepted {dict(sent)}, expected each event once: "
+            f"{dict(expected)}"
+        )
+        path = self.folder / "alerts.jsonl"
+        lines = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
+        written = Counter((r["alert_id"], r["event"]) for r in map(json.loads, lines))
+        assert written == expected, (
+            f"{where}: alerts.jsonl holds {dict(written)}, expected each event once: "
+            f"{dict(expected)}"
+        )
+
+    def _check_index(self, where: str) -> None:
+        site = self.folder / "site"
+        page = read_index(site / "index.html")
+        live = {i for i, h in self.ledger.items() if h[-1] not in CLOSING}
+        regressed = {
+            (self.subjects[i][1], self.subjects[i][2])
+            for i in live
+            if self.subjects[i][0] == "regression"
+        }
+        configs = set(self.plan.modes)
+        configs |= {"lexical"} if self.plan.lexical else set()
+        configs |= {"remote"} if self.plan.remote else set()
+        rows = {(r["data-config"], r["data-testset"]): r["data-verdict"] for r in page.rows}
+        assert rows, f"{where}: the index has no config row with data-config/data-verdict"
+        for (config, test_set), verdict in sorted(rows.items()):
+            if config not in configs:
+                continue
+            alerted = (config, test_set) in regressed
+            assert (verdict == "regression") == alerted, (
+                f"{where}: index row {config} on {test_set} says data-verdict={verdict!r} while "
+                f"{'a' if alerted else 'no'} regression alert is open"
+            )
+        shown = {int(a["data-alert-id"]) for a in page.alerts}
+        assert shown == live, f"{where}: index alert rows {sorted(shown)}, open {sorted(live)}"
+        for alert_id in live:
+            links = page.alert_links.get(str(alert_id), [])
+            if self.subjects[alert_id][0] != "operational":
+                assert links, f"{where}: alert {alert_id}'s row has no alert-link"
+        for href in page.hrefs:
+            if href.startswith(("http://", "https://", "mailto:", "#")):
+                continue
+            target = site / href.split("#")[0]
+            assert target.is_file(), f"{where}: index link {href} does not exist"
+
+    # ── what the team does between nights ────────────────────────────────────────────────────
+
+    def import_events(self, day: int, attention: dict[str, float]) -> None:
+        log = ubi_log(self.folder / f"day{day}.jsonl", day, attention, seed=100 + day)
+        result = self.cli("events", "import", str(log), "--db", self.db_url)
+        assert result.exit_code == 0 and "unknown config" not in result.stdout, (
+            f"events of day {day}: {result.stdout} {result.stderr}"
+        )
+
+    def resolve_by_hand(self, alert_id: int, note: str) -> None:
+        """``evalplat alerts resolve ID --note``: its ``resolved`` event is announced once."""
+        result = self.cli("alerts", "resolve", str(alert_id), "--note", note, "--db", self.db_url)
+        assert result.exit_code == 0, f"alerts resolve {alert_id}: {result.stderr}"
+        assert self.ledger[alert_id] == ["opened"], f"alert {alert_id}: {self.ledger[alert_id]}"
+        self.ledger[alert_id].append("resolved")
+
+    def alert_of(self, kind: str, config: str, test_set: str, metric: str) -> int:
+        [found] = [i for i, s in self.subjects.items() if s == (kind, config, test_set, metric)]
+        return found
+
+    def run_versions(self, test_set: str) -> dict[str, int | None]:
+        """The judgment version each of tonight's runs on ``test_set`` is scored against."""
+        assert self.outcome is not None
+        with Store.open(self.db_url) as store:
+            return {
+                f"{r['config']}#{r['id']}": store.run_info(r["id"]).scored_against_version
+                for r in self.outcome.runs
+                if r["test_set"] == test_set
+            }
+
+    def latest_version(self, test_set: str) -> int:
+        with Store.open(self.db_url) as store:
+            return max(v.version for v in store.test_set_versions(test_set))
+
+
+@pytest.fixture
+def season(db_url: str, tmp_path: Path, cli: Callable[..., Any]) -> Iterator[Season]:
+    folder = tmp_path / "project"
+    write_testsets(folder)
+    with search_server() as search, capture_server() as hook, chat_server() as judge:
+        yield Season(folder, db_url, cli, search, hook, judge)
+
+
+def test_a_season_of_nights_converges_and_the_front_page_tells_the_truth(season: Season) -> None:
+    s = season
+    reg = "regression"
+
+    s.night(1, "the baseline", code=0, events=[])
+
+    s.plan.modes["cand"] = "bad"
+    s.night(
+        2,
+        "cand regresses against prod",
+        code=1,
+        events=[(reg, "opened", "cand", "topics", "nDCG@10")],
+    )
+
+    cand_alert = s.alert_of(reg, "cand", "topics", "nDCG@10")
+    acked = s.cli("alerts", "ack", str(cand_alert), "--db", s.db_url)
+    assert acked.exit_code == 0, acked.stderr
+    s.night(3, "the regression acknowledged", code=0, events=[])
+
+    # the documented loop: export the unjudged documents, grade them, add them
+    pool = s.cli("unjudged", "lexical@latest", "--k", "10", "--db", s.db_url)
+    assert pool.exit_code == 0, pool.stderr
+    rows = list(csv.DictReader(io.StringIO(pool.stdout)))
+    assert {r["doc_id"][0] for r in rows} == {"x"} and len(rows) == 30, rows
+    graded = s.folder / "graded.txt"
+    graded.write_text(
+        "".join(f"{r['query_id']} 0 {r['doc_id']} 0\n" for r in rows if int(r["query_id"]) <= 16),
+        encoding="utf-8",
+    )
+    added = s.cli("testset", "import", "topics", "--qrels", str(graded), "--add", "--db", s.db_url)
+    assert added.exit_code == 0, added.stderr
+    s.night(4, "judgments added with --add", code=0, events=[])
+    versions = s.run_versions("topics")
+    assert set(versions.values()) == {2}, f"night 4: runs on topics scored on {versions}, not v2"
+
+    s.plan.modes["cand"] = "good"
+    s.plan.judge = True
+    asked = len(s.judge.requests)
+    s.night(
+        5,
+        "cand fixed, the judge grades the rest",
+        code=0,
+        events=[(reg, "resolved", "cand", "topics", "nDCG@10")],
+    )
+    assert len(s.judge.requests) - asked == 15, "night 5: the judge should grade 15 new pairs"
+    assert s.latest_version("topics") == 3, "night 5: one night's judge adds one version"
+    versions = s.run_versions("topics")
+    assert set(versions.values()) == {3}, f"night 5: runs on topics scored on {versions}, not v3"
+
+    s.plan.more_gates = True
+    s.night(6, "RR@10, a tail segment gate and a latency gate added", code=0, events=[])
+    assert s.latest_version("topics") == 3, "night 6: nothing new to judge, no new version"
+
+    s.search.failing = True
+    s.night(
+        7,
+        "the http engine answers 500",
+        code=3,
+        events=[("operational", "opened", "remote", "catalog", None)],
+    )
+    s.search.failing = False
+    s.night(
+        8,
+        "the http engine is back",
+        code=0,
+        events=[("operational", "resolved", "remote", "catalog", None)],
+    )
+
+    with busy_core():
+        s.night(9, "a quiet night on a busy machine", code=0, events=[])
+
+    s.import_events(10, {"prod": 1.0, "cand": 0.7})
+    s.night(
+        10,
+        "cand's arm loses clicks",
+        code=1,
+        events=[(reg, "opened", "cand", "online", "online:CTR")],
+    )
+
+    s.import_events(11, {"prod": 1.0})
+    s.plan.modes["exp"] = "bad"
+    exp_gates = ["nDCG@10", "RR@10", SEGMENT_TAIL]
+    s.night(
+        11,
+        "cand's arm ends, exp regresses",
+        code=1,
+        events=[(reg, "opened", "exp", "topics", m) for m in exp_gates],
+    )
+
+    # the team closes one of exp's alerts by hand, then drops exp: the other two are retired
+    s.resolve_by_hand(s.alert_of(reg, "exp", "topics", "RR@10"), "RR@10 of exp: experiment over")
+    s.import_events(12, {"prod": 1.0})
+    del s.plan.modes["exp"]
+    s.night(
+        12,
+        "cand's arm retired, exp dropped",
+        code=0,
+        events=[(reg, "retired", "cand", "online", "online:CTR")]
+        + [(reg, "retired", "exp", "topics", m) for m in ("nDCG@10", SEGMENT_TAIL)],
+    )
+
+    s.night(13, "a quiet night", code=0, events=[])
+    opened = [i for i, h in s.ledger.items() if h[0] == "opened"]
+    assert len(opened) == 6 and all(len(s.ledger[i]) == 2 for i in opened), s.ledger
