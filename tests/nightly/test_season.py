@@ -228,8 +228,10 @@ class Season:
         self.ledger[alert_id].append("resolved")
 
     def alert_of(self, kind: str, config: str, test_set: str, metric: str) -> int:
-        [found] = [i for i, s in self.subjects.items() if s == (kind, config, test_set, metric)]
-        return found
+        subject = (kind, config, test_set, metric)
+        found = [i for i, s in self.subjects.items() if s == subject]
+        assert len(found) == 1, f"alerts of {subject}: {found}, expected exactly one"
+        return found[0]
 
     def run_versions(self, test_set: str) -> dict[str, int | None]:
         """The judgment version each of tonight's runs on ``test_set`` is scored against."""
@@ -247,7 +249,12 @@ class Season:
 
 
 @pytest.fixture
-def season(db_url: str, tmp_path: Path, cli: Callable[..., Any]) -> Iterator[Season]:
+def season(
+    db_url: str, tmp_path: Path, cli: Callable[..., Any], monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Season]:
+    # Every night rewrites the pages of each history's latest runs; a season of 13 nights
+    # needs only the newest two to check its links, and stays fast with them.
+    monkeypatch.setattr("evalplat.reports.render.RUN_PAGES_PER_HISTORY", 2)
     folder = tmp_path / "project"
     write_testsets(folder)
     with search_server() as search, capture_server() as hook, chat_server() as judge:
