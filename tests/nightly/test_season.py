@@ -190,7 +190,9 @@ class Season:
         configs |= {"lexical"} if self.plan.lexical else set()
         configs |= {"remote"} if self.plan.remote else set()
         rows = {(r["data-config"], r["data-testset"]): r["data-verdict"] for r in page.rows}
-        assert rows, f"{where}: the index has no config row with data-config/data-verdict"
+        expected = {(c, "catalog" if c == "remote" else "topics") for c in configs}
+        missing = sorted(expected - set(rows))
+        assert not missing, f"{where}: the index has no data-config/data-verdict row for {missing}"
         for (config, test_set), verdict in sorted(rows.items()):
             if config not in configs:
                 continue
