@@ -40,4 +40,10 @@ def render_html(notice: Notice) -> str:
     """The notice as an HTML document (every user-supplied string escaped)."""
     report = notice.report()
     link = report if report and report.startswith(("http://", "https://")) else None
-    return _environment().get_template(TEMPLATE).render(notice=notice, colors=COLORS, link=link)
+    index = notice.index()
+    index = index if index and index.startswith(("http://", "https://")) else None
+    return (
+        _environment()
+        .get_template(TEMPLATE)
+        .render(notice=notice, colors=COLORS, link=link, index=index)
+    )

@@ -73,6 +73,7 @@ class AlertMessage:
     baseline_run: int | None = None
     candidate_run: int | None = None
     worst_queries: tuple[QueryMove, ...] = field(default_factory=tuple)
+    # the page of the comparison behind the event (else its run's page, else the site's index)
     report: str | None = None
     alert_id: int | None = None
     # what differs between the baseline's and the candidate's setup, one line per change
@@ -83,6 +84,7 @@ class AlertMessage:
     target: str | None = None
     # a verdict that rests on a judge's grades: ``model grades: 23% of top-10 grades, judge gpt``
     model_grades: str | None = None
+    index: str | None = None  # the report site's index, a second link beside ``report``
 
     def __post_init__(self) -> None:
         if self.event not in EVENTS:

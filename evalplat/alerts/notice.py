@@ -92,3 +92,8 @@ class Notice:
             if message.report:
                 return message.report
         return None
+
+    def index(self) -> str | None:
+        """The report site's index, when the entries know it and it is not the report itself."""
+        found = next((m.index for m in self.entries if m.index), None)
+        return None if found == self.report() else found

@@ -38,12 +38,22 @@ class ReportLinks:
     site: Path
     base_url: str | None = None
 
-    def link(self, comparison_id: int | None) -> str | None:
-        """The comparison's page when the site has one, else the site's index; None without a
-        site. With ``base_url`` the link is a URL that works away from this machine."""
-        index = self.site / "index.html"
-        page = self.site / "compare" / f"compare-{comparison_id}.html"
-        target = page if comparison_id is not None and page.exists() else index
+    def link(self, comparison_id: int | None, run_id: int | None = None) -> str | None:
+        """The comparison's page when the site has one, else the page of ``run_id`` (an
+        operational alert's failed run), else the site's index; None without a site. With
+        ``base_url`` the link is a URL that works away from this machine."""
+        pages = [
+            self.site / "compare" / f"compare-{comparison_id}.html" if comparison_id else None,
+            self.site / "runs" / f"run-{run_id}.html" if isinstance(run_id, int) else None,
+        ]
+        found = [page for page in pages if page is not None and page.exists()]
+        return self._address(found[0] if found else self.site / "index.html")
+
+    def index(self) -> str | None:
+        """The site's index, as :meth:`link` writes it; None before the site is written."""
+        return self._address(self.site / "index.html")
+
+    def _address(self, target: Path) -> str | None:
         if not target.exists():
             return None
         if self.base_url:
@@ -79,7 +89,9 @@ def notice_of(batch: OutboxBatch, links: ReportLinks | None) -> Notice:
     for entry in batch.entries:
         fields = dict(entry.message)
         comparison_id = fields.pop("comparison_id", None)
-        fields["report"] = links.link(comparison_id) if links is not None else None
+        run_id = fields.get("candidate_run")
+        fields["report"] = links.link(comparison_id, run_id) if links is not None else None
+        fields["index"] = links.index() if links is not None else None
         messages.append(AlertMessage.from_dict(fields))
     return Notice(tuple(messages), tuple(e.idempotency_key for e in batch.entries))
 

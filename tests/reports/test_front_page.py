@@ -98,10 +98,12 @@ def test_a_compare_to_candidate_shows_and_links_the_comparison_its_alert_came_fr
     assert message["event"] == "opened" and message["kind"] == "regression"
     opened_page = message["report"].removeprefix(BASE)
     assert opened_page.startswith("compare/compare-") and (site / opened_page).is_file()
+    assert message["index"] == BASE + "index.html"
     [slack] = server.accepted("/slack")
     context = [e["text"] for b in slack.body["blocks"] if b["type"] == "context"
                for e in b["elements"]]  # fmt: skip
     assert f"<{BASE}{opened_page}|Open the report>" in context
+    assert f"<{BASE}index.html|All reports>" in context
     with Store.open(db_url) as store:
         opened = store.load_comparison(int(opened_page.removesuffix(".html").split("-")[-1]))
     assert opened.baseline_run_id == prod_baseline.run_id  # not cand's own first run
@@ -128,3 +130,7 @@ def test_an_outage_links_its_failed_run_and_keeps_the_open_regressions_page(
     assert regression == [f"compare/compare-{alerts['regression'].last_comparison_id}.html"]
     for link in [*regression, *hooks.alerts[alerts["operational"].id]["alert_links"]]:
         assert (site / link).is_file(), link
+    # the outage's message links the failed run's page
+    outage = [a for r in server.accepted("/hook") for a in r.body["alerts"]
+              if a["kind"] == "operational"]  # fmt: skip
+    assert [a["report"] for a in outage] == [f"{BASE}runs/run-{failed.id}.html"]
