@@ -18,7 +18,12 @@ if TYPE_CHECKING:
 
 TEMPLATE = "alert_email.html"
 # Heading colours per event, as in the Teams cards.
-COLORS = {"opened": "#b00020", "resolved": "#2e7d32", "test": "#555555"}
+COLORS = {
+    "opened": "#b00020",
+    "resolved": "#2e7d32",
+    "retired": "#555555",
+    "test": "#555555",
+}
 
 
 @cache

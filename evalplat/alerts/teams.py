@@ -27,8 +27,13 @@ from evalplat.alerts.webhook import TIMEOUT
 
 FORMATS = ("adaptive", "messagecard")
 # Red for a regression, green for its resolution, grey for a test.
-COLORS = {"opened": "D70000", "resolved": "2E7D32", "test": "808080"}
-ADAPTIVE_COLORS = {"opened": "attention", "resolved": "good", "test": "default"}
+COLORS = {"opened": "D70000", "resolved": "2E7D32", "retired": "808080", "test": "808080"}
+ADAPTIVE_COLORS = {
+    "opened": "attention",
+    "resolved": "good",
+    "retired": "default",
+    "test": "default",
+}
 
 
 def _links(notice: Notice) -> list[tuple[str, str]]:

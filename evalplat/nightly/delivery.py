@@ -10,6 +10,10 @@ the channel has accepted it. A process that dies between the send and the mark s
 notice, with the same keys, next time: a receiver that honours ``Idempotency-Key`` (or the
 e-mail ``Message-ID``) sees one alert. A batch for a channel the project no longer configures
 waits, reported, until the channel is back.
+
+``undelivered(outcomes)`` says whether a channel of the project left events in the outbox: the
+night and ``alerts deliver`` then exit 3. A batch waiting for a channel the project file no
+longer names is reported but does not fail them (removing a channel must not fail every night).
 """
 
 from __future__ import annotations
@@ -133,3 +137,8 @@ def deliver_outbox(
             )
         )
     return outcomes
+
+
+def undelivered(outcomes: Sequence[OutboxOutcome]) -> list[OutboxOutcome]:
+    """The batches a channel of the project did not accept (still in the outbox)."""
+    return [o for o in outcomes if o.status == "failed"]
