@@ -7,6 +7,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from .reports.index_hooks import read_index
+
 
 def test_demo_builds_a_project_reports_regressions_and_exits_0(
     cli: Callable[..., Any], tmp_path: Path, monkeypatch: Any
@@ -63,3 +65,19 @@ def test_demo_builds_a_project_reports_regressions_and_exits_0(
     assert "next night: evalplat nightly --project" in summary
     assert str(folder / "evalplat.toml") in unwrapped
     assert len((folder / "alerts.jsonl").read_text(encoding="utf-8").splitlines()) == len(alerts)
+    # the candidates' rows show and link their comparisons against production, as the alerts do
+    site = folder / "reports"
+    hooks = read_index(site)
+    for config in ("bm25-and", "bm25-nostem"):
+        row = hooks.rows[(config, "cranfield")]
+        assert "vs bm25-porter #" in " ".join(row["text"].split()), row["text"]
+        pages = [link for link in row["links"] if link.startswith("compare/")]
+        assert len(pages) == 1 and (site / pages[0]).is_file()
+        assert "bm25-porter" in (site / pages[0]).read_text(encoding="utf-8")
+    assert hooks.rows[("bm25-and", "cranfield")]["data-verdict"] == "regression"
+    for alert in hooks.alerts.values():
+        [link] = alert["alert_links"]
+        assert (site / link).is_file()
+        config_row = hooks.rows.get((alert["data-config"], alert["data-testset"]))
+        if config_row is not None and alert["data-alert-kind"] in ("regression", "needs_judgments"):
+            assert link in config_row["links"]  # the row and the alert lead to the same page

@@ -18,7 +18,12 @@ if TYPE_CHECKING:
 
 TEMPLATE = "alert_email.html"
 # Heading colours per event, as in the Teams cards.
-COLORS = {"opened": "#b00020", "resolved": "#2e7d32", "test": "#555555"}
+COLORS = {
+    "opened": "#b00020",
+    "resolved": "#2e7d32",
+    "retired": "#555555",
+    "test": "#555555",
+}
 
 
 @cache
@@ -40,4 +45,10 @@ def render_html(notice: Notice) -> str:
     """The notice as an HTML document (every user-supplied string escaped)."""
     report = notice.report()
     link = report if report and report.startswith(("http://", "https://")) else None
-    return _environment().get_template(TEMPLATE).render(notice=notice, colors=COLORS, link=link)
+    index = notice.index()
+    index = index if index and index.startswith(("http://", "https://")) else None
+    return (
+        _environment()
+        .get_template(TEMPLATE)
+        .render(notice=notice, colors=COLORS, link=link, index=index)
+    )

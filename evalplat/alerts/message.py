@@ -20,7 +20,9 @@ same two renderings so they never disagree:
 Numbers are printed with 4 decimals; a missing number (a test message has no
 p-value) is left out rather than printed as ``None``. The delta is ``candidate - baseline``;
 whether that is a drop depends on the metric's direction, which the comparison already decided
-(the ``event`` says whether this is a regression being opened or resolved).
+(the ``event`` says whether this is a regression being opened or resolved). A ``retired`` event
+says that the alert's subject (its config, test set, gate, target or A/B arm) left the project:
+its title is ``Retired: ...`` and its ``note`` says what went; the figures are those it last had.
 """
 
 from __future__ import annotations
@@ -28,9 +30,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-EVENTS = ("opened", "resolved", "test")
+EVENTS = ("opened", "resolved", "retired", "test")
 KINDS = ("regression", "needs_judgments", "operational", "target", "drift")
-# The words of a title, per kind: (opened, resolved).
+# The words of a title, per kind: (opened, resolved). A retired alert's title says "Retired".
 TITLES = {
     "regression": ("Regression", "Resolved"),
     "needs_judgments": ("Needs judgments", "Judged again"),
@@ -73,6 +75,7 @@ class AlertMessage:
     baseline_run: int | None = None
     candidate_run: int | None = None
     worst_queries: tuple[QueryMove, ...] = field(default_factory=tuple)
+    # the page of the comparison behind the event (else its run's page, else the site's index)
     report: str | None = None
     alert_id: int | None = None
     # what differs between the baseline's and the candidate's setup, one line per change
@@ -83,6 +86,9 @@ class AlertMessage:
     target: str | None = None
     # a verdict that rests on a judge's grades: ``model grades: 23% of top-10 grades, judge gpt``
     model_grades: str | None = None
+    index: str | None = None  # the report site's index, a second link beside ``report``
+    # the note of a hand resolution (``alerts resolve --note``), or why the alert was retired
+    note: str | None = None
 
     def __post_init__(self) -> None:
         if self.event not in EVENTS:
@@ -100,6 +106,8 @@ class AlertMessage:
     def title(self) -> str:
         if self.event == "test":
             return f"Test alert from evalplat: {self.subject()}"
+        if self.event == "retired":
+            return f"Retired: {self.subject()}"
         opened, resolved = TITLES[self.kind]
         return f"{opened if self.event == 'opened' else resolved}: {self.subject()}"
 
@@ -122,6 +130,7 @@ class AlertMessage:
         rows: list[tuple[str, str | None]] = [
             ("Config", self.config),
             ("Test set", self.test_set),
+            ("Retired" if self.event == "retired" else "Note", self.note),
             ("Metric", None if self.kind == "operational" else self.metric),
             ("Error", self.error),
             ("Target", self.target),

@@ -1,9 +1,9 @@
 """A notice: what one channel is sent in one delivery — every alert event of a night, together.
 
-A team reads one message per night per channel, listing each alert that opened or resolved
-(regressions, drops that need judgments, runs that failed), rather than one message per metric.
-A notice is built from the alert outbox (``evalplat.nightly.delivery``) and carries keys that make a
-retried delivery harmless:
+A team reads one message per night per channel, listing each alert that opened, resolved or was
+retired (regressions, drops that need judgments, runs that failed), rather than one message per
+metric. A notice is built from the alert outbox (``evalplat.nightly.delivery``) and carries keys
+that make a retried delivery harmless:
 
 - ``key``, the notice's idempotency key: derived from its entries' keys, so a retry of the same
   notice has the same key (sent as the ``Idempotency-Key`` header to webhooks, in the JSON
@@ -74,9 +74,7 @@ class Notice:
         if len(self.entries) == 1:
             return self.entries[0].title()
         counts = Counter((m.kind, m.event) for m in self.entries)
-        parts = [
-            f"{count} {_COUNT_WORDS.get(pair, ' '.join(pair))}" for pair, count in counts.items()
-        ]
+        parts = [f"{count} {_count_words(kind, event)}" for (kind, event), count in counts.items()]
         return "evalplat: " + ", ".join(parts)
 
     def text(self) -> str:
@@ -92,3 +90,15 @@ class Notice:
             if message.report:
                 return message.report
         return None
+
+    def index(self) -> str | None:
+        """The report site's index, when the entries know it and it is not the report itself."""
+        found = next((m.index for m in self.entries if m.index), None)
+        return None if found == self.report() else found
+
+
+def _count_words(kind: str, event: str) -> str:
+    """``regression opened``, ``recovered``, ``retired`` ...: how a title counts an event."""
+    if event == "retired":
+        return "retired"
+    return _COUNT_WORDS.get((kind, event), f"{kind} {event}")

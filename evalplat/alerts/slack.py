@@ -4,11 +4,12 @@ Shape (Slack's Block Kit, as accepted by ``hooks.slack.com/services/...`` URLs):
 
     {"text": <title — notification fallback>,
      "blocks": [header(title), section(fields: the facts), section(worst queries, code block),
-                context(report link)]}
+                context(report link: the comparison's page; the site's index)]}
 
 A notice of several alert events has one header (the night's counts), then per event a section
-with its title, its facts and its queries; at most ``ENTRIES_LIMIT`` events are shown (Slack
-takes 50 blocks), and a last line says how many more the report has.
+with its title, its facts, its queries and the link to its own comparison page; at most
+``ENTRIES_LIMIT`` events are shown (Slack takes 50 blocks), and a last line says how many more
+the report has, with the link to the site's index.
 
 Slack limits respected: a header's text ≤ 150 characters, at most 10 fields per section, a
 section's text ≤ 3000 characters. User text is escaped for mrkdwn (``&``, ``<``, ``>``) so a
@@ -45,11 +46,17 @@ def payload(notice: Notice) -> dict[str, Any]:
             heading = f"*{escape(message.title())}*"
             blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": heading}})
         blocks += _entry_blocks(message)
+        if several and message.report:  # each event links the page of its own comparison
+            text = _report(message.report)
+            blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": text}]})
     hidden = len(notice.entries) - ENTRIES_LIMIT
     context = [] if hidden <= 0 else [f"and {hidden} more alert(s) in the report"]
     report = notice.report()
-    if report:
+    if report and not several:
         context.append(_report(report))
+    index = notice.index()
+    if index:
+        context.append(_report(index, "All reports"))
     if context:
         blocks.append(
             {"type": "context", "elements": [{"type": "mrkdwn", "text": t} for t in context]}
@@ -76,10 +83,10 @@ def _entry_blocks(message: AlertMessage) -> list[dict[str, Any]]:
     return blocks
 
 
-def _report(report: str) -> str:
+def _report(report: str, words: str = "Open the report") -> str:
     if report.startswith(("http://", "https://")):
-        return f"<{report}|Open the report>"
-    return f"Report: {escape(report)}"
+        return f"<{report}|{words}>"
+    return f"{'Report' if words == 'Open the report' else words}: {escape(report)}"
 
 
 def _cut(text: str, limit: int) -> str:

@@ -10,10 +10,10 @@ received") expect::
 
 ``format = "messagecard"`` posts the Office 365 connector shape (``@type: MessageCard`` with
 ``title``, ``summary``, ``themeColor``, a section of ``facts`` and an ``OpenUri`` action) for
-older incoming-webhook URLs. The report becomes an "Open the report" action only when it is an
-http(s) URL; a file path is shown as a fact instead. A notice of several alert events (a night)
-has the night's counts as its title and one titled block (Adaptive Card) or section
-(MessageCard) per event.
+older incoming-webhook URLs. The report becomes an "Open the report" action (and the site's
+index an "All reports" one) only when it is an http(s) URL; a file path is shown as a fact
+instead. A notice of several alert events (a night) has the night's counts as its title and one
+titled block (Adaptive Card) or section (MessageCard) per event.
 """
 
 from __future__ import annotations
@@ -27,13 +27,20 @@ from evalplat.alerts.webhook import TIMEOUT
 
 FORMATS = ("adaptive", "messagecard")
 # Red for a regression, green for its resolution, grey for a test.
-COLORS = {"opened": "D70000", "resolved": "2E7D32", "test": "808080"}
-ADAPTIVE_COLORS = {"opened": "attention", "resolved": "good", "test": "default"}
+COLORS = {"opened": "D70000", "resolved": "2E7D32", "retired": "808080", "test": "808080"}
+ADAPTIVE_COLORS = {
+    "opened": "attention",
+    "resolved": "good",
+    "retired": "default",
+    "test": "default",
+}
 
 
-def _link(notice: Notice) -> str | None:
-    report = notice.report()
-    return report if report and report.startswith(("http://", "https://")) else None
+def _links(notice: Notice) -> list[tuple[str, str]]:
+    """The card's buttons: the report (the first event's comparison page) and the site's index,
+    each only when it is an http(s) URL."""
+    shown = [("Open the report", notice.report()), ("All reports", notice.index())]
+    return [(t, u) for t, u in shown if u and u.startswith(("http://", "https://"))]
 
 
 def adaptive_card(notice: Notice) -> dict[str, Any]:
@@ -67,9 +74,11 @@ def adaptive_card(notice: Notice) -> dict[str, Any]:
         "version": "1.4",
         "body": body,
     }
-    link = _link(notice)
-    if link:
-        card["actions"] = [{"type": "Action.OpenUrl", "title": "Open the report", "url": link}]
+    card["actions"] = [
+        {"type": "Action.OpenUrl", "title": title, "url": url} for title, url in _links(notice)
+    ]
+    if not card["actions"]:
+        del card["actions"]
     return {
         "type": "message",
         "attachments": [
@@ -122,15 +131,12 @@ def message_card(notice: Notice) -> dict[str, Any]:
         "themeColor": COLORS[notice.event],
         "sections": [_card_section(m, several) for m in notice.entries],
     }
-    link = _link(notice)
-    if link:
-        card["potentialAction"] = [
-            {
-                "@type": "OpenUri",
-                "name": "Open the report",
-                "targets": [{"os": "default", "uri": link}],
-            }
-        ]
+    actions = [
+        {"@type": "OpenUri", "name": title, "targets": [{"os": "default", "uri": url}]}
+        for title, url in _links(notice)
+    ]
+    if actions:
+        card["potentialAction"] = actions
     return card
 
 

@@ -1,4 +1,5 @@
-"""``evalplat alerts list | ack | deliver | test | channels``: alerts and their channels."""
+"""``evalplat alerts list | ack | resolve | deliver | test | channels``: alerts and their
+channels."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ if TYPE_CHECKING:
     from evalplat.alerts import AlertMessage
 
 app = typer.Typer(
-    help="Regression alerts (open → acknowledged → resolved) and their channels.",
+    help="Regression alerts (open → acknowledged → resolved, or retired) and their channels.",
     no_args_is_help=True,
 )
 
@@ -32,7 +33,8 @@ def list_alerts(
     state: Annotated[
         str | None,
         typer.Option(
-            "--state", help="Only alerts in this state: pending, open, acknowledged, resolved."
+            "--state",
+            help="Only alerts in this state: pending, open, acknowledged, resolved, retired.",
         ),
     ] = None,
     config: Annotated[str | None, typer.Option("--config", help="Only this config's.")] = None,
@@ -50,7 +52,9 @@ def list_alerts(
     from rich.console import Console
     from rich.table import Table
 
-    table = Table("id", "state", "config", "test set", "metric", "baseline → candidate", "since")
+    notes = any(a.note for a in alerts)
+    columns = ["id", "state", "config", "test set", "metric", "baseline → candidate", "since"]
+    table = Table(*columns, *(["note"] if notes else []))
     for a in alerts:
         details = a.details or {}
         left, right = details.get("baseline"), details.get("candidate")
@@ -64,6 +68,7 @@ def list_alerts(
             KIND_LABELS.get(a.kind, "{}").format(a.metric),
             change,
             a.opened_at.strftime("%Y-%m-%d %H:%M"),
+            *([a.note or ""] if notes else []),
         )
     Console().print(table)
 
@@ -85,6 +90,52 @@ def ack(
     typer.echo(f"alert {info.id} ({info.metric} of {info.config} on {info.test_set}): {info.state}")
 
 
+@app.command("resolve")
+def resolve(
+    alert_id: Annotated[
+        int,
+        typer.Argument(help="Alert id (see `evalplat alerts list`).", min=1, max=2**31 - 1),
+    ],
+    note: Annotated[
+        str, typer.Option("--note", help="Why it is resolved (stored, shown and announced).")
+    ],
+    project: Annotated[
+        Path | None,
+        typer.Option("--project", help="Project file (default: ./evalplat.toml)."),
+    ] = None,
+    db: DbOption = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Close an open or acknowledged alert by hand, with a note saying why.
+
+    The event "resolved" is queued for the project file's channels and sent by the next
+    `nightly` or `alerts deliver`. A regression still there the next night opens a new alert.
+    Exit 2 for a pending, resolved or retired alert, or an unknown id.
+    """
+    from evalplat.alerts import channels_from_tables
+    from evalplat.nightly.project import load_project
+    from evalplat.store import Store
+
+    loaded = load_project(project)
+    names = [channel.name for channel in channels_from_tables(loaded.alerts)]
+    store = Store.open(db, project_file=loaded.path)
+    try:
+        event = store.resolve(alert_id, note, names)
+    finally:
+        store.close()
+    info = event.alert
+    if json_output:
+        print_json(info.to_dict())
+        return
+    told = (
+        f"the next `nightly` or `alerts deliver` announces it to {len(names)} channel(s)"
+        if names
+        else "the project file names no alert channel to announce it to"
+    )
+    subject = KIND_LABELS.get(info.kind, "{}").format(info.metric)
+    typer.echo(f"alert {info.id} ({subject} of {info.config} on {info.test_set}): resolved; {told}")
+
+
 @app.command("deliver")
 def deliver_pending(
     project: Annotated[
@@ -102,10 +153,12 @@ def deliver_pending(
     A night delivers its own alerts; this retries those a night could not deliver (a channel
     down, a killed process), through the project file's channels, one message per channel.
     Exit 0: everything was delivered, or nothing waited; 2: invalid project file; 3: a channel
-    did not accept its message (it stays in the outbox for the next night or the next try).
+    of the project file did not accept its message (it stays in the outbox for the next night or
+    the next try). Events waiting for a channel the file no longer names are reported on stderr
+    and wait for it to come back; they do not fail the command.
     """
     from evalplat.alerts import DeliveryPolicy, channels_from_tables
-    from evalplat.nightly.delivery import ReportLinks, deliver_outbox
+    from evalplat.nightly.delivery import ReportLinks, deliver_outbox, undelivered
     from evalplat.nightly.project import load_project
     from evalplat.store import Store
 
@@ -132,7 +185,7 @@ def deliver_pending(
             )
         elif not o.ok:
             echo_err(f"error: {o.channel}: {o.error} ({len(o.events)} alert event(s) still wait)")
-    if any(not o.ok for o in outcomes):
+    if undelivered(outcomes):
         raise typer.Exit(3)
 
 

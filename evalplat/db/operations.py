@@ -23,6 +23,7 @@ class Alert(Base):
 
     ``kind`` is ``regression``, ``needs_judgments`` (a drop only unjudged documents explain) or
     ``operational`` (the config's runs fail; no metric, ``metric`` is empty, no baseline run).
+    ``state`` is one of ``ALERT_STATES``; ``retired`` means its subject left the project.
     """
 
     __tablename__ = "alert"
@@ -43,6 +44,11 @@ class Alert(Base):
     opened_at: Mapped[datetime] = _created()
     acknowledged_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
     resolved_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+    retired_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+    # why it was resolved by hand (``alerts resolve --note``) or retired (its subject is gone)
+    note: Mapped[str | None] = mapped_column(Text, nullable=True)
+    # the project file whose nights own it (``evalplat.nightly.retire``); unset until claimed
+    project: Mapped[str | None] = mapped_column(String(500), nullable=True)
 
 
 class AlertDelivery(Base):
@@ -51,7 +57,7 @@ class AlertDelivery(Base):
     id: Mapped[int] = _id()
     alert_id: Mapped[int] = mapped_column(ForeignKey("alert.id", ondelete="CASCADE"), index=True)
     channel: Mapped[str] = mapped_column(String(200))
-    event: Mapped[str] = mapped_column(String(20))  # opened | resolved | test
+    event: Mapped[str] = mapped_column(String(20))  # opened | resolved | retired | test
     status: Mapped[str] = mapped_column(String(20))  # sent | failed
     attempts: Mapped[int] = mapped_column(Integer)
     error: Mapped[str | None] = mapped_column(Text, nullable=True)
@@ -70,7 +76,7 @@ class AlertOutbox(Base):
 
     id: Mapped[int] = _id()
     alert_id: Mapped[int] = mapped_column(ForeignKey("alert.id", ondelete="CASCADE"), index=True)
-    event: Mapped[str] = mapped_column(String(20))  # opened | resolved
+    event: Mapped[str] = mapped_column(String(20))  # opened | resolved | retired
     channel: Mapped[str] = mapped_column(String(200))
     idempotency_key: Mapped[str] = mapped_column(String(64), unique=True)
     message: Mapped[dict[str, Any]] = mapped_column(JSON)

@@ -29,7 +29,7 @@ Hash = String(64)
 
 RUN_STATUSES = ("running", "complete", "partial", "failed", "interrupted")
 RUN_TRIGGERS = ("manual", "nightly", "ci", "import", "online")
-ALERT_STATES = ("pending", "open", "acknowledged", "resolved")
+ALERT_STATES = ("pending", "open", "acknowledged", "resolved", "retired")
 ALERT_KINDS = ("regression", "needs_judgments", "operational", "target", "drift")
 OUTBOX_STATUSES = ("pending", "sent")
 

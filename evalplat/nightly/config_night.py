@@ -182,7 +182,7 @@ def _compare(
     options = CompareOptions(min_segment_queries=project.min_segment_queries)
     gates = project.gates_for(test_set)
     result = store.compare_runs(
-        baseline.run_id, run.id, metrics=metrics, gates=gates, options=options
+        baseline.run_id, run.id, metrics=metrics, gates=gates, options=options, gating=True
     )
     emit(
         {

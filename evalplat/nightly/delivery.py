@@ -10,6 +10,10 @@ the channel has accepted it. A process that dies between the send and the mark s
 notice, with the same keys, next time: a receiver that honours ``Idempotency-Key`` (or the
 e-mail ``Message-ID``) sees one alert. A batch for a channel the project no longer configures
 waits, reported, until the channel is back.
+
+``undelivered(outcomes)`` says whether a channel of the project left events in the outbox: the
+night and ``alerts deliver`` then exit 3. A batch waiting for a channel the project file no
+longer names is reported but does not fail them (removing a channel must not fail every night).
 """
 
 from __future__ import annotations
@@ -38,12 +42,22 @@ class ReportLinks:
     site: Path
     base_url: str | None = None
 
-    def link(self, comparison_id: int | None) -> str | None:
-        """The comparison's page when the site has one, else the site's index; None without a
-        site. With ``base_url`` the link is a URL that works away from this machine."""
-        index = self.site / "index.html"
-        page = self.site / "compare" / f"compare-{comparison_id}.html"
-        target = page if comparison_id is not None and page.exists() else index
+    def link(self, comparison_id: int | None, run_id: int | None = None) -> str | None:
+        """The comparison's page when the site has one, else the page of ``run_id`` (an
+        operational alert's failed run), else the site's index; None without a site. With
+        ``base_url`` the link is a URL that works away from this machine."""
+        pages = [
+            self.site / "compare" / f"compare-{comparison_id}.html" if comparison_id else None,
+            self.site / "runs" / f"run-{run_id}.html" if isinstance(run_id, int) else None,
+        ]
+        found = [page for page in pages if page is not None and page.exists()]
+        return self._address(found[0] if found else self.site / "index.html")
+
+    def index(self) -> str | None:
+        """The site's index, as :meth:`link` writes it; None before the site is written."""
+        return self._address(self.site / "index.html")
+
+    def _address(self, target: Path) -> str | None:
         if not target.exists():
             return None
         if self.base_url:
@@ -79,7 +93,9 @@ def notice_of(batch: OutboxBatch, links: ReportLinks | None) -> Notice:
     for entry in batch.entries:
         fields = dict(entry.message)
         comparison_id = fields.pop("comparison_id", None)
-        fields["report"] = links.link(comparison_id) if links is not None else None
+        run_id = fields.get("candidate_run")
+        fields["report"] = links.link(comparison_id, run_id) if links is not None else None
+        fields["index"] = links.index() if links is not None else None
         messages.append(AlertMessage.from_dict(fields))
     return Notice(tuple(messages), tuple(e.idempotency_key for e in batch.entries))
 
@@ -121,3 +137,8 @@ def deliver_outbox(
             )
         )
     return outcomes
+
+
+def undelivered(outcomes: Sequence[OutboxOutcome]) -> list[OutboxOutcome]:
+    """The batches a channel of the project did not accept (still in the outbox)."""
+    return [o for o in outcomes if o.status == "failed"]

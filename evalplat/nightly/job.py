@@ -5,16 +5,21 @@ imported interaction logs and compares its A/B arms (``evalplat.nightly.online``
 reports itself through ``log`` as a dict with a ``step`` key (the CLI prints one line per step,
 or JSON lines). The exit code is the contract:
 
-- 0: every run completed and no gated metric has an open regression alert;
-- 1: a regression was confirmed (an alert is open for a config of this project), or, with
-  ``fail_on_target``, a run missed a target (``evalplat.nightly.targets``);
-- 3: a run could not complete, or the reports could not be written (3 beats 1).
+- 0: every run completed, every alert event was delivered, and no regression alert of a config
+  of this project is open (an acknowledged one no longer counts: someone is on it);
+- 1: a regression was confirmed (an unacknowledged regression alert is open for a config of
+  this project), or, with ``fail_on_target``, a run missed a target
+  (``evalplat.nightly.targets``);
+- 3: a run could not complete, the reports could not be written, or an alert event is left
+  undelivered in the outbox for a channel of the project file (3 beats 1).
 
 A config that fails operationally (its backend is down, its run failed) is isolated: the failure
 is logged, stored as an ``operational`` alert (opened once per outage, resolved by the first
 night its run completes), and the other configs still run, compare and alert. Every alert event
 is written to the outbox with its state change and delivered at the end of the night, after the
-reports, even when the reports could not be written (``evalplat.nightly.notify``).
+reports, even when the reports could not be written (``evalplat.nightly.notify``). Before the
+reports, the alerts whose subject has left the project file are retired
+(``evalplat.nightly.retire``).
 
 Input errors (a bad project file, a malformed test set file, an unknown searcher parameter or alert
 channel) are found before anything is written. Two identical runs can never alert: their
@@ -55,7 +60,8 @@ class NightlyOutcome:
     exit_code: int = 0
     runs: list[dict[str, Any]] = field(default_factory=list)
     comparisons: list[dict[str, Any]] = field(default_factory=list)
-    # the alert events of this night (opened, resolved), and what each delivery of the outbox did
+    # the alert events of this night (opened, resolved, retired), and what each delivery of the
+    # outbox did
     alerts: list[dict[str, Any]] = field(default_factory=list)
     deliveries: list[dict[str, Any]] = field(default_factory=list)
     report: Path | None = None
@@ -151,6 +157,7 @@ def _night(
                 outcome.exit_code = 3
     if project.online is not None:
         _online(store, project, channels, emit, outcome)
+    _retire(store, project, channels, emit, outcome)
     try:
         outcome.report = _write_reports(store, project, emit)
     except (OSError, EvalplatError) as error:  # the alerts are in the outbox: still delivered
@@ -166,15 +173,12 @@ def _night(
                 "keep_results_days": project.keep_results_days,
             }
         )
-    open_now = [
-        a
-        for a in store.list_alerts()
-        if a.state in ("open", "acknowledged")
-        and a.kind == "regression"
-        and a.config in {c.name for c in project.configs}
-    ]
+    names = {c.name for c in project.configs}
+    active = [a for a in store.list_alerts() if a.config in names]
+    open_now = [a for a in active if a.state == "open"]
+    failing = [a for a in open_now if a.kind == "regression"]
     missed = [t for t in outcome.targets if t["target_verdict"] == "missed"]
-    if outcome.exit_code == 0 and (open_now or (fail_on_target and missed)):
+    if outcome.exit_code == 0 and (failing or (fail_on_target and missed)):
         outcome.exit_code = 1
     emit(
         {
@@ -182,6 +186,7 @@ def _night(
             "exit_code": outcome.exit_code,
             "runs": len(outcome.runs),
             "open_alerts": len(open_now),
+            "acknowledged_alerts": sum(1 for a in active if a.state == "acknowledged"),
             "targets_missed": len(missed),
         }
     )
@@ -210,6 +215,25 @@ def _online(
         comparison_summary(config, ONLINE_TEST_SET, result) for config, result in night.comparisons
     ]
     outcome.alerts += [event_summary(event) for event in night.events]
+
+
+def _retire(
+    store: Store,
+    project: Project,
+    channels: list[Channel],
+    emit: LogFunction,
+    outcome: NightlyOutcome,
+) -> None:
+    """Retire the alerts whose subject left the project file (``evalplat.nightly.retire``)."""
+    from evalplat.nightly.retire import retire_gone
+
+    try:
+        events = retire_gone(store, project, channels, emit)
+    except EvalplatError as error:  # the night's own alerts still go out
+        outcome.exit_code = 3
+        emit({"step": "retire", "error": f"{type(error).__name__}: {error}"})
+        return
+    outcome.alerts += [event_summary(event) for event in events]
 
 
 def _write_reports(store: Store, project: Project, emit: LogFunction) -> Path | None:

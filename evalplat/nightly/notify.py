@@ -12,7 +12,8 @@ A gate on a segment keys its alerts ``METRIC [segment TAG]`` and judges the segm
 segment too small to gate (``[segments] min_queries``) never opens one.
 
 Delivery happens once, at the end of the night, for everything still in the outbox (this
-night's events and any an earlier night could not deliver): one notice per channel.
+night's events and any an earlier night could not deliver): one notice per channel. An event a
+channel of the project file did not accept stays in the outbox and makes the night exit 3.
 """
 
 from __future__ import annotations
@@ -183,10 +184,14 @@ def deliver(
     outcome: NightlyOutcome,
     emit: LogFunction,
 ) -> None:
-    """Deliver every pending notice of the outbox; failures stay pending for the next try."""
-    from evalplat.nightly.delivery import ReportLinks, deliver_outbox
+    """Deliver every pending notice of the outbox; failures stay pending for the next try, and
+    make the night exit 3 (an event a channel of the project did not accept is undelivered)."""
+    from evalplat.nightly.delivery import ReportLinks, deliver_outbox, undelivered
 
     links = ReportLinks(project.reports_dir, project.reports_base_url)
-    for result in deliver_outbox(store, channels, links=links):
+    results = deliver_outbox(store, channels, links=links)
+    for result in results:
         emit({"step": "deliver", **result.to_dict()})
         outcome.deliveries.append(result.to_dict())
+    if undelivered(results):
+        outcome.exit_code = 3

@@ -80,7 +80,7 @@ def online_night(
     for candidate in _arms_of_day(store, configs, baseline):
         result = store.compare_runs(
             baseline.id, candidate.id, metrics=project.online_metrics(), gates=gates,
-            options=options,
+            options=options, gating=True,
         )  # fmt: skip
         night.comparisons.append((candidate.config, result))
         compared.setdefault(candidate.config, []).append((candidate, result))

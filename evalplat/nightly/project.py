@@ -24,7 +24,7 @@ from evalplat.judging.spec import JudgeSpec
 
 PROJECT_FILE = "evalplat.toml"
 _ARRAYS = ("testsets", "configs", "gates", "alerts", "judges", "targets")
-ONLINE_KEYS = ("baseline", "metrics", "min_sessions")
+ONLINE_KEYS = ("baseline", "metrics", "min_sessions", "retire_after_days")
 _GATE_KEYS = {"metric", "max_drop", "max_relative_drop", "test", "alpha", "consecutive",
               "unjudged", "segment", "judge"}  # fmt: skip
 DEFAULT_METRICS_FALLBACK = ("nDCG@10", "P@10", "R@100", "AP", "RR@10", "Judged@10")
@@ -65,12 +65,14 @@ class OnlineSpec:
     every other version of the project's configs with searches on the same UTC day is a
     candidate. ``metrics`` are the online measures scored per version and day; gates on online
     measures (``[[gates]] metric = "online:CTR"``) decide the alerts. A side with fewer than
-    ``min_sessions`` sessions is "insufficient data" and never gated.
+    ``min_sessions`` sessions is "insufficient data" and never gated. An arm with no searches
+    for ``retire_after_days`` days has its alerts retired (``evalplat.nightly.retire``).
     """
 
     baseline: str
     metrics: tuple[str, ...]
     min_sessions: int = 30
+    retire_after_days: int = 7
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@
 baseline = "web"             # the control arm: NAME (latest version) or NAME@VER
 metrics = ["online:CTR"]     # optional: online measures scored (default: every one)
 min_sessions = 30            # optional: fewer sessions on a side is "insufficient data"
+retire_after_days = 7        # optional: an arm without searches this long has its alerts retired
 ```
 
 Gates and ``[metrics]`` names on online measures need this table.
@@ -95,4 +96,12 @@ def read_online(
     if isinstance(min_sessions, bool) or not isinstance(min_sessions, int) or min_sessions < 1:
         raise fail("must be a whole number of sessions ≥ 1", "online", 0,
                         "min_sessions")  # fmt: skip
-    return OnlineSpec(baseline=baseline.strip(), metrics=chosen, min_sessions=min_sessions)
+    retire = table.get("retire_after_days", 7)
+    if isinstance(retire, bool) or not isinstance(retire, int) or retire < 1:
+        raise fail("must be a whole number of days ≥ 1", "online", 0, "retire_after_days")
+    return OnlineSpec(
+        baseline=baseline.strip(),
+        metrics=chosen,
+        min_sessions=min_sessions,
+        retire_after_days=retire,
+    )

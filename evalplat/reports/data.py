@@ -402,6 +402,10 @@ class AlertRow:
     state: str
     opened_at: str
     summary: str
+    kind: str = "regression"
+    comparison_id: int | None = None  # the comparison that raised it (or last saw it)
+    run_id: int | None = None  # the candidate run it names: an operational alert's failed run
+    link: str | None = None  # its page on the site, relative to the index
 
 
 @dataclass(frozen=True)
@@ -416,10 +420,11 @@ class SiteEntry:
     run_link: str
     history_link: str
     comparison_link: str | None
-    baseline_id: int | None
+    baseline_id: int | None  # the run the verdict was decided against
     health_link: str | None = None  # the query-health page, when the config ran in its window
     # the latest run's target verdicts: how many are met, at risk and missed
     targets: Mapping[str, int] = field(default_factory=dict)
+    baseline_config: str | None = None  # its config: another one's for a ``compare_to`` config
 
 
 @dataclass(frozen=True)

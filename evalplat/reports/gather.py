@@ -263,9 +263,17 @@ def open_alerts(store: Store) -> list[AlertRow]:
                 state=alert.state,
                 opened_at=format_time(alert.opened_at),
                 summary=_alert_summary(alert.details),
+                kind=alert.kind,
+                comparison_id=alert.last_comparison_id,
+                run_id=_candidate_run(alert.details),
             )
         )
     return rows
+
+
+def _candidate_run(details: dict[str, Any] | None) -> int | None:
+    run = (details or {}).get("candidate_run")
+    return run if isinstance(run, int) and not isinstance(run, bool) else None
 
 
 def _alert_summary(details: dict[str, Any] | None) -> str:

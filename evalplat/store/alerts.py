@@ -8,7 +8,9 @@ States of the key's current alert row (``alert.state``) and what a night does to
     pending  ──not regressed──► row deleted (the streak resets; it never was an alert)
     open / acknowledged ──regressed──► streak + 1, details refreshed, no event
     open / acknowledged ──not regressed──► resolved, event "resolved"
-    resolved: history; a later regression starts a new row
+    open / acknowledged ──resolve (by hand, with a note)──► resolved, event "resolved"
+    pending / open / acknowledged ──subject gone──► retired, event "retired" (pending: deleted)
+    resolved, retired: history; a later regression starts a new row
 
 ``N`` is the gate's ``consecutive`` (1 = alert on the first regressed night). So an alert is
 announced once when it opens and once when it resolves, never every night in between. ``ack``
@@ -19,8 +21,10 @@ comparisons stop (the nightly job may resolve them explicitly by observing a non
 
 ``kind`` separates a regression from a drop that needs judgments and from an operational failure
 (a run of the config failed; its key has no metric and no baseline), each with its own life cycle.
-Every event (opened, resolved) is written to the outbox, one row per channel named by the caller,
-in the transaction that changes the state (``evalplat.store.outbox``).
+An alert is *retired* when its subject (config, test set, gate, target, A/B arm) has left the
+project that owns it (``evalplat.nightly.retire`` decides; ``claim`` records the owner).
+Every event (opened, resolved, retired) is written to the outbox, one row per channel named by
+the caller, in the transaction that changes the state (``evalplat.store.outbox``).
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete, or_, select, update
 from sqlalchemy.orm import Session
 
 from evalplat.db.models import ALERT_KINDS, ALERT_STATES, Alert, AlertDelivery, Config, TestSet
@@ -59,10 +63,13 @@ class AlertInfo:
     acknowledged_at: datetime | None
     resolved_at: datetime | None
     kind: str = "regression"
+    retired_at: datetime | None = None
+    # the note of a hand resolution, or why the alert was retired
+    note: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         data = dict(self.__dict__)
-        for key in ("opened_at", "acknowledged_at", "resolved_at"):
+        for key in ("opened_at", "acknowledged_at", "resolved_at", "retired_at"):
             value = data[key]
             data[key] = None if value is None else value.isoformat()
         return data
@@ -70,7 +77,8 @@ class AlertInfo:
 
 @dataclass(frozen=True)
 class AlertEvent:
-    """Something to announce: ``event`` is ``opened`` or ``resolved``; ``alert`` as it is now."""
+    """Something to announce: ``event`` is ``opened``, ``resolved`` or ``retired``; ``alert`` as
+    it is now."""
 
     event: str
     alert: AlertInfo
@@ -180,7 +188,7 @@ class AlertsMixin(StoreBase):
         """Acknowledge an open alert (idempotent for one already acknowledged)."""
         with self.session() as session:
             alert = _alert(session, alert_id)
-            if alert.state in ("pending", "resolved"):
+            if alert.state not in ("open", "acknowledged"):
                 raise InputError(
                     f"alert {alert_id} is {alert.state}; only open alerts can be acknowledged"
                 )
@@ -189,6 +197,70 @@ class AlertsMixin(StoreBase):
                 alert.acknowledged_at = utcnow()
                 session.flush()
             return _infos(session, [alert])[0]
+
+    def resolve(self, alert_id: int, note: str, channels: Sequence[str] = ()) -> AlertEvent:
+        """Close an open or acknowledged alert by hand: event ``resolved``, queued for each of
+        ``channels``, with ``note`` stored on the alert and shown in its message."""
+        note = note.strip()
+        if not note:
+            raise InputError("--note must say why the alert is resolved (a non-empty text)")
+        with self.session() as session:
+            alert = _alert(session, alert_id)
+            if alert.state not in ("open", "acknowledged"):
+                raise InputError(
+                    f"alert {alert_id} is {alert.state}; only open or acknowledged alerts can be "
+                    "resolved by hand"
+                )
+            alert.state = "resolved"
+            alert.resolved_at = utcnow()
+            alert.note = note
+            session.flush()
+            enqueue(session, alert, "resolved", {**(alert.details or {}), "note": note}, channels)
+            return AlertEvent("resolved", _infos(session, [alert])[0])
+
+    def claim(self, project: str, configs: Sequence[str]) -> int:
+        """Record ``project`` as the owner of the active alerts of ``configs``; return how many
+        changed owner. A night claims its configs' alerts, so that it alone retires them."""
+        with self.session() as session:
+            ids = select(Config.id).where(Config.name.in_(list(configs)))
+            changed = session.execute(
+                update(Alert)
+                .where(
+                    Alert.config_id.in_(ids),
+                    Alert.state.in_(ACTIVE_STATES),
+                    or_(Alert.project.is_(None), Alert.project != project),
+                )
+                .values(project=project)
+                .execution_options(synchronize_session=False)
+            )
+            return int(getattr(changed, "rowcount", 0) or 0)
+
+    def owned_alerts(self, project: str) -> list[AlertInfo]:
+        """The active (pending, open, acknowledged) alerts ``project`` owns, oldest first."""
+        with self.session() as session:
+            rows = session.scalars(
+                select(Alert)
+                .where(Alert.project == project, Alert.state.in_(ACTIVE_STATES))
+                .order_by(Alert.id)
+            ).all()
+            return _infos(session, rows)
+
+    def retire(self, alert_id: int, reason: str, channels: Sequence[str] = ()) -> list[AlertEvent]:
+        """Retire an active alert whose subject is gone: event ``retired`` (announced once, with
+        ``reason``). A pending alert was never announced: it is deleted, with no event."""
+        with self.session() as session:
+            alert = _alert(session, alert_id)
+            if alert.state not in ACTIVE_STATES:
+                return []
+            if alert.state == "pending":
+                session.execute(delete(Alert).where(Alert.id == alert.id))
+                return []
+            alert.state = "retired"
+            alert.retired_at = utcnow()
+            alert.note = reason
+            session.flush()
+            enqueue(session, alert, "retired", {**(alert.details or {}), "note": reason}, channels)
+            return [AlertEvent("retired", _infos(session, [alert])[0])]
 
     def list_alerts(
         self, state: str | None = None, *, config: str | None = None
@@ -279,6 +351,8 @@ def _info(alert: Alert, config: str, test_set: str) -> AlertInfo:
         acknowledged_at=alert.acknowledged_at,
         resolved_at=alert.resolved_at,
         kind=alert.kind,
+        retired_at=alert.retired_at,
+        note=alert.note,
     )
 
 

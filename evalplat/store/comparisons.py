@@ -97,8 +97,13 @@ class ComparisonsMixin(GradeViewsMixin):
         gates: Sequence[Gate] | None = None,
         options: CompareOptions | None = None,
         overlap_k: int = 10,
+        gating: bool = False,
     ) -> ComparisonResult:
-        """Compare two stored runs, store the comparison, and return it (with its ``id``)."""
+        """Compare two stored runs, store the comparison, and return it (with its ``id``).
+
+        ``gating`` marks the comparison a night gated the candidate with (against what its
+        config is gated against: its own or its ``compare_to`` config's baseline); the report
+        site shows that verdict for the run (``evalplat.store.history``)."""
         from evalplat.comparison.coded import code_pair
         from evalplat.comparison.guard import optimistic_bound
         from evalplat.comparison.model_views import gate_judge
@@ -170,6 +175,7 @@ class ComparisonsMixin(GradeViewsMixin):
                     "bounds": {m.metric: m.bound_dict() for m in result.metrics},
                     "weighted": result.weighted,
                     "segmented": tags is not None,
+                    **({"gating": True} if gating else {}),
                 },
                 verdict=result.verdict,
                 overlap=None if overlap is None else overlap.to_dict(),

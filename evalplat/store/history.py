@@ -41,8 +41,8 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class HistoryPoint:
-    """One run of a config: its means and, when stored, the verdict of its latest comparison
-    with the config's baseline.
+    """One run of a config: its means and, when stored, the verdict of the comparison that
+    gated it (else of its latest comparison with the config's baseline).
 
     ``means`` are the scores against the judgments the run was searched with (test set version
     ``judgment_version``), as recorded that night: a later ``rescore`` adds scores on other
@@ -75,7 +75,7 @@ class HistoryMixin(StoreBase):
 
     def history(self, config: str, test_set: str | None = None) -> list[HistoryPoint]:
         """Every finished run of ``config`` (on ``test_set`` when given), oldest first, with its
-        means and the verdict of its latest stored comparison against the baseline."""
+        means and the verdict of the comparison that gated it (``_verdict_against``)."""
         with self.session() as session:
             config_id = session.scalar(select(Config.id).where(Config.name == config))
             if config_id is None:
@@ -219,27 +219,31 @@ class HistoryMixin(StoreBase):
 def _verdict_against(
     session: Session, baseline_run: int | None, run_id: int
 ) -> tuple[str | None, int | None]:
-    """Verdict and id of the latest stored comparison of ``run_id`` with ``baseline_run``.
+    """Verdict and id of the comparison that speaks for ``run_id``.
 
-    Without one, the latest comparison that has ``run_id`` as its candidate at all: a config
-    judged against another config's baseline (nightly's ``compare_to``, or a manual
-    ``compare``) still shows that verdict and links its page.
+    First the latest comparison a night gated the run with (stored with ``gating``): against
+    what its config is gated against, its own baseline or its ``compare_to`` config's, so the
+    verdict is the one its alerts came from. Else the latest stored comparison with
+    ``baseline_run``; else the latest comparison that has ``run_id`` as its candidate at all
+    (a manual ``compare`` against another config's baseline still shows and links).
     """
     cand_eval = select(Evaluation.id).where(Evaluation.run_id == run_id)
     latest = (
         select(Comparison.verdict, Comparison.id)
         .where(Comparison.candidate_evaluation_id.in_(cand_eval))
         .order_by(Comparison.id.desc())
-        .limit(1)
     )
+    for verdict, comparison_id, options in session.execute(latest.add_columns(Comparison.options)):
+        if isinstance(options, dict) and options.get("gating"):
+            return verdict, comparison_id
     if baseline_run is not None:
         base_eval = select(Evaluation.id).where(Evaluation.run_id == baseline_run)
         row = session.execute(
-            latest.where(Comparison.baseline_evaluation_id.in_(base_eval))
+            latest.where(Comparison.baseline_evaluation_id.in_(base_eval)).limit(1)
         ).first()
         if row is not None:
             return row[0], row[1]
-    row = session.execute(latest).first()
+    row = session.execute(latest.limit(1)).first()
     return (None, None) if row is None else (row[0], row[1])
 
 

@@ -3,9 +3,9 @@
 ``capture_server()`` records every POST (path, headers, JSON body, and whether its
 ``Idempotency-Key`` was already accepted, as a receiver honouring the header would) and answers
 by path:
-``/ok`` 200; ``/flaky`` 500 for the first two requests, then 200; ``/bad`` 400 with Slack's
-``invalid_payload``; ``/slow`` answers only once the server stops (its ``release`` event);
-``/busy`` 429 with ``Retry-After: 0``.
+``/ok`` 200; ``/flaky`` 500 for the first two requests, then 200; ``/down`` 500 every time;
+``/bad`` 400 with Slack's ``invalid_payload``; ``/slow`` answers only once the server stops (its
+``release`` event); ``/busy`` 429 with ``Retry-After: 0``.
 ``dead_url()`` is a URL on a port nothing listens on.
 
 ``smtp_server(...)`` runs aiosmtpd's controller in a thread, optionally with STARTTLS (a
@@ -87,6 +87,8 @@ class _Handler(BaseHTTPRequestHandler):
             seen = sum(1 for r in self.server.requests if r.path == path)
         if path == "/flaky" and seen <= 2:
             return self._send(500, b"temporarily broken")
+        if path == "/down":
+            return self._send(500, b"receiver is down")
         if path == "/bad":
             return self._send(400, b"invalid_payload")
         if path == "/busy":

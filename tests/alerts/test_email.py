@@ -81,6 +81,18 @@ def test_a_night_is_one_mail_with_an_escaped_html_body_and_a_message_id_kept_on_
     assert "boundary layer &lt;transition&gt; &amp; drag" in html
     assert "<transition>" not in html
     assert '<a href="https://ci.example/r/7.html">Open the report</a>' in html
+    assert "All reports" not in html  # the messages did not know the site's index
+
+
+def test_the_html_body_links_the_index_after_the_report() -> None:
+    from dataclasses import replace
+
+    from evalplat.alerts.email_html import render_html
+
+    message = replace(regression("opened"), index="https://ci.example/r/index.html")
+    html = render_html(Notice.of(message))
+    report = html.index('<a href="https://ci.example/r/7.html">Open the report</a>')
+    assert report < html.index('<a href="https://ci.example/r/index.html">All reports</a>')
 
 
 @pytest.mark.skipif(

@@ -202,3 +202,43 @@ def test_slack_and_teams_list_every_alert_of_the_night_in_one_message(
         "Resolved: nDCG@10 of docs-bm25 on cranfield",
     ]
     assert all(r.headers["Idempotency-Key"] == night.key for r in server.received("/ok"))
+
+
+def test_each_event_links_its_own_page_and_the_index_is_a_second_link(
+    server: CaptureServer,
+) -> None:
+    from dataclasses import replace
+
+    index = "https://ci.example/r/index.html"
+    first = replace(regression("opened", "https://ci.example/r/compare-7.html"), index=index)
+    second = replace(regression("resolved", "https://ci.example/r/compare-8.html"), index=index)
+    for table in (
+        {"type": "slack", "url": f"{server.url}/ok"},
+        {"type": "teams", "url": f"{server.url}/ok"},
+        {"type": "teams", "url": f"{server.url}/ok", "format": "messagecard", "name": "old"},
+    ):
+        assert deliver(build_channel(table), Notice((first, second)), FAST).ok
+        assert deliver(build_channel(table), Notice.of(first), FAST).ok
+    night, alone, adaptive, _, legacy, _ = (r.body for r in server.received("/ok"))
+    links = [e["text"] for b in night["blocks"] if b["type"] == "context" for e in b["elements"]]
+    assert links == [
+        "<https://ci.example/r/compare-7.html|Open the report>",
+        "<https://ci.example/r/compare-8.html|Open the report>",
+        f"<{index}|All reports>",
+    ]
+    [context] = [b for b in alone["blocks"] if b["type"] == "context"]
+    assert [e["text"] for e in context["elements"]] == [
+        "<https://ci.example/r/compare-7.html|Open the report>",
+        f"<{index}|All reports>",
+    ]
+    actions = adaptive["attachments"][0]["content"]["actions"]
+    assert [(a["title"], a["url"]) for a in actions] == [
+        ("Open the report", "https://ci.example/r/compare-7.html"),
+        ("All reports", index),
+    ]
+    assert [a["targets"][0]["uri"] for a in legacy["potentialAction"]] == [
+        "https://ci.example/r/compare-7.html",
+        index,
+    ]
+    # the index is not repeated when it is the report itself (the site had no page to link)
+    assert Notice.of(replace(first, report=index)).index() is None

@@ -99,7 +99,9 @@ def test_message_round_trips_through_a_dict() -> None:
 
 
 def test_unknown_event_is_refused() -> None:
-    with pytest.raises(ValueError, match="alert event must be one of opened, resolved, test"):
+    with pytest.raises(
+        ValueError, match="alert event must be one of opened, resolved, retired, test"
+    ):
         AlertMessage(event="closed", config="c", test_set="t", metric="AP")
 
 
@@ -111,3 +113,33 @@ def test_message_says_what_changed_and_keeps_it_through_a_dict() -> None:
     assert 'What changed          operator: "or" → "and"' in message.text()
     assert AlertMessage.from_dict(message.to_dict()) == message
     assert "What changed" not in dict(regression().facts())
+
+
+def test_every_channel_renders_a_retired_alert_with_its_reason() -> None:
+    import json
+    from dataclasses import replace
+
+    from evalplat.alerts import junit, slack, teams, webhook
+    from evalplat.alerts.email import build_email
+    from evalplat.alerts.json_file import record
+    from evalplat.alerts.notice import Notice
+
+    reason = "config docs-bm25 is no longer in evalplat.toml"
+    retired = replace(regression(), event="retired", note=reason)
+    assert retired.title() == "Retired: nDCG@10 of docs-bm25 on cranfield"
+    assert dict(retired.facts())["Retired"] == reason
+    assert retired.next_step() is None
+    night = Notice((retired, replace(regression(), config="other", alert_id=2)))
+    assert night.title() == "evalplat: 1 retired, 1 regression opened"
+    rendered = {
+        "webhook": json.dumps(webhook.payload(night)),
+        "slack": json.dumps(slack.payload(night)),
+        "teams": json.dumps(teams.adaptive_card(night)) + json.dumps(teams.message_card(night)),
+        "email": build_email(night, "a@example.com", ["b@example.com"], "[evalplat]").as_string(),
+        "junit": junit.render([retired], "suite").decode(),
+        "json": json.dumps(record(retired, "key-1")),
+    }
+    for kind, text in rendered.items():
+        assert "Retired: nDCG@10 of docs-bm25 on cranfield" in text, kind
+        assert "no longer in evalplat.toml" in text, kind
+    assert 'failures="0"' in rendered["junit"]  # a retirement is no failure

@@ -675,6 +675,26 @@ DATABASE_COMMANDS: dict[tuple[str, ...], tuple[Form, Form | None]] = {
             holds(lambda d, w: d["state"] == "acknowledged"),
         ),
     ),
+    ("alerts", "resolve"): (
+        Form(
+            db_args(
+                "alerts", "resolve", "{w.alerts[AP]}", "--note", "fixed", "--project", "{w.project}"
+            ),
+            shows("alert {w.alerts[AP]} (AP of prod on tiny): resolved; the project file names"),
+        ),
+        Form(
+            json_db_args(
+                "alerts",
+                "resolve",
+                "{w.alerts[nDCG@10]}",
+                "--note",
+                "ok",
+                "--project",
+                "{w.project}",
+            ),
+            holds(lambda d, w: (d["state"], d["note"]) == ("resolved", "ok")),
+        ),
+    ),
     ("report", "run"): (
         Form(
             db_args("report", "run", "{w.baseline}", "--out", "{w.folder}/run-plain.html"), page()

@@ -212,7 +212,8 @@ def fixed_index() -> SiteIndex:
         baseline_id=1,
     )
     alert = AlertRow(7, "docs-bm25", "mini", "nDCG@10", "open", "2026-05-02 03:05 UTC",
-                     "0.3750 → 0.3000, Δ -0.0750, p = 0.0624")  # fmt: skip
+                     "0.3750 → 0.3000, Δ -0.0750, p = 0.0624", "regression", 7, 2,
+                     "compare/compare-7.html")  # fmt: skip
     return SiteIndex((entry,), (alert,), "2026-05-02 03:00 UTC")
 
 

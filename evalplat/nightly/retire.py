@@ -1,0 +1,135 @@
+"""A night's retirements: the alerts whose subject has left the project end, announced once.
+
+An alert watches a subject: a config on a test set, and, per kind, a gate (``regression``,
+``needs_judgments``), a target (``target``, ``drift``) or, on the ``online`` test set, an A/B arm
+under an online gate. When the subject is gone its condition can never end by itself, so the
+night *retires* the alert (event ``retired``, through the outbox like ``opened`` and
+``resolved``; a pending alert, never announced, is dropped without one). Gone means:
+
+- its config is no longer a ``[[configs]]`` entry, or its test set is no longer in that config's
+  ``testsets`` (a test set removed from the file leaves every config's list);
+- no ``[[gates]]`` entry gives its key any more (``METRIC`` or ``METRIC [segment TAG]``, the gain
+  map of the test set applied), for a regression or a drop that needs judgments;
+- no ``[[targets]]`` entry in force for the config and test set gives its key (a drift alert
+  also needs the target's ``max_slide``);
+- an online alert: the project has no ``[online]`` table, or its arm (the config, any version)
+  has had no searches for ``[online] retire_after_days`` days, counted back from the latest day
+  any arm of the project has searches (so a late import of the logs retires nothing).
+
+Which alerts are the project's: each night *claims* the active alerts of the configs its file
+names, recording the project file (its resolved path) on them; only alerts claimed by this
+project file are ever retired by it. So a config that leaves the file has its alerts retired by
+the next night, while alerts of configs another project file (sharing the database) runs are
+never touched. An alert claimed by no night (a config removed before its alerts were ever
+claimed) stays until ``evalplat alerts resolve ID --note ...``.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
+
+from evalplat.comparison.targets import applicable
+from evalplat.nightly.notify import alert_key
+from evalplat.store.testsets import ONLINE_TEST_SET
+
+if TYPE_CHECKING:
+    from evalplat.alerts.base import Channel
+    from evalplat.nightly.job import LogFunction
+    from evalplat.nightly.project import Project
+    from evalplat.store import Store
+    from evalplat.store.alerts import AlertEvent, AlertInfo
+
+GATE_KINDS = ("regression", "needs_judgments")
+TARGET_KINDS = ("target", "drift")
+
+
+def project_key(project: Project) -> str:
+    """What an alert records as its owner: the project file's resolved path."""
+    return str(project.path.resolve())
+
+
+def retire_gone(
+    store: Store, project: Project, channels: list[Channel], emit: LogFunction
+) -> list[AlertEvent]:
+    """Claim the project's active alerts, retire those whose subject is gone (module doc)."""
+    key = project_key(project)
+    store.claim(key, [c.name for c in project.configs])
+    last_search = _last_searches(store, project)
+    names = [channel.name for channel in channels]
+    events: list[AlertEvent] = []
+    for alert in store.owned_alerts(key):
+        reason = gone(project, alert, last_search)
+        if reason is None:
+            continue
+        for event in store.retire(alert.id, reason, names):
+            emit({"step": "alert", "event": "retired", "kind": alert.kind, "alert": alert.id,
+                  "config": alert.config, "testset": alert.test_set, "metric": alert.metric,
+                  "reason": reason})  # fmt: skip
+            events.append(event)
+    return events
+
+
+def gone(
+    project: Project, alert: AlertInfo, last_search: dict[str, datetime] | None = None
+) -> str | None:
+    """Why ``alert``'s subject has left ``project``, or None while it is still there."""
+    spec = next((c for c in project.configs if c.name == alert.config), None)
+    if spec is None:
+        return f"config {alert.config} is no longer in {project.path.name}"
+    if alert.test_set == ONLINE_TEST_SET:
+        return _online_gone(project, alert, last_search or {})
+    if alert.test_set not in spec.testsets:
+        return f"test set {alert.test_set} is no longer run for {alert.config}"
+    if alert.kind in GATE_KINDS:
+        keys = {alert_key(g.metric, g.segment) for g in project.gates_for(alert.test_set)}
+        if alert.metric not in keys:
+            return f"no gate on {alert.metric} for {alert.test_set} any more"
+    if alert.kind in TARGET_KINDS:
+        targets = applicable(project.targets, alert.config, alert.test_set)
+        keys = {
+            alert_key(t.metric, t.segment)
+            for t in targets
+            if alert.kind == "target" or t.max_slide is not None
+        }
+        if alert.metric not in keys:
+            what = "target" if alert.kind == "target" else "target with max_slide"
+            return f"no {what} on {alert.metric} for {alert.config} on {alert.test_set} any more"
+    return None
+
+
+def _online_gone(
+    project: Project, alert: AlertInfo, last_search: dict[str, datetime]
+) -> str | None:
+    online = project.online
+    if online is None:
+        return f"{project.path.name} has no [online] table any more"
+    if alert.kind in GATE_KINDS and alert.metric not in {g.metric for g in project.online_gates()}:
+        return f"no gate on {alert.metric} any more"
+    latest = max(last_search.values(), default=None)
+    last = last_search.get(alert.config)
+    if latest is None:
+        return None  # no logs at all: nothing says the arm stopped
+    days = online.retire_after_days
+    if last is None:
+        return f"arm {alert.config} has no searches in the logs"
+    if latest - last >= timedelta(days=days):
+        return (
+            f"arm {alert.config} has had no searches since {last.date().isoformat()} "
+            f"([online] retire_after_days = {days})"
+        )
+    return None
+
+
+def _last_searches(store: Store, project: Project) -> dict[str, datetime]:
+    """Per config of the project, the start of the latest day on which it has searches."""
+    if project.online is None:
+        return {}
+    from evalplat.nightly.online import _online_runs
+
+    days: dict[str, datetime] = {}
+    for spec in project.configs:
+        starts = [run.started_at for run in _online_runs(store, spec.name)]
+        if starts:
+            days[spec.name] = max(starts)
+    return days

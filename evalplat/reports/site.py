@@ -1,0 +1,173 @@
+"""The report site: every page of the store's configs and the index that leads to them.
+
+Written by :func:`write_site` (``evalplat report site``, and the nightly job after each night);
+the layout is described in :mod:`evalplat.reports.render`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from evalplat.reports.data import HistoryPage, SiteEntry, SiteIndex
+from evalplat.reports.history_render import history_html
+from evalplat.reports.render import (
+    RUN_PAGES_PER_HISTORY,
+    Links,
+    _write,
+    comparison_html,
+    index_html,
+    run_html,
+    slug,
+)
+
+if TYPE_CHECKING:
+    from evalplat.reports.gather import TestSetCache
+    from evalplat.store import Store
+
+
+def write_site(store: Store, out_dir: str | Path) -> Path:
+    """Write the whole report site into ``out_dir``; return the path of ``index.html``.
+
+    Per (config, test set): a history page, pages of its ``RUN_PAGES_PER_HISTORY`` latest runs,
+    and the page of the comparison that gated its latest run (against its own or its
+    ``compare_to`` config's baseline) when there is one. Every open or acknowledged alert's
+    comparison has a page too, and its index row links it. Online comparisons (over sessions)
+    have no page of their own: the history page shows them.
+    """
+    from evalplat.reports.gather import (
+        TestSetCache,
+        gather_history,
+        gather_run,
+        open_alerts,
+    )
+    from evalplat.reports.health import write_health_pages
+    from evalplat.reports.online_page import write_online_pages
+    from evalplat.store.testsets import ONLINE_TEST_SET
+
+    out = Path(out_dir)
+    configs = sorted({info.config for info in store.list_runs()})
+    histories = [page for config in configs for page in gather_history(store, config)]
+    run_ids = frozenset(h.run.id for p in histories for h in p.runs[-RUN_PAGES_PER_HISTORY:])
+    history_of = {h.run.id: _history_path(p) for p in histories for h in p.runs}
+    pages = _ComparisonPages(store, out, TestSetCache(store), run_ids, history_of)
+    pairs = [(h.config, h.test_set) for h in histories]
+    health = write_health_pages(store, pairs, out, Links("../", index=True))
+    entries: list[SiteEntry] = []
+    newest = ""
+    for history in histories:
+        latest = history.runs[-1]
+        newest = max(newest, latest.run.started_at)
+        compared = pages.write(latest.comparison_id)
+        primary = history.metrics[0] if history.metrics else None
+        own = next((h.run.id for h in history.runs if h.is_baseline), None)
+        entries.append(
+            SiteEntry(
+                latest=latest.run,
+                primary=primary,
+                primary_value=None if primary is None else latest.means.get(primary),
+                trend=tuple(h.means.get(primary) for h in history.runs[-30:]) if primary else (),
+                verdict=latest.verdict,
+                run_link=f"runs/run-{latest.run.id}.html",
+                history_link=_history_path(history),
+                comparison_link=pages.path(latest.comparison_id),
+                # "vs #N" names the run the verdict was decided against
+                baseline_id=own if compared is None else compared,
+                baseline_config=pages.config_of(own if compared is None else compared),
+                health_link=health.get((history.config, history.test_set)),
+                targets=_target_counts(history, latest.run.id),
+            )
+        )
+    alerts = []
+    for alert in open_alerts(store):
+        pages.write(alert.comparison_id)
+        link = pages.path(alert.comparison_id) or _run_link(alert.run_id, run_ids)
+        if link is None and alert.comparison_id is not None and alert.run_id in history_of:
+            link = history_of[alert.run_id]  # an online comparison: its history page shows it
+        alerts.append(replace(alert, link=link))
+    for history in histories:
+        history_path = _history_path(history)
+        links = Links("../", run_ids, pages.by_candidate, None, index=True)
+        _write(out / history_path, history_html(history, links))
+        for h in history.runs[-RUN_PAGES_PER_HISTORY:]:
+            page_links = Links("../", run_ids, pages.by_candidate, history_path, index=True)
+            run_page = gather_run(store, h.run.id, cache=pages.cache)
+            _write(out / f"runs/run-{h.run.id}.html", run_html(run_page, page_links))
+    test_sets = sorted({h.test_set for h in histories})
+    online = (  # only when online runs exist: a site without them reads nothing more
+        write_online_pages(store, [t for t in test_sets if t != ONLINE_TEST_SET], out,
+                           Links("../", index=True))
+        if ONLINE_TEST_SET in test_sets else {}
+    )  # fmt: skip
+    index = SiteIndex(tuple(entries), tuple(alerts), newest, tuple(online.items()))
+    return _write(out / "index.html", index_html(index))
+
+
+def _history_path(history: HistoryPage) -> str:
+    return f"history/{slug(history.config)}--{slug(history.test_set)}.html"
+
+
+def _run_link(run_id: int | None, written: frozenset[int]) -> str | None:
+    return f"runs/run-{run_id}.html" if run_id is not None and run_id in written else None
+
+
+class _ComparisonPages:
+    """The site's comparison pages, each written once: by comparison id, and by candidate run
+    (the first page written for a run is the one its history and run pages link)."""
+
+    def __init__(
+        self,
+        store: Store,
+        out: Path,
+        cache: TestSetCache,
+        run_ids: frozenset[int],
+        history_of: dict[int, str],
+    ) -> None:
+        self.store, self.out, self.cache = store, out, cache
+        self.run_ids, self.history_of = run_ids, history_of
+        self.written: dict[int, str] = {}
+        self.by_candidate: dict[int, str] = {}
+        self.baselines: dict[int, int | None] = {}
+
+    def write(self, comparison_id: int | None) -> int | None:
+        """Write the comparison's page unless done; return its baseline run (None without a
+        stored comparison)."""
+        from evalplat.errors import EvalplatError
+        from evalplat.reports.gather import gather_comparison
+
+        if comparison_id is None:
+            return None
+        if comparison_id in self.baselines:
+            return self.baselines[comparison_id]
+        try:
+            compared = self.store.load_comparison(comparison_id)
+        except EvalplatError:  # gone since the alert named it: nothing to show
+            self.baselines[comparison_id] = None
+            return None
+        self.baselines[comparison_id] = compared.baseline_run_id
+        candidate = compared.candidate_run_id
+        # an online comparison (over sessions) has no per-query page; its history shows it
+        if compared.per_query is None or candidate is None:
+            return compared.baseline_run_id
+        path = f"compare/compare-{comparison_id}.html"
+        page = gather_comparison(self.store, compared, cache=self.cache)
+        links = Links("../", self.run_ids, {}, self.history_of.get(candidate), index=True)
+        _write(self.out / path, comparison_html(page, links))
+        self.written[comparison_id] = path
+        self.by_candidate.setdefault(candidate, path)
+        return compared.baseline_run_id
+
+    def config_of(self, run_id: int | None) -> str | None:
+        return None if run_id is None else self.store.run_info(run_id).config
+
+    def path(self, comparison_id: int | None) -> str | None:
+        return None if comparison_id is None else self.written.get(comparison_id)
+
+
+def _target_counts(history: HistoryPage, run_id: int) -> dict[str, int]:
+    """``{"met": 2, "at_risk": 0, "missed": 1}`` for a run's kept target verdicts, or ``{}``."""
+    verdicts = [t.verdicts[run_id] for t in history.targets.values() if run_id in t.verdicts]
+    if not verdicts:
+        return {}
+    return {v: verdicts.count(v) for v in ("met", "at_risk", "missed")}

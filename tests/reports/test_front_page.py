@@ -1,0 +1,136 @@
+"""The index as the morning read: a ``compare_to`` candidate that regresses shows, night after
+night, the verdict its alert came from, and the index row, the alert row and the alert messages
+all lead to the one comparison page that raised it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from evalplat.nightly.job import run_nightly
+from evalplat.nightly.project import load_project
+from evalplat.store import Store
+
+from ..alerts.servers import CaptureServer, capture_server
+from ..nightly.small_project import write_project
+from .index_hooks import read_index
+
+BASE = "https://search.example.com/evalplat/"
+
+
+@pytest.fixture
+def server() -> Iterator[CaptureServer]:
+    with capture_server() as running:
+        yield running
+
+
+def project(folder: Path, server: CaptureServer, candidate: str) -> Path:
+    """``prod`` (good) and ``cand`` gated against prod's baseline (``compare_to``), alerting to a
+    webhook and a Slack receiver; the site is served from ``BASE``."""
+    path = write_project(folder, {"prod": "good"}, hook=f"{server.url}/hook",
+                         reports=f'dir = "site"\nbase_url = "{BASE}"')  # fmt: skip
+    text = path.read_text(encoding="utf-8")
+    candidate_config = f"""
+[[configs]]
+name = "cand"
+searcher = "python"
+testsets = ["topics"]
+compare_to = "prod"
+[configs.params]
+function = "engine:search"
+path = "{folder}"
+mode = "{candidate}"
+"""
+    slack = f'\n[[alerts]]\nname = "team"\ntype = "slack"\nurl = "{server.url}/slack"\n'
+    text = text.replace("\n[metrics]", candidate_config + "\n[metrics]", 1)
+    path.write_text(text.replace("\n[reports]", slack + "\n[reports]", 1), encoding="utf-8")
+    return path
+
+
+def test_a_compare_to_candidate_shows_and_links_the_comparison_its_alert_came_from(
+    db_url: str, tmp_path: Path, server: CaptureServer
+) -> None:
+    folder = tmp_path / "project"
+    site = folder / "site"
+
+    def night(candidate: str) -> int:
+        outcome = run_nightly(load_project(project(folder, server, candidate)), db_url=db_url)
+        return outcome.exit_code
+
+    assert night("good") == 0
+    with Store.open(db_url) as store:
+        prod_baseline = store.baseline("prod", "topics")
+        assert prod_baseline is not None
+        first_cand = store.list_runs("cand")[0]
+    row = read_index(site).rows[("cand", "topics")]
+    assert row["data-verdict"] == "unchanged"  # against prod's baseline, as gated
+    assert f"vs prod #{prod_baseline.run_id}" in " ".join(row["text"].split())
+
+    # night 2 regresses; night 3 stays as bad (unchanged since night 2, still a regression
+    # against prod: the alert stays open and the index must keep saying so)
+    for night_number in (2, 3):
+        assert night("first20") == 1, f"night {night_number}"
+        with Store.open(db_url) as store:
+            [alert] = [a for a in store.list_alerts() if a.state == "open"]
+            latest = store.list_runs("cand")[0]
+            gated = store.load_comparison(alert.last_comparison_id or 0)
+        assert latest.id != first_cand.id
+        assert (gated.baseline_run_id, gated.candidate_run_id) == (prod_baseline.run_id, latest.id)
+        hooks = read_index(site)
+        row = hooks.rows[("cand", "topics")]
+        page = f"compare/compare-{gated.id}.html"
+        assert row["data-verdict"] == alert.kind == "regression", f"night {night_number}"
+        assert page in row["links"], f"night {night_number}: {row['links']}"
+        assert f"vs prod #{prod_baseline.run_id}" in " ".join(row["text"].split())
+        assert hooks.alerts[alert.id]["data-alert-kind"] == "regression"
+        assert hooks.alerts[alert.id]["alert_links"] == [page]
+        assert hooks.rows[("prod", "topics")]["data-verdict"] in ("", "unchanged")
+        for target in [*row["links"], *hooks.alerts[alert.id]["links"]]:
+            assert (site / target).is_file(), target
+        # the opening was sent on night 2 only, once per channel
+        assert len(server.accepted("/hook")) == len(server.accepted("/slack")) == 1
+
+    # both channels sent the opening once, each linking the page that raised it (night 2's)
+    [hook] = server.accepted("/hook")
+    [message] = hook.body["alerts"]
+    assert message["event"] == "opened" and message["kind"] == "regression"
+    opened_page = message["report"].removeprefix(BASE)
+    assert opened_page.startswith("compare/compare-") and (site / opened_page).is_file()
+    assert message["index"] == BASE + "index.html"
+    [slack] = server.accepted("/slack")
+    context = [e["text"] for b in slack.body["blocks"] if b["type"] == "context"
+               for e in b["elements"]]  # fmt: skip
+    assert f"<{BASE}{opened_page}|Open the report>" in context
+    assert f"<{BASE}index.html|All reports>" in context
+    with Store.open(db_url) as store:
+        opened = store.load_comparison(int(opened_page.removesuffix(".html").split("-")[-1]))
+    assert opened.baseline_run_id == prod_baseline.run_id  # not cand's own first run
+
+
+def test_an_outage_links_its_failed_run_and_keeps_the_open_regressions_page(
+    db_url: str, tmp_path: Path, server: CaptureServer
+) -> None:
+    folder = tmp_path / "project"
+    site = folder / "site"
+    for mode, code in (("good", 0), ("bad", 1), ("down", 3)):
+        path = project(folder, server, mode)
+        assert run_nightly(load_project(path), db_url=db_url).exit_code == code, mode
+    with Store.open(db_url) as store:
+        alerts = {a.kind: a for a in store.list_alerts() if a.state == "open"}
+        failed = store.list_runs("cand")[0]
+    assert set(alerts) == {"regression", "operational"}
+    hooks = read_index(site)
+    # the failed night has no comparison: no verdict, and the outage's row links the failed run
+    assert hooks.rows[("cand", "topics")]["data-verdict"] == ""
+    assert hooks.alerts[alerts["operational"].id]["alert_links"] == [f"runs/run-{failed.id}.html"]
+    # the regression still open from the night before keeps the page of its comparison
+    regression = hooks.alerts[alerts["regression"].id]["alert_links"]
+    assert regression == [f"compare/compare-{alerts['regression'].last_comparison_id}.html"]
+    for link in [*regression, *hooks.alerts[alerts["operational"].id]["alert_links"]]:
+        assert (site / link).is_file(), link
+    # the outage's message links the failed run's page
+    outage = [a for r in server.accepted("/hook") for a in r.body["alerts"]
+              if a["kind"] == "operational"]  # fmt: skip
+    assert [a["report"] for a in outage] == [f"{BASE}runs/run-{failed.id}.html"]
