@@ -18,6 +18,7 @@ used.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -43,27 +44,47 @@ def settle_test_set(
     imported = store.import_test_set(name, content, source=source)
     file_version = imported.version.version
     infos = {v.version: v for v in store.test_set_versions(name)}
-    lineage = descendants(infos, file_version)
-    head = max(lineage)
-    entry: dict[str, Any] = {"step": "testset", "testset": name, "version": head,
+    plan = Plan.of(infos, file_version)
+    entry: dict[str, Any] = {"step": "testset", "testset": name, "version": plan.head,
                              "created": imported.created, "file_version": file_version}  # fmt: skip
-    derived = [v for v in infos.values() if v.parent is not None]
-    latest = max(derived, key=lambda v: v.version) if derived else None
-    carried_path: set[int] = set()
-    if latest is not None and latest.version not in lineage:
-        carried_path = {v for v in ancestors(infos, latest.version) if infos[v].parent is not None}
-        carried, dropped = _carried_rows(store, infos, name, latest.version, file_version, head)
+    if plan.carry_from is not None:
+        carried, dropped = _carried_rows(
+            store, infos, name, plan.carry_from, file_version, plan.head
+        )
         if len(carried):
-            made = _carry(store, name, content, head, carried, latest.version, file_version)
+            made = _carry(store, name, content, plan.head, carried, plan.carry_from, file_version)
             entry.update(version=made.version.version, created=entry["created"] or made.created)
-            entry.update(carried=len(carried), carried_from=latest.version)
+            entry.update(carried=len(carried), carried_from=plan.carry_from)
         if dropped:
-            entry.update(dropped=dropped, carried_from=latest.version)
+            entry.update(dropped=dropped, carried_from=plan.carry_from)
     emit(entry)
-    for version in sorted(infos):
-        if version > head and version not in lineage and version not in carried_path:
-            emit(_unused(infos[version], name, entry["version"]))
+    for version in plan.unused:
+        emit(unused_step(infos[version], name, f"{name}@{entry['version']}"))
     return int(entry["version"])
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a night does with the stored versions, given the file's version (module doc)."""
+
+    head: int  # the latest version made from the file version, before any carry
+    carry_from: int | None  # the version whose added grades are carried onto the head
+    unused: list[int]  # versions newer than the head the file does not account for
+
+    @classmethod
+    def of(cls, infos: dict[int, TestSetVersionInfo], file_version: int | None) -> Plan:
+        """``file_version`` None: the file's content is not stored yet (a dry run)."""
+        lineage = set() if file_version is None else descendants(infos, file_version)
+        head = max(lineage) if lineage else max(infos, default=0) + 1
+        derived = [v for v, info in infos.items() if info.parent is not None]
+        latest = max(derived, default=None)
+        carried: set[int] = set()
+        if latest is not None and latest in lineage:
+            latest = None
+        if latest is not None:
+            carried = {v for v in ancestors(infos, latest) if infos[v].parent is not None}
+        unused = [v for v in sorted(infos) if v > head and v not in lineage | carried]
+        return cls(head, latest, unused)
 
 
 def descendants(infos: dict[int, TestSetVersionInfo], root: int) -> set[int]:
@@ -162,7 +183,8 @@ def _carry(
     return outcome
 
 
-def _unused(info: TestSetVersionInfo, name: str, used: int) -> dict[str, Any]:
+def unused_step(info: TestSetVersionInfo, name: str, used: str) -> dict[str, Any]:
+    """The log line naming a stored version a night leaves unused for ``used``."""
     origin = ""
     if info.source and info.source.get("qrels"):
         origin = f" (from {info.source['qrels']})"
@@ -171,5 +193,5 @@ def _unused(info: TestSetVersionInfo, name: str, used: int) -> dict[str, Any]:
         "testset": name,
         "unused_version": info.version,
         "problem": f"{name}@{info.version}{origin} is neither the project file's version nor "
-        f"made from it: not used; the night scores on {name}@{used}",
+        f"made from it: not used; the night scores on {used}",
     }

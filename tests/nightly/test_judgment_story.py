@@ -279,6 +279,10 @@ def test_a_version_imported_by_hand_from_another_file_is_named_not_used(
     assert imported.exit_code == 0, imported.stderr
 
     path = write_project(folder, {"prod": "good"})
+    dry = cli("nightly", "--project", str(path), "--db", db_url, "--dry-run")
+    assert dry.exit_code == 0, dry.stdout + dry.stderr
+    [line] = [row for row in dry.stdout.splitlines() if row.startswith("nightly judgments")]
+    assert "topics@2 (from other-qrels.txt)" in line and "scores on topics@1" in line
     result = cli("nightly", "--project", str(path), "--db", db_url)
     assert result.exit_code == 0, result.stdout + result.stderr
     [line] = [row for row in result.stdout.splitlines() if row.startswith("nightly judgments")]
