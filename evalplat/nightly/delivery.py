@@ -10,11 +10,19 @@ the channel has accepted it. A process that dies between the send and the mark s
 notice, with the same keys, next time: a receiver that honours ``Idempotency-Key`` (or the
 e-mail ``Message-ID``) sees one alert. A batch for a channel the project no longer configures
 waits, reported, until the channel is back.
+
+Each batch is claimed before it is sent (``Store.claim_batch``), so two deliverers at once never
+send the same row: a batch another deliverer is sending is reported ``claimed`` and left to it.
+A claim lasts ``CLAIM_SECONDS``, longer than a send with every retry takes; a deliverer killed
+mid-send on this host is noticed at once, one on another host when its claim lapses.
 """
 
 from __future__ import annotations
 
+import os
+import socket
 import time
+import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -29,6 +37,10 @@ from evalplat.db.faults import crash_point
 if TYPE_CHECKING:
     from evalplat.store import Store
     from evalplat.store.outbox import OutboxBatch
+
+# How long a deliverer's claim on a batch lasts: past the longest send of a batch (every attempt
+# timing out and the waits between them), so a live deliverer never loses a claim mid-send.
+CLAIM_SECONDS = 900.0
 
 
 @dataclass(frozen=True)
@@ -53,7 +65,8 @@ class ReportLinks:
 
 @dataclass(frozen=True)
 class OutboxOutcome:
-    """What happened to one batch: ``sent``, ``failed`` (still pending) or ``no_channel``."""
+    """What happened to one batch: ``sent``, ``failed`` (still pending), ``no_channel`` or
+    ``claimed`` (another deliverer is sending it: not this one's to report as failed)."""
 
     channel: str
     batch: int
@@ -95,6 +108,7 @@ def deliver_outbox(
     """Seal new outbox rows into batches and deliver every pending batch (see the docstring)."""
     store.seal_outbox()
     by_name = {channel.name: channel for channel in channels}
+    owner = f"{socket.gethostname()}:{os.getpid()}:d{uuid.uuid4().hex[:8]}"
     outcomes = []
     for batch in store.pending_batches():
         alerts = tuple(e.alert_id for e in batch.entries)
@@ -106,9 +120,16 @@ def deliver_outbox(
                 OutboxOutcome(batch.channel, batch.batch, alerts, events, "no_channel", 0, problem)
             )
             continue
+        refused = store.claim_batch(batch, owner, CLAIM_SECONDS)
+        if refused is not None:
+            outcomes.append(
+                OutboxOutcome(batch.channel, batch.batch, alerts, events, "claimed", 0, refused)
+            )
+            continue
+        crash_point("claimed")
         result = deliver(channel, notice_of(batch, links), policy, sleep=sleep)
         crash_point("delivered")
-        store.mark_outbox(batch, result)
+        store.mark_outbox(batch, result, owner)
         outcomes.append(
             OutboxOutcome(
                 batch.channel,

@@ -96,7 +96,7 @@ class LocksMixin(StoreBase):
             with self.session(write=True) as session:
                 session.execute(delete(Lock).where(Lock.name == name, Lock.expires_at < now))
                 current = session.scalar(select(Lock.holder).where(Lock.name == name))
-                if current is not None and _dead_here(current):
+                if current is not None and holder_is_dead(current):
                     session.execute(delete(Lock).where(Lock.name == name, Lock.holder == current))
                 session.add(
                     Lock(
@@ -125,9 +125,12 @@ class LocksMixin(StoreBase):
         return holder or "another process"
 
 
-def _dead_here(holder: str) -> bool:
-    """True when ``holder`` (``host:pid``) names this host and a process that has exited."""
+def holder_is_dead(holder: str) -> bool:
+    """True when ``holder`` (``host:pid``, or ``host:pid:token``) names this host and a process
+    that has exited."""
     host, _, pid_text = holder.rpartition(":")
+    if not pid_text.isdigit():  # host:pid:token
+        host, _, pid_text = host.rpartition(":")
     if host != socket.gethostname() or not pid_text.isdigit():
         return False
     pid = int(pid_text)
