@@ -48,6 +48,7 @@ if TYPE_CHECKING:
 
 LogFunction = Callable[[dict[str, Any]], None]
 LOCK_NAME = "nightly"
+LOCK_TTL = 120.0  # seconds the nightly lock lasts unrefreshed (``evalplat.store.locks``)
 
 
 @dataclass
@@ -83,7 +84,7 @@ def run_nightly(
         return NightlyOutcome(exit_code=0)
     store = open_store(url, emit)
     try:
-        with store.lock(LOCK_NAME, wait=lock_wait):
+        with store.lock(LOCK_NAME, wait=lock_wait, ttl=LOCK_TTL):
             return _night(store, project, contents, channels, emit, fail_on_target)
     finally:
         store.close()
@@ -139,6 +140,7 @@ def _night(
         )
     for config_spec in project.configs:
         for test_set in config_spec.testsets:
+            store.check_lock()  # a lost lock stops the night at its next step (exit 3)
             night = ConfigNight(store, project, config_spec, test_set, channels, emit, budget)
             try:
                 complete = night.run(
@@ -149,8 +151,10 @@ def _night(
                 night.failed(None, f"{type(error).__name__}: {error}", outcome)
             if not complete:
                 outcome.exit_code = 3
+    store.check_lock()
     if project.online is not None:
         _online(store, project, channels, emit, outcome)
+    store.check_lock()
     try:
         outcome.report = _write_reports(store, project, emit)
     except (OSError, EvalplatError) as error:  # the alerts are in the outbox: still delivered
