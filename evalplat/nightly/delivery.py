@@ -13,7 +13,7 @@ waits, reported, until the channel is back.
 
 Each batch is claimed before it is sent (``Store.claim_batch``), so two deliverers at once never
 send the same row: a batch another deliverer is sending is reported ``claimed`` and left to it.
-A claim lasts ``CLAIM_SECONDS``, longer than a send with every retry takes; a deliverer killed
+A claim lasts longer than a send with every retry takes (``claim_seconds``); a deliverer killed
 mid-send on this host is noticed at once, one on another host when its claim lapses.
 """
 
@@ -38,9 +38,18 @@ if TYPE_CHECKING:
     from evalplat.store import Store
     from evalplat.store.outbox import OutboxBatch
 
-# How long a deliverer's claim on a batch lasts: past the longest send of a batch (every attempt
-# timing out and the waits between them), so a live deliverer never loses a claim mid-send.
+# How long a deliverer's claim on a batch lasts at least: past the longest send of a batch
+# (every attempt timing out and the waits between them), so that a live deliverer never loses a
+# claim mid-send. ``claim_seconds`` lengthens it for many attempts or long channel timeouts.
 CLAIM_SECONDS = 900.0
+
+
+def claim_seconds(channel: Channel, policy: DeliveryPolicy) -> float:
+    """How long to claim a batch for ``channel``: every attempt spending its channel timeout on
+    each step of a send (an SMTP session has up to six), plus the longest wait after it."""
+    timeout = channel.params.get("timeout")
+    step = float(timeout) if isinstance(timeout, int | float) else 10.0
+    return max(CLAIM_SECONDS, policy.attempts * (6 * step + policy.max_backoff))
 
 
 @dataclass(frozen=True)
@@ -106,6 +115,7 @@ def deliver_outbox(
     sleep: Callable[[float], None] = time.sleep,
 ) -> list[OutboxOutcome]:
     """Seal new outbox rows into batches and deliver every pending batch (see the docstring)."""
+    policy = policy or DeliveryPolicy()
     store.seal_outbox()
     by_name = {channel.name: channel for channel in channels}
     owner = f"{socket.gethostname()}:{os.getpid()}:d{uuid.uuid4().hex[:8]}"
@@ -120,7 +130,7 @@ def deliver_outbox(
                 OutboxOutcome(batch.channel, batch.batch, alerts, events, "no_channel", 0, problem)
             )
             continue
-        refused = store.claim_batch(batch, owner, CLAIM_SECONDS)
+        refused = store.claim_batch(batch, owner, claim_seconds(channel, policy))
         if refused is not None:
             outcomes.append(
                 OutboxOutcome(batch.channel, batch.batch, alerts, events, "claimed", 0, refused)

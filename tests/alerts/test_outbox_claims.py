@@ -10,8 +10,8 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from evalplat.alerts import build_channel
-from evalplat.nightly.delivery import CLAIM_SECONDS, deliver_outbox
+from evalplat.alerts import DeliveryPolicy, build_channel
+from evalplat.nightly.delivery import CLAIM_SECONDS, claim_seconds, deliver_outbox
 from evalplat.store import Store
 
 from .servers import capture_server
@@ -127,3 +127,12 @@ def _claim_as(store: Store, row_id: int, owner: str, seconds: float) -> None:
             .where(AlertOutbox.id == row_id)
             .values(claimed_by=owner, claimed_until=utcnow() + timedelta(seconds=seconds))
         )
+
+
+def test_a_claim_outlasts_the_longest_send_of_its_channel() -> None:
+    hook = build_channel({"type": "webhook", "url": "http://127.0.0.1:9/hook"})
+    assert claim_seconds(hook, DeliveryPolicy()) == CLAIM_SECONDS
+    slow = build_channel({"type": "webhook", "url": "http://127.0.0.1:9/hook", "timeout": 100})
+    patient = DeliveryPolicy(attempts=5, max_backoff=30)
+    # five attempts, each up to six steps of 100 s and a 30 s wait
+    assert claim_seconds(slow, patient) == 5 * (6 * 100 + 30)
