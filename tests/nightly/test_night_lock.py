@@ -8,6 +8,7 @@ for longer than the nightly lock lives, and every query waits for it.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -53,7 +54,13 @@ def test_a_night_that_cannot_keep_its_lock_stops_with_exit_3_and_one_line(
     folder = tmp_path / "project"
     extra = f'db = "{database}"\nhold = 3.0\n'
     project = write_project(folder, {"alpha": "good"}, extra=extra)
-    (folder / "engine.py").write_text(HOLDING_ENGINE, encoding="utf-8")
+    # a module name of its own: the python searcher keeps imported modules for the process
+    (folder / "holding_engine.py").write_text(HOLDING_ENGINE, encoding="utf-8")
+    text = project.read_text(encoding="utf-8")
+    project.write_text(text.replace('"engine:search"', '"holding_engine:search"'), "utf-8")
+    monkeypatch.setattr(sys, "path", list(sys.path))  # the searcher adds the project folder
+    monkeypatch.setitem(sys.modules, "holding_engine", None)
+    del sys.modules["holding_engine"]  # imported afresh below, dropped again after the test
     monkeypatch.setattr(job, "LOCK_TTL", 1.0)  # lost 1 s in, while the file is held
 
     night = cli("nightly", "--project", str(project), "--db", url)
@@ -69,7 +76,6 @@ def test_a_night_that_cannot_keep_its_lock_stops_with_exit_3_and_one_line(
 
     # The next night, with its lock kept, runs the config again and completes.
     monkeypatch.setattr(job, "LOCK_TTL", 120.0)
-    (folder / "engine.py").unlink()
     write_project(folder, {"alpha": "good"})
     again = cli("nightly", "--project", str(project), "--db", url)
     assert again.exit_code == 0, again.stdout + again.stderr
