@@ -53,6 +53,7 @@ if TYPE_CHECKING:
 
 LogFunction = Callable[[dict[str, Any]], None]
 LOCK_NAME = "nightly"
+LOCK_TTL = 120.0  # seconds the nightly lock lasts unrefreshed (``evalplat.store.locks``)
 
 
 @dataclass
@@ -89,7 +90,7 @@ def run_nightly(
         return NightlyOutcome(exit_code=0)
     store = open_store(url, emit)
     try:
-        with store.lock(LOCK_NAME, wait=lock_wait):
+        with store.lock(LOCK_NAME, wait=lock_wait, ttl=LOCK_TTL):
             return _night(store, project, contents, channels, emit, fail_on_target)
     finally:
         store.close()
@@ -135,6 +136,7 @@ def _night(
     started: list[ConfigNight] = []  # completed runs, compared once the judge has graded
     for config_spec in project.configs:
         for test_set in config_spec.testsets:
+            store.check_lock()  # a lost lock stops the night at its next step (exit 3)
             night = ConfigNight(store, project, config_spec, test_set, channels, emit)
             if not _isolated(night, outcome, night.start, config_versions[config_spec.name],
                              versions[test_set], outcome):  # fmt: skip
@@ -143,6 +145,7 @@ def _night(
                 _isolated(night, outcome, night.finish, versions[test_set], contents, outcome)
             else:
                 started.append(night)
+    store.check_lock()
     for test_set in dict.fromkeys(night.test_set for night in started):
         ours = [night for night in started if night.test_set == test_set]
         runs = [run for night in ours for run in night.compared_runs()]
@@ -151,8 +154,10 @@ def _night(
         )
         for night in ours:
             _isolated(night, outcome, night.finish, versions[test_set], contents, outcome)
+    store.check_lock()
     if project.online is not None:
         _online(store, project, channels, emit, outcome)
+    store.check_lock()
     _retire(store, project, channels, emit, outcome)
     try:
         outcome.report = _write_reports(store, project, emit)
