@@ -152,10 +152,12 @@ def deliver_pending(
 
     A night delivers its own alerts; this retries those a night could not deliver (a channel
     down, a killed process), through the project file's channels, one message per channel.
-    Exit 0: everything was delivered, or nothing waited; 2: invalid project file; 3: a channel
-    of the project file did not accept its message (it stays in the outbox for the next night or
-    the next try). Events waiting for a channel the file no longer names are reported on stderr
-    and wait for it to come back; they do not fail the command.
+    Exit 0: everything was delivered, or nothing waited, or what waits is being delivered by
+    another deliverer (a night, another `alerts deliver`: each batch is claimed before it is
+    sent, so none goes out twice); 2: invalid project file; 3: a channel of the project file did
+    not accept its message (it stays in the outbox for the next night or the next try). Events
+    waiting for a channel the file no longer names are reported on stderr and wait for it to come
+    back; they do not fail the command.
     """
     from evalplat.alerts import DeliveryPolicy, channels_from_tables
     from evalplat.nightly.delivery import ReportLinks, deliver_outbox, undelivered
@@ -183,7 +185,9 @@ def deliver_pending(
             typer.echo(
                 f"sent {len(o.events)} alert event(s) to {o.channel} ({o.attempts} attempt(s))"
             )
-        elif not o.ok:
+        elif o.status == "claimed" and not json_output:
+            typer.echo(f"skipped {len(o.events)} alert event(s) for {o.channel}: {o.error}")
+        elif not o.ok and o.status != "claimed":
             echo_err(f"error: {o.channel}: {o.error} ({len(o.events)} alert event(s) still wait)")
     if undelivered(outcomes):
         raise typer.Exit(3)

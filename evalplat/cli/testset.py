@@ -94,9 +94,13 @@ def import_(
         "docs": None if docs is None else docs.name,
         "format": format,
     }
+    parent = None
     if add:
-        source["added_to"] = store.test_set_version(name).version
-    outcome = (store if add else open_store(db)).import_test_set(name, content, source=source)
+        parent = store.test_set_version(name).version
+        source["added_to"] = parent
+    outcome = (store if add else open_store(db)).import_test_set(
+        name, content, source=source, parent=parent
+    )
     _print_import(outcome, json_output, documents=True)
 
 

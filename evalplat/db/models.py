@@ -165,6 +165,9 @@ class TestSetVersion(Base):
     # None: one each.
     grade_rule: Mapped[str | None] = mapped_column(String(60), nullable=True)
     created_at: Mapped[datetime] = _created()
+    # The version of the same test set this one was made from (``--add``, a judge, grades
+    # carried onto a changed file); None for a version imported from files.
+    parent_version: Mapped[int | None] = mapped_column(Integer, nullable=True)
 
     test_set: Mapped[TestSet] = relationship(back_populates="versions")
     corpus: Mapped[Corpus | None] = relationship()

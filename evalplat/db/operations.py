@@ -70,6 +70,8 @@ class AlertOutbox(Base):
     Written in the transaction that changes the alert's state, so a crash can delay a delivery
     but never lose it. ``batch`` groups the rows sent together as one notice; it is set before
     the first attempt and never changes, so a retried notice has the same entries and key.
+    A deliverer claims a batch's rows (``claimed_by``, ``claimed_until``) before sending them,
+    so that two deliverers never send the same row.
     """
 
     __tablename__ = "alert_outbox"
@@ -86,6 +88,9 @@ class AlertOutbox(Base):
     error: Mapped[str | None] = mapped_column(Text, nullable=True)
     created_at: Mapped[datetime] = _created()
     sent_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+    # the deliverer sending this row now (``host:pid:token``) and when its claim lapses
+    claimed_by: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    claimed_until: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
 
 
 class Lock(Base):

@@ -175,6 +175,7 @@ def judge_unjudged(
             grade_rule=content.grade_rule,
         ),
         source=provenance,
+        parent=version.version,
     )
     return JudgeOutcome(
         spec.name, version.name, outcome.version.version, outcome.created, len(rows), tally

@@ -1,8 +1,9 @@
 """One config on one test set for one night: run it, compare it with what it is gated against
 (the baseline, with the previous night logged), and feed the alert state machines.
 
-The nightly job (``evalplat.nightly.job``) makes one ``ConfigNight`` per config and test set; a
-failure of one is isolated from the others.
+The nightly job (``evalplat.nightly.job``) makes one ``ConfigNight`` per config and test set;
+``start`` runs it, ``finish`` compares it (after the night's judge, if any, has graded every
+config's new documents); a failure of one is isolated from the others.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ from evalplat.nightly.targets import observe_targets, target_metrics
 if TYPE_CHECKING:
     from evalplat.alerts.base import Channel
     from evalplat.comparison.verdicts import ComparisonResult
-    from evalplat.judging.client import RequestBudget
     from evalplat.nightly.job import LogFunction, NightlyOutcome
     from evalplat.store import Store
     from evalplat.store.alerts import AlertEvent
@@ -40,19 +40,13 @@ class ConfigNight:
         test_set: str,
         channels: list[Channel],
         emit: LogFunction,
-        budget: RequestBudget,
     ):
         self.store, self.project, self.spec, self.test_set = store, project, spec, test_set
-        self.channels, self.emit, self.budget = channels, emit, budget
+        self.channels, self.emit = channels, emit
+        self.done: RunInfo | None = None  # the completed run, once ``start`` made one
 
-    def run(
-        self,
-        config_version: int,
-        test_set_version: int,
-        contents: dict[str, TestSetContent],
-        outcome: NightlyOutcome,
-    ) -> bool:
-        """True when the run completed (whatever its comparison found)."""
+    def start(self, config_version: int, test_set_version: int, outcome: NightlyOutcome) -> bool:
+        """Run the config; True when the run completed (``self.done`` is then the run)."""
         store, spec, test_set, emit = self.store, self.spec, self.test_set, self.emit
         run, error = _run(
             store, self.project, spec, config_version, test_set, test_set_version, emit
@@ -67,8 +61,40 @@ class ConfigNight:
                 )
             self.failed(None if run is None else run.id, error or "the run failed", outcome)
             return False
+        self.done = run
         events = observe_run(store, spec, test_set, run.id, None, self.channels, emit)
-        result = _compare(store, self.project, spec, test_set, run, emit, self.budget)
+        outcome.alerts += [event_summary(event) for event in events]
+        return True
+
+    def compared_runs(self) -> list[int]:
+        """The completed run and the baseline it will be compared with (none when it is or
+        becomes the baseline): the runs whose documents the night's judge grades."""
+        run = self.done
+        baseline = self.store.baseline(self.spec.compare_to or self.spec.name, self.test_set)
+        if run is None or baseline is None or baseline.run_id == run.id:
+            return []
+        return [run.id, baseline.run_id]
+
+    def finish(
+        self, version: int, contents: dict[str, TestSetContent], outcome: NightlyOutcome
+    ) -> None:
+        """Compare the completed run on test set ``version`` (the night's final judgments,
+        scored from its stored results when it ran on an earlier one) and feed the alerts."""
+        from evalplat.running.rescoring import score_on
+
+        store, spec, test_set, emit, run = (
+            self.store,
+            self.spec,
+            self.test_set,
+            self.emit,
+            self.done,
+        )
+        if run is None:
+            raise ValueError("finish() before a completed start()")
+        if score_on(store, run.id, f"{test_set}@{version}"):
+            emit({"step": "rescore", "run": run.id, "testset": f"{test_set}@{version}"})
+        events: list[AlertEvent] = []
+        result = _compare(store, self.project, spec, test_set, run, emit, version)
         if result is not None:
             outcome.comparisons.append(comparison_summary(spec.name, test_set, result))
             events += observe(
@@ -84,7 +110,6 @@ class ConfigNight:
         ]
         events += targets.events
         outcome.alerts += [event_summary(event) for event in events]
-        return True
 
     def failed(self, run_id: int | None, error: str, outcome: NightlyOutcome) -> None:
         """Log the failure and open (or keep open) the operational alert."""
@@ -154,13 +179,10 @@ def _compare(
     test_set: str,
     run: RunInfo,
     emit: LogFunction,
-    budget: RequestBudget,
+    version: int,
 ) -> ComparisonResult | None:
-    """Compare with the baseline (gated); also log the change since the previous night. With
-    ``[nightly] judge``, the judge grades the new unjudged documents first
-    (``evalplat.nightly.judging``)."""
-    from evalplat.nightly.judging import judge_night
-
+    """Compare with the baseline (gated), both scored on test set ``version``; also log the
+    change since the previous night."""
     baseline = store.baseline(spec.compare_to or spec.name, test_set)
     if baseline is None or baseline.run_id == run.id:
         emit(
@@ -175,7 +197,6 @@ def _compare(
         return None
     metrics = project.metrics_for(test_set)
     previous = previous_night(store, spec.name, test_set, run.id)
-    version = judge_night(store, project, run, baseline.run_id, budget, emit)
     ready = score_on_run_version(store, run, [baseline.run_id, previous], emit, version)
     from evalplat.comparison.results import CompareOptions
 

@@ -11,6 +11,11 @@ notice, with the same keys, next time: a receiver that honours ``Idempotency-Key
 e-mail ``Message-ID``) sees one alert. A batch for a channel the project no longer configures
 waits, reported, until the channel is back.
 
+Each batch is claimed before it is sent (``Store.claim_batch``), so two deliverers at once never
+send the same row: a batch another deliverer is sending is reported ``claimed`` and left to it.
+A claim lasts longer than a send with every retry takes (``claim_seconds``); a deliverer killed
+mid-send on this host is noticed at once, one on another host when its claim lapses.
+
 ``undelivered(outcomes)`` says whether a channel of the project left events in the outbox: the
 night and ``alerts deliver`` then exit 3. A batch waiting for a channel the project file no
 longer names is reported but does not fail them (removing a channel must not fail every night).
@@ -18,7 +23,10 @@ longer names is reported but does not fail them (removing a channel must not fai
 
 from __future__ import annotations
 
+import os
+import socket
 import time
+import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -33,6 +41,19 @@ from evalplat.db.faults import crash_point
 if TYPE_CHECKING:
     from evalplat.store import Store
     from evalplat.store.outbox import OutboxBatch
+
+# How long a deliverer's claim on a batch lasts at least: past the longest send of a batch
+# (every attempt timing out and the waits between them), so that a live deliverer never loses a
+# claim mid-send. ``claim_seconds`` lengthens it for many attempts or long channel timeouts.
+CLAIM_SECONDS = 900.0
+
+
+def claim_seconds(channel: Channel, policy: DeliveryPolicy) -> float:
+    """How long to claim a batch for ``channel``: every attempt spending its channel timeout on
+    each step of a send (an SMTP session has up to six), plus the longest wait after it."""
+    timeout = channel.params.get("timeout")
+    step = float(timeout) if isinstance(timeout, int | float) else 10.0
+    return max(CLAIM_SECONDS, policy.attempts * (6 * step + policy.max_backoff))
 
 
 @dataclass(frozen=True)
@@ -67,7 +88,8 @@ class ReportLinks:
 
 @dataclass(frozen=True)
 class OutboxOutcome:
-    """What happened to one batch: ``sent``, ``failed`` (still pending) or ``no_channel``."""
+    """What happened to one batch: ``sent``, ``failed`` (still pending), ``no_channel`` or
+    ``claimed`` (another deliverer is sending it: not this one's to report as failed)."""
 
     channel: str
     batch: int
@@ -109,8 +131,10 @@ def deliver_outbox(
     sleep: Callable[[float], None] = time.sleep,
 ) -> list[OutboxOutcome]:
     """Seal new outbox rows into batches and deliver every pending batch (see the docstring)."""
+    policy = policy or DeliveryPolicy()
     store.seal_outbox()
     by_name = {channel.name: channel for channel in channels}
+    owner = f"{socket.gethostname()}:{os.getpid()}:d{uuid.uuid4().hex[:8]}"
     outcomes = []
     for batch in store.pending_batches():
         alerts = tuple(e.alert_id for e in batch.entries)
@@ -122,9 +146,16 @@ def deliver_outbox(
                 OutboxOutcome(batch.channel, batch.batch, alerts, events, "no_channel", 0, problem)
             )
             continue
+        refused = store.claim_batch(batch, owner, claim_seconds(channel, policy))
+        if refused is not None:
+            outcomes.append(
+                OutboxOutcome(batch.channel, batch.batch, alerts, events, "claimed", 0, refused)
+            )
+            continue
+        crash_point("claimed")
         result = deliver(channel, notice_of(batch, links), policy, sleep=sleep)
         crash_point("delivered")
-        store.mark_outbox(batch, result)
+        store.mark_outbox(batch, result, owner)
         outcomes.append(
             OutboxOutcome(
                 batch.channel,

@@ -53,6 +53,7 @@ if TYPE_CHECKING:
 
 LogFunction = Callable[[dict[str, Any]], None]
 LOCK_NAME = "nightly"
+LOCK_TTL = 120.0  # seconds the nightly lock lasts unrefreshed (``evalplat.store.locks``)
 
 
 @dataclass
@@ -89,7 +90,7 @@ def run_nightly(
         return NightlyOutcome(exit_code=0)
     store = open_store(url, emit)
     try:
-        with store.lock(LOCK_NAME, wait=lock_wait):
+        with store.lock(LOCK_NAME, wait=lock_wait, ttl=LOCK_TTL):
             return _night(store, project, contents, channels, emit, fail_on_target)
     finally:
         store.close()
@@ -104,31 +105,20 @@ def _night(
     fail_on_target: bool = False,
 ) -> NightlyOutcome:
     from evalplat.judging.client import RequestBudget
-    from evalplat.nightly.judging import check_judges
+    from evalplat.nightly.judging import check_judges, judge_night
+    from evalplat.nightly.judgments import settle_test_set
 
     check_judges(store, project)
     outcome = NightlyOutcome()
     budget = RequestBudget(project.judge_budget)
-    versions: dict[str, int] = {}
+    versions: dict[str, int] = {}  # the version each test set is scored on tonight
     for spec in project.testsets:
-        imported = store.import_test_set(
-            spec.name,
-            contents[spec.name],
-            source={
-                "qrels": spec.qrels.name,
-                "queries": None if spec.queries is None else spec.queries.name,
-                "docs": None if spec.docs is None else spec.docs.name,
-            },
-        )
-        versions[spec.name] = imported.version.version
-        emit(
-            {
-                "step": "testset",
-                "testset": spec.name,
-                "version": imported.version.version,
-                "created": imported.created,
-            }
-        )
+        source = {
+            "qrels": spec.qrels.name,
+            "queries": None if spec.queries is None else spec.queries.name,
+            "docs": None if spec.docs is None else spec.docs.name,
+        }
+        versions[spec.name] = settle_test_set(store, spec.name, contents[spec.name], source, emit)
     config_versions: dict[str, int] = {}
     for config_spec in project.configs:
         added = store.add_config(
@@ -143,20 +133,31 @@ def _night(
                 "created": added.created,
             }
         )
+    started: list[ConfigNight] = []  # completed runs, compared once the judge has graded
     for config_spec in project.configs:
         for test_set in config_spec.testsets:
-            night = ConfigNight(store, project, config_spec, test_set, channels, emit, budget)
-            try:
-                complete = night.run(
-                    config_versions[config_spec.name], versions[test_set], contents, outcome
-                )
-            except EvalplatError as error:  # isolated: the other configs still run
-                complete = False
-                night.failed(None, f"{type(error).__name__}: {error}", outcome)
-            if not complete:
+            store.check_lock()  # a lost lock stops the night at its next step (exit 3)
+            night = ConfigNight(store, project, config_spec, test_set, channels, emit)
+            if not _isolated(night, outcome, night.start, config_versions[config_spec.name],
+                             versions[test_set], outcome):  # fmt: skip
                 outcome.exit_code = 3
+            elif project.nightly_judge is None:
+                _isolated(night, outcome, night.finish, versions[test_set], contents, outcome)
+            else:
+                started.append(night)
+    store.check_lock()
+    for test_set in dict.fromkeys(night.test_set for night in started):
+        ours = [night for night in started if night.test_set == test_set]
+        runs = [run for night in ours for run in night.compared_runs()]
+        versions[test_set] = judge_night(
+            store, project, test_set, versions[test_set], runs, budget, emit
+        )
+        for night in ours:
+            _isolated(night, outcome, night.finish, versions[test_set], contents, outcome)
+    store.check_lock()
     if project.online is not None:
         _online(store, project, channels, emit, outcome)
+    store.check_lock()
     _retire(store, project, channels, emit, outcome)
     try:
         outcome.report = _write_reports(store, project, emit)
@@ -191,6 +192,19 @@ def _night(
         }
     )
     return outcome
+
+
+def _isolated(
+    night: ConfigNight, outcome: NightlyOutcome, step: Callable[..., Any], *args: Any
+) -> bool:
+    """One step of a config's night; an error fails that config only (the others still run,
+    compare and alert). False when the step failed or its run did not complete."""
+    try:
+        return step(*args) is not False
+    except EvalplatError as error:
+        night.failed(None, f"{type(error).__name__}: {error}", outcome)
+        outcome.exit_code = 3
+        return False
 
 
 def _online(

@@ -1,18 +1,20 @@
 """The night's judge (``[nightly] judge = "NAME"``): model grades for tonight's new unjudged
-documents, before the comparison reads them.
+documents, before the comparisons read them.
 
-After a config's run completes, the judge grades the unjudged top-k documents of that run and of
-the run it is compared with (the baseline). Pairs it answered on an earlier night come from its
-ledger at no cost, so only new documents are paid for; one budget of requests
-(``judge_budget``, 200 by default) is shared by every config of the night, and once it is spent
-the remaining pairs wait for the next night. The grades go into a new test set version (source
-``llm:<judge>``, ``evalplat.judging.job``); the run is scored on it, and the comparison then
-scores the baseline on it too.
+Once every config has run, the judge grades, once per test set, the unjudged top-k documents of
+all of tonight's completed runs on it and of the runs they are compared with (their baselines).
+Pairs it answered on an earlier night come from its ledger at no cost, so only new documents are
+paid for; one budget of requests (``judge_budget``, 200 by default) is shared by the whole night,
+and once it is spent the remaining pairs wait for the next night. The grades go into one new
+test set version made from the night's version (source ``llm:<judge>``,
+``evalplat.judging.job``), so grades accumulate night after night along the project file's line
+of versions (``evalplat.nightly.judgments``); every config of the night is then scored and
+compared on that one version.
 
 A judge that cannot be reached never stops a night: the step is logged with the error and the
-comparison runs on the people's grades, as without a judge. Whether the grades may decide a
-verdict is each gate's choice (``unjudged``), checked against the judge's calibration before
-the night starts.
+comparisons run on the version the night started with, as without a judge. Whether the grades
+may decide a verdict is each gate's choice (``unjudged``), checked against the judge's
+calibration before the night starts.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ if TYPE_CHECKING:
     from evalplat.judging.client import RequestBudget
     from evalplat.nightly.job import LogFunction
     from evalplat.nightly.project import Project
-    from evalplat.store import RunInfo, Store
+    from evalplat.store import Store
 
 # The depth judged: the guard's default (a metric's own cutoff when it has one is at most this
 # for the usual @10 gates).
@@ -47,31 +49,31 @@ def check_judges(store: Store, project: Project) -> None:
 def judge_night(
     store: Store,
     project: Project,
-    run: RunInfo,
-    baseline_run: int | None,
+    test_set: str,
+    on: int,
+    runs: list[int],
     budget: RequestBudget,
     emit: LogFunction,
 ) -> int:
-    """Grade the unjudged top-k documents of ``run`` and ``baseline_run``; the test set version
-    to compare on (the run's own when nothing was added or the judge failed)."""
+    """Grade the unjudged top-k documents of ``runs`` missing from ``test_set@on``; the version
+    the night compares on (``on`` when nothing was added or the judge failed)."""
     from evalplat.judging.job import judge_unjudged
     from evalplat.judging.prompts import load_prompt
     from evalplat.judging.spec import find_judge
-    from evalplat.running.rescoring import score_on
 
-    if project.nightly_judge is None:
-        return run.test_set_version
-    version = f"{run.test_set}@{run.test_set_version}"
-    runs = [str(r) for r in dict.fromkeys([run.id, baseline_run]) if r is not None]
-    entry = {"step": "judge", "judge": project.nightly_judge, "testset": version, "runs": runs}
+    if project.nightly_judge is None or not runs:
+        return on
+    version = f"{test_set}@{on}"
+    listed = [str(r) for r in dict.fromkeys(runs)]
+    entry = {"step": "judge", "judge": project.nightly_judge, "testset": version, "runs": listed}
     try:
         spec = find_judge(project.judges, project.nightly_judge, project.path)
         outcome = judge_unjudged(
-            store, spec, load_prompt(spec), version, runs, k=DEPTH, budget=budget
+            store, spec, load_prompt(spec), version, listed, k=DEPTH, budget=budget
         )
     except EvalplatError as error:
         emit({**entry, "error": f"{type(error).__name__}: {error}"})
-        return run.test_set_version
+        return on
     data = outcome.to_dict()
     emit(
         {
@@ -83,7 +85,4 @@ def judge_night(
             "stopped": data["stopped"],
         }
     )
-    if outcome.version is None:
-        return run.test_set_version
-    score_on(store, run.id, f"{run.test_set}@{outcome.version}")
-    return outcome.version
+    return on if outcome.version is None else outcome.version

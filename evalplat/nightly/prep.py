@@ -164,15 +164,7 @@ def dry_run_night(
         emit({"step": "database", "would_create": True, "detail": str(error)})
     try:
         for name, content in contents.items():
-            known = _known_hashes(None if store is None else store.test_set_versions, name)
-            emit(
-                {
-                    "step": "testset",
-                    "testset": name,
-                    "dry_run": True,
-                    "new_version": content.content_hash() not in known,
-                }
-            )
+            _dry_run_test_set(store, name, content, emit)
         for spec in project.configs:
             known = _known_hashes(None if store is None else store.config_versions, spec.name)
             digest = content_hash(spec.searcher, _stored_params(spec), spec.label)
@@ -195,14 +187,41 @@ def dry_run_night(
             store.close()
 
 
+def _dry_run_test_set(
+    store: Store | None, name: str, content: TestSetContent, emit: LogFunction
+) -> None:
+    """The version the night would score on, whose grades it would carry, which stored
+    versions it would leave unused (``evalplat.nightly.judgments``)."""
+    from evalplat.nightly.judgments import Plan, unused_step
+
+    versions = _known_versions(None if store is None else store.test_set_versions, name)
+    infos = {v.version: v for v in versions}
+    file_version = next(
+        (v.version for v in versions if v.content_hash == content.content_hash()), None
+    )
+    plan = Plan.of(infos, file_version)
+    entry = {"step": "testset", "testset": name, "dry_run": True,
+             "new_version": file_version is None, "version": plan.head}  # fmt: skip
+    if plan.carry_from is not None:
+        entry["carry_from"] = plan.carry_from
+    emit(entry)
+    for version in plan.unused:
+        emit({**unused_step(infos[version], name, f"{name}@{plan.head}"), "dry_run": True})
+
+
 def _known_hashes(versions: Callable[[str], Sequence[Any]] | None, name: str) -> set[str]:
     """Content hashes of the stored versions of ``name`` (none without a database or name)."""
+    return {v.content_hash for v in _known_versions(versions, name)}
+
+
+def _known_versions(versions: Callable[[str], Sequence[Any]] | None, name: str) -> list[Any]:
+    """The stored versions of ``name`` (none without a database or name)."""
     if versions is None:
-        return set()
+        return []
     try:
-        return {v.content_hash for v in versions(name)}
+        return list(versions(name))
     except EvalplatError:
-        return set()
+        return []
 
 
 def _stored_params(spec: ConfigSpec) -> dict[str, Any]:

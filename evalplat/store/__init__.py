@@ -15,7 +15,7 @@ from evalplat.store.event_sources import Attachment
 from evalplat.store.events import EventImport, EventsMixin
 from evalplat.store.history import HistoryMixin
 from evalplat.store.judge_grades import JudgeGradesMixin
-from evalplat.store.locks import LockBusyError, LocksMixin
+from evalplat.store.locks import LockBusyError, LockLostError, LocksMixin
 from evalplat.store.online_agreement import OnlineAgreement, OnlineAgreementMixin
 from evalplat.store.online_queries import OnlineQueriesMixin
 from evalplat.store.outbox import OutboxMixin
@@ -33,6 +33,7 @@ __all__ = [
     "EventImport",
     "ImportOutcome",
     "LockBusyError",
+    "LockLostError",
     "OnlineAgreement",
     "QueryOutcome",
     "RunInfo",

@@ -18,7 +18,12 @@ from evalplat.db.engine import create_db_engine, describe_url, resolve_url, sqli
 from evalplat.db.errors import is_database_error, translate
 from evalplat.db.faults import crash_point
 from evalplat.db.sqlite_stage import remove_leftovers
-from evalplat.errors import DatabaseUnavailableError, EvalplatError, SchemaOutdatedError
+from evalplat.errors import (
+    DatabaseUnavailableError,
+    EvalplatError,
+    OperationalError,
+    SchemaOutdatedError,
+)
 
 
 def utcnow() -> datetime:
@@ -36,6 +41,9 @@ class StoreBase:
         event.listen(self._sessions, "do_orm_execute", _note_write)
         self.migrated: tuple[str | None, str | None] | None = None
         self.read_only = False
+        # set when a lock this store holds could not be kept (``evalplat.store.locks``): from
+        # then on no write of this store commits
+        self.lock_lost: OperationalError | None = None
         # run id -> (status and finish time when read, results frame): see ``load_results``
         self._results_cache: dict[int, tuple[Any, Any]] = {}
         # (run id, results) of a running run read whole to be scored: see ``finish_run``
@@ -132,7 +140,8 @@ class StoreBase:
         conflicts stay ``IntegrityError`` for callers that expect them.
 
         Every commit that wrote something is a crash point (``evalplat.db.faults``) for the
-        crash-recovery tests.
+        crash-recovery tests. Once a lock this store holds is lost (``lock_lost``), a session
+        that wrote is rolled back with that error instead of committed.
         """
         session = self._sessions()
         try:
@@ -140,6 +149,10 @@ class StoreBase:
                 if write and self.engine.dialect.name == "sqlite":
                     session.execute(text("BEGIN IMMEDIATE"))
                 yield session
+                if self.lock_lost is not None:
+                    session.flush()
+                    if session.info.get("wrote"):
+                        raise type(self.lock_lost)(str(self.lock_lost))
             if session.info.pop("wrote", False):
                 crash_point("commit")
         except IntegrityError:

@@ -4,6 +4,14 @@ PostgreSQL has session-level advisory locks, released by the server if the holde
 none, so a row in ``lock`` stands for the lock, with an expiry refreshed while it is held: a row
 left by a killed process expires and is taken over. A row whose holder ran on this host under a
 PID that no longer exists is taken over at once, without waiting for the expiry.
+
+The keeper (a thread) refreshes the row every quarter of its time to live. Another writer may
+hold the SQLite file longer than the busy timeout; a refresh that fails is tried again, each try
+waiting no longer than the time left before the expiry, until the expiry is near. A lock that
+could not be refreshed in time, or whose row another process has taken, is lost: the keeper sets
+``Store.lock_lost`` (``LockLostError``), every later write of the store fails with it, and
+``check_lock`` raises it, so the holder stops at its next step with one line, exit 3, instead of
+running alongside the next holder.
 """
 
 from __future__ import annotations
@@ -16,6 +24,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import timedelta
+from typing import Any
 
 from sqlalchemy import delete, select, text, update
 from sqlalchemy.exc import IntegrityError
@@ -27,6 +36,10 @@ from evalplat.store.base import StoreBase, utcnow
 
 class LockBusyError(OperationalError):
     """Another process holds the lock."""
+
+
+class LockLostError(OperationalError):
+    """A lock this process held could not be kept (see the module docstring)."""
 
 
 class LocksMixin(StoreBase):
@@ -44,7 +57,10 @@ class LocksMixin(StoreBase):
                 yield
             return
         deadline = time.monotonic() + wait
-        while not self._take_row(name, holder, ttl):
+        while True:
+            taken = time.monotonic()
+            if self._take_row(name, holder, ttl):
+                break
             if time.monotonic() >= deadline:
                 raise LockBusyError(
                     f"another `{name}` is running (held by {self._holder(name)}); "
@@ -53,16 +69,31 @@ class LocksMixin(StoreBase):
             time.sleep(poll)
         stop = threading.Event()
         keeper = threading.Thread(
-            target=self._keep_row, args=(name, holder, ttl, stop), daemon=True
+            target=self._keep_row, args=(name, holder, ttl, taken, stop), daemon=True
         )
         keeper.start()
+        failed = True
         try:
             yield
+            failed = False
         finally:
             stop.set()
             keeper.join()
-            with self.session() as session:
-                session.execute(delete(Lock).where(Lock.name == name, Lock.holder == holder))
+            lost, self.lock_lost = self.lock_lost, None
+            try:
+                with self.session() as session:
+                    session.execute(delete(Lock).where(Lock.name == name, Lock.holder == holder))
+            except OperationalError:
+                if not failed and lost is None:
+                    raise
+                # already failing: the row expires on its own, and that error is the story
+        if lost is not None:  # the block finished, but not under the lock all along
+            raise lost
+
+    def check_lock(self) -> None:
+        """Raise ``LockLostError`` when a lock of this store could not be kept."""
+        if self.lock_lost is not None:
+            raise LockLostError(str(self.lock_lost))
 
     @contextmanager
     def _advisory_lock(self, name: str, wait: float, poll: float) -> Iterator[None]:
@@ -96,7 +127,7 @@ class LocksMixin(StoreBase):
             with self.session(write=True) as session:
                 session.execute(delete(Lock).where(Lock.name == name, Lock.expires_at < now))
                 current = session.scalar(select(Lock.holder).where(Lock.name == name))
-                if current is not None and _dead_here(current):
+                if current is not None and holder_is_dead(current):
                     session.execute(delete(Lock).where(Lock.name == name, Lock.holder == current))
                 session.add(
                     Lock(
@@ -110,14 +141,60 @@ class LocksMixin(StoreBase):
             return False
         return True
 
-    def _keep_row(self, name: str, holder: str, ttl: float, stop: threading.Event) -> None:
-        while not stop.wait(ttl / 4):
-            with self.session() as session:
-                session.execute(
-                    update(Lock)
-                    .where(Lock.name == name, Lock.holder == holder)
-                    .values(expires_at=utcnow() + timedelta(seconds=ttl))
-                )
+    def _keep_row(
+        self, name: str, holder: str, ttl: float, taken: float, stop: threading.Event
+    ) -> None:
+        """Refresh the row until ``stop``; on failure retry until the expiry is near, then mark
+        the lock lost (see the module docstring). Never raises: it runs in its own thread.
+        ``taken`` is when the row was written (``time.monotonic``)."""
+        expires = taken + ttl  # no later than the row's own expiry
+        margin = min(1.0, ttl / 10)  # stop trying this long before the expiry
+        pause = ttl / 4
+        problem = "it was not refreshed"
+        while not stop.wait(pause):
+            started = time.monotonic()
+            left = expires - started - margin
+            if left <= 0:
+                self._lose(name, f"it could not be refreshed before it expired ({problem})")
+                return
+            try:
+                kept = self._refresh_row(name, holder, ttl, min(left, self._busy_timeout()))
+            except Exception as error:  # busy, locked, unreachable: tried again until expiry
+                problem = str(error).splitlines()[0] if str(error) else type(error).__name__
+                pause = min(ttl / 20, 1.0)
+                continue
+            if not kept:
+                self._lose(name, "another process took it over after it expired")
+                return
+            expires, pause = started + ttl, ttl / 4
+
+    def _refresh_row(self, name: str, holder: str, ttl: float, busy_wait: float) -> bool:
+        """Push the row's expiry on; False when the row is no longer this holder's."""
+        with self.session() as session:
+            # wait for another writer no longer than the lock has left
+            session.execute(text(f"PRAGMA busy_timeout = {max(1, int(busy_wait * 1000))}"))
+            done: Any = session.execute(
+                update(Lock)
+                .where(Lock.name == name, Lock.holder == holder)
+                .values(expires_at=utcnow() + timedelta(seconds=ttl))
+            )
+            return bool(done.rowcount)
+
+    def _lose(self, name: str, why: str) -> None:
+        self.lock_lost = LockLostError(
+            f"lost the `{name}` lock: {why}; stopped so that another `{name}` cannot run "
+            "alongside this one"
+        )
+
+    def _busy_timeout(self) -> float:
+        """Seconds this store's SQLite connections wait for another writer."""
+        from evalplat.db.engine import BUSY_TIMEOUT
+
+        value = self.engine.url.query.get("timeout")
+        try:
+            return float(value) if isinstance(value, str) else BUSY_TIMEOUT
+        except ValueError:
+            return BUSY_TIMEOUT
 
     def _holder(self, name: str) -> str:
         with self.session() as session:
@@ -125,9 +202,12 @@ class LocksMixin(StoreBase):
         return holder or "another process"
 
 
-def _dead_here(holder: str) -> bool:
-    """True when ``holder`` (``host:pid``) names this host and a process that has exited."""
+def holder_is_dead(holder: str) -> bool:
+    """True when ``holder`` (``host:pid``, or ``host:pid:token``) names this host and a process
+    that has exited."""
     host, _, pid_text = holder.rpartition(":")
+    if not pid_text.isdigit():  # host:pid:token
+        host, _, pid_text = host.rpartition(":")
     if host != socket.gethostname() or not pid_text.isdigit():
         return False
     pid = int(pid_text)

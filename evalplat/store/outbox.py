@@ -4,11 +4,18 @@ Life of a row (one alert event x one channel)::
 
     enqueue (in the alert's state-change transaction) ──► pending, batch unset
     seal_outbox ──► batch = the smallest row id of the channel's unsealed pending rows
+    claim_batch ──► claimed_by = the deliverer, claimed_until = now + its claim time
     mark_outbox(sent) ──► sent, with the time            mark_outbox(failed) ──► still pending
+                     (either way the claim is released)
 
 The rows of one (channel, batch) are delivered together as one notice; a batch never gains or
 loses rows once sealed, so a retried notice has the same entries and the same idempotency key.
 Each row's ``idempotency_key`` is a random UUID fixed when the row is written.
+
+A deliverer sends only the batches it has claimed, and the claim is committed before the send:
+two deliverers at once (a night and ``evalplat alerts deliver``) never send the same row. A
+claim is taken over once it lapses, or at once when its deliverer ran on this host under a PID
+that no longer exists (a killed deliverer's batch goes out with the next one).
 """
 
 from __future__ import annotations
@@ -16,15 +23,17 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
+from sqlalchemy.sql.elements import ColumnElement
 
 from evalplat.db.models import Alert, AlertDelivery, AlertOutbox
 from evalplat.errors import InputError
 from evalplat.store.base import StoreBase, utcnow
+from evalplat.store.locks import holder_is_dead
 
 if TYPE_CHECKING:
     from evalplat.alerts.delivery import DeliveryResult
@@ -98,7 +107,7 @@ def enqueue(
 class OutboxMixin(StoreBase):
     def seal_outbox(self) -> int:
         """Group each channel's new pending rows into one batch; return how many batches."""
-        with self.session() as session:
+        with self.session(write=True) as session:
             firsts = session.execute(
                 select(AlertOutbox.channel, func.min(AlertOutbox.id))
                 .where(AlertOutbox.status == "pending", AlertOutbox.batch.is_(None))
@@ -132,8 +141,55 @@ class OutboxMixin(StoreBase):
             for (channel, batch), entries in batches.items()
         ]
 
-    def mark_outbox(self, batch: OutboxBatch, result: DeliveryResult) -> None:
-        """Record one delivery of ``batch``: sent rows leave the outbox; failed ones wait.
+    def claim_batch(self, batch: OutboxBatch, owner: str, seconds: float) -> str | None:
+        """Claim ``batch`` for ``owner`` for ``seconds``, committed before this returns.
+
+        Returns None once claimed, else why not, in a few words: another deliverer holds it,
+        or sent it since it was read. Claiming is compare-and-set on each row's current claim,
+        so of two deliverers claiming one batch at once exactly one succeeds, on both
+        databases.
+        """
+        try:
+            return self._claim(batch, owner, seconds)
+        except _Taken:  # rolled back
+            return "being delivered by another deliverer"
+
+    def _claim(self, batch: OutboxBatch, owner: str, seconds: float) -> str | None:
+        ids = [entry.id for entry in batch.entries]
+        now = utcnow()
+        with self.session(write=True) as session:
+            rows = session.execute(
+                select(AlertOutbox.id, AlertOutbox.status, AlertOutbox.claimed_by,
+                       AlertOutbox.claimed_until)
+                .where(AlertOutbox.id.in_(ids))
+                .order_by(AlertOutbox.id)
+            ).all()  # fmt: skip
+            if len(rows) != len(ids) or any(row.status != "pending" for row in rows):
+                return "sent by another deliverer"
+            for row in rows:
+                live = row.claimed_until is not None and row.claimed_until > now
+                if row.claimed_by is not None and live and not holder_is_dead(row.claimed_by):
+                    return f"being delivered by {row.claimed_by}"
+            claimed = 0
+            for row in rows:  # in id order, as any other claimer: no deadlock on PostgreSQL
+                same_claim: ColumnElement[bool] = (
+                    AlertOutbox.claimed_by.is_(None)
+                    if row.claimed_by is None
+                    else AlertOutbox.claimed_by == row.claimed_by
+                )
+                done: Any = session.execute(
+                    update(AlertOutbox)
+                    .where(AlertOutbox.id == row.id, AlertOutbox.status == "pending", same_claim)
+                    .values(claimed_by=owner[:200], claimed_until=now + timedelta(seconds=seconds))
+                )
+                claimed += done.rowcount
+            if claimed != len(ids):  # another deliverer changed a row since it was read
+                raise _Taken()
+        return None
+
+    def mark_outbox(self, batch: OutboxBatch, result: DeliveryResult, owner: str) -> None:
+        """Record one delivery of ``batch`` by ``owner``, who claimed it: sent rows leave the
+        outbox; failed ones wait, unclaimed, for the next deliverer.
 
         Each alert of the batch also gets a row in its delivery history (``deliveries``).
         """
@@ -143,10 +199,16 @@ class OutboxMixin(StoreBase):
             values: dict[str, Any] = {
                 "attempts": AlertOutbox.attempts + result.attempts,
                 "error": result.error,
+                "claimed_by": None,
+                "claimed_until": None,
             }
             if result.ok:
                 values.update(status="sent", sent_at=now)
-            session.execute(update(AlertOutbox).where(AlertOutbox.id.in_(ids)).values(**values))
+            session.execute(
+                update(AlertOutbox)
+                .where(AlertOutbox.id.in_(ids), AlertOutbox.claimed_by == owner[:200])
+                .values(**values)
+            )
             for entry in batch.entries:
                 session.add(
                     AlertDelivery(
@@ -169,6 +231,10 @@ class OutboxMixin(StoreBase):
             if status is not None:
                 query = query.where(AlertOutbox.status == status)
             return [_entry(row) for row in session.scalars(query).all()]
+
+
+class _Taken(Exception):
+    """A claim lost halfway: its transaction is rolled back."""
 
 
 def _entry(row: AlertOutbox) -> OutboxEntry:

@@ -50,6 +50,7 @@ class TestSetVersionInfo:
     created_at: datetime
     source: dict[str, Any] | None
     grade_rule: str | None = None  # set when some pair has grades from several sources
+    parent: int | None = None  # the version this one was made from; None: imported from files
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -79,9 +80,15 @@ def check_reserved(name: str) -> None:
 
 class TestSetsMixin(StoreBase):
     def import_test_set(
-        self, name: str, content: TestSetContent, *, source: dict[str, Any] | None = None
+        self,
+        name: str,
+        content: TestSetContent,
+        *,
+        source: dict[str, Any] | None = None,
+        parent: int | None = None,
     ) -> ImportOutcome:
-        """Store ``content`` as a new version of test set ``name``, in one transaction.
+        """Store ``content`` as a new version of test set ``name``, in one transaction;
+        ``parent`` is the version it was made from (judgments added to it), if any.
 
         Identical content (same content hash) returns the existing version instead.
         """
@@ -117,6 +124,7 @@ class TestSetsMixin(StoreBase):
                 source=source,
                 grade_rule=rule,
                 created_at=utcnow(),
+                parent_version=parent,
             )
             session.add(version)
             session.flush()
@@ -258,6 +266,7 @@ def _info(session: Session, test_set: TestSet, version: TestSetVersion) -> TestS
         created_at=version.created_at,
         source=version.source,
         grade_rule=version.grade_rule,
+        parent=version.parent_version,
     )
 
 

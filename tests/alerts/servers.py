@@ -5,7 +5,8 @@
 by path:
 ``/ok`` 200; ``/flaky`` 500 for the first two requests, then 200; ``/down`` 500 every time;
 ``/bad`` 400 with Slack's ``invalid_payload``; ``/slow`` answers only once the server stops (its
-``release`` event); ``/busy`` 429 with ``Retry-After: 0``.
+``release`` event); ``/busy`` 429 with ``Retry-After: 0``; ``/delay`` 200 after a tenth of a
+second, as a receiver that takes its time (so that two senders overlap).
 ``dead_url()`` is a URL on a port nothing listens on.
 
 ``smtp_server(...)`` runs aiosmtpd's controller in a thread, optionally with STARTTLS (a
@@ -95,6 +96,8 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send(429, b"slow down", {"Retry-After": "0"})
         if path == "/slow":
             self.server.release.wait(timeout=60)
+        if path == "/delay":
+            self.server.release.wait(timeout=0.1)
         self._send(200, b"ok")
 
     def _send(self, status: int, data: bytes, headers: dict[str, str] | None = None) -> None:

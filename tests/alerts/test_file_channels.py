@@ -55,6 +55,42 @@ def test_json_channel_appends_one_line_per_alert_across_channel_objects(tmp_path
     assert records[1]["sent_at"] >= records[0]["sent_at"]
 
 
+def test_json_channel_writes_an_idempotency_key_once(tmp_path: Path) -> None:
+    """A notice sent again (same keys) adds only the events the file does not hold yet; lines
+    that are not evalplat's (cut short, another tool's) are kept and hold no key."""
+    from evalplat.alerts.notice import Notice
+
+    path = tmp_path / "alerts.jsonl"
+    path.write_text('{"idempotency_key": "k1", "event": "opened"\nnot json\n[1]\n')
+    opened, resolved = regression("opened"), regression("resolved")
+    for keys in (("k1", "k2"), ("k1", "k2"), ("k2", "k3")):
+        notice = Notice((opened, resolved), keys)
+        assert deliver(build_channel({"type": "json", "path": str(path)}), notice).ok
+    lines = path.read_text().splitlines()
+    assert lines[:3] == ['{"idempotency_key": "k1", "event": "opened"', "not json", "[1]"]
+    records = [json.loads(line) for line in lines[3:]]
+    assert [(r["idempotency_key"], r["event"]) for r in records] == [
+        ("k1", "opened"),  # the first line was cut short: it holds no key
+        ("k2", "resolved"),
+        ("k3", "resolved"),
+    ]
+    keyless = Notice((opened,))  # a message without keys is always written
+    channel = build_channel({"type": "json", "path": str(path)})
+    assert deliver(channel, keyless).ok and deliver(channel, keyless).ok
+    assert len(path.read_text().splitlines()) == 8
+
+
+def test_json_channel_in_write_mode_sends_a_key_once(tmp_path: Path) -> None:
+    from evalplat.alerts.notice import Notice
+
+    path = tmp_path / "alerts.json"
+    channel = build_channel({"type": "json", "path": str(path), "mode": "write"})
+    for keys in (("k1", "k2"), ("k2", "k3")):
+        assert deliver(channel, Notice((regression(), regression("resolved")), keys)).ok
+    data = json.loads(path.read_text())
+    assert [d["idempotency_key"] for d in data] == ["k1", "k2", "k3"]
+
+
 def test_json_channel_in_write_mode_keeps_this_runs_alerts_as_an_array(tmp_path: Path) -> None:
     path = tmp_path / "alerts.json"
     path.write_text("[]")

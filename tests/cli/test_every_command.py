@@ -103,7 +103,8 @@ def _lines(w: World, result: Any) -> None:
     entries = [json.loads(line) for line in result.stdout.splitlines()]
     steps = [e["step"] for e in entries]
     assert "testset" in steps and "config" in steps, steps
-    assert {"step": "testset", "testset": "tiny", "dry_run": True, "new_version": False} in entries
+    assert {"step": "testset", "testset": "tiny", "dry_run": True, "new_version": False,
+            "version": 1} in entries  # fmt: skip
     assert entries[-1] == {"step": "run", "config": "engine", "testset": "tiny", "dry_run": True}
 
 
@@ -118,7 +119,9 @@ def _unjudged(w: Any, result: Any) -> None:
 def _nightly_text(w: Any, result: Any) -> None:
     lines = result.stdout.splitlines()
     assert all(line.startswith("nightly ") for line in lines), lines
-    assert "nightly testset        testset=tiny dry_run=True new_version=False" in lines, lines
+    assert (
+        "nightly testset        testset=tiny dry_run=True new_version=False version=1" in lines
+    ), lines
 
 
 def _qrels_out(w: Any, result: Any) -> None:

@@ -106,3 +106,32 @@ def test_a_night_killed_at_any_commit_point_converges_on_the_next(
             assert "running" not in statuses, (point, statuses)
             with Store.open(db_url) as store:
                 assert store.outbox("pending") == [], point
+
+
+def test_a_json_channel_killed_between_writing_and_the_mark_writes_each_event_once(
+    db_url: str, tmp_path: Path
+) -> None:
+    """The night is killed after the ``json`` channel wrote its notice and before the outbox
+    recorded it: the next night sends the same notice again, and the file keeps one line per
+    alert event."""
+    import json
+
+    alerts_file = tmp_path / "alerts.jsonl"
+    channel = f'\n[[alerts]]\ntype = "json"\npath = "{alerts_file}"\n'
+    good = write_project(tmp_path / "good", dict.fromkeys(CONFIGS, "good"), extra_alerts=channel)
+    bad = write_project(tmp_path / "bad", dict.fromkeys(CONFIGS, "bad"), extra_alerts=channel)
+    assert run_nightly(load_project(good), db_url=db_url).exit_code == 0
+    assert _night_in_subprocess(bad, db_url, "delivered:1", None) == -9
+    written = [json.loads(line) for line in alerts_file.read_text().splitlines()]
+    assert sorted(w["config"] for w in written) == sorted(CONFIGS)  # written, then killed
+    with Store.open(db_url) as store:
+        assert len(store.outbox("pending")) == len(CONFIGS)  # ... before the mark
+    assert run_nightly(load_project(bad), db_url=db_url, lock_wait=30).exit_code == 1
+    with Store.open(db_url) as store:
+        assert store.outbox("pending") == []
+        keys = sorted(row.idempotency_key for row in store.outbox("sent"))
+    lines = [json.loads(line) for line in alerts_file.read_text().splitlines()]
+    assert sorted(line["idempotency_key"] for line in lines) == keys
+    assert sorted((line["config"], line["event"]) for line in lines) == [
+        (config, "opened") for config in CONFIGS
+    ]
