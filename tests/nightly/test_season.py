@@ -33,7 +33,8 @@ alert without a cause); over the season each alert has one ``opened`` event and 
 closing event (``resolved`` or ``retired``), after which nothing; the store's states agree;
 the webhook receiver accepted each event once and the ``json`` file holds each once; the
 index's config rows show ``data-verdict="regression"`` exactly where a regression alert is
-open or acknowledged; every open alert has a row whose ``alert-link`` (and every other
+open or acknowledged (the rows of a dropped config or an ended arm keep their last verdict and
+are left out); every open alert has a row whose ``alert-link`` (and every other
 relative link of the page) exists on disk.
 """
 
@@ -87,6 +88,9 @@ class Season:
     ledger: dict[int, list[str]] = field(default_factory=dict)
     # alert id → (kind, config, test set, metric)
     subjects: dict[int, tuple[str, str, str, str]] = field(default_factory=dict)
+    # A/B arms whose traffic ended and whose online alerts were retired: like a dropped config,
+    # they left the project, and the index's row keeps the verdict of their last day
+    ended_arms: set[str] = field(default_factory=set)
     outcome: NightlyOutcome | None = None
     steps: list[dict[str, Any]] = field(default_factory=list)
 
@@ -194,7 +198,7 @@ class Season:
         missing = sorted(expected - set(rows))
         assert not missing, f"{where}: the index has no data-config/data-verdict row for {missing}"
         for (config, test_set), verdict in sorted(rows.items()):
-            if config not in configs:
+            if config not in configs or (test_set == "online" and config in self.ended_arms):
                 continue
             alerted = (config, test_set) in regressed
             assert (verdict == "regression") == alerted, (
@@ -224,7 +228,11 @@ class Season:
 
     def resolve_by_hand(self, alert_id: int, note: str) -> None:
         """``evalplat alerts resolve ID --note``: its ``resolved`` event is announced once."""
-        result = self.cli("alerts", "resolve", str(alert_id), "--note", note, "--db", self.db_url)
+        project = str(self.folder / "evalplat.toml")  # its channels announce the event
+        result = self.cli(
+            "alerts", "resolve", str(alert_id), "--note", note, "--project", project,
+            "--db", self.db_url,
+        )  # fmt: skip
         assert result.exit_code == 0, f"alerts resolve {alert_id}: {result.stderr}"
         assert self.ledger[alert_id] == ["opened"], f"alert {alert_id}: {self.ledger[alert_id]}"
         self.ledger[alert_id].append("resolved")
@@ -355,6 +363,7 @@ def test_a_season_of_nights_converges_and_the_front_page_tells_the_truth(season:
     # the team closes one of exp's alerts by hand, then drops exp: the other two are retired
     s.resolve_by_hand(s.alert_of(reg, "exp", "topics", "RR@10"), "RR@10 of exp: experiment over")
     s.import_events(12, {"prod": 1.0})
+    s.ended_arms.add("cand")
     del s.plan.modes["exp"]
     s.night(
         12,
