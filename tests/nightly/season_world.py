@@ -37,6 +37,7 @@ from evalplat.events.synthetic import Arm, write_ubi_log
 TOPICS = range(2, 32)  # 30 queries: 2-11 head, 12-31 tail
 ITEMS = range(1, 21)  # 20 catalogue queries
 HEAD = set(range(2, 12))
+REPORTS_URL = "https://reports.example.test/search"  # [reports] base_url: alert links under it
 
 ENGINE = """
 import time
@@ -275,6 +276,7 @@ path = "alerts.jsonl"
 
 [reports]
 dir = "site"
+base_url = "{REPORTS_URL}"
 """
 
 

@@ -59,6 +59,8 @@ from evalplat.store import Store
 from ..alerts.servers import CaptureServer, capture_server
 from ..judging.chat_server import ChatServer, chat_server
 from .season_world import (
+    REPORTS_URL,
+    IndexPage,
     Plan,
     SearchServer,
     busy_core,
@@ -73,6 +75,7 @@ from .season_world import (
 Event = tuple[str, str, str, str, str | None]
 CLOSING = ("resolved", "retired")
 SEGMENT_TAIL = "nDCG@10 [segment tail]"
+ONLINE = "online"  # the test set of online (A/B) alerts
 
 
 @dataclass
@@ -86,6 +89,7 @@ class Season:
     plan: Plan = field(default_factory=Plan)
     # alert id → its events over the season, in order
     ledger: dict[int, list[str]] = field(default_factory=dict)
+    messages_seen: int = 0  # webhook requests accepted before tonight
     # alert id → (kind, config, test set, metric)
     subjects: dict[int, tuple[str, str, str, str]] = field(default_factory=dict)
     # A/B arms whose traffic ended and whose online alerts were retired: like a dropped config,
@@ -126,7 +130,8 @@ class Season:
         self._check_events(where, outcome, events)
         self._check_store(where)
         self._check_channels(where)
-        self._check_index(where)
+        page = self._check_index(where)
+        self._check_messages(where, page)
         return outcome
 
     # ── the checks made after every night ────────────────────────────────────────────────────
@@ -181,7 +186,7 @@ class Season:
             f"{dict(expected)}"
         )
 
-    def _check_index(self, where: str) -> None:
+    def _check_index(self, where: str) -> IndexPage:
         site = self.folder / "site"
         page = read_index(site / "index.html")
         live = {i for i, h in self.ledger.items() if h[-1] not in CLOSING}
@@ -216,6 +221,32 @@ class Season:
                 continue
             target = site / href.split("#")[0]
             assert target.is_file(), f"{where}: index link {href} does not exist"
+        return page
+
+    def _check_messages(self, where: str, page: IndexPage) -> None:
+        """Each message of the night links a page of the site (under ``[reports] base_url``):
+        a regression's its comparison's, an outage's its failed run's; an alert opened tonight
+        links the page its index row links."""
+        accepted = self.hook.accepted("/ok")
+        tonight = [a for r in accepted[self.messages_seen :] for a in r.body["alerts"]]
+        self.messages_seen = len(accepted)
+        live = {i for i, h in self.ledger.items() if h[-1] not in CLOSING}
+        for message in tonight:
+            what = f"{where}: the {message['event']} message of alert {message['alert_id']}"
+            assert message["index"] == f"{REPORTS_URL}/index.html", f"{what}: {message['index']}"
+            report = message["report"] or ""
+            assert report.startswith(f"{REPORTS_URL}/"), f"{what} links {report!r}"
+            path = report.removeprefix(f"{REPORTS_URL}/")
+            assert (self.folder / "site" / path).is_file(), f"{what}: {path} is not on disk"
+            if message["event"] == "retired" or message["note"]:
+                continue  # a hand or a retirement: the page last seen, whatever it is
+            if message["kind"] == "operational" and message["event"] == "opened":
+                assert path.startswith("runs/run-"), f"{what} links {path}, not the failed run"
+            elif message["kind"] == "regression" and message["test_set"] != ONLINE:
+                assert path.startswith("compare/compare-"), f"{what} links {path}, no comparison"
+            if message["event"] == "opened" and message["alert_id"] in live:
+                row = page.alert_links.get(str(message["alert_id"]), [])
+                assert row == [path], f"{what} links {path}; its index row links {row}"
 
     # ── what the team does between nights ────────────────────────────────────────────────────
 
