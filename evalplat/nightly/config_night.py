@@ -13,9 +13,12 @@ from evalplat.errors import EvalplatError, OperationalError
 from evalplat.nightly.notify import observe, observe_run
 from evalplat.nightly.pairing import previous_night, score_on_run_version
 from evalplat.nightly.project import ConfigSpec, Project
+from evalplat.nightly.scopes import test_set_tags
 from evalplat.nightly.targets import observe_targets, target_metrics
 
 if TYPE_CHECKING:
+    from collections.abc import Collection
+
     from evalplat.alerts.base import Channel
     from evalplat.comparison.verdicts import ComparisonResult
     from evalplat.judging.client import RequestBudget
@@ -68,7 +71,8 @@ class ConfigNight:
             self.failed(None if run is None else run.id, error or "the run failed", outcome)
             return False
         events = observe_run(store, spec, test_set, run.id, None, self.channels, emit)
-        result = _compare(store, self.project, spec, test_set, run, emit, self.budget)
+        tags = test_set_tags(contents[test_set])
+        result = _compare(store, self.project, spec, test_set, run, tags, emit, self.budget)
         if result is not None:
             outcome.comparisons.append(comparison_summary(spec.name, test_set, result))
             events += observe(
@@ -76,7 +80,7 @@ class ConfigNight:
                 emit,
             )  # fmt: skip
         targets = observe_targets(
-            store, self.project.targets, spec.name, test_set, run.id, self.channels, emit
+            store, self.project.targets, spec.name, test_set, run.id, self.channels, emit, tags
         )
         outcome.targets += [
             {"config": spec.name, "testset": test_set, "run": run.id, **v.to_dict()}
@@ -153,12 +157,14 @@ def _compare(
     spec: ConfigSpec,
     test_set: str,
     run: RunInfo,
+    tags: Collection[str],
     emit: LogFunction,
     budget: RequestBudget,
 ) -> ComparisonResult | None:
     """Compare with the baseline (gated); also log the change since the previous night. With
     ``[nightly] judge``, the judge grades the new unjudged documents first
-    (``evalplat.nightly.judging``)."""
+    (``evalplat.nightly.judging``). Only the gates that apply to the test set (its query
+    ``tags``) gate (``evalplat.nightly.scopes``)."""
     from evalplat.nightly.judging import judge_night
 
     baseline = store.baseline(spec.compare_to or spec.name, test_set)
@@ -180,7 +186,7 @@ def _compare(
     from evalplat.comparison.results import CompareOptions
 
     options = CompareOptions(min_segment_queries=project.min_segment_queries)
-    gates = project.gates_for(test_set)
+    gates = project.gates_for(test_set, tags)
     result = store.compare_runs(
         baseline.run_id, run.id, metrics=metrics, gates=gates, options=options
     )
