@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from evalplat.errors import EvalplatError, OperationalError
-from evalplat.nightly.notify import observe, observe_run
-from evalplat.nightly.pairing import previous_night, score_on_run_version
+from evalplat.nightly.notify import alert_key, observe, observe_run
+from evalplat.nightly.pairing import add_missing_metrics, previous_night, score_on_run_version
 from evalplat.nightly.project import ConfigSpec, Project
 from evalplat.nightly.scopes import test_set_tags
 from evalplat.nightly.targets import observe_targets, target_metrics
@@ -164,7 +164,8 @@ def _compare(
     """Compare with the baseline (gated); also log the change since the previous night. With
     ``[nightly] judge``, the judge grades the new unjudged documents first
     (``evalplat.nightly.judging``). Only the gates that apply to the test set (its query
-    ``tags``) gate (``evalplat.nightly.scopes``)."""
+    ``tags``) gate; a metric the baseline lacks is scored for it first, or, when its results
+    were pruned, left out with its gates (``evalplat.nightly.scopes``)."""
     from evalplat.nightly.judging import judge_night
 
     baseline = store.baseline(spec.compare_to or spec.name, test_set)
@@ -186,7 +187,16 @@ def _compare(
     from evalplat.comparison.results import CompareOptions
 
     options = CompareOptions(min_segment_queries=project.min_segment_queries)
-    gates = project.gates_for(test_set, tags)
+    lacking = add_missing_metrics(store, run, baseline.run_id, version, emit)
+    gates = []
+    for gate in project.gates_for(test_set, tags):
+        if gate.metric not in lacking:
+            gates.append(gate)
+            continue
+        key = alert_key(gate.metric, gate.segment)
+        emit({"step": "gate", "config": spec.name, "testset": test_set, "metric": key,
+              "skipped": lacking[gate.metric]})  # fmt: skip
+    metrics = [m for m in metrics if m not in lacking]
     result = store.compare_runs(
         baseline.run_id, run.id, metrics=metrics, gates=gates, options=options
     )
@@ -203,7 +213,9 @@ def _compare(
         }
     )
     if previous is not None and previous != baseline.run_id and previous in ready:
-        since = store.compare_runs(previous, run.id, metrics=metrics, options=options)
+        lacking = add_missing_metrics(store, run, previous, version, emit)
+        since_metrics = [m for m in metrics if m not in lacking]
+        since = store.compare_runs(previous, run.id, metrics=since_metrics, options=options)
         emit(
             {
                 "step": "since_previous",

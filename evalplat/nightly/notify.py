@@ -10,7 +10,8 @@ Three kinds of alert per config and test set, each opened once and resolved once
 
 A gate on a segment keys its alerts ``METRIC [segment TAG]`` and judges the segment's row; a
 segment too small to gate (``[segments] min_queries``) never opens one. A gate that does not
-apply to the test set (``evalplat.nightly.scopes``) feeds nothing: its alerts stay as they are.
+apply to the test set (``evalplat.nightly.scopes``), or was skipped because the baseline lacks
+its metric, feeds nothing: its alerts stay as they are.
 
 Delivery happens once, at the end of the night, for everything still in the outbox (this
 night's events and any an earlier night could not deliver): one notice per channel.
@@ -51,7 +52,10 @@ def observe(
     from evalplat.nightly.scopes import test_set_tags
 
     names = [channel.name for channel in channels]
+    compared = {m.metric for m in result.metrics}
     for gate in project.gates_for(test_set, test_set_tags(content)):
+        if gate.metric not in compared:  # skipped: the baseline lacks it (nightly.scopes)
+            continue
         key = alert_key(gate.metric, gate.segment)
         metric: Any = result.metric(gate.metric)
         if gate.segment is not None:

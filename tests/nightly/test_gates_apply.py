@@ -1,16 +1,21 @@
 """Gates and targets apply where they can: a segment gate or target only on the test sets whose
 queries carry its tag (or the one it names), a tag no test set has refused before anything is
-written (``--dry-run`` too). On both databases."""
+written (``--dry-run`` too), and a gate on a metric the baseline was never scored with compared
+after rescoring the baseline, or skipped with one log line when its results were pruned.
+On both databases."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 from evalplat.nightly.job import run_nightly
 from evalplat.nightly.project import load_project
 from evalplat.store import Store
+from evalplat.store.base import utcnow
 
 from .db_counts import table_counts
 from .small_project import QUERIES, write_project
@@ -134,3 +139,64 @@ def test_a_segment_no_test_set_carries_is_refused_by_dry_run_and_by_a_night(
         "no query of test set 'plain'"
     )
     assert table_counts(db_url) == before
+
+
+def test_a_gate_and_a_gain_map_added_after_the_baseline_compare_after_rescoring(
+    cli: Cli, db_url: str, tmp_path: Path
+) -> None:
+    folder = tmp_path / "p"
+    assert night(write_project(folder, {"engine": "good"}), db_url)[0] == 0
+    added = '\n[[gates]]\nmetric = "ERR@20"\nmax_drop = 0.01\n'
+
+    def later(mode: str) -> Path:
+        path = write_project(folder, {"engine": mode}, extra_alerts=added)
+        text = path.read_text(encoding="utf-8")
+        path.write_text(
+            text.replace('qrels = "qrels.txt"', 'qrels = "qrels.txt"\ngains = { 1 = 10 }')
+        )
+        return path
+
+    code, steps = night(later("good"), db_url)
+    assert code == 0, steps
+    [rescore] = [s for s in steps if s["step"] == "rescore"]
+    assert rescore["metrics"] == ["ERR@20", "nDCG(gains={1:10})@10"] and "skipped" not in rescore
+    compare = next(s for s in steps if s["step"] == "compare")
+    assert compare["verdicts"] == {"nDCG(gains={1:10})@10": "unchanged", "ERR@20": "unchanged"}
+    code, steps = night(later("bad"), db_url)
+    assert code == 1
+    assert not [s for s in steps if s["step"] == "rescore"]  # the baseline has them now
+    with Store.open(db_url) as store:
+        alerts = {(a.kind, a.metric, a.state) for a in store.list_alerts()}
+    assert alerts == {
+        ("regression", "ERR@20", "open"),
+        ("regression", "nDCG(gains={1:10})@10", "open"),
+    }
+
+
+def test_a_gate_the_pruned_baseline_cannot_be_rescored_for_is_skipped_and_the_night_goes_on(
+    cli: Cli, db_url: str, tmp_path: Path
+) -> None:
+    folder = tmp_path / "p"
+    assert night(write_project(folder, {"engine": "good"}), db_url)[0] == 0
+    code, steps = night(write_project(folder, {"engine": "good"}), db_url)
+    assert code == 0
+    second = next(s["run"] for s in steps if s["step"] == "run")
+    with Store.open(db_url) as store:  # retention prunes night 2, then it becomes the baseline
+        assert store.prune_results(0, now=utcnow() + timedelta(days=1)) == [second]
+        store.set_baseline("engine", second)
+    added = '\n[[gates]]\nmetric = "ERR@20"\nmax_drop = 0.01\n'
+    path = write_project(folder, {"engine": "bad"}, extra_alerts=added)
+    result = cli("nightly", "--project", str(path), "--db", db_url, "--json")
+    assert result.exit_code == 1, result.stderr
+    steps = [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
+    [gate] = [s for s in steps if s["step"] == "gate"]
+    assert (gate["config"], gate["testset"], gate["metric"]) == ("engine", "topics", "ERR@20")
+    assert f"run {second} has no scores for ERR@20" in gate["skipped"]
+    assert "pruned" in gate["skipped"]
+    compare = next(s for s in steps if s["step"] == "compare")
+    assert compare["baseline_run"] == second
+    assert compare["verdicts"] == {"nDCG@10": "regression"}
+    assert not [s for s in steps if s["step"] == "failed"]
+    with Store.open(db_url) as store:
+        alerts = {(a.kind, a.metric, a.state) for a in store.list_alerts()}
+    assert alerts == {("regression", "nDCG@10", "open")}
