@@ -20,6 +20,8 @@ from evalplat.comparison.targets import Target, applicable
 from evalplat.nightly.notify import alert_key
 
 if TYPE_CHECKING:
+    from collections.abc import Collection
+
     from evalplat.alerts.base import Channel
     from evalplat.comparison.targets import Drift, TargetVerdict
     from evalplat.nightly.job import LogFunction
@@ -53,10 +55,17 @@ def observe_targets(
     run_id: int,
     channels: list[Channel],
     emit: LogFunction,
+    tags: Collection[str] | None = None,
 ) -> TargetNight:
-    """Check ``run_id`` against the targets in force for ``config`` on ``test_set``."""
+    """Check ``run_id`` against the targets in force for ``config`` on ``test_set``; given the
+    test set's query ``tags``, a segment target on a tag none of them carries is not in force
+    there (:mod:`evalplat.nightly.scopes`)."""
     night = TargetNight()
-    chosen = applicable(targets, config, test_set)
+    chosen = [
+        target
+        for target in applicable(targets, config, test_set)
+        if tags is None or target.segment is None or target.segment in tags
+    ]
     if not chosen:
         return night
     names = [channel.name for channel in channels]
