@@ -93,6 +93,8 @@ def test_a_night_whose_miss_turns_on_unjudged_documents_opens_no_target_alert(
 
     assert night("unjudged") == (0, "needs_judgments")
     assert target_events() == []
+    index = (tmp_path / "project" / "site" / "index.html").read_text(encoding="utf-8")
+    assert "0 met · 0 at risk · 0 missed · " in index and ">1 need judgments<" in index
     assert night("bad") == (1, "missed")
     assert target_events() == ["opened"]
     # the miss turning on unjudged documents neither confirms nor ends the open alert
