@@ -130,7 +130,9 @@ class QueryHealthMixin(StoreBase):
             top = self._top_cache[1]
             target = _target(session, runs[-1], name, target)
             judged_on = _judged_on(session, runs, evaluations)
-            rankings = _rankings(session, _next_to_changes(runs, judged_on), pruned, records)
+            rankings = _rankings(
+                session, _next_to_changes(runs, judged_on), pruned, records, _cutoff(name)
+            )
         scores["run_id"] = scores.pop("evaluation_id").map({evaluations[r]: r for r in runs})
         return HealthInputs(
             config=config,
@@ -258,21 +260,38 @@ def _next_to_changes(runs: tuple[int, ...], judged_on: tuple[int, ...]) -> list[
     return sorted(ends)
 
 
+def _cutoff(metric: str) -> int | None:
+    """The depth a metric reads (None: the whole ranking): a ranking that changed below it
+    does not change the metric."""
+    from evalplat.metrics.registry import parse
+
+    try:
+        return parse(metric).cutoff
+    except InputError:
+        return None
+
+
 def _rankings(
-    session: Session, run_ids: list[int], pruned: dict[int, Any], records: pd.DataFrame
+    session: Session,
+    run_ids: list[int],
+    pruned: dict[int, Any],
+    records: pd.DataFrame,
+    cutoff: int | None,
 ) -> pd.DataFrame:
     """``run_id, query_id, ranking`` of ``run_ids`` whose results are stored: the ranked doc
-    ids joined into one string per query, empty for a query that returned nothing."""
+    ids down to ``cutoff`` joined into one string per query, empty for a query that returned
+    nothing."""
     import pandas as pd
 
     kept = [r for r in run_ids if pruned.get(r) is None]
     if not kept:
         return pd.DataFrame(columns=["run_id", "query_id", "ranking"])
+    query = select(Result.run_id, Result.query_id, Result.doc_id, Result.rank).where(
+        Result.run_id.in_(kept)
+    )
     results = read_frame(
         session,
-        select(Result.run_id, Result.query_id, Result.doc_id, Result.rank).where(
-            Result.run_id.in_(kept)
-        ),
+        query if cutoff is None else query.where(Result.rank <= cutoff),
         ["run_id", "query_id", "doc_id", "rank"],
         {"run_id": "int64", "query_id": "str", "doc_id": "str", "rank": "int64"},
     ).sort_values(["run_id", "query_id", "rank"], kind="stable")
