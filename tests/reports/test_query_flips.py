@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -68,7 +69,7 @@ def test_added_judgments_do_not_make_a_steady_query_unstable(
     values = {r["query_id"]: r for r in steady["queries"]}
     # the values did cross the line twice (good, bad, good): only the judgments moved them
     with Store.open(db_url) as store:
-        inputs = store.query_health_inputs("steady", "topics", parse_window())
+        inputs = store.query_health_inputs("steady", "topics", timedelta(days=30))
     assert len(set(inputs.judged_on)) == 3
     by_run = inputs.scores.pivot(index="query_id", columns="run_id", values="value")
     assert [v >= 0.5 for v in by_run.loc["t1"]] == [True, False, True, True]
@@ -77,9 +78,3 @@ def test_added_judgments_do_not_make_a_steady_query_unstable(
     flipping = read("flipping")
     assert flipping["unstable"] == TOPICS
     assert all(r["flips"] == 3 for r in flipping["queries"])
-
-
-def parse_window() -> Any:
-    from datetime import timedelta
-
-    return timedelta(days=30)
