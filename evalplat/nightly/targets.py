@@ -4,11 +4,12 @@ run, and feed the ``target`` and ``drift`` alert state machines.
 A target alert must not flap when a metric hovers within noise of its target, so its machine is
 fed with three inputs, not two: ``missed`` counts towards opening (after ``consecutive`` nights
 in a row), ``met`` resolves (or resets a streak still pending), and ``at_risk`` (the figure is on
-the wrong side but its interval still reaches the target) leaves the alert exactly as it is. An
-open alert therefore needs a credible recovery to resolve, and a pending one a credible miss to
-open. Drift opens when the window's trend is a slide larger than ``max_slide`` and resolves when
-it no longer is. A segment target keys its alerts ``METRIC [segment TAG]``, as a segment gate
-does, so that it opens and resolves apart from the target on all queries.
+the wrong side but its interval still reaches the target) leaves the alert exactly as it is, as
+does ``needs_judgments`` (a miss that unjudged documents could undo). An open alert therefore
+needs a credible recovery to resolve, and a pending one a credible miss to open. Drift opens
+when the window's trend is a slide larger than ``max_slide`` and resolves when it no longer is.
+A segment target keys its alerts ``METRIC [segment TAG]``, as a segment gate does, so that it
+opens and resolves apart from the target on all queries.
 """
 
 from __future__ import annotations
@@ -73,7 +74,7 @@ def observe_targets(
     for result in night.verdicts:
         emit({"step": "target", "config": config, "testset": test_set, "run": run_id,
               **result.to_dict()})  # fmt: skip
-        if result.verdict == "at_risk":
+        if result.verdict in ("at_risk", "needs_judgments"):
             continue
         details = _details(config, test_set, run_id, result)
         night.events += store.observe(

@@ -153,10 +153,11 @@ class ComparisonsMixin(GradeViewsMixin):
                 judgments, topics = self._judged_topics(eval_a)
                 coded = code_pair(judgments, results_a, results_b, topics)
                 overlap, _ = rank_overlap(results_a, results_b, k=overlap_k, coded=coded)
+                bounded = _bounded(scores_a, metrics, gates)
+                # only latency compared, say: nothing reads judgments, there is nothing to bound
                 bound = optimistic_bound(
-                    judgments, results_a, results_b, _bounded(scores_a, metrics, gates),
-                    topics, coded=coded,
-                )  # fmt: skip
+                    judgments, results_a, results_b, bounded, topics, coded=coded,
+                ) if bounded else None  # fmt: skip
             else:
                 overlap, _ = rank_overlap(results_a, results_b, k=overlap_k)
         result = self._compare_views(
