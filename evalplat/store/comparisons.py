@@ -52,14 +52,20 @@ from evalplat.db.models import (
     TestSet,
     TestSetVersion,
 )
-from evalplat.errors import InputError, NotFoundError, OperationalError
+from evalplat.errors import InputError, NotFoundError
 from evalplat.store.base import utcnow
 from evalplat.store.baselines import BaselineInfo, adopt_first_baselines
 from evalplat.store.changes import run_changes
+from evalplat.store.comparable import (
+    check_comparable,
+    check_same_version,
+    matching_evaluations,
+    version_name,
+)
 from evalplat.store.grade_views import GradeViewsMixin
 from evalplat.store.history import HistoryPoint
 from evalplat.store.run_reads import SCORE_TYPES
-from evalplat.store.run_rows import evaluation_on, latest_evaluations, resolve_run
+from evalplat.store.run_rows import latest_evaluations, resolve_run
 from evalplat.store.segments import load_segments, query_facts, save_segments
 
 if TYPE_CHECKING:
@@ -120,11 +126,11 @@ class ComparisonsMixin(GradeViewsMixin):
             evaluations = latest_evaluations(session, ids)
             for run in runs:
                 if run is not None:
-                    _check_comparable(session, run, evaluations.get(run.id), options)
-            eval_a, eval_b = _matching_evaluations(session, ids, evaluations)
-            _check_same_version(session, ids, eval_a, eval_b)
+                    check_comparable(session, run, evaluations.get(run.id), options)
+            eval_a, eval_b = matching_evaluations(session, ids, evaluations)
+            check_same_version(session, ids, eval_a, eval_b)
             labels = [_label(session, run_id) for run_id in ids]
-            test_set = _version_name(session, eval_a)
+            test_set = version_name(session, eval_a)
             changes = run_changes(session, ids[0], ids[1])
             pruned = any(run is not None and run.results_pruned_at for run in runs)
             # online runs (evalplat.store.events) have sessions, not ranked results
@@ -214,7 +220,7 @@ class ComparisonsMixin(GradeViewsMixin):
                 for e in (row.baseline_evaluation_id, row.candidate_evaluation_id)
             ]
             labels = [_label(session, run_id) for run_id in run_ids]
-            test_set = _version_name(session, row.baseline_evaluation_id)
+            test_set = version_name(session, row.baseline_evaluation_id)
             stored = {m.metric: m for m in metric_rows}
             saved_options = dict(row.options)
             evaluations = (row.baseline_evaluation_id, row.candidate_evaluation_id)
@@ -304,7 +310,7 @@ class ComparisonsMixin(GradeViewsMixin):
                         run_ids=ids,
                         baseline=_label(session, ids[0]),
                         candidate=_label(session, ids[1]),
-                        test_set=_version_name(session, row.baseline_evaluation_id),
+                        test_set=version_name(session, row.baseline_evaluation_id),
                         metrics=list(row.options.get("metrics", [])),
                         options=dict(row.options),
                         has_results=all(
@@ -363,61 +369,6 @@ def _bounded(
             if parse(n).gateable and "judgments" in parse(n).spec.inputs
         )
     )  # fmt: skip
-
-
-def _check_comparable(
-    session: Session, run: Run, evaluation_id: int | None, options: CompareOptions
-) -> None:
-    if run.status == "running":
-        raise OperationalError(f"run {run.id} is still running; compare it when it finishes")
-    if run.status != "complete" and not options.allow_partial:
-        raise OperationalError(
-            f"run {run.id} is {run.status} ({run.queries_failed} failed queries): a "
-            f"{run.status} run is not compared as if complete; finish it with "
-            f"`evalplat run --resume {run.id}` or pass --allow-partial"
-        )
-    if evaluation_id is None:
-        raise OperationalError(f"run {run.id} has no scores; score it with `evalplat rescore`")
-
-
-def _matching_evaluations(
-    session: Session, ids: list[int], latest: dict[int, int]
-) -> tuple[int, int]:
-    """Evaluations of both runs against one test set version, when they have one (module doc);
-    otherwise the two latest, which ``_check_same_version`` refuses."""
-    eval_a, eval_b = latest[ids[0]], latest[ids[1]]
-    for run_id, other, pick_first in ((ids[0], eval_b, True), (ids[1], eval_a, False)):
-        evaluation = session.get(Evaluation, other)
-        if evaluation is None:
-            continue
-        match = evaluation_on(session, run_id, evaluation.test_set_version_id)
-        if match is not None:
-            return (match, eval_b) if pick_first else (eval_a, match)
-    return eval_a, eval_b
-
-
-def _check_same_version(session: Session, ids: list[int], eval_a: int, eval_b: int) -> None:
-    version_a = session.get(Evaluation, eval_a)
-    version_b = session.get(Evaluation, eval_b)
-    if version_a is None or version_b is None:
-        raise NotFoundError("evaluation vanished while comparing")
-    if version_a.test_set_version_id != version_b.test_set_version_id:
-        name_a, name_b = _version_name(session, eval_a), _version_name(session, eval_b)
-        raise InputError(
-            f"run {ids[0]} was scored against {name_a} and run {ids[1]} against {name_b}: "
-            f"comparing different judgments is meaningless; rescore one on the other's "
-            f"version first, e.g. `evalplat rescore {ids[0]} --testset {name_b}`"
-        )
-
-
-def _version_name(session: Session, evaluation_id: int) -> str:
-    row = session.execute(
-        select(TestSet.name, TestSetVersion.version)
-        .join(TestSetVersion, TestSetVersion.test_set_id == TestSet.id)
-        .join(Evaluation, Evaluation.test_set_version_id == TestSetVersion.id)
-        .where(Evaluation.id == evaluation_id)
-    ).one()
-    return f"{row[0]}@{row[1]}"
 
 
 def _label(session: Session, run_id: int) -> str:
