@@ -64,6 +64,7 @@ from evalplat.store.comparable import (
 )
 from evalplat.store.grade_views import GradeViewsMixin
 from evalplat.store.history import HistoryPoint
+from evalplat.store.run_facts import read_facts, stored_facts
 from evalplat.store.run_reads import SCORE_TYPES
 from evalplat.store.run_rows import latest_evaluations, resolve_run
 from evalplat.store.segments import load_segments, query_facts, save_segments
@@ -165,6 +166,7 @@ class ComparisonsMixin(GradeViewsMixin):
         )
         now = utcnow()
         with self.session() as session:
+            facts = read_facts(session, ids, (scores_a, scores_b))
             row = Comparison(
                 baseline_evaluation_id=eval_a,
                 candidate_evaluation_id=eval_b,
@@ -176,6 +178,7 @@ class ComparisonsMixin(GradeViewsMixin):
                     "bounds": {m.metric: m.bound_dict() for m in result.metrics},
                     "weighted": result.weighted,
                     "segmented": tags is not None,
+                    "facts": [fact.to_dict() for fact in facts],
                 },
                 verdict=result.verdict,
                 overlap=None if overlap is None else overlap.to_dict(),
@@ -202,6 +205,7 @@ class ComparisonsMixin(GradeViewsMixin):
             test_set=test_set,
             created_at=now.isoformat(),
             changes=changes,
+            facts=tuple(facts),
         )
 
     def load_comparison(self, comparison_id: int) -> ComparisonResult:
@@ -234,6 +238,12 @@ class ComparisonsMixin(GradeViewsMixin):
                 else Changes.from_dict(stored_changes)
             )
             weights, tags = query_facts(session, evaluations[0])
+        facts = stored_facts(
+            saved_options.get("facts"),
+            run_ids,
+            lambda: [self._scores(e) for e in evaluations],
+            self.session,
+        )
         options = CompareOptions(**saved_options["compare"])
         gates = [Gate(**g) for g in saved_options["gates"]]
         order = saved_options.get("metrics", list(stored))
@@ -285,6 +295,7 @@ class ComparisonsMixin(GradeViewsMixin):
             test_set=test_set,
             created_at=created_at.isoformat(),
             changes=changes,
+            facts=tuple(facts),
         )
 
     def recent_comparisons(self, test_set: str, limit: int) -> list[StoredComparison]:
