@@ -18,13 +18,16 @@ from evalplat.nightly.project import load_project
 from ..alerts.servers import CaptureServer, capture_server
 from .small_project import QUERIES, write_project
 
-# ``sparse``: the relevant document for topics 1..5, nothing at all for the other topics
+# ``sparse``: the relevant document for topics 1..5, nothing at all for the other topics;
+# ``unjudged``: two documents nobody judged, for every topic
 SPARSE_ENGINE = """
 
 def search(query, depth, mode="good", **params):
     topic = int(query.split()[-1])
     if mode == "sparse" and topic > 5:
         return []
+    if mode == "unjudged":
+        return [("u" + str(topic), 2.0), ("v" + str(topic), 1.0)]
     return [("d" + str(topic), 3.0), ("n1", 2.0), ("n2", 1.0)]
 """
 
@@ -104,6 +107,26 @@ def test_a_candidate_that_returns_nothing_is_said_so_everywhere(
     calm = (str(steady["baseline_run"]), str(steady["candidate_run"]))
     assert "facts" not in cli("compare", *calm, "--db", db_url).stdout
     assert json.loads(cli("compare", *calm, "--db", db_url, "--json").stdout)["facts"] == []
+
+
+def test_a_judged_share_that_collapses_is_said_in_the_alert_and_by_compare(
+    night: Night, server: CaptureServer, db_url: str, cli: Callable[..., Any]
+) -> None:
+    assert night({"fresh": "good"})[0] == 0
+    code, steps = night({"fresh": "unjudged"})
+    assert code == 0  # a drop only unjudged documents explain is not a regression
+    fresh = compared(steps, "fresh")
+    runs = (fresh["baseline_run"], fresh["candidate_run"])
+    # the baseline showed three judged documents per topic, the candidate two unjudged ones
+    sentence = f"judged share of the top 10 fell from 1.00 to 0.00 (run {runs[0]} → run {runs[1]})"
+    [request] = server.accepted("/ok")
+    [alert] = request.body["alerts"]
+    assert (alert["kind"], alert["event"]) == ("needs_judgments", "opened")
+    [fact] = alert["facts"]
+    assert (fact["kind"], fact["sentence"], fact["new"]) == ("judged_fell", sentence, True)
+    assert (fact["figures"]["baseline"], fact["figures"]["candidate"]) == (1.0, 0.0)
+    shown = cli("compare", *map(str, runs), "--db", db_url)
+    assert f"facts     {sentence}; new in the candidate" in shown.stdout
 
 
 def alert_text(text: str) -> str:
