@@ -1,6 +1,6 @@
 """The records a comparison's operational facts are read from (``evalplat.comparison.facts``):
-each run's per-query outcomes (status, result count), the texts of the test set version it
-searched, and Judged@k from the scores the comparison read.
+each run's per-query outcomes (status, result count), the queries of the test set version it
+searched whose text is blank, and Judged@k from the scores the comparison read.
 
 A run without records (imported from a file, or online) has no outcome facts; its texts are
 read only for the queries it has records of.
@@ -12,10 +12,11 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from evalplat.comparison.facts import Fact, RunRecords, comparison_facts
+from evalplat.db.bulk import read_frame
 from evalplat.db.models import Query, Run, RunQuery
 
 if TYPE_CHECKING:
@@ -46,33 +47,33 @@ def judged_metric(*scores: pd.DataFrame) -> tuple[str, int] | None:
 def run_records(
     session: Session, run_id: int, scores: pd.DataFrame, judged: tuple[str, int] | None
 ) -> RunRecords:
-    """One run's records: outcomes, the searched texts of its queries, Judged@k from ``scores``."""
-    rows = session.execute(
+    """One run's records: outcomes, the searched queries whose text is blank, Judged@k from
+    ``scores``. Only blank texts are read (trimmed in SQL): the others make no fact."""
+    outcomes = read_frame(
+        session,
         select(RunQuery.query_id, RunQuery.status, RunQuery.results_count).where(
             RunQuery.run_id == run_id
-        )
-    ).all()
-    status = {str(q): str(s) for q, s, _ in rows}
-    results = {str(q): int(n or 0) for q, _, n in rows}
+        ),
+        ["query_id", "status", "results_count"],
+        {"query_id": "str", "status": "str", "results_count": "int64"},
+    )
+    ids = outcomes["query_id"].tolist()
+    status = dict(zip(ids, outcomes["status"].tolist(), strict=True))
+    results = dict(zip(ids, outcomes["results_count"].tolist(), strict=True))
     run = session.get(Run, run_id)
-    texts = {}
+    texts: dict[str, str] = {}
     if run is not None and status:
-        texts = {
-            str(q): str(t or "")
-            for q, t in session.execute(
-                select(Query.query_id, Query.text).where(
-                    Query.test_set_version_id == run.test_set_version_id
-                )
-            ).all()
-            if str(q) in status
-        }
-    values = {}
+        blank = session.scalars(
+            select(Query.query_id).where(
+                Query.test_set_version_id == run.test_set_version_id,
+                func.trim(func.coalesce(Query.text, "")) == "",
+            )
+        )
+        texts = {str(q): "" for q in blank if str(q) in status}
+    values: dict[str, float] = {}
     if judged is not None:
         picked = scores[scores["metric"] == judged[0]]
-        values = {
-            str(q): float(v)
-            for q, v in zip(picked["query_id"].tolist(), picked["value"].tolist(), strict=True)
-        }
+        values = dict(zip(picked["query_id"].tolist(), picked["value"].tolist(), strict=True))
     return RunRecords(run_id, status, results, texts, values, 10 if judged is None else judged[1])
 
 
