@@ -30,11 +30,7 @@ def with_fact() -> AlertMessage:
 def test_the_facts_line_and_its_place_among_the_facts() -> None:
     message = with_fact()
     labels = [label for label, _ in message.facts()]
-    assert (
-        labels.index("What changed" if "What changed" in labels else "Delta")
-        < labels.index("Run facts")
-        < labels.index("p-value")
-    )
+    assert labels.index("Delta") < labels.index("Run facts") < labels.index("p-value")
     assert dict(message.facts())["Run facts"] == FACT["line"]
     assert "Run facts" in message.text() and FACT["line"] in message.text()
     assert "Run facts" not in dict(regression().facts())  # a message without facts has no line
