@@ -101,7 +101,8 @@ class Fact:
 class RunRecords:
     """What a run's facts are read from, per query: ``status`` (``ok`` or ``failed``) and
     ``results`` (the number of results returned) from the run's records, ``texts`` of the test
-    set version it searched, and ``judged`` (Judged@``k``) from its evaluation, when scored."""
+    set version it searched (a query missing from it has a text: the store passes the blank
+    ones only), and ``judged`` (Judged@``k``) from its evaluation, when scored."""
 
     run: int | None
     status: Mapping[str, str]
