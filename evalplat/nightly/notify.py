@@ -181,6 +181,7 @@ def _message_fields(
         "comparison_id": result.id,
         "changes": [] if result.changes is None else result.changes.lines(),
         "model_grades": metric.model_note() if hasattr(metric, "model_note") else None,
+        "facts": [fact.to_dict() for fact in result.facts],
     }
 
 
