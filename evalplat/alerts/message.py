@@ -14,7 +14,9 @@ same two renderings so they never disagree:
   ``Needs judgments: ...``, ``Run failed: docs-bm25 on cranfield``;
 - ``facts()``: ordered (label, value) pairs: config, test set, metric,
   ``baseline → candidate``, delta (absolute and relative), what changed (config parameters,
-  test set), the model grades the verdict rests on (``Decided with``), p-value, runs, report;
+  test set), the runs' operational facts (``Run facts``: queries that returned nothing, a judged
+  share that fell; ``evalplat.comparison.facts``), the model grades the verdict rests on
+  (``Decided with``), p-value, runs, report;
 - ``text()``: the title, the facts and the worst queries as plain text (e-mail, logs).
 
 Numbers are printed with 4 decimals; a missing number (a test message has no
@@ -89,6 +91,9 @@ class AlertMessage:
     index: str | None = None  # the report site's index, a second link beside ``report``
     # the note of a hand resolution (``alerts resolve --note``), or why the alert was retired
     note: str | None = None
+    # the comparison's operational facts, as ``Fact.to_dict`` gives them (``kind``, ``sentence``,
+    # ``figures``, ``run``, ``side``, ``new``, ``line``); ``facts`` in the alert's details
+    run_facts: tuple[dict[str, Any], ...] = field(default_factory=tuple)
 
     def __post_init__(self) -> None:
         if self.event not in EVENTS:
@@ -137,6 +142,7 @@ class AlertMessage:
             ("Baseline → candidate", self.change()),
             ("Delta", self.delta_text()),
             ("What changed", "; ".join(self.changes) or None),
+            ("Run facts", "; ".join(fact_line(f) for f in self.run_facts) or None),
             ("Decided with", self.model_grades),
             ("p-value", None if self.p_value is None else p_value_text(self.p_value, self.test)),
             ("Runs", self.runs_text()),
@@ -183,6 +189,7 @@ class AlertMessage:
         data = asdict(self)
         data["worst_queries"] = [{**asdict(q), "delta": q.delta} for q in self.worst_queries]
         data["changes"] = list(self.changes)
+        data["facts"] = [dict(f) for f in data.pop("run_facts")]
         return data
 
     @classmethod
@@ -200,7 +207,15 @@ class AlertMessage:
             for q in data.get("worst_queries", [])
         )
         values["changes"] = tuple(str(line) for line in data.get("changes") or ())
+        values["run_facts"] = tuple(
+            dict(f) for f in data.get("facts") or () if isinstance(f, dict) and f.get("sentence")
+        )
         return cls(**values)
+
+
+def fact_line(fact: dict[str, Any]) -> str:
+    """A fact's line as the comparison wrote it, else its bare sentence."""
+    return str(fact.get("line") or fact["sentence"])
 
 
 def number(value: float) -> str:

@@ -31,6 +31,9 @@ def print_comparison(result: ComparisonResult) -> None:
     )
     if result.changes is not None:
         console.print(_changes_text(result.changes), markup=False, highlight=False)
+    if result.facts:
+        lines = [fact.line() for fact in result.facts]
+        console.print("facts     " + "\n          ".join(lines), markup=False, highlight=False)
     table = Table(
         "metric",
         "baseline",

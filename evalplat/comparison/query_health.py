@@ -7,7 +7,10 @@ data out (:class:`QueryHealth`). Per query, over the window's runs of the config
 - ``slope``: the least-squares slope of the value against the run's position in the window
   (change per run; positive is a rise whatever the metric's direction);
 - ``flips``: how often the query changed side between two consecutive runs, a side being
-  *good* when the value is at least ``good`` (at most, for a lower-is-better metric);
+  *good* when the value is at least ``good`` (at most, for a lower-is-better metric). Only a
+  change of ranking counts: between two runs scored on different judgment versions, a change
+  of side is a flip only when the query's ranking differs too (new grades move a score without
+  the engine doing anything); when either ranking is no longer stored (pruned), it is not;
 - ``zero_result_rate``: the share of runs in which the query returned nothing (or failed);
 - ``unjudged_share``: the share of the latest run's top ``k`` that nobody has judged;
 - ``weight`` and ``tags`` from the test set; ``best_config``/``best_value``: the config of the
@@ -47,6 +50,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from evalplat.comparison.query_flips import flips
 from evalplat.comparison.targets import Target
 from evalplat.errors import InputError
 
@@ -77,7 +81,10 @@ class HealthInputs:
     - ``peers``: ``config, query_id, value``: the metric in the latest run of every config of
       the test set in the window, this one included;
     - ``top``: ``config, query_id, doc_id, rank, judged`` (1-based rank): the top ``k`` of
-      those latest runs.
+      those latest runs;
+    - ``judged_on``: the test set version each of ``runs`` was scored on (empty: all one);
+    - ``rankings``: ``run_id, query_id, ranking`` (the ranked doc ids as one string) of the runs
+      next to a change of ``judged_on``, whose results are still stored.
     """
 
     config: str
@@ -95,6 +102,8 @@ class HealthInputs:
     notes: tuple[str, ...] = ()  # e.g. the gain map in force
     # the target of the metric on all queries, if one is declared (fix these measures against it)
     target: Target | None = None
+    judged_on: tuple[int, ...] = ()
+    rankings: pd.DataFrame | None = None
 
 
 @dataclass(frozen=True)
@@ -193,7 +202,7 @@ def query_health(
     table["weight"] = queries["weight"].to_numpy(dtype=float)
     table["tags"] = [tuple(t) if isinstance(t, list | tuple) else () for t in queries["tags"]]
     table["runs"], table["mean"], table["last"], table["slope"] = _trend(matrix)
-    table["flips"] = _flips(matrix, sign * matrix >= sign * good)
+    table["flips"] = flips(matrix, sign * matrix >= sign * good, inputs, ids)
     table["zero_result_rate"] = _zero_rate(inputs.records).reindex(ids).to_numpy()
     table["unjudged_share"] = _unjudged_share(inputs.top, inputs.config).reindex(ids).to_numpy()
     best_config, best_value = _best(inputs.peers, sign, ids)
@@ -260,16 +269,6 @@ def _trend(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.n
     last_column = matrix.shape[1] - 1 - np.argmax(present[:, ::-1], axis=1) if matrix.size else 0
     last = np.where(count > 0, matrix[rows, last_column] if matrix.size else np.nan, np.nan)
     return count, mean, last, slope
-
-
-def _flips(matrix: np.ndarray, good: np.ndarray) -> np.ndarray:
-    """Changes of side between consecutive runs in which the query has a value."""
-    if matrix.shape[1] < 2:
-        return np.zeros(matrix.shape[0], dtype=int)
-    present = ~np.isnan(matrix)
-    both = present[:, 1:] & present[:, :-1]
-    flips: np.ndarray = ((good[:, 1:] != good[:, :-1]) & both).sum(axis=1)
-    return flips
 
 
 def _zero_rate(records: pd.DataFrame) -> pd.Series:

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from evalplat.comparison.changes import Changes
+    from evalplat.comparison.facts import Fact
 
 
 # "bootstrap" is never chosen by a user: measures whose test is the bootstrap use it.
@@ -314,6 +315,8 @@ class ComparisonResult:
     ``weighted``: means and tests use the test set's query weights. ``segments`` has a row per
     (metric, tag) when queries carry tags, and its gated rows count in ``verdict``;
     ``query_tags`` maps each tagged query to its tags (for reports; not in ``to_dict``).
+    ``facts`` are the operational facts of both runs (``evalplat.comparison.facts``; set by
+    the store): queries that returned nothing, failed or had no text, a judged share that fell.
     """
 
     metrics: tuple[MetricComparison, ...]
@@ -335,6 +338,7 @@ class ComparisonResult:
     weighted: bool = False
     segments: tuple[SegmentComparison, ...] = ()
     query_tags: dict[str, tuple[str, ...]] = field(default_factory=dict, compare=False, repr=False)
+    facts: tuple[Fact, ...] = ()
 
     def metric(self, name: str) -> MetricComparison:
         for item in self.metrics:
@@ -390,6 +394,7 @@ class ComparisonResult:
             "options": asdict(self.options),
             "gates": [asdict(g) for g in self.gates],
             "changes": None if self.changes is None else self.changes.to_dict(),
+            "facts": [fact.to_dict() for fact in self.facts],
         }
 
 

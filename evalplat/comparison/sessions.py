@@ -91,7 +91,8 @@ def compare_sessions(
     """Compare per-session scores (tidy ``query_id, metric, value``; ``query_id`` holds the
     session) of two online evaluations, metric by metric (module doc). ``min_sessions``
     defaults to the options' (30)."""
-    from evalplat.comparison.verdicts import _correct, _decide, _gates
+    from evalplat.comparison.thresholds import gate_map
+    from evalplat.comparison.verdicts import _correct, _decide
 
     options = options or CompareOptions()
     if min_sessions is None:
@@ -99,7 +100,7 @@ def compare_sessions(
     names = [str(parse(m)) for m in metrics] if metrics else _common(baseline, candidate)
     names += [str(parse(g.metric)) for g in gates or () if str(parse(g.metric)) not in names]
     chosen = [parse(name) for name in names]
-    gate_by_metric = _gates(gates, chosen, options)
+    gate_by_metric = gate_map(gates, chosen, options)
     rows = [
         _measure(m, _values(baseline, m, "baseline"), _values(candidate, m, "candidate"),
                  gate_by_metric.get(str(m)), options, min_sessions)

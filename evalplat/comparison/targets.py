@@ -10,7 +10,12 @@ uses.
 
 - ``missed``: the whole confidence interval lies below ``t`` (``ci_high < t``);
 - ``at_risk``: the figure is below ``t`` but the interval still reaches it;
-- ``met``: the figure is at or above ``t``.
+- ``met``: the figure is at or above ``t``;
+- ``needs_judgments``: the run would be ``missed``, but not when every unjudged document in
+  its top ``k`` is counted relevant (the optimistic bound of
+  :mod:`evalplat.comparison.guard`, the one the gates use): the miss turns on documents nobody
+  has judged, so it is not credible. It opens no alert and resolves none. A measure that reads
+  no judgments, or a run whose ranked results were pruned, keeps its ``missed``.
 
 **Weights and segments.** Where the test set's queries carry weights, the figure of a mean
 measure is the weighted mean ``sum(w v) / sum(w)`` (the run's stored mean) and each bootstrap
@@ -29,7 +34,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -44,7 +49,7 @@ if TYPE_CHECKING:
 
     from evalplat.metrics.registry import Metric
 
-TARGET_VERDICTS = ("met", "at_risk", "missed")
+TARGET_VERDICTS = ("met", "at_risk", "missed", "needs_judgments")
 _EXPRESSION = re.compile(
     r"^(?P<metric>.+?)(?:\[(?P<segment>[^\[\]]*)\])?\s*(?P<op>>=|<=)\s*(?P<value>[^<>=\s]+)\s*$"
 )
@@ -301,6 +306,15 @@ def decide(target: Target, value: float, low: float, high: float) -> str:
     if low > target.value:
         return "missed"
     return "at_risk" if value > target.value else "met"
+
+
+def judged(pessimistic: TargetVerdict, optimistic: TargetVerdict | None) -> TargetVerdict:
+    """The verdict given unjudged documents: a miss that the optimistic bound's figures do not
+    confirm (``optimistic``, the same target over those figures) is ``needs_judgments``; the
+    figures shown stay the stored (pessimistic) ones."""
+    if pessimistic.verdict != "missed" or optimistic is None or optimistic.verdict == "missed":
+        return pessimistic
+    return replace(pessimistic, verdict="needs_judgments")
 
 
 def verdict(

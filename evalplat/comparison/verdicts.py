@@ -22,7 +22,6 @@ alert); the ungated metrics are corrected as a second family, for display only.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -47,6 +46,7 @@ from evalplat.comparison.results import (
 )
 from evalplat.comparison.scores import choose_metrics, judged_coverage, wide_scores
 from evalplat.comparison.shared_draws import SharedDraws
+from evalplat.comparison.thresholds import beyond, gate_map, with_default_threshold
 from evalplat.errors import InputError
 from evalplat.metrics.registry import Metric
 
@@ -118,10 +118,10 @@ def compare_scores(
         )
     wide_b = wide_b.loc[wide_a.index]
     chosen = choose_metrics(metrics, gates, wide_a, wide_b)
-    gate_by_metric = _gates(gates, chosen, options)
+    gate_by_metric = gate_map(gates, chosen, options)
     query_tags = segments.tag_map(tags)
     gate_by_segment = {
-        key: _with_default_threshold(gate)
+        key: with_default_threshold(gate)
         for key, gate in segments.segment_gates(gates, query_tags).items()
     }
     w = segments.weight_vector(wide_a.index, weights)
@@ -173,43 +173,6 @@ def compare_scores(
         segments=per_segment,
         query_tags=query_tags,
     )
-
-
-def _gates(
-    gates: Sequence[Gate] | None, chosen: list[Metric], options: CompareOptions
-) -> dict[str, Gate]:
-    from evalplat.metrics.registry import parse
-
-    if gates is None:
-        return {
-            str(m): _with_default_threshold(Gate(str(m), test=options.test, alpha=options.alpha))
-            for m in chosen
-            if m.gateable
-        }
-    result: dict[str, Gate] = {}
-    for gate in gates:
-        if gate.segment is not None:  # evalplat.comparison.segments.segment_gates
-            continue
-        metric = parse(gate.metric)
-        if not metric.gateable:
-            raise InputError(f"{metric} is an informational count and cannot be gated")
-        if str(metric) in result:
-            raise InputError(f"more than one gate on {metric}")
-        result[str(metric)] = _with_default_threshold(gate)
-    return result
-
-
-def _with_default_threshold(gate: Gate) -> Gate:
-    """A gate without thresholds takes its measure's default relative one (latency: 20 %), so
-    timing noise does not alert; a gate that sets either threshold keeps its own."""
-    from dataclasses import replace
-
-    from evalplat.metrics.registry import parse
-
-    default = parse(gate.metric).spec.max_relative_change
-    if default is None or gate.max_drop is not None or gate.max_relative_drop is not None:
-        return gate
-    return replace(gate, max_relative_drop=default)
 
 
 def _measure(
@@ -398,7 +361,7 @@ def _plain_verdict(row: dict[str, Any]) -> str:
     p = row["p_corrected"]
     if row["identical"] or p is None or not p < row["alpha"] or not metric.gateable:
         return "unchanged"
-    if not _beyond(abs(row["delta"]), row["baseline"], row["max_drop"], row["max_relative_drop"]):
+    if not beyond(abs(row["delta"]), row["baseline"], row["max_drop"], row["max_relative_drop"]):
         return "unchanged"
     signed = metric.direction * row["delta"]
     return "improvement" if signed > 0 else "regression" if signed < 0 else "unchanged"
@@ -423,18 +386,3 @@ def _decide(
         more_unjudged=more,
     )
     return MetricComparison(verdict=verdict, unjudged_mode=mode, **row, **best)
-
-
-def _beyond(
-    size: float, baseline: float, max_drop: float | None, max_relative_drop: float | None
-) -> bool:
-    """Is a change of ``size`` larger than the thresholds (all that are set)?"""
-    if size == 0.0:
-        return False
-    if max_drop is not None and not size > max_drop:
-        return False
-    if max_relative_drop is not None:
-        relative = math.inf if baseline == 0 else size / abs(baseline)
-        if not relative > max_relative_drop:
-            return False
-    return True

@@ -106,7 +106,8 @@ class Lock(Base):
 
 class RunTarget(Base):
     """A run against one target of its metric (``evalplat.comparison.targets``): the figure,
-    its bootstrap interval and the verdict (met | at_risk | missed), as of the latest check.
+    its bootstrap interval and the verdict (met | at_risk | missed | needs_judgments), as of the
+    latest check.
     ``segment`` is the query tag the target is judged on, ``""`` for all queries."""
 
     __tablename__ = "run_target"
@@ -119,5 +120,5 @@ class RunTarget(Base):
     value: Mapped[float | None] = mapped_column(Float, nullable=True)
     ci_low: Mapped[float | None] = mapped_column(Float, nullable=True)
     ci_high: Mapped[float | None] = mapped_column(Float, nullable=True)
-    verdict: Mapped[str] = mapped_column(String(10))
+    verdict: Mapped[str] = mapped_column(String(20))
     checked_at: Mapped[datetime] = _created()

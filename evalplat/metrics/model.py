@@ -235,6 +235,9 @@ class Measure:
     # The relative change a gate on this measure needs unless it sets a threshold of its own
     # (timing noise must not alert); None: no default threshold.
     max_relative_change: float | None = None
+    # The absolute change (in the measure's unit) such a gate needs as well: a relative rise
+    # of a small figure (a 15 ms p95 on a busy machine) is not yet worth an alert.
+    max_absolute_change: float | None = None
 
     def __post_init__(self) -> None:
         if not _NAME.match(self.name):

@@ -11,12 +11,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from evalplat.errors import EvalplatError, OperationalError
-from evalplat.nightly.notify import observe, observe_run
-from evalplat.nightly.pairing import previous_night, score_on_run_version
+from evalplat.nightly.notify import alert_key, observe, observe_run
+from evalplat.nightly.pairing import add_missing_metrics, previous_night, score_on_run_version
 from evalplat.nightly.project import ConfigSpec, Project
+from evalplat.nightly.scopes import test_set_tags
 from evalplat.nightly.targets import observe_targets, target_metrics
 
 if TYPE_CHECKING:
+    from collections.abc import Collection
+
     from evalplat.alerts.base import Channel
     from evalplat.comparison.verdicts import ComparisonResult
     from evalplat.nightly.job import LogFunction, NightlyOutcome
@@ -94,7 +97,8 @@ class ConfigNight:
         if score_on(store, run.id, f"{test_set}@{version}"):
             emit({"step": "rescore", "run": run.id, "testset": f"{test_set}@{version}"})
         events: list[AlertEvent] = []
-        result = _compare(store, self.project, spec, test_set, run, emit, version)
+        tags = test_set_tags(contents[test_set])
+        result = _compare(store, self.project, spec, test_set, run, tags, emit, version)
         if result is not None:
             outcome.comparisons.append(comparison_summary(spec.name, test_set, result))
             events += observe(
@@ -102,7 +106,7 @@ class ConfigNight:
                 emit,
             )  # fmt: skip
         targets = observe_targets(
-            store, self.project.targets, spec.name, test_set, run.id, self.channels, emit
+            store, self.project.targets, spec.name, test_set, run.id, self.channels, emit, tags
         )
         outcome.targets += [
             {"config": spec.name, "testset": test_set, "run": run.id, **v.to_dict()}
@@ -178,11 +182,14 @@ def _compare(
     spec: ConfigSpec,
     test_set: str,
     run: RunInfo,
+    tags: Collection[str],
     emit: LogFunction,
     version: int,
 ) -> ComparisonResult | None:
     """Compare with the baseline (gated), both scored on test set ``version``; also log the
-    change since the previous night."""
+    change since the previous night. Only the gates that apply to the test set (its query
+    ``tags``) gate; a metric the baseline lacks is scored for it first, or, when its results
+    were pruned, left out with its gates (``evalplat.nightly.scopes``)."""
     baseline = store.baseline(spec.compare_to or spec.name, test_set)
     if baseline is None or baseline.run_id == run.id:
         emit(
@@ -201,7 +208,16 @@ def _compare(
     from evalplat.comparison.results import CompareOptions
 
     options = CompareOptions(min_segment_queries=project.min_segment_queries)
-    gates = project.gates_for(test_set)
+    lacking = add_missing_metrics(store, run, baseline.run_id, version, emit)
+    gates = []
+    for gate in project.gates_for(test_set, tags):
+        if gate.metric not in lacking:
+            gates.append(gate)
+            continue
+        key = alert_key(gate.metric, gate.segment)
+        emit({"step": "gate", "config": spec.name, "testset": test_set, "metric": key,
+              "skipped": lacking[gate.metric]})  # fmt: skip
+    metrics = [m for m in metrics if m not in lacking]
     result = store.compare_runs(
         baseline.run_id, run.id, metrics=metrics, gates=gates, options=options, gating=True
     )
@@ -218,7 +234,9 @@ def _compare(
         }
     )
     if previous is not None and previous != baseline.run_id and previous in ready:
-        since = store.compare_runs(previous, run.id, metrics=metrics, options=options)
+        lacking = add_missing_metrics(store, run, previous, version, emit)
+        since_metrics = [m for m in metrics if m not in lacking]
+        since = store.compare_runs(previous, run.id, metrics=since_metrics, options=options)
         emit(
             {
                 "step": "since_previous",

@@ -9,7 +9,9 @@ Three kinds of alert per config and test set, each opened once and resolved once
   the next night whose run completes.
 
 A gate on a segment keys its alerts ``METRIC [segment TAG]`` and judges the segment's row; a
-segment too small to gate (``[segments] min_queries``) never opens one.
+segment too small to gate (``[segments] min_queries``) never opens one. A gate that does not
+apply to the test set (``evalplat.nightly.scopes``), or was skipped because the baseline lacks
+its metric, feeds nothing: its alerts stay as they are.
 
 Delivery happens once, at the end of the night, for everything still in the outbox (this
 night's events and any an earlier night could not deliver): one notice per channel. An event a
@@ -48,8 +50,13 @@ def observe(
     baseline_run = result.baseline_run_id
     if baseline_run is None:  # a stored comparison always has one; nothing to key alerts on
         return events
+    from evalplat.nightly.scopes import test_set_tags
+
     names = [channel.name for channel in channels]
-    for gate in project.gates_for(test_set):
+    compared = {m.metric for m in result.metrics}
+    for gate in project.gates_for(test_set, test_set_tags(content)):
+        if gate.metric not in compared:  # skipped: the baseline lacks it (nightly.scopes)
+            continue
         key = alert_key(gate.metric, gate.segment)
         metric: Any = result.metric(gate.metric)
         if gate.segment is not None:
@@ -174,6 +181,7 @@ def _message_fields(
         "comparison_id": result.id,
         "changes": [] if result.changes is None else result.changes.lines(),
         "model_grades": metric.model_note() if hasattr(metric, "model_note") else None,
+        "facts": [fact.to_dict() for fact in result.facts],
     }
 
 

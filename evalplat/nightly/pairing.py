@@ -45,3 +45,28 @@ def previous_night(store: Store, config: str, test_set: str, run_id: int) -> int
         if info.id < run_id and info.test_set == test_set and info.status == "complete":
             return info.id
     return None
+
+
+def add_missing_metrics(
+    store: Store, run: RunInfo, other: int, on: int, emit: LogFunction
+) -> dict[str, str]:
+    """A gate, target or gain map added since ``other`` ran asks for metrics it was never
+    scored with: ``other`` is scored again on version ``on`` from its stored results (no
+    searching) with every metric ``run`` has there. Returns the metrics ``other`` still lacks,
+    each with the reason: none, unless its results were pruned (logged once)."""
+    from evalplat.errors import InputError
+    from evalplat.running import runner
+
+    version = f"{run.test_set}@{on}"
+    have = store.scored_metrics(other, version)
+    missing = sorted(store.scored_metrics(run.id, version) - have)
+    if not missing or not have:  # no scores on that version: see score_on_run_version
+        return {}
+    try:
+        runner.rescore(store, other, version, metrics=sorted(have | set(missing)))
+    except InputError as error:
+        emit({"step": "rescore", "run": other, "testset": version, "metrics": missing,
+              "skipped": str(error)})  # fmt: skip
+        return {name: f"run {other} has no scores for {name} ({error})" for name in missing}
+    emit({"step": "rescore", "run": other, "testset": version, "metrics": missing})
+    return {}

@@ -43,13 +43,15 @@ def check_inputs(project: Project, contents: dict[str, TestSetContent]) -> list[
 
     Each config's params go through the validator ``config add`` and ``run`` use; every
     ``${VAR}`` of the configs and the alert channels must be set; a
-    ``builtin`` searcher needs its test sets' documents; a target's ``segment`` must be a tag
-    of some query of every test set it applies to; the reports dir must be writable.
+    ``builtin`` searcher needs its test sets' documents; a gate's or target's ``segment`` must
+    be a tag of some query of a test set it applies to (:mod:`evalplat.nightly.scopes`); the
+    reports dir must be writable.
     Errors name the project file, the line of the table and the config or key at fault.
     """
     from evalplat.alerts.registry import channels_from_tables
     from evalplat.inputs.env import expand_env
     from evalplat.nightly.project import table_line
+    from evalplat.nightly.scopes import check_segments
     from evalplat.searchers import validate_config
 
     for index, spec in enumerate(project.configs):
@@ -70,7 +72,7 @@ def check_inputs(project: Project, contents: dict[str, TestSetContent]) -> list[
                     path=project.path,
                     line=table_line(project.path, "configs", index),
                 )
-    _check_target_segments(project, contents)
+    check_segments(project, contents)
     channels = channels_from_tables(project.alerts)
     for index, table in enumerate(project.alerts):
         try:
@@ -83,39 +85,6 @@ def check_inputs(project: Project, contents: dict[str, TestSetContent]) -> list[
             ) from None
     _check_writable(project)
     return channels
-
-
-def _check_target_segments(project: Project, contents: dict[str, TestSetContent]) -> None:
-    """A segment target on a test set none of whose queries carries the tag would never be
-    checked: refused, naming the ``[[targets]]`` entry's ``segment`` key (or ``--target``)."""
-    from evalplat.comparison.segments import tag_map
-    from evalplat.inputs.toml_lines import key_line
-
-    known: dict[str, set[str]] = {}
-    for spec in project.configs:
-        for test_set in spec.testsets:
-            for target in project.targets:
-                if target.segment is None or not target.applies(spec.name, test_set):
-                    continue
-                if test_set not in known:
-                    queries = contents[test_set].queries
-                    tags = tag_map(dict(zip(queries["query_id"], queries["tags"], strict=True)))
-                    known[test_set] = {tag for listed in tags.values() for tag in listed}
-                if target.segment in known[test_set]:
-                    continue
-                problem = (
-                    f"target {target.label}: segment {target.segment!r} is a tag of no query of "
-                    f"test set '{test_set}'"
-                )
-                if target.entry is None:
-                    raise InputError(f"--target {target.label!r}: {problem}")
-                where = f"[[targets]] #{target.entry + 1} key 'segment'"
-                lines = project.path.read_text(encoding="utf-8").splitlines()
-                raise InputError(
-                    f"{where}: {problem}",
-                    path=project.path,
-                    line=key_line(lines, "targets", target.entry, "segment"),
-                )
 
 
 def _check_writable(project: Project) -> None:

@@ -11,6 +11,7 @@ the line of that key (see :mod:`evalplat.inputs.toml_lines`).
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,7 @@ PROJECT_FILE = "evalplat.toml"
 _ARRAYS = ("testsets", "configs", "gates", "alerts", "judges", "targets")
 ONLINE_KEYS = ("baseline", "metrics", "min_sessions", "retire_after_days")
 _GATE_KEYS = {"metric", "max_drop", "max_relative_drop", "test", "alpha", "consecutive",
-              "unjudged", "segment", "judge"}  # fmt: skip
+              "unjudged", "segment", "judge", "testset"}  # fmt: skip
 DEFAULT_METRICS_FALLBACK = ("nDCG@10", "P@10", "R@100", "AP", "RR@10", "Judged@10")
 
 
@@ -99,6 +100,8 @@ class Project:
     online: OnlineSpec | None = None
     # [events]: a warehouse whose tables hold the logs (evalplat.events.warehouse)
     events: Warehouse | None = None
+    # the test set each of ``gates`` names (its ``testset`` key), None: every test set
+    gate_testsets: tuple[str | None, ...] = ()
 
     @property
     def folder(self) -> Path:
@@ -115,13 +118,18 @@ class Project:
         names = [n for n in names if not is_online(n)]
         return list(dict.fromkeys(self._with_gains(test_set, n) for n in names))
 
-    def gates_for(self, test_set: str) -> list[Gate]:
+    def gates_for(self, test_set: str, tags: Collection[str] | None = None) -> list[Gate]:
         """The gates of a test set: a gate on ``nDCG@10`` gates its gain-mapped figure. Gates
-        on online measures belong to the online comparison (:meth:`online_gates`)."""
+        on online measures belong to the online comparison (:meth:`online_gates`); a gate
+        naming another test set is left out, and so, given the test set's query ``tags``, is a
+        segment gate on a tag none of its queries carries (:mod:`evalplat.nightly.scopes`)."""
+        scopes = self.gate_testsets or (None,) * len(self.gates)
         return [
             replace(g, metric=self._with_gains(test_set, g.metric))
-            for g in self.gates
+            for g, scope in zip(self.gates, scopes, strict=True)
             if not is_online(g.metric)
+            and scope in (None, test_set)
+            and (tags is None or g.segment is None or g.segment in tags)
         ]
 
     def online_gates(self) -> list[Gate]:

@@ -20,6 +20,7 @@ from evalplat.nightly.project import (
     Project,
     TestSetSpec,
 )
+from evalplat.nightly.scopes import read_gate_testsets
 from evalplat.store.testsets import ONLINE_TEST_SET
 
 
@@ -175,6 +176,7 @@ class Reader:
             judge_budget=judge_budget,
             online=online,
             events=events,
+            gate_testsets=read_gate_testsets(data, gates, set(names), self.fail),
         )
 
     def tables(self, data: dict[str, Any], key: str) -> list[dict[str, Any]]:

@@ -13,9 +13,9 @@ max_slide = 0.02           # optional: flag a slide of more than this ...
 window = "30d"             # ... over this window (default 30d)
 ```
 
-A ``segment`` must be a tag of some query of every test set the target applies to; that is
-checked once the test sets are read, before a night writes anything
-(:func:`evalplat.nightly.prep.check_inputs`).
+A ``segment`` target is in force only on the test sets some query of which carries the tag;
+a tag none of the test sets it applies to carries is refused once the test sets are read,
+before a night writes anything (:mod:`evalplat.nightly.scopes`).
 """
 
 from __future__ import annotations

@@ -4,11 +4,12 @@ run, and feed the ``target`` and ``drift`` alert state machines.
 A target alert must not flap when a metric hovers within noise of its target, so its machine is
 fed with three inputs, not two: ``missed`` counts towards opening (after ``consecutive`` nights
 in a row), ``met`` resolves (or resets a streak still pending), and ``at_risk`` (the figure is on
-the wrong side but its interval still reaches the target) leaves the alert exactly as it is. An
-open alert therefore needs a credible recovery to resolve, and a pending one a credible miss to
-open. Drift opens when the window's trend is a slide larger than ``max_slide`` and resolves when
-it no longer is. A segment target keys its alerts ``METRIC [segment TAG]``, as a segment gate
-does, so that it opens and resolves apart from the target on all queries.
+the wrong side but its interval still reaches the target) leaves the alert exactly as it is, as
+does ``needs_judgments`` (a miss that unjudged documents could undo). An open alert therefore
+needs a credible recovery to resolve, and a pending one a credible miss to open. Drift opens
+when the window's trend is a slide larger than ``max_slide`` and resolves when it no longer is.
+A segment target keys its alerts ``METRIC [segment TAG]``, as a segment gate does, so that it
+opens and resolves apart from the target on all queries.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from evalplat.comparison.targets import Target, applicable
 from evalplat.nightly.notify import alert_key
 
 if TYPE_CHECKING:
+    from collections.abc import Collection
+
     from evalplat.alerts.base import Channel
     from evalplat.comparison.targets import Drift, TargetVerdict
     from evalplat.nightly.job import LogFunction
@@ -53,10 +56,17 @@ def observe_targets(
     run_id: int,
     channels: list[Channel],
     emit: LogFunction,
+    tags: Collection[str] | None = None,
 ) -> TargetNight:
-    """Check ``run_id`` against the targets in force for ``config`` on ``test_set``."""
+    """Check ``run_id`` against the targets in force for ``config`` on ``test_set``; given the
+    test set's query ``tags``, a segment target on a tag none of them carries is not in force
+    there (:mod:`evalplat.nightly.scopes`)."""
     night = TargetNight()
-    chosen = applicable(targets, config, test_set)
+    chosen = [
+        target
+        for target in applicable(targets, config, test_set)
+        if tags is None or target.segment is None or target.segment in tags
+    ]
     if not chosen:
         return night
     names = [channel.name for channel in channels]
@@ -64,7 +74,7 @@ def observe_targets(
     for result in night.verdicts:
         emit({"step": "target", "config": config, "testset": test_set, "run": run_id,
               **result.to_dict()})  # fmt: skip
-        if result.verdict == "at_risk":
+        if result.verdict in ("at_risk", "needs_judgments"):
             continue
         details = _details(config, test_set, run_id, result)
         night.events += store.observe(

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import pandas as pd
 
+    from evalplat.comparison.facts import Fact
     from evalplat.store.runs import RunInfo
 
 PAGE_SIZE = 50  # rows of the per-query table rendered on the server (the first page)
@@ -218,6 +219,7 @@ class RunPage:
     answered: int = 0  # queries with an ok outcome, the zero-result rate's denominator
     latencies: tuple[float, ...] = ()  # ms per answered query, for the distribution chart
     empty: tuple[tuple[str, str], ...] = ()  # (query id, text) of answered queries with nothing
+    facts: tuple[Fact, ...] = ()  # the run's operational facts (evalplat.comparison.facts)
 
     @property
     def zero_result_warning(self) -> str | None:

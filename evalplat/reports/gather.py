@@ -8,6 +8,7 @@ per version and shared between pages of one site (``TestSetCache``).
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from evalplat.errors import InputError
@@ -149,18 +150,31 @@ def _results(store: Store, info: RunInfo, queries: Sequence[str]) -> pd.DataFram
 
 
 def gather_run(store: Store, run_ref: str | int, *, cache: TestSetCache | None = None) -> RunPage:
+    from evalplat.comparison.facts import RunRecords, run_facts
+
     info = store.run_info(run_ref)
     cache = cache or TestSetCache(store)
     texts, _ = cache.get(info.test_set, info.scored_against_version or info.test_set_version)
-    return run_page(
+    outcomes = store.run_outcomes(info.id)
+    page = run_page(
         run_header(store, info),
         scores=store.evaluation_scores(info.id),
-        outcomes=store.run_outcomes(info.id),
+        outcomes=outcomes,
         query_text=texts,
         means=info.means,
         error=info.error,
         order=[str(m) for m in info.options.get("metrics") or []],
     )
+    # the facts read the texts of the version the run searched, as a comparison's do
+    searched, _ = cache.get(info.test_set, info.test_set_version)
+    ids = [str(q) for q in outcomes["query_id"].tolist()]
+    records = RunRecords(
+        info.id,
+        dict(zip(ids, (str(s) for s in outcomes["status"].tolist()), strict=True)),
+        dict(zip(ids, (int(n) for n in outcomes["results_count"].tolist()), strict=True)),
+        {q: searched[q] for q in ids if q in searched},
+    )
+    return replace(page, facts=tuple(run_facts(records)))
 
 
 def gather_history(

@@ -166,8 +166,9 @@ class _ComparisonPages:
 
 
 def _target_counts(history: HistoryPage, run_id: int) -> dict[str, int]:
-    """``{"met": 2, "at_risk": 0, "missed": 1}`` for a run's kept target verdicts, or ``{}``."""
+    """``{"met": 2, "at_risk": 0, "missed": 1, "needs_judgments": 0}`` for a run's kept target
+    verdicts, or ``{}``."""
     verdicts = [t.verdicts[run_id] for t in history.targets.values() if run_id in t.verdicts]
     if not verdicts:
         return {}
-    return {v: verdicts.count(v) for v in ("met", "at_risk", "missed")}
+    return {v: verdicts.count(v) for v in ("met", "at_risk", "missed", "needs_judgments")}

@@ -37,6 +37,7 @@ from evalplat.searchers import (
     SearchError,
     call_with_retries,
 )
+from evalplat.searchers.base import begin_request_timing, request_ms
 from evalplat.store.runs import EvaluationRecord, QueryOutcome, RunInfo
 
 if TYPE_CHECKING:
@@ -263,7 +264,9 @@ def _search_one(
     limiter: RateLimiter | None,
 ) -> QueryOutcome:
     """Search one query with retries. Latency is that of the successful attempt (what the
-    engine costs), not the backoff sleeps before it."""
+    engine costs), not the backoff sleeps before it, measured from the request's send when the
+    searcher records it (``evalplat.searchers.base.record_request_ms``), not from when it waited
+    for a connection or an engine process."""
     attempts = 0
     latency_ms: float | None = None
 
@@ -272,9 +275,12 @@ def _search_one(
         attempts += 1
         if limiter is not None:
             limiter.acquire()
+        begin_request_timing()
         start = time.perf_counter()
         found = searcher.search_with_fields(query_id, text, depth)
-        latency_ms = (time.perf_counter() - start) * 1000.0
+        # from the send when the searcher knows it (http, command), else the call
+        sent = request_ms()
+        latency_ms = (time.perf_counter() - start) * 1000.0 if sent is None else sent
         return found
 
     try:

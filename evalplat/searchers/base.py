@@ -16,12 +16,34 @@ name the configured (unexpanded) URL or command.
 
 from __future__ import annotations
 
+import threading
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from types import TracebackType
 from typing import Any, Self
 
 from evalplat.errors import OperationalError
+
+_timing = threading.local()
+
+
+def begin_request_timing() -> None:
+    """Forget the request time recorded on this thread (the runner, before each attempt)."""
+    _timing.ms = None
+
+
+def record_request_ms(ms: float) -> None:
+    """A searcher that knows when its request left and its answer came back records that
+    time here: the query's latency then leaves out what waited before the send (a free
+    connection or engine process, rendering the request, parsing the answer)."""
+    _timing.ms = ms
+
+
+def request_ms() -> float | None:
+    """The request time a searcher recorded on this thread since ``begin_request_timing``."""
+    value: float | None = getattr(_timing, "ms", None)
+    return value
+
 
 Hit = tuple[str, float]
 """One result: (doc id, score). A searcher returns hits in the engine's order."""

@@ -28,6 +28,7 @@ import json
 import queue
 import subprocess
 import threading
+import time
 from collections import deque
 from typing import IO, Any
 
@@ -40,6 +41,7 @@ from evalplat.searchers.base import (
     SearchError,
     TransientSearchError,
     hits_from_results,
+    record_request_ms,
     shorten,
 )
 from evalplat.searchers.kinds import Param, SearchContext, SearcherKind
@@ -166,8 +168,10 @@ class CommandSearcher(Searcher):
         if engine is None or not engine.alive():
             engine = slot[0] = self._start()
         request = json.dumps({"query_id": query_id, "query": text, "depth": depth})
+        sent = time.perf_counter()  # a free engine process found, and started: the send
         try:
             line = engine.request(request, self.timeout)
+            record_request_ms((time.perf_counter() - sent) * 1000.0)
         except TimeoutError:
             engine.stop(kill=True)
             slot[0] = None

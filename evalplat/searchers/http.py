@@ -51,6 +51,7 @@ from evalplat.searchers.base import (
     Searcher,
     SearchError,
     TransientSearchError,
+    record_request_ms,
     score_from_rank,
     shorten,
 )
@@ -236,8 +237,22 @@ class HttpSearcher(Searcher):
     def _send(self, request: httpx.Request, query_id: str) -> httpx.Response:
         import httpx
 
+        marks: dict[str, float] = {}
+
+        def trace(event: str, info: dict[str, Any]) -> None:
+            # httpcore's events: the request's first byte on the wire, the answer's last
+            if event.endswith(".send_request_headers.started"):
+                marks.setdefault("sent", time.perf_counter())
+            elif event.endswith(".receive_response_body.complete"):
+                marks["received"] = time.perf_counter()
+
+        request.extensions["trace"] = trace
         try:
-            return self.client.send(request)
+            response = self.client.send(request)
+            done = time.perf_counter()
+            if "sent" in marks:
+                record_request_ms((marks.get("received", done) - marks["sent"]) * 1000.0)
+            return response
         except httpx.TimeoutException:
             raise TransientSearchError(
                 f"{self.label}: query {query_id!r} timed out after {self.timeout:g}s"

@@ -60,9 +60,7 @@ def load_function(spec: str, path: str = "") -> Callable[..., Any]:
     if not sep or not module_name or not attribute:
         raise InputError(f"python searcher function must look like 'module:function', got {spec!r}")
     if path:
-        folder = str(Path(path).resolve())
-        if folder not in sys.path:
-            sys.path.insert(0, folder)
+        _from_folder(module_name, str(Path(path).resolve()))
     try:
         target: Any = importlib.import_module(module_name)
     except ImportError as error:
@@ -74,6 +72,27 @@ def load_function(spec: str, path: str = "") -> Callable[..., Any]:
     if not callable(target):
         raise InputError(f"python searcher: {spec!r} is not callable")
     return target  # type: ignore[no-any-return]
+
+
+def _from_folder(module_name: str, folder: str) -> None:
+    """Make ``import module_name`` find it in ``folder``: the folder goes first on ``sys.path``,
+    and a module of the same name imported earlier from elsewhere (another project's
+    ``engine.py`` in the same process) is forgotten, so each config gets the module its own
+    ``path`` names."""
+    import importlib.machinery
+
+    if folder in sys.path:
+        sys.path.remove(folder)
+    sys.path.insert(0, folder)
+    top = module_name.split(".")[0]
+    found = importlib.machinery.PathFinder.find_spec(top, [folder])
+    loaded = sys.modules.get(top)
+    origin = None if found is None else found.origin
+    file = getattr(loaded, "__file__", None)
+    if origin is None or file is None or Path(file).resolve() == Path(origin).resolve():
+        return
+    for name in [n for n in sys.modules if n == top or n.startswith(top + ".")]:
+        del sys.modules[name]
 
 
 def _create(params: dict[str, Any], context: SearchContext) -> Searcher:

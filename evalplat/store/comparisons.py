@@ -52,14 +52,21 @@ from evalplat.db.models import (
     TestSet,
     TestSetVersion,
 )
-from evalplat.errors import InputError, NotFoundError, OperationalError
+from evalplat.errors import InputError, NotFoundError
 from evalplat.store.base import utcnow
 from evalplat.store.baselines import BaselineInfo, adopt_first_baselines
 from evalplat.store.changes import run_changes
+from evalplat.store.comparable import (
+    check_comparable,
+    check_same_version,
+    matching_evaluations,
+    version_name,
+)
 from evalplat.store.grade_views import GradeViewsMixin
 from evalplat.store.history import HistoryPoint
+from evalplat.store.run_facts import read_facts, stored_facts
 from evalplat.store.run_reads import SCORE_TYPES
-from evalplat.store.run_rows import evaluation_on, latest_evaluations, resolve_run
+from evalplat.store.run_rows import latest_evaluations, resolve_run
 from evalplat.store.segments import load_segments, query_facts, save_segments
 
 if TYPE_CHECKING:
@@ -125,11 +132,11 @@ class ComparisonsMixin(GradeViewsMixin):
             evaluations = latest_evaluations(session, ids)
             for run in runs:
                 if run is not None:
-                    _check_comparable(session, run, evaluations.get(run.id), options)
-            eval_a, eval_b = _matching_evaluations(session, ids, evaluations)
-            _check_same_version(session, ids, eval_a, eval_b)
+                    check_comparable(session, run, evaluations.get(run.id), options)
+            eval_a, eval_b = matching_evaluations(session, ids, evaluations)
+            check_same_version(session, ids, eval_a, eval_b)
             labels = [_label(session, run_id) for run_id in ids]
-            test_set = _version_name(session, eval_a)
+            test_set = version_name(session, eval_a)
             changes = run_changes(session, ids[0], ids[1])
             pruned = any(run is not None and run.results_pruned_at for run in runs)
             # online runs (evalplat.store.events) have sessions, not ranked results
@@ -153,10 +160,11 @@ class ComparisonsMixin(GradeViewsMixin):
                 judgments, topics = self._judged_topics(eval_a)
                 coded = code_pair(judgments, results_a, results_b, topics)
                 overlap, _ = rank_overlap(results_a, results_b, k=overlap_k, coded=coded)
+                bounded = _bounded(scores_a, metrics, gates)
+                # only latency compared, say: nothing reads judgments, there is nothing to bound
                 bound = optimistic_bound(
-                    judgments, results_a, results_b, _bounded(scores_a, metrics, gates),
-                    topics, coded=coded,
-                )  # fmt: skip
+                    judgments, results_a, results_b, bounded, topics, coded=coded,
+                ) if bounded else None  # fmt: skip
             else:
                 overlap, _ = rank_overlap(results_a, results_b, k=overlap_k)
         result = self._compare_views(
@@ -164,6 +172,7 @@ class ComparisonsMixin(GradeViewsMixin):
         )
         now = utcnow()
         with self.session() as session:
+            facts = read_facts(session, ids, (scores_a, scores_b))
             row = Comparison(
                 baseline_evaluation_id=eval_a,
                 candidate_evaluation_id=eval_b,
@@ -176,6 +185,7 @@ class ComparisonsMixin(GradeViewsMixin):
                     "weighted": result.weighted,
                     "segmented": tags is not None,
                     **({"gating": True} if gating else {}),
+                    "facts": [fact.to_dict() for fact in facts],
                 },
                 verdict=result.verdict,
                 overlap=None if overlap is None else overlap.to_dict(),
@@ -202,6 +212,7 @@ class ComparisonsMixin(GradeViewsMixin):
             test_set=test_set,
             created_at=now.isoformat(),
             changes=changes,
+            facts=tuple(facts),
         )
 
     def load_comparison(self, comparison_id: int) -> ComparisonResult:
@@ -220,7 +231,7 @@ class ComparisonsMixin(GradeViewsMixin):
                 for e in (row.baseline_evaluation_id, row.candidate_evaluation_id)
             ]
             labels = [_label(session, run_id) for run_id in run_ids]
-            test_set = _version_name(session, row.baseline_evaluation_id)
+            test_set = version_name(session, row.baseline_evaluation_id)
             stored = {m.metric: m for m in metric_rows}
             saved_options = dict(row.options)
             evaluations = (row.baseline_evaluation_id, row.candidate_evaluation_id)
@@ -234,6 +245,12 @@ class ComparisonsMixin(GradeViewsMixin):
                 else Changes.from_dict(stored_changes)
             )
             weights, tags = query_facts(session, evaluations[0])
+        facts = stored_facts(
+            saved_options.get("facts"),
+            run_ids,
+            lambda: [self._scores(e) for e in evaluations],
+            self.session,
+        )
         options = CompareOptions(**saved_options["compare"])
         gates = [Gate(**g) for g in saved_options["gates"]]
         order = saved_options.get("metrics", list(stored))
@@ -285,6 +302,7 @@ class ComparisonsMixin(GradeViewsMixin):
             test_set=test_set,
             created_at=created_at.isoformat(),
             changes=changes,
+            facts=tuple(facts),
         )
 
     def recent_comparisons(self, test_set: str, limit: int) -> list[StoredComparison]:
@@ -310,7 +328,7 @@ class ComparisonsMixin(GradeViewsMixin):
                         run_ids=ids,
                         baseline=_label(session, ids[0]),
                         candidate=_label(session, ids[1]),
-                        test_set=_version_name(session, row.baseline_evaluation_id),
+                        test_set=version_name(session, row.baseline_evaluation_id),
                         metrics=list(row.options.get("metrics", [])),
                         options=dict(row.options),
                         has_results=all(
@@ -369,61 +387,6 @@ def _bounded(
             if parse(n).gateable and "judgments" in parse(n).spec.inputs
         )
     )  # fmt: skip
-
-
-def _check_comparable(
-    session: Session, run: Run, evaluation_id: int | None, options: CompareOptions
-) -> None:
-    if run.status == "running":
-        raise OperationalError(f"run {run.id} is still running; compare it when it finishes")
-    if run.status != "complete" and not options.allow_partial:
-        raise OperationalError(
-            f"run {run.id} is {run.status} ({run.queries_failed} failed queries): a "
-            f"{run.status} run is not compared as if complete; finish it with "
-            f"`evalplat run --resume {run.id}` or pass --allow-partial"
-        )
-    if evaluation_id is None:
-        raise OperationalError(f"run {run.id} has no scores; score it with `evalplat rescore`")
-
-
-def _matching_evaluations(
-    session: Session, ids: list[int], latest: dict[int, int]
-) -> tuple[int, int]:
-    """Evaluations of both runs against one test set version, when they have one (module doc);
-    otherwise the two latest, which ``_check_same_version`` refuses."""
-    eval_a, eval_b = latest[ids[0]], latest[ids[1]]
-    for run_id, other, pick_first in ((ids[0], eval_b, True), (ids[1], eval_a, False)):
-        evaluation = session.get(Evaluation, other)
-        if evaluation is None:
-            continue
-        match = evaluation_on(session, run_id, evaluation.test_set_version_id)
-        if match is not None:
-            return (match, eval_b) if pick_first else (eval_a, match)
-    return eval_a, eval_b
-
-
-def _check_same_version(session: Session, ids: list[int], eval_a: int, eval_b: int) -> None:
-    version_a = session.get(Evaluation, eval_a)
-    version_b = session.get(Evaluation, eval_b)
-    if version_a is None or version_b is None:
-        raise NotFoundError("evaluation vanished while comparing")
-    if version_a.test_set_version_id != version_b.test_set_version_id:
-        name_a, name_b = _version_name(session, eval_a), _version_name(session, eval_b)
-        raise InputError(
-            f"run {ids[0]} was scored against {name_a} and run {ids[1]} against {name_b}: "
-            f"comparing different judgments is meaningless; rescore one on the other's "
-            f"version first, e.g. `evalplat rescore {ids[0]} --testset {name_b}`"
-        )
-
-
-def _version_name(session: Session, evaluation_id: int) -> str:
-    row = session.execute(
-        select(TestSet.name, TestSetVersion.version)
-        .join(TestSetVersion, TestSetVersion.test_set_id == TestSet.id)
-        .join(Evaluation, Evaluation.test_set_version_id == TestSetVersion.id)
-        .where(Evaluation.id == evaluation_id)
-    ).one()
-    return f"{row[0]}@{row[1]}"
 
 
 def _label(session: Session, run_id: int) -> str:

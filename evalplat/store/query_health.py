@@ -9,7 +9,7 @@ by :mod:`evalplat.comparison.query_health`, from plain frames.
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import and_, select
 
@@ -129,6 +129,10 @@ class QueryHealthMixin(StoreBase):
                 self._top_cache = (key, _top(session, latest, version_id, k))
             top = self._top_cache[1]
             target = _target(session, runs[-1], name, target)
+            judged_on = _judged_on(session, runs, evaluations)
+            rankings = _rankings(
+                session, _next_to_changes(runs, judged_on), pruned, records, _cutoff(name)
+            )
         scores["run_id"] = scores.pop("evaluation_id").map({evaluations[r]: r for r in runs})
         return HealthInputs(
             config=config,
@@ -145,6 +149,8 @@ class QueryHealthMixin(StoreBase):
             window=window,
             notes=_notes(name),
             target=target,
+            judged_on=judged_on,
+            rankings=rankings,
         )
 
 
@@ -225,6 +231,75 @@ def _top(session: Session, latest: dict[int, str], version_id: int | None, k: in
     frame.insert(0, "config", frame.pop("run_id").map(latest))
     frame["judged"] = frame.pop("grade").notna()
     return frame
+
+
+def _judged_on(
+    session: Session, runs: tuple[int, ...], evaluations: dict[int, int]
+) -> tuple[int, ...]:
+    """The test set version each run was last scored on (its own version when never scored)."""
+    scored = dict(
+        session.execute(
+            select(Evaluation.id, Evaluation.test_set_version_id).where(
+                Evaluation.id.in_([evaluations[r] for r in runs if r in evaluations])
+            )
+        ).all()
+    )
+    own = dict(
+        session.execute(select(Run.id, Run.test_set_version_id).where(Run.id.in_(runs))).all()
+    )
+    return tuple(int(scored.get(evaluations.get(r, -1), own[r])) for r in runs)
+
+
+def _next_to_changes(runs: tuple[int, ...], judged_on: tuple[int, ...]) -> list[int]:
+    """The runs on either side of a change of judgment version: only there can a value move
+    without the ranking moving."""
+    ends: set[int] = set()
+    for pair in range(len(runs) - 1):
+        if judged_on[pair] != judged_on[pair + 1]:
+            ends.update((runs[pair], runs[pair + 1]))
+    return sorted(ends)
+
+
+def _cutoff(metric: str) -> int | None:
+    """The depth a metric reads (None: the whole ranking): a ranking that changed below it
+    does not change the metric."""
+    from evalplat.metrics.registry import parse
+
+    try:
+        return parse(metric).cutoff
+    except InputError:
+        return None
+
+
+def _rankings(
+    session: Session,
+    run_ids: list[int],
+    pruned: dict[int, Any],
+    records: pd.DataFrame,
+    cutoff: int | None,
+) -> pd.DataFrame:
+    """``run_id, query_id, ranking`` of ``run_ids`` whose results are stored: the ranked doc
+    ids down to ``cutoff`` joined into one string per query, empty for a query that returned
+    nothing."""
+    import pandas as pd
+
+    kept = [r for r in run_ids if pruned.get(r) is None]
+    if not kept:
+        return pd.DataFrame(columns=["run_id", "query_id", "ranking"])
+    query = select(Result.run_id, Result.query_id, Result.doc_id, Result.rank).where(
+        Result.run_id.in_(kept)
+    )
+    results = read_frame(
+        session,
+        query if cutoff is None else query.where(Result.rank <= cutoff),
+        ["run_id", "query_id", "doc_id", "rank"],
+        {"run_id": "int64", "query_id": "str", "doc_id": "str", "rank": "int64"},
+    ).sort_values(["run_id", "query_id", "rank"], kind="stable")
+    joined = results.groupby(["run_id", "query_id"], sort=False)["doc_id"].agg("\x1f".join)
+    asked = records.loc[records["run_id"].isin(kept), ["run_id", "query_id"]]
+    frame = asked.drop_duplicates().set_index(["run_id", "query_id"])
+    frame["ranking"] = joined.reindex(frame.index).fillna("")
+    return frame.reset_index()
 
 
 def _higher_is_better(metric: str) -> bool:

@@ -117,8 +117,8 @@ class RunInfo:
 
 def resolve_run(session: Session, ref: str | int) -> int:
     """``12`` → run 12; ``CONFIG@latest`` → its latest complete run; ``CONFIG@3`` → the latest
-    complete run of version 3 of the config; ``CONFIG@baseline`` → its baseline run (the only
-    one, or the most recently set when several test sets have one)."""
+    complete run of version 3 of the config; ``CONFIG@baseline`` → its offline baseline run (the
+    only one, or the most recently set when several test sets have one; never an online run)."""
     text = str(ref).strip()
     if text.isascii() and text.isdigit():
         if not 1 <= len(text.lstrip("0")) <= 10 or int(text) > ROW_ID_MAX:
@@ -166,17 +166,27 @@ def resolve_run(session: Session, ref: str | int) -> int:
 
 
 def _baseline_run(session: Session, config_id: int, name: str) -> int:
+    """The config's offline baseline: an online run (scored from events, on the ``online`` test
+    set) has a baseline of its own for the online comparisons, but a ``@baseline`` reference is
+    for comparing ranked results on judgments, so it never names one."""
     baseline = session.scalar(
         select(Baseline.run_id)
-        .where(Baseline.config_id == config_id)
+        .join(Run, Baseline.run_id == Run.id)
+        .where(Baseline.config_id == config_id, Run.trigger != "online")
         .order_by(Baseline.set_at.desc(), Baseline.id.desc())
         .limit(1)
     )
-    if baseline is None:
+    if baseline is not None:
+        return baseline
+    online = session.scalar(select(Baseline.run_id).where(Baseline.config_id == config_id))
+    if online is not None:
         raise NotFoundError(
-            f"config '{name}' has no baseline; set one with `evalplat baseline set {name} RUN`"
+            f"config '{name}' has no offline baseline (run {online} is its online baseline, "
+            f"named by id); set one with `evalplat baseline set {name} RUN`"
         )
-    return baseline
+    raise NotFoundError(
+        f"config '{name}' has no baseline; set one with `evalplat baseline set {name} RUN`"
+    )
 
 
 def run_row(session: Session, run_id: int) -> Run:

@@ -31,6 +31,7 @@ from evalplat.db.models import (
     Config,
     ConfigVersion,
     Evaluation,
+    MetricMean,
     Result,
     Run,
     RunQuery,
@@ -51,6 +52,7 @@ from evalplat.store.run_rows import (
     QueryOutcome,
     RunInfo,
     count_outcomes,
+    evaluation_on,
     insert_evaluation,
     observe_liveness,
     resolve_run,
@@ -246,6 +248,19 @@ class RunsMixin(RunReadsMixin):
                 .distinct()
             ).all()
         return sorted(rows)
+
+    def scored_metrics(self, run_id: int, test_set_ref: str | VersionRef) -> set[str]:
+        """The metrics of the run's latest scores against that test set version (none when it
+        has no scores there)."""
+        with self.session() as session:
+            version = resolve_test_set_version(session, test_set_ref)[1]
+            evaluation = evaluation_on(session, run_id, version.id)
+            if evaluation is None:
+                return set()
+            rows = session.scalars(
+                select(MetricMean.metric).where(MetricMean.evaluation_id == evaluation)
+            ).all()
+        return set(rows)
 
     def config_version_id(self, ref: str | VersionRef) -> int:
         """Database id of the config version ``NAME`` (latest) or ``NAME@VER``."""

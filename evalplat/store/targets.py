@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from sqlalchemy import delete, select
 
-from evalplat.comparison.targets import Drift, Target, TargetVerdict, drift, verdict
+from evalplat.comparison.targets import Drift, Target, TargetVerdict, drift, judged, verdict
 from evalplat.db.models import (
     Config,
     ConfigVersion,
@@ -63,21 +63,26 @@ class TargetsMixin(StoreBase):
         weights, tags = self._query_facts(run_id) if targets else (None, {})
         results = []
         for target in targets:
-            rows = frame[frame["metric"] == target.metric]
-            if rows.empty:
+            if frame[frame["metric"] == target.metric].empty:
                 raise InputError(
                     f"target {target.label}: run {run_id} has no scores of {target.metric} "
                     f"(score it: evalplat rescore {run_id} --metric {target.metric})"
                 )
-            query_ids = rows["query_id"].astype(str)
             if target.segment is not None:
                 _known_segment(target, run_id, tags)
-                members = {q for q, listed in tags.items() if target.segment in listed}
-                inside = query_ids.isin(members)
-                rows, query_ids = rows[inside.to_numpy()], query_ids[inside]
-            w = None if weights is None else query_ids.map(weights).fillna(1.0).to_numpy(float)
-            results.append(verdict(target, rows["value"].to_numpy(np.float64), seed=seed,
-                                   weights=w))  # fmt: skip
+            values, w = _values(frame, target, weights, tags)
+            results.append(verdict(target, values, seed=seed, weights=w))
+        missed = [t.target.metric for t in results if t.verdict == "missed"]
+        bound = self._optimistic_scores(run_id, missed) if missed else None
+        if bound is not None:
+            for at, result in enumerate(results):
+                if (
+                    result.verdict != "missed"
+                    or bound[bound["metric"] == result.target.metric].empty
+                ):
+                    continue  # a measure that reads no judgments has no bound
+                values, w = _values(bound, result.target, weights, tags)
+                results[at] = judged(result, verdict(result.target, values, seed=seed, weights=w))
         if record:
             self.record_target_verdicts(run_id, results)
         return results
@@ -92,6 +97,25 @@ class TargetsMixin(StoreBase):
         for target in targets:
             if target.segment is not None:
                 _known_segment(target, run_id, tags)
+
+    def _optimistic_scores(self, run_id: int, metrics: Sequence[str]) -> pd.DataFrame | None:
+        """Per-query scores (``query_id, metric, value``) of ``metrics`` with every unjudged
+        document in the run's top ``k`` counted relevant (grade 1), on the judgments of the
+        version its latest evaluation used; None when its ranked results are gone (pruned, or
+        an online run) or nothing was scored."""
+        from evalplat.comparison.guard import optimistic_bound
+
+        with self.session() as session:
+            run = session.get(Run, run_id)
+            evaluation_id = latest_evaluations(session, [run_id]).get(run_id)
+            if run is None or evaluation_id is None:
+                return None
+            if run.results_pruned_at is not None or run.trigger == "online":
+                return None
+        judgments, topics = self._judged_topics(evaluation_id)  # type: ignore[attr-defined]
+        results = self.load_results(run_id)  # type: ignore[attr-defined]
+        bound = optimistic_bound(judgments, results, results, list(dict.fromkeys(metrics)), topics)
+        return bound.candidate
 
     def _query_facts(self, run_id: int) -> tuple[dict[str, float] | None, dict[str, list[str]]]:
         """Weights (None when no query has one) and tags of the queries of the test set version
@@ -213,6 +237,24 @@ def _config_runs(config: str, test_set: str) -> Select[int, datetime]:
         .join(TestSet, TestSetVersion.test_set_id == TestSet.id)
         .where(Config.name == config, TestSet.name == test_set, Run.status == "complete")
     )
+
+
+def _values(
+    frame: pd.DataFrame,
+    target: Target,
+    weights: dict[str, float] | None,
+    tags: dict[str, list[str]],
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """The per-query values of the target's metric (of its segment's queries, for a segment
+    target) and their weights (None when no query has one)."""
+    rows = frame[frame["metric"] == target.metric]
+    query_ids = rows["query_id"].astype(str)
+    if target.segment is not None:
+        members = {q for q, listed in tags.items() if target.segment in listed}
+        inside = query_ids.isin(members)
+        rows, query_ids = rows[inside.to_numpy()], query_ids[inside]
+    w = None if weights is None else query_ids.map(weights).fillna(1.0).to_numpy(float)
+    return rows["value"].to_numpy(np.float64), w
 
 
 def _known_segment(target: Target, run_id: int, tags: dict[str, list[str]]) -> None:

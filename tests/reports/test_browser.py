@@ -433,3 +433,37 @@ def test_offline_online_page_loads_sorts_and_keeps_hostile_text_as_text(
     ) == [HOSTILE]
     assert page.evaluate("document.querySelectorAll('script').length") == 2
     assert_clean(seen)
+
+
+def test_comparison_page_shows_the_operational_facts_under_the_verdict(
+    visit: Callable[[str, str], Visit], make_comparison_page: Callable[..., ComparisonPage]
+) -> None:
+    from dataclasses import replace
+
+    from evalplat.comparison.facts import RunRecords, comparison_facts
+
+    from .conftest import comparison_result
+
+    texts = {"q1": "laminar", "q2": "", "q3": "flow"}
+    baseline = RunRecords(1, dict.fromkeys(texts, "ok"), dict.fromkeys(texts, 5), texts)
+    candidate = replace(baseline, run=2, results={"q1": 0, "q2": 0, "q3": 4})
+    facts = tuple(comparison_facts(baseline, candidate))
+    result = replace(comparison_result(), facts=facts)
+    seen = visit("facts.html", comparison_html(make_comparison_page(result=result)))
+    block = seen.page.locator("section[aria-label='operational facts']")
+    assert block.is_visible()
+    # the block follows the verdict banner, before the metrics
+    order = seen.page.eval_on_selector_all(
+        "section.banner", "nodes => nodes.map(n => n.getAttribute('aria-label'))"
+    )
+    assert order[:2] == ["verdict", "operational facts"]
+    items = block.locator("li")
+    assert items.all_inner_texts() == [
+        "new: 2 of 3 queries returned nothing (run 2).",
+        "1 query has an empty text (run 2); the baseline too.",
+    ]
+    kinds = items.evaluate_all(
+        "nodes => nodes.map(n => n.dataset.factKind + ':' + n.dataset.factSide)"
+    )
+    assert kinds == ["zero_results:candidate", "empty_text:both"]
+    assert_clean(seen)

@@ -101,3 +101,27 @@ def test_import_problems_are_input_errors(tmp_path: Path, module: str) -> None:
         python(tmp_path, function=f"{module}:serch")
     with pytest.raises(InputError, match="module:function"):
         python(tmp_path, function="just_a_name")
+
+
+def test_two_folders_with_a_module_of_the_same_name_each_get_their_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two projects in one process, each with its own ``engine.py``: each config searches with
+    the module its ``path`` names, not the one imported first."""
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    name = f"engine_{uuid.uuid4().hex[:8]}"
+    first, second = tmp_path / "first", tmp_path / "second"
+    for folder, doc in ((first, "from-first"), (second, "from-second")):
+        folder.mkdir()
+        (folder / f"{name}.py").write_text(
+            f"def search(query, depth):\n    return [({doc!r}, 1.0)]\n"
+        )
+    try:
+        one = python(first, function=f"{name}:search")
+        two = python(second, function=f"{name}:search")
+        assert [h[0] for h in one.search("q", "text", 10)] == ["from-first"]
+        assert [h[0] for h in two.search("q", "text", 10)] == ["from-second"]
+        again = python(first, function=f"{name}:search")
+        assert [h[0] for h in again.search("q", "text", 10)] == ["from-first"]
+    finally:
+        sys.modules.pop(name, None)

@@ -1,0 +1,73 @@
+"""Gate thresholds: which gate a metric of a comparison is held to, the default threshold a
+measure brings (``Measure.max_relative_change``), and whether a change is beyond a gate's
+thresholds. Split from :mod:`evalplat.comparison.verdicts`, which decides with them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from evalplat.comparison.results import CompareOptions, Gate
+from evalplat.errors import InputError
+from evalplat.metrics.registry import Metric
+
+
+def gate_map(
+    gates: Sequence[Gate] | None, chosen: list[Metric], options: CompareOptions
+) -> dict[str, Gate]:
+    """The gate of each metric compared: with ``gates=None`` every gateable metric gets one with
+    the options' test and alpha, else each gate given (segment gates aside) by its metric."""
+    from evalplat.metrics.registry import parse
+
+    if gates is None:
+        return {
+            str(m): with_default_threshold(Gate(str(m), test=options.test, alpha=options.alpha))
+            for m in chosen
+            if m.gateable
+        }
+    result: dict[str, Gate] = {}
+    for gate in gates:
+        if gate.segment is not None:  # evalplat.comparison.segments.segment_gates
+            continue
+        metric = parse(gate.metric)
+        if not metric.gateable:
+            raise InputError(f"{metric} is an informational count and cannot be gated")
+        if str(metric) in result:
+            raise InputError(f"more than one gate on {metric}")
+        result[str(metric)] = with_default_threshold(gate)
+    return result
+
+
+def with_default_threshold(gate: Gate) -> Gate:
+    """A gate on a measure with default thresholds (latency: a 20 % rise and 35 ms) takes each
+    one it does not set itself, so that timing noise does not alert: the change must exceed
+    both, a relative rise alone is not enough. ``max_drop = 0`` turns the absolute one off."""
+    from dataclasses import replace
+
+    from evalplat.metrics.registry import parse
+
+    spec = parse(gate.metric).spec
+    relative, absolute = spec.max_relative_change, spec.max_absolute_change
+    if relative is None and absolute is None:
+        return gate
+    return replace(
+        gate,
+        max_drop=absolute if gate.max_drop is None else gate.max_drop,
+        max_relative_drop=relative if gate.max_relative_drop is None else gate.max_relative_drop,
+    )
+
+
+def beyond(
+    size: float, baseline: float, max_drop: float | None, max_relative_drop: float | None
+) -> bool:
+    """Is a change of ``size`` larger than the thresholds (all that are set)?"""
+    if size == 0.0:
+        return False
+    if max_drop is not None and not size > max_drop:
+        return False
+    if max_relative_drop is not None:
+        relative = math.inf if baseline == 0 else size / abs(baseline)
+        if not relative > max_relative_drop:
+            return False
+    return True
