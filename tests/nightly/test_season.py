@@ -35,7 +35,9 @@ the webhook receiver accepted each event once and the ``json`` file holds each o
 index's config rows show ``data-verdict="regression"`` exactly where a regression alert is
 open or acknowledged (the rows of a dropped config or an ended arm keep their last verdict and
 are left out); every open alert has a row whose ``alert-link`` (and every other
-relative link of the page) exists on disk.
+relative link of the page) exists on disk; each message links a page of the site under
+``[reports] base_url`` (a regression its comparison's, an outage its failed run's), the same
+page as its index row on the night it opens.
 """
 
 from __future__ import annotations
