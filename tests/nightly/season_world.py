@@ -176,6 +176,7 @@ class Plan:
     lexical: bool = True  # the builtin config
     judge: bool = False  # [nightly] judge
     more_gates: bool = False  # RR@10, a tail segment gate and a latency gate
+    target: bool = True  # lexical's P@5 target
 
 
 def project_text(folder: Path, plan: Plan, *, search_url: str, hook: str, judge_url: str) -> str:
@@ -230,6 +231,8 @@ segment = "tail"
 metric = "Latency(p=95)"
 """
     judge = '\n[nightly]\njudge = "stub"\n'
+    # lexical finds dN and xN for query N: P@5 is 0.2 judged, 0.4 if xN were relevant
+    target = '\n[[targets]]\nmetric = "P@5"\nmin = 0.25\nconfig = "lexical"\n'
     return f"""
 [[testsets]]
 name = "topics"
@@ -253,7 +256,7 @@ max_drop = 0.01
 [[gates]]
 metric = "online:CTR"
 max_relative_drop = 0.05
-{gates if plan.more_gates else ""}
+{gates if plan.more_gates else ""}{target if plan.target else ""}
 [online]
 baseline = "prod"
 metrics = ["online:CTR"]

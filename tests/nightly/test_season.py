@@ -4,17 +4,19 @@ The project (``season_world``): test sets ``topics`` (30 queries tagged head/tai
 documents) and ``catalog`` (20 untagged queries); on ``topics`` the configs ``prod`` (python),
 ``cand`` (python, ``compare_to = "prod"``), ``exp`` (python) and ``lexical`` (builtin), on
 ``catalog`` ``remote`` (http, against a real server on 127.0.0.1); an nDCG@10 gate, an
-online CTR gate over the A/B arms ``prod`` and ``cand``; a webhook receiver and a ``json``
-channel; a judge behind the tests' chat-completions server.
+online CTR gate over the A/B arms ``prod`` and ``cand``; a P@5 target of ``lexical``; a
+webhook receiver and a ``json`` channel; a judge behind the tests' chat-completions server.
 
 The nights, and what each must end with:
 
-1. the baseline: every config good                                                → exit 0
+1. the baseline: every config good; ``lexical``'s P@5 target, missed only on judged
+   documents, needs judgments (it stays so until night 5)                         → exit 0
 2. ``cand`` regresses against ``prod``: one regression alert opens                 → exit 1
 3. the team acknowledges it; still regressed, nothing new                         → exit 0
 4. judgments added with ``evalplat unjudged`` → grades → ``testset import --add``: every
    config is scored on version 2, nothing alerts                                  → exit 0
-5. ``cand`` fixed: its alert resolves; ``[nightly] judge`` grades the rest: version 3 → exit 0
+5. ``cand`` fixed: its alert resolves; ``[nightly] judge`` grades the rest: version 3, and
+   the target, now credibly missed, opens its alert (exit 1 only with --fail-on-target) → exit 0
 6. gates added: RR@10 (the baseline was never scored on it), a ``tail`` segment gate (only
    ``topics`` has the tag) and a latency gate with its default thresholds         → exit 0
 7. the http engine answers 500: ``remote``'s operational alert opens               → exit 3
@@ -25,7 +27,7 @@ The nights, and what each must end with:
 11. ``cand``'s arm gets no more traffic; ``exp`` regresses on all three gates     → exit 1
 12. ``alerts resolve ID --note`` closes exp's RR@10 alert by hand; two days without ``cand``
     traffic (``retire_after_days = 2``): its online alert is retired; ``exp`` is dropped from
-    the project: its two other alerts are retired                                → exit 0
+    the project: its two other alerts are retired; the target is removed: retired → exit 0
 13. a quiet night: nothing changes                                                → exit 0
 
 After every night: the exit code; the night's alert events are exactly the planted ones (no
@@ -78,6 +80,10 @@ Event = tuple[str, str, str, str, str | None]
 CLOSING = ("resolved", "retired")
 SEGMENT_TAIL = "nDCG@10 [segment tail]"
 ONLINE = "online"  # the test set of online (A/B) alerts
+# lexical's P@5 target (0.25): judged, it scores 0.2; with unjudged documents in its top 5 the
+# miss is not credible (0.4 if they were relevant), so it needs judgments until the judge has
+# graded them all
+UNSURE, MISSED = "needs_judgments", "missed"
 
 
 @dataclass
@@ -112,7 +118,10 @@ class Season:
         path.write_text(text, encoding="utf-8")
         return path
 
-    def night(self, n: int, what: str, *, code: int, events: list[Event]) -> NightlyOutcome:
+    def night(
+        self, n: int, what: str, *, code: int, events: list[Event], target: str | None = None
+    ) -> NightlyOutcome:
+        """Run night ``n`` and check it; ``target`` is lexical's P@5 target verdict tonight."""
         where = f"night {n} ({what})"
         self.steps = []
         try:
@@ -128,6 +137,14 @@ class Season:
         problems = [s for s in self.steps if "error" in s or s["step"] == "failed"]
         assert outcome.exit_code == code, (
             f"{where}: exit {outcome.exit_code}, expected {code}; problems: {problems}"
+        )
+        verdicts = [
+            t["target_verdict"]
+            for t in outcome.targets
+            if t["config"] == "lexical" and t["metric"] == "P@5"
+        ]
+        assert verdicts == ([target] if target else []), (
+            f"{where}: lexical's P@5 target verdicts {verdicts}, expected {target or 'none'}"
         )
         self._check_events(where, outcome, events)
         self._check_store(where)
@@ -307,8 +324,9 @@ def season(
 def test_a_season_of_nights_converges_and_the_front_page_tells_the_truth(season: Season) -> None:
     s = season
     reg = "regression"
+    target = ("target", "lexical", "topics", "P@5")
 
-    s.night(1, "the baseline", code=0, events=[])
+    s.night(1, "the baseline", code=0, events=[], target=UNSURE)
 
     s.plan.modes["cand"] = "bad"
     s.night(
@@ -316,12 +334,13 @@ def test_a_season_of_nights_converges_and_the_front_page_tells_the_truth(season:
         "cand regresses against prod",
         code=1,
         events=[(reg, "opened", "cand", "topics", "nDCG@10")],
+        target=UNSURE,
     )
 
     cand_alert = s.alert_of(reg, "cand", "topics", "nDCG@10")
     acked = s.cli("alerts", "ack", str(cand_alert), "--db", s.db_url)
     assert acked.exit_code == 0, acked.stderr
-    s.night(3, "the regression acknowledged", code=0, events=[])
+    s.night(3, "the regression acknowledged", code=0, events=[], target=UNSURE)
 
     # the documented loop: export the unjudged documents, grade them, add them
     pool = s.cli("unjudged", "lexical@latest", "--k", "10", "--db", s.db_url)
@@ -335,7 +354,7 @@ def test_a_season_of_nights_converges_and_the_front_page_tells_the_truth(season:
     )
     added = s.cli("testset", "import", "topics", "--qrels", str(graded), "--add", "--db", s.db_url)
     assert added.exit_code == 0, added.stderr
-    s.night(4, "judgments added with --add", code=0, events=[])
+    s.night(4, "judgments added with --add", code=0, events=[], target=UNSURE)
     versions = s.run_versions("topics")
     assert set(versions.values()) == {2}, f"night 4: runs on topics scored on {versions}, not v2"
 
@@ -346,7 +365,8 @@ def test_a_season_of_nights_converges_and_the_front_page_tells_the_truth(season:
         5,
         "cand fixed, the judge grades the rest",
         code=0,
-        events=[(reg, "resolved", "cand", "topics", "nDCG@10")],
+        events=[(reg, "resolved", "cand", "topics", "nDCG@10"), (target[0], "opened", *target[1:])],
+        target=MISSED,
     )
     assert len(s.judge.requests) - asked == 15, "night 5: the judge should grade 15 new pairs"
     assert s.latest_version("topics") == 3, "night 5: one night's judge adds one version"
@@ -354,7 +374,9 @@ def test_a_season_of_nights_converges_and_the_front_page_tells_the_truth(season:
     assert set(versions.values()) == {3}, f"night 5: runs on topics scored on {versions}, not v3"
 
     s.plan.more_gates = True
-    s.night(6, "RR@10, a tail segment gate and a latency gate added", code=0, events=[])
+    s.night(
+        6, "RR@10, a tail segment gate and a latency gate added", code=0, events=[], target=MISSED
+    )
     assert s.latest_version("topics") == 3, "night 6: nothing new to judge, no new version"
 
     s.search.failing = True
@@ -363,6 +385,7 @@ def test_a_season_of_nights_converges_and_the_front_page_tells_the_truth(season:
         "the http engine answers 500",
         code=3,
         events=[("operational", "opened", "remote", "catalog", None)],
+        target=MISSED,
     )
     s.search.failing = False
     s.night(
@@ -370,10 +393,11 @@ def test_a_season_of_nights_converges_and_the_front_page_tells_the_truth(season:
         "the http engine is back",
         code=0,
         events=[("operational", "resolved", "remote", "catalog", None)],
+        target=MISSED,
     )
 
     with busy_core():
-        s.night(9, "a quiet night on a busy machine", code=0, events=[])
+        s.night(9, "a quiet night on a busy machine", code=0, events=[], target=MISSED)
 
     s.import_events(10, {"prod": 1.0, "cand": 0.7})
     s.night(
@@ -381,6 +405,7 @@ def test_a_season_of_nights_converges_and_the_front_page_tells_the_truth(season:
         "cand's arm loses clicks",
         code=1,
         events=[(reg, "opened", "cand", "online", "online:CTR")],
+        target=MISSED,
     )
 
     s.import_events(11, {"prod": 1.0})
@@ -391,6 +416,7 @@ def test_a_season_of_nights_converges_and_the_front_page_tells_the_truth(season:
         "cand's arm ends, exp regresses",
         code=1,
         events=[(reg, "opened", "exp", "topics", m) for m in exp_gates],
+        target=MISSED,
     )
 
     # the team closes one of exp's alerts by hand, then drops exp: the other two are retired
@@ -398,14 +424,16 @@ def test_a_season_of_nights_converges_and_the_front_page_tells_the_truth(season:
     s.import_events(12, {"prod": 1.0})
     s.ended_arms.add("cand")
     del s.plan.modes["exp"]
+    s.plan.target = False
     s.night(
         12,
         "cand's arm retired, exp dropped",
         code=0,
         events=[(reg, "retired", "cand", "online", "online:CTR")]
-        + [(reg, "retired", "exp", "topics", m) for m in ("nDCG@10", SEGMENT_TAIL)],
+        + [(reg, "retired", "exp", "topics", m) for m in ("nDCG@10", SEGMENT_TAIL)]
+        + [(target[0], "retired", *target[1:])],
     )
 
     s.night(13, "a quiet night", code=0, events=[])
     opened = [i for i, h in s.ledger.items() if h[0] == "opened"]
-    assert len(opened) == 6 and all(len(s.ledger[i]) == 2 for i in opened), s.ledger
+    assert len(opened) == 7 and all(len(s.ledger[i]) == 2 for i in opened), s.ledger
