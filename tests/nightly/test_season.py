@@ -32,7 +32,9 @@ The nights, and what each must end with:
 
 After every night: the exit code; the night's alert events are exactly the planted ones (no
 alert without a cause); over the season each alert has one ``opened`` event and at most one
-closing event (``resolved`` or ``retired``), after which nothing; the store's states agree;
+closing event (``resolved`` or ``retired``), after which nothing; the store's states agree
+(``acknowledged`` exactly where the team acknowledged) and the night's ``done`` line counts
+the open and acknowledged alerts;
 the webhook receiver accepted each event once and the ``json`` file holds each once; the
 index's config rows show ``data-verdict="regression"`` exactly where a regression alert is
 open or acknowledged (the rows of a dropped config or an ended arm keep their last verdict and
@@ -98,6 +100,7 @@ class Season:
     # alert id → its events over the season, in order
     ledger: dict[int, list[str]] = field(default_factory=dict)
     messages_seen: int = 0  # webhook requests accepted before tonight
+    acked: set[int] = field(default_factory=set)  # alerts acknowledged with ``alerts ack``
     # alert id → (kind, config, test set, metric)
     subjects: dict[int, tuple[str, str, str, str]] = field(default_factory=dict)
     # A/B arms whose traffic ended and whose online alerts were retired: like a dropped config,
@@ -148,6 +151,7 @@ class Season:
         )
         self._check_events(where, outcome, events)
         self._check_store(where)
+        self._check_done(where)
         self._check_channels(where)
         page = self._check_index(where)
         self._check_messages(where, page)
@@ -185,8 +189,21 @@ class Season:
         for alert_id, history in self.ledger.items():
             closed = history[-1] in CLOSING
             expected = (history[-1],) if closed else ("open", "acknowledged")
+            if not closed:
+                expected = ("acknowledged",) if alert_id in self.acked else ("open",)
             state = states.get(alert_id)
             assert state in expected, f"{where}: alert {alert_id} is {state}, expected {expected}"
+
+    def _check_done(self, where: str) -> None:
+        """The night's last log line counts the project's open and acknowledged alerts."""
+        done = [s for s in self.steps if s["step"] == "done"]
+        live = {i for i, h in self.ledger.items() if h[-1] not in CLOSING}
+        counts = {
+            "open_alerts": len(live - self.acked),
+            "acknowledged_alerts": len(live & self.acked),
+        }
+        told = {key: done[-1].get(key) for key in counts} if done else None
+        assert told == counts, f"{where}: the done line says {told}, the alerts are {counts}"
 
     def _check_channels(self, where: str) -> None:
         expected = Counter((i, e) for i, events in self.ledger.items() for e in events)
@@ -340,6 +357,7 @@ def test_a_season_of_nights_converges_and_the_front_page_tells_the_truth(season:
     cand_alert = s.alert_of(reg, "cand", "topics", "nDCG@10")
     acked = s.cli("alerts", "ack", str(cand_alert), "--db", s.db_url)
     assert acked.exit_code == 0, acked.stderr
+    s.acked.add(cand_alert)
     s.night(3, "the regression acknowledged", code=0, events=[], target=UNSURE)
 
     # the documented loop: export the unjudged documents, grade them, add them
