@@ -49,6 +49,8 @@ def search(query, depth, mode="good", delay=0.0, **params):
     n = query.split()[-1]
     if mode == "bad":
         return [("n1", 2.0), ("n2", 1.0)]
+    if mode == "empty":
+        return []
     return [("d" + n, 3.0), ("n1", 2.0), ("n2", 1.0)]
 """
 

@@ -24,7 +24,8 @@ The nights, and what each must end with:
 9. a quiet night while a child process keeps a core busy: nothing alerts          → exit 0
 10. the A/B log of day 10 comes in, ``cand``'s arm with 30 % fewer clicks: an online
     regression opens                                                             → exit 1
-11. ``cand``'s arm gets no more traffic; ``exp`` regresses on all three gates     → exit 1
+11. ``cand``'s arm gets no more traffic; ``exp``'s engine returns nothing: it regresses on
+    all three gates, each alert stating that the queries returned nothing        → exit 1
 12. ``alerts resolve ID --note`` closes exp's RR@10 alert by hand; two days without ``cand``
     traffic (``retire_after_days = 2``): its online alert is retired; ``exp`` is dropped from
     the project: its two other alerts are retired; the target is removed: retired → exit 0
@@ -41,7 +42,8 @@ open or acknowledged (the rows of a dropped config or an ended arm keep their la
 are left out); every open alert has a row whose ``alert-link`` (and every other
 relative link of the page) exists on disk; each message links a page of the site under
 ``[reports] base_url`` (a regression its comparison's, an outage its failed run's), the same
-page as its index row on the night it opens.
+page as its index row on the night it opens, and a regression's message states the operational
+facts planted in its run (and no others).
 """
 
 from __future__ import annotations
@@ -122,9 +124,17 @@ class Season:
         return path
 
     def night(
-        self, n: int, what: str, *, code: int, events: list[Event], target: str | None = None
+        self,
+        n: int,
+        what: str,
+        *,
+        code: int,
+        events: list[Event],
+        target: str | None = None,
+        facts: dict[str, set[str]] | None = None,
     ) -> NightlyOutcome:
-        """Run night ``n`` and check it; ``target`` is lexical's P@5 target verdict tonight."""
+        """Run night ``n`` and check it; ``target`` is lexical's P@5 target verdict tonight,
+        ``facts`` the kinds of operational facts planted in a config's run tonight."""
         where = f"night {n} ({what})"
         self.steps = []
         try:
@@ -154,7 +164,7 @@ class Season:
         self._check_done(where)
         self._check_channels(where)
         page = self._check_index(where)
-        self._check_messages(where, page)
+        self._check_messages(where, page, facts or {})
         return outcome
 
     # ── the checks made after every night ────────────────────────────────────────────────────
@@ -259,10 +269,11 @@ class Season:
             assert target.is_file(), f"{where}: index link {href} does not exist"
         return page
 
-    def _check_messages(self, where: str, page: IndexPage) -> None:
+    def _check_messages(self, where: str, page: IndexPage, facts: dict[str, set[str]]) -> None:
         """Each message of the night links a page of the site (under ``[reports] base_url``):
         a regression's its comparison's, an outage's its failed run's; an alert opened tonight
-        links the page its index row links."""
+        links the page its index row links. A regression opened tonight states the operational
+        facts planted in its config's run, and no others."""
         accepted = self.hook.accepted("/ok")
         tonight = [a for r in accepted[self.messages_seen :] for a in r.body["alerts"]]
         self.messages_seen = len(accepted)
@@ -274,6 +285,10 @@ class Season:
             assert report.startswith(f"{REPORTS_URL}/"), f"{what} links {report!r}"
             path = report.removeprefix(f"{REPORTS_URL}/")
             assert (self.folder / "site" / path).is_file(), f"{what}: {path} is not on disk"
+            if message["kind"] == "regression" and message["event"] == "opened":
+                kinds = {f["kind"] for f in message.get("facts") or ()}
+                planted = facts.get(message["config"], set())
+                assert kinds == planted, f"{what} states facts {kinds}, planted {planted}"
             if message["event"] == "retired" or message["note"]:
                 continue  # a hand or a retirement: the page last seen, whatever it is
             if message["kind"] == "operational" and message["event"] == "opened":
@@ -427,14 +442,15 @@ def test_a_season_of_nights_converges_and_the_front_page_tells_the_truth(season:
     )
 
     s.import_events(11, {"prod": 1.0})
-    s.plan.modes["exp"] = "bad"
+    s.plan.modes["exp"] = "empty"
     exp_gates = ["nDCG@10", "RR@10", SEGMENT_TAIL]
     s.night(
         11,
-        "cand's arm ends, exp regresses",
+        "cand's arm ends, exp regresses: its engine returns nothing",
         code=1,
         events=[(reg, "opened", "exp", "topics", m) for m in exp_gates],
         target=MISSED,
+        facts={"exp": {"zero_results"}},
     )
 
     # the team closes one of exp's alerts by hand, then drops exp: the other two are retired
