@@ -23,7 +23,7 @@ The nights, and what each must end with:
 8. the engine is back: it resolves                                                → exit 0
 9. a quiet night while a child process keeps a core busy: nothing alerts          → exit 0
 10. the A/B log of day 10 comes in, ``cand``'s arm with 30 % fewer clicks: an online
-    regression opens                                                             → exit 1
+    regression opens; ``compare prod@baseline cand@latest`` still compares offline → exit 1
 11. ``cand``'s arm gets no more traffic; ``exp``'s engine returns nothing: it regresses on
     all three gates, each alert stating that the queries returned nothing        → exit 1
 12. ``alerts resolve ID --note`` closes exp's RR@10 alert by hand; two days without ``cand``
@@ -441,6 +441,9 @@ def test_a_season_of_nights_converges_and_the_front_page_tells_the_truth(season:
         target=MISSED,
     )
 
+    # a CI script compares against the offline baseline while online runs are being scored
+    ci = s.cli("compare", "prod@baseline", "cand@latest", "--db", s.db_url)
+    assert ci.exit_code == 0, f"after night 10: compare prod@baseline cand@latest: {ci.stderr}"
     s.import_events(11, {"prod": 1.0})
     s.plan.modes["exp"] = "empty"
     exp_gates = ["nDCG@10", "RR@10", SEGMENT_TAIL]
