@@ -179,6 +179,7 @@ class Plan:
     judge: bool = False  # [nightly] judge
     more_gates: bool = False  # RR@10, a tail segment gate and a latency gate
     target: bool = True  # lexical's P@5 target
+    segment: str = "tail"  # the segment gate's tag
 
 
 def project_text(folder: Path, plan: Plan, *, search_url: str, hook: str, judge_url: str) -> str:
@@ -219,7 +220,7 @@ results_path = "results"
 retries = 0
 timeout = 5
 """
-    gates = """
+    gates = f"""
 [[gates]]
 metric = "RR@10"
 max_drop = 0.01
@@ -227,7 +228,7 @@ max_drop = 0.01
 [[gates]]
 metric = "nDCG@10"
 max_drop = 0.01
-segment = "tail"
+segment = "{plan.segment}"
 
 [[gates]]
 metric = "Latency(p=95)"

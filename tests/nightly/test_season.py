@@ -19,6 +19,8 @@ The nights, and what each must end with:
    the target, now credibly missed, opens its alert (exit 1 only with --fail-on-target) → exit 0
 6. gates added: RR@10 (the baseline was never scored on it), a ``tail`` segment gate (only
    ``topics`` has the tag) and a latency gate with its default thresholds         → exit 0
+   (first misspelt ``tial``: ``nightly --dry-run`` and ``nightly`` refuse it, exit 2, nothing
+   written)
 7. the http engine answers 500: ``remote``'s operational alert opens               → exit 3
 8. the engine is back: it resolves                                                → exit 0
 9. a quiet night while a child process keeps a core busy: nothing alerts          → exit 0
@@ -301,6 +303,22 @@ class Season:
 
     # ── what the team does between nights ────────────────────────────────────────────────────
 
+    def refused_before_writing(self, what: str, named: str) -> None:
+        """``nightly --dry-run`` and ``nightly`` both exit 2 with one line naming ``named``,
+        and the database is left as it was."""
+        project = str(self.write())
+        with Store.open(self.db_url) as store:
+            before = (len(store.list_runs()), len(store.list_alerts()))
+        for extra in (["--dry-run"], []):
+            result = self.cli("nightly", "--project", project, *extra, "--db", self.db_url)
+            lines = result.stderr.strip().splitlines()
+            assert result.exit_code == 2 and len(lines) == 1 and named in lines[0], (
+                f"nightly {' '.join(extra)} with {what}: exit {result.exit_code}, {lines}"
+            )
+        with Store.open(self.db_url) as store:
+            after = (len(store.list_runs()), len(store.list_alerts()))
+        assert after == before, f"nightly with {what} wrote runs/alerts: {before} → {after}"
+
     def import_events(self, day: int, attention: dict[str, float]) -> None:
         log = ubi_log(self.folder / f"day{day}.jsonl", day, attention, seed=100 + day)
         result = self.cli("events", "import", str(log), "--db", self.db_url)
@@ -406,7 +424,10 @@ def test_a_season_of_nights_converges_and_the_front_page_tells_the_truth(season:
     versions = s.run_versions("topics")
     assert set(versions.values()) == {3}, f"night 5: runs on topics scored on {versions}, not v3"
 
-    s.plan.more_gates = True
+    # a misspelt segment is refused before anything is written, by --dry-run and a night alike
+    s.plan.more_gates, s.plan.segment = True, "tial"
+    s.refused_before_writing("a gate on segment 'tial'", "tial")
+    s.plan.segment = "tail"
     s.night(
         6, "RR@10, a tail segment gate and a latency gate added", code=0, events=[], target=MISSED
     )
