@@ -211,3 +211,29 @@ def check_depth(value: int) -> int:
 def check_source(value: str, *, path: str | Path | None = None, line: int | None = None) -> str:
     """A judgment's source (``human``, ``llm``, ``click``...): a short name."""
     return check_name(value, "judgment source", max_length=SOURCE_MAX_LENGTH, path=path, line=line)
+
+
+def check_number(
+    value: float,
+    what: str,
+    *,
+    minimum: float | None = None,
+    above: float | None = None,
+    maximum: float | None = None,
+    path: str | Path | None = None,
+    line: int | None = None,
+) -> float:
+    """A numeric option or setting: finite and in range, or one ``InputError`` naming ``what``.
+
+    ``minimum`` and ``maximum`` are inclusive, ``above`` is exclusive (``timeout`` must be more
+    than 0). NaN fails every comparison, so finiteness is checked first and stated as such.
+    """
+    if not math.isfinite(value):
+        raise _fail(f"{what} must be a finite number, got {shown(str(value))}", path, line)
+    if minimum is not None and value < minimum:
+        raise _fail(f"{what} must be at least {minimum:g}, got {value:g}", path, line)
+    if above is not None and value <= above:
+        raise _fail(f"{what} must be more than {above:g}, got {value:g}", path, line)
+    if maximum is not None and value > maximum:
+        raise _fail(f"{what} must be at most {maximum:g}, got {value:g}", path, line)
+    return value
