@@ -1,4 +1,4 @@
-"""`evalplat demo`: a real regression report from nothing but the package, twice."""
+"""`evalplat demo`: a real regression report from nothing but the package, night after night."""
 
 from __future__ import annotations
 
@@ -53,18 +53,43 @@ def test_demo_builds_a_project_reports_regressions_and_exits_0(
     assert versus.count("<td>bm25-") == 6 + 3  # three A/B pairs of two arms, three coverage rows
     assert 'href="online/cranfield.html"' in Path(data["report"]).read_text(encoding="utf-8")
 
-    # another night, nothing changed; this time as the plain-text summary a newcomer reads
+    assert data["night"] == 1 and [a["config"] for a in data["open_alerts"]] == [
+        a["config"] for a in data["alerts"]
+    ]
+    # the log is what the configs return: the AND arm's users get the searches it answers with
+    # nothing offline as zero-result searches, the same text always alike
+    hits: dict[tuple[str, str], set[bool]] = {}
+    for line in (folder / "events" / "ubi.jsonl").read_text(encoding="utf-8").splitlines():
+        record = json.loads(line)
+        if "user_query" in record:
+            arm = record["query_attributes"]["variant"]
+            hits.setdefault((arm, record["user_query"]), set()).add(
+                bool(record["query_response_hit_ids"])
+            )
+    assert all(len(seen) == 1 for seen in hits.values())
+    empty = {arm for (arm, _), seen in hits.items() if seen == {False}}
+    assert empty == {"bm25-and@1"}
+
+    # night 2, as the plain-text summary a newcomer reads: production changes and regresses
     second = cli("demo", "--dir", "demo")
     assert second.exit_code == 0, second.stderr
     summary = " ".join(second.stdout.split())
-    assert "Candidates vs production (bm25-porter)" in summary
-    assert "bm25-and" in summary and "▼ regression" in summary
-    assert "alert " not in summary  # the regression was alerted on the first night only
+    assert "night 2:" in summary
+    assert "weights = { title = 1, text = 5 }" in (folder / "evalplat.toml").read_text("utf-8")
+    assert "Production (bm25-porter) tonight vs its baseline run" in summary
+    assert "alert opened (regression): bm25-porter nDCG@10" in summary
+    candidates = summary.split("Candidates vs production (bm25-porter)", 1)[1].split("A/B test", 1)
+    assert "bm25-porter" not in candidates[0].replace("production (bm25-porter)", "")
+    assert "bm25-and" in candidates[0] and "▼ regression" in candidates[0]
+    # the A/B test's arms against the control arm on the log's last day
+    assert "arms vs bm25-porter@1" in candidates[1] and "CTR" in candidates[1]
+    opened = summary.split("open alerts (", 1)[1]
+    assert opened.startswith(f"{len(data['alerts']) + 2})")
+    assert "bm25-porter nDCG@10 on cranfield" in opened
     unwrapped = second.stdout.replace("\n", "")  # Rich folds long paths at the console width
     assert "report:" in summary and data["report"] in unwrapped
-    assert "next night: evalplat nightly --project" in summary
+    assert "next night: evalplat demo --dir" in summary
     assert str(folder / "evalplat.toml") in unwrapped
-    assert len((folder / "alerts.jsonl").read_text(encoding="utf-8").splitlines()) == len(alerts)
     # the candidates' rows show and link their comparisons against production, as the alerts do
     site = folder / "reports"
     hooks = read_index(site)
@@ -81,3 +106,14 @@ def test_demo_builds_a_project_reports_regressions_and_exits_0(
         config_row = hooks.rows.get((alert["data-config"], alert["data-testset"]))
         if config_row is not None and alert["data-alert-kind"] in ("regression", "needs_judgments"):
             assert link in config_row["links"]  # the row and the alert lead to the same page
+
+    # night 3: the change is rolled back, production's alerts resolve, the candidates' stay
+    third = json.loads(cli("demo", "--dir", "demo", "--json").stdout)
+    assert third["night"] == 3
+    assert {(a["config"], a["event"]) for a in third["alerts"]} == {("bm25-porter", "resolved")}
+    assert {a["config"] for a in third["open_alerts"]} == {"bm25-and", "bm25-nostem"}
+    own = [c for c in third["comparisons"] if c["config"] == "bm25-porter"]
+    assert [c["verdict"] for c in own] == ["unchanged"]
+    assert (
+        len((folder / "alerts.jsonl").read_text(encoding="utf-8").splitlines()) == len(alerts) + 4
+    )

@@ -21,12 +21,14 @@ def demo(
     ] = Path("evalplat-demo"),
     json_output: JsonOption = False,
 ) -> None:
-    """Build a demo project on the bundled Cranfield set and run the nightly pipeline on it.
+    """Build a demo project on the bundled Cranfield set and run one night of its nightly job.
 
-    Three configurations of the builtin engine are compared with production (Porter stemming):
-    no stemming (a small drop) and the AND operator (a large one). Prints the verdicts and the
-    report site. Exits 0: the regressions are what the demo is for. Run it again for a second
-    night (unchanged results: no new alerts).
+    Three configurations of the builtin engine: production (Porter stemming) and two
+    candidates compared with it, no stemming (a small drop) and the AND operator (a large
+    one). Each call is the next night: 1 the candidates, 2 a change to production that hurts
+    (a regression alert), 3 its rollback (the alert resolved). Prints the night's verdicts,
+    the simulated A/B test's arms, the alerts still open and the report site. Exits 0: the
+    regressions are what the demo is for.
     """
     from evalplat.demo.build import run_demo
 
@@ -40,65 +42,18 @@ def demo(
             {
                 "folder": str(outcome.folder),
                 "created": outcome.created,
+                "night": outcome.night,
+                "story": outcome.story,
                 "report": None if outcome.report is None else str(outcome.report),
                 "exit_code": nightly.exit_code,
                 "comparisons": nightly.comparisons,
                 "alerts": nightly.alerts,
+                "open_alerts": outcome.open_alerts,
             }
         )
     else:
-        _print_summary(outcome.folder, nightly)
+        from evalplat.cli.demo_summary import print_summary
+
+        print_summary(outcome)
     if nightly.exit_code not in (0, 1):
         raise typer.Exit(nightly.exit_code)
-
-
-def _print_summary(folder: Path, nightly: object) -> None:
-    from rich.console import Console
-    from rich.table import Table
-
-    from evalplat.nightly.job import NightlyOutcome
-
-    if not isinstance(nightly, NightlyOutcome):
-        return
-    console = Console()
-    table = Table(
-        "config", "metric", "prod", "cand.", "delta", "p", "verdict",
-        title="Candidates vs production (bm25-porter); p: Holm-corrected",
-    )  # fmt: skip
-    for comparison in nightly.comparisons:
-        for metric in comparison["metrics"]:
-            if not metric["gated"]:
-                continue
-            p = metric["p_corrected"]
-            table.add_row(
-                comparison["config"],
-                metric["metric"],
-                f"{metric['baseline']:.4f}",
-                f"{metric['candidate']:.4f}",
-                f"{metric['delta']:+.4f}",
-                "-" if p is None else f"{p:.4f}",
-                _verdict(metric["verdict"]),
-            )
-    console.print(table)
-    for alert in nightly.alerts:
-        console.print(
-            f"alert {alert['event']} ({alert.get('kind', 'regression').replace('_', ' ')}): "
-            f"{alert['config']} {alert['metric']} "
-            f"(written to {folder / 'alerts.jsonl'})"
-        )
-    if nightly.report is not None:
-        console.print(f"\nreport: {nightly.report}")
-    console.print(
-        f"project: {folder / 'evalplat.toml'}  "
-        f"(next night: evalplat nightly --project {folder / 'evalplat.toml'})"
-    )
-
-
-def _verdict(verdict: str) -> str:
-    marks = {
-        "regression": "▼ regression",
-        "improvement": "▲ improvement",
-        "unchanged": "= unchanged",
-        "needs_judgments": "? needs judgments",
-    }
-    return marks.get(verdict, verdict)

@@ -1,8 +1,9 @@
 """The demo's interaction log: simulated users of the demo's configs, as a UBI log.
 
 After the demo's first night, each config's run gives the top 10 it shows for every Cranfield
-query; seeded users of a position-biased cascade click model (``evalplat.events.synthetic``),
-whose clicks follow Cranfield's grades, search through each config as an arm of an A/B test.
+query (nothing at all for a query it does not answer); seeded users of a position-biased
+cascade click model (``evalplat.events.synthetic``), whose clicks follow Cranfield's grades,
+search through each config as an arm of an A/B test.
 The log is written to ``events/ubi.jsonl``, imported and scored, so the online pages have data
 without any real traffic; the next night compares the arms (``[online]`` in the project).
 """
@@ -43,11 +44,12 @@ def write_demo_events(folder: Path, store: Store, runs: list[dict[str, Any]]) ->
             continue
         results = store.load_results(run["id"], ["query_id", "doc_id", "rank"])
         top = results[results["rank"] <= TOP]
-        rankings = {
-            texts[str(query)]: [str(d) for d in part.sort_values("rank")["doc_id"]]
-            for query, part in top.groupby("query_id", sort=True)
-            if str(query) in texts
-        }
+        # every query is searched online, as offline: one the config answers with nothing
+        # (the AND operator's many) is a zero-result search for its users too
+        rankings: dict[str, list[str]] = {text: [] for text in texts.values()}
+        for query, part in top.groupby("query_id", sort=True):
+            if str(query) in texts:
+                rankings[texts[str(query)]] = [str(d) for d in part.sort_values("rank")["doc_id"]]
         arms.append(Arm(f"{run['config']}@{run['config_version']}", rankings))
     if not arms:
         return None
