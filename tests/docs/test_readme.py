@@ -78,5 +78,6 @@ def test_cli_tour_runs_as_written(tmp_path: Path) -> None:
                               capture_output=True, text=True, check=False)  # fmt: skip
         allowed = {0, 1} if "--fail-on-regression" in command else {0}
         assert done.returncode in allowed, f"{command}\n{done.stderr}"
-    assert (tmp_path / "reports" / "index.html").is_file()
-    assert (tmp_path / "run.txt").read_text(encoding="utf-8").count("\n") == 22_500
+    assert (tmp_path / "reports" / "index.html").is_file()  # the night wrote the site
+    assert "docs-nostem" in (tmp_path / "cmp.html").read_text(encoding="utf-8")
+    assert (tmp_path / "pool.csv").read_text(encoding="utf-8").count("\n") > 1
