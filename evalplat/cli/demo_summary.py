@@ -31,9 +31,8 @@ def print_summary(outcome: DemoOutcome) -> None:
                ("prod", "cand."), gated_only=True)  # fmt: skip
     online = [c for c in nightly.comparisons if c["testset"] == ONLINE]
     if online:
-        _table(console, online, f"A/B test (online: measures), the log's last day: arms vs "
-               f"{PRODUCTION}@1",
-               ("control", "arm"), gated_only=False)  # fmt: skip
+        title = f"A/B test, online measures on the log's last day: arms vs {PRODUCTION}@1"
+        _table(console, online, title, ("control", "arm"), gated_only=False)
     log = outcome.folder / "alerts.jsonl"
     for alert in nightly.alerts:
         console.print(
