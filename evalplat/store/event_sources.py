@@ -215,6 +215,7 @@ class EventSourcesMixin(StoreBase):
         engine = wh.create_engine(warehouse)
         try:
             sql = dialect(engine.dialect.name)
+            wh.check_tables(engine, warehouse, sql)
             with self.session() as session:
                 versions, _ = _resolve(session, wh.config_counts(engine, warehouse))
             searches = _only(wh.searches_select(warehouse, sql, versions), version_ids)
