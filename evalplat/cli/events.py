@@ -93,6 +93,14 @@ def attach(
             help="Column names: canonical=theirs,... (a.b.c reaches into structs).",
         ),
     ] = None,
+    max_invalid: Annotated[
+        int,
+        typer.Option(
+            "--max-invalid",
+            help="Bad rows per file to leave out of every reading (listed in "
+            "FILE.rejects.jsonl next to it) before the file is refused.",
+        ),
+    ] = 0,
     db: DbOption = None,
     json_output: JsonOption = False,
 ) -> None:
@@ -100,9 +108,11 @@ def attach(
     stored events. Each file's schema (time zones included) and values are checked first; an
     error names the file and nothing is recorded."""
     from evalplat.events.records import parse_map
+    from evalplat.inputs.validation import check_number
 
+    check_number(max_invalid, "--max-invalid", minimum=0)
     mapping = parse_map(map_)
-    attached = open_store(db).attach_events(files, mapping=mapping)
+    attached = open_store(db).attach_events(files, mapping=mapping, max_invalid=max_invalid)
     if json_output:
         print_json([a.to_dict() for a in attached])
         return
@@ -112,6 +122,8 @@ def attach(
             typer.echo(f"not read: {count} searches of unknown config {ref!r}")
         if item.duplicate_searches:
             typer.echo(f"duplicates: {item.duplicate_searches} repeated search ids, read once")
+        if item.rejects_file:
+            typer.echo(f"left out: {item.rejected} bad rows, listed in {item.rejects_file}")
 
 
 @app.command("score")

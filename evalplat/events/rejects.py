@@ -1,11 +1,12 @@
-"""Bad lines set aside by ``events import --max-invalid N``: where they go and how they read.
+"""Bad lines set aside by ``events import`` (or rows by ``events attach``) ``--max-invalid N``:
+where they go and how they read.
 
 Each input file with bad lines gets ``<input>.rejects.jsonl`` next to it, one JSON object per
 bad line, in file order: ``{"file": "...", "line": 7, "reason": "..."}`` (``line`` is the row
-number, from 1, for a Parquet file). The file is written after the import has been stored and
-replaces one of an earlier import; an import that sets nothing aside from an input removes that
-input's old rejects file, so a rejects file always belongs to the latest import of its input. A
-refused import (more bad lines than allowed) writes and removes nothing.
+number, from 1, for a Parquet file). The file is written after the import (or attachment) has
+been stored and replaces one of an earlier import; an import that sets nothing aside from an
+input removes that input's old rejects file, so a rejects file always belongs to the latest
+import of its input. A refused import (more bad lines than allowed) writes and removes nothing.
 """
 
 from __future__ import annotations
