@@ -17,10 +17,15 @@ app = typer.Typer(
 
 @app.command("import")
 def import_(
-    files: Annotated[list[Path], typer.Argument(help="Log files (UBI JSONL, flat JSONL or CSV).")],
+    files: Annotated[
+        list[Path], typer.Argument(help="Log files (UBI JSONL, flat JSONL, CSV or Parquet).")
+    ],
     format: Annotated[
         str | None,
-        typer.Option("--format", help="ubi (default for .jsonl), jsonl (flat rows) or csv."),
+        typer.Option(
+            "--format",
+            help="ubi (default for .jsonl), jsonl (flat rows), csv (.csv, .tsv) or parquet.",
+        ),
     ] = None,
     map_: Annotated[
         str | None,
@@ -35,16 +40,29 @@ def import_(
             "--config", help="NAME or NAME@VER for searches whose record names no config."
         ),
     ] = None,
+    max_invalid: Annotated[
+        int,
+        typer.Option(
+            "--max-invalid",
+            help="Bad lines to set aside (written to FILE.rejects.jsonl next to each input) "
+            "before the whole import is refused.",
+        ),
+    ] = 0,
     db: DbOption = None,
     json_output: JsonOption = False,
 ) -> None:
     """Validate the logs, then store their searches and events (records already stored are
-    skipped). Nothing is written unless every line is valid; an error names the file and line.
+    skipped). Nothing is written unless every line is valid (or at most --max-invalid lines are
+    bad, and set aside); an error names the file and line.
     """
     from evalplat.events.records import parse_map
+    from evalplat.inputs.validation import check_number
 
+    check_number(max_invalid, "--max-invalid", minimum=0)
     mapping = parse_map(map_)
-    outcome = open_store(db).import_events(files, format=format, mapping=mapping, config=config)
+    outcome = open_store(db).import_events(
+        files, format=format, mapping=mapping, config=config, max_invalid=max_invalid
+    )
     if json_output:
         print_json(outcome.to_dict())
         return
@@ -52,6 +70,10 @@ def import_(
         f"imported {outcome.searches} searches, {outcome.events} events "
         f"({outcome.duplicates} duplicates skipped)"
     )
+    if max_invalid:
+        typer.echo(f"lines: {outcome.lines} read, {outcome.rejected} rejected")
+    for where in outcome.rejects_files:
+        typer.echo(f"rejected lines written to {where}")
     for ref, count in outcome.unknown_configs.items():
         typer.echo(f"not imported: {count} searches of unknown config {ref!r}")
     if outcome.unattributed:
@@ -71,6 +93,14 @@ def attach(
             help="Column names: canonical=theirs,... (a.b.c reaches into structs).",
         ),
     ] = None,
+    max_invalid: Annotated[
+        int,
+        typer.Option(
+            "--max-invalid",
+            help="Bad rows per file to leave out of every reading (listed in "
+            "FILE.rejects.jsonl next to it) before the file is refused.",
+        ),
+    ] = 0,
     db: DbOption = None,
     json_output: JsonOption = False,
 ) -> None:
@@ -78,9 +108,11 @@ def attach(
     stored events. Each file's schema (time zones included) and values are checked first; an
     error names the file and nothing is recorded."""
     from evalplat.events.records import parse_map
+    from evalplat.inputs.validation import check_number
 
+    check_number(max_invalid, "--max-invalid", minimum=0)
     mapping = parse_map(map_)
-    attached = open_store(db).attach_events(files, mapping=mapping)
+    attached = open_store(db).attach_events(files, mapping=mapping, max_invalid=max_invalid)
     if json_output:
         print_json([a.to_dict() for a in attached])
         return
@@ -90,6 +122,8 @@ def attach(
             typer.echo(f"not read: {count} searches of unknown config {ref!r}")
         if item.duplicate_searches:
             typer.echo(f"duplicates: {item.duplicate_searches} repeated search ids, read once")
+        if item.rejects_file:
+            typer.echo(f"left out: {item.rejected} bad rows, listed in {item.rejects_file}")
 
 
 @app.command("score")

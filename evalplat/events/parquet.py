@@ -8,17 +8,20 @@ action is an event; a row without one (or every row of a file without an action 
 search.
 
 :func:`inspect_file` checks the schema (column kinds; a timestamp must be a Parquet timestamp
-with a time zone, or integer epoch milliseconds) and :func:`check_rows` the values (ids,
-times, positions) with one DuckDB scan, naming the first bad row; both raise ``InputError``
-naming the file. :func:`searches_select` and :func:`events_select` are the ``SELECT``s the
-online statement reads the file through.
+with a time zone, or integer epoch milliseconds) and :func:`check_rows` the values with one
+DuckDB scan (:func:`row_problems`: ids, times and their range, hit lists with a null, empty or
+repeated hit, positions, values), naming the first bad row; both raise ``InputError`` naming
+the file. With ``max_invalid`` up to that many bad rows are set aside instead: the layout then
+reads ``skip_invalid`` and every ``SELECT`` leaves them out (the file cannot change unnoticed).
+:func:`searches_select` and :func:`events_select` are the ``SELECT``s the online statement
+reads the file through.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +34,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 # where each canonical column is looked for when --map does not name it, in order
+_LATEST_MS = 253402214400000  # 9999-12-31T00:00:00Z, as evalplat.events.values.LATEST
 CANDIDATES: dict[str, tuple[str, ...]] = {
     "query_id": ("query_id",),
     "session_id": ("session_id", "query_attributes.session_id"),
@@ -53,6 +57,7 @@ class ParquetLayout:
     path: Path
     columns: dict[str, str]
     timestamp: str
+    skip_invalid: bool = False  # rows that fail a check are left out (``--max-invalid``)
 
     def expression(self, name: str) -> str:
         """DuckDB's reference to a canonical column (struct fields by ``['field']``)."""
@@ -73,8 +78,13 @@ class ParquetLayout:
             return "FALSE"
         return f"({self.expression('action')} IS NOT NULL AND {self.expression('action')} <> '')"
 
+    def valid(self) -> str:
+        """The condition of the rows read: every row, or the rows without a problem."""
+        return f"NOT ({invalid(self)})" if self.skip_invalid else "TRUE"
+
     def to_dict(self) -> dict[str, Any]:
-        return {"columns": self.columns, "timestamp": self.timestamp}
+        return {"columns": self.columns, "timestamp": self.timestamp,
+                "skip_invalid": self.skip_invalid}  # fmt: skip
 
 
 def inspect_file(path: Path, mapping: Mapping[str, str] | None = None) -> ParquetLayout:
@@ -161,43 +171,92 @@ def _check_types(path: Path, types: dict[str, pa.DataType]) -> str:
 
 @dataclass(frozen=True)
 class FileCounts:
-    """What one scan of a file found: searches per config reference, events, duplicates."""
+    """What the scans of a file found: searches per config reference, events, duplicates, and
+    the bad rows set aside (row number from 1, problem)."""
 
     configs: dict[str, int]
     events: int
     duplicate_searches: int
+    rejects: tuple[tuple[int, str], ...] = ()
 
     @property
     def searches(self) -> int:
         return sum(self.configs.values())
 
 
-def check_rows(connection: duckdb.DuckDBPyConnection, layout: ParquetLayout) -> FileCounts:
-    """Check every row's values in one scan; ``InputError`` naming the first bad row."""
+def row_problems(layout: ParquetLayout) -> list[tuple[str, str]]:
+    """(condition, problem) of every check a row must pass; a condition may be NULL (passes)."""
     col = layout.expression
-    event = layout.is_event()
-    search = f"NOT {event}"
-    session = _session(layout)
+    search = f"NOT {layout.is_event()}"
+    ts = col("timestamp")
+    if layout.timestamp == "epoch_ms":
+        outside = f"{ts} < 0 OR {ts} >= {_LATEST_MS}"
+    else:
+        outside = (f"{ts} < TIMESTAMPTZ '1970-01-01 00:00:00+00' OR "
+                   f"{ts} >= TIMESTAMPTZ '9999-12-31 00:00:00+00'")  # fmt: skip
     problems = [
         (f"{col('query_id')} IS NULL", "missing query_id"),
-        (f"{col('timestamp')} IS NULL", "missing timestamp"),
-        (f"{search} AND {session} IS NULL", "search has neither a session_id nor a client_id"),
-    ]
+        (f"{ts} IS NULL", "missing timestamp"),
+        (outside, "timestamp is out of range (1970-01-01 to 9999-12-30 UTC)"),
+        (f"{search} AND {_session(layout)} IS NULL",
+         "search has neither a session_id nor a client_id"),
+    ]  # fmt: skip
+    if "hit_ids" in layout.columns:
+        hits = col("hit_ids")
+        problems += [
+            (f"list_count({hits}) < len({hits})", "a hit id is null (every position must name "
+             "the hit shown there)"),
+            (f"list_contains(CAST({hits} AS VARCHAR[]), '')", "a hit id is empty"),
+            (f"len(list_distinct({hits})) < list_count({hits})",
+             "a hit id is shown twice in one search"),
+        ]  # fmt: skip
+    if "hits" in layout.columns:
+        problems.append((f"{col('hits')} < 0", "hits must be 0 or more"))
     if "position" in layout.columns:
         problems.append((f"{col('position')} < 1", "position must be an integer from 1"))
     if "value" in layout.columns:
         problems.append((f"isinf({col('value')}) OR isnan({col('value')})",
                          "value must be a finite number"))  # fmt: skip
-    firsts = ", ".join(f"MIN(CASE WHEN {cond} THEN file_row_number END)" for cond, _ in problems)
-    row = connection.execute(f"SELECT {firsts} FROM {layout.source()}").fetchone() or ()
-    bad = [(r, message) for r, (_, message) in zip(row, problems, strict=True) if r is not None]
-    if bad:
-        first, message = min(bad)
-        raise InputError(f"row {int(first) + 1}: {message}", path=layout.path)
+    return problems
+
+
+def invalid(layout: ParquetLayout) -> str:
+    """The condition of a row that fails a check of :func:`row_problems`."""
+    return " OR ".join(f"COALESCE({cond}, FALSE)" for cond, _ in row_problems(layout))
+
+
+def check_rows(
+    connection: duckdb.DuckDBPyConnection, layout: ParquetLayout, max_invalid: int = 0
+) -> FileCounts:
+    """Check every row's values; up to ``max_invalid`` bad rows are set aside (``rejects``),
+    one more is ``InputError`` naming the first bad row."""
+    problems = row_problems(layout)
+    source, bad = layout.source(), invalid(layout)
+    found = connection.execute(f"SELECT COUNT(*) FROM {source} WHERE {bad}").fetchone()
+    count = int(found[0]) if found else 0
+    rejects: tuple[tuple[int, str], ...] = ()
+    if count:
+        flags = ", ".join(f"COALESCE({cond}, FALSE)" for cond, _ in problems)
+        rows = connection.execute(
+            f"SELECT file_row_number, {flags} FROM {source} WHERE {bad} "
+            f"ORDER BY file_row_number LIMIT {max(1, min(count, max_invalid))}"
+        ).fetchall()
+        rejects = tuple(
+            (int(row[0]) + 1, next(m for f, (_, m) in zip(row[1:], problems, strict=True) if f))
+            for row in rows
+        )
+        if count > max_invalid:
+            row, message = rejects[0]
+            more = (f" ({count} bad rows, more than --max-invalid {max_invalid}; nothing "
+                    "attached)") if max_invalid else ""  # fmt: skip
+            raise InputError(f"row {row}: {message}{more}", path=layout.path)
+        layout = replace(layout, skip_invalid=True)
+    col = layout.expression
+    event, valid = layout.is_event(), layout.valid()
     config = f"CAST({col('config')} AS VARCHAR)" if "config" in layout.columns else "NULL"
     counted = connection.execute(
         f"SELECT {config} AS ref, COUNT(*), COUNT(DISTINCT {col('query_id')}) "
-        f"FROM {layout.source()} WHERE {search} GROUP BY ref"
+        f"FROM {source} WHERE NOT {event} AND {valid} GROUP BY ref"
     ).fetchall()
     configs = Counter({str(ref): int(n) for ref, n, _ in counted if ref is not None})
     if configs and "hit_ids" not in layout.columns and "hits" not in layout.columns:
@@ -206,9 +265,11 @@ def check_rows(connection: duckdb.DuckDBPyConnection, layout: ParquetLayout) -> 
     if unnamed:
         raise InputError(f"{unnamed} searches name no config (add a config or variant column)",
                          path=layout.path)  # fmt: skip
-    events = connection.execute(f"SELECT COUNT(*) FROM {layout.source()} WHERE {event}").fetchone()
+    events = connection.execute(f"SELECT COUNT(*) FROM {source} WHERE {event} AND {valid}")
+    total = events.fetchone()
     duplicates = sum(int(n) - int(d) for _, n, d in counted)
-    return FileCounts(dict(sorted(configs.items())), int(events[0]) if events else 0, duplicates)
+    return FileCounts(dict(sorted(configs.items())), int(total[0]) if total else 0, duplicates,
+                      rejects)  # fmt: skip
 
 
 def _session(layout: ParquetLayout) -> str:
@@ -237,7 +298,7 @@ def searches_select(
         f"SELECT CASE CAST({col('config')} AS VARCHAR) {cases} END AS version_id, "
         f"CAST({col('query_id')} AS VARCHAR) AS query_id, {_session(layout)} AS session_id, "
         f"{layout.time()} AS t, CAST(COALESCE({hits}, 0) AS BIGINT) AS hits "
-        f"FROM {layout.source()} WHERE NOT {layout.is_event()} "
+        f"FROM {layout.source()} WHERE NOT {layout.is_event()} AND {layout.valid()} "
         f"AND CAST({col('config')} AS VARCHAR) IN ({', '.join(quote(r) for r in versions)})"
         + (f" QUALIFY row_number() OVER (PARTITION BY {col('query_id')} "
            "ORDER BY file_row_number) = 1" if repeated else "")
@@ -255,7 +316,7 @@ def events_select(layout: ParquetLayout) -> str | None:
         f"SELECT CAST({col('query_id')} AS VARCHAR) AS query_id, "
         f"lower(CAST({col('action')} AS VARCHAR)) AS action, {layout.time()} AS t, "
         f"{position} AS position, {value} AS value "
-        f"FROM {layout.source()} WHERE {layout.is_event()}"
+        f"FROM {layout.source()} WHERE {layout.is_event()} AND {layout.valid()}"
     )
 
 

@@ -14,6 +14,11 @@ array); the events table ``query_id``, ``action``, ``timestamp``, ``position`` a
 runs inside the warehouse in its dialect (:data:`evalplat.events.sql.DIALECTS`); only the
 per-session rows come back. The dialect's SQLAlchemy driver is the project's to install
 (``trino``, ``pyhive``, ``sqlalchemy-bigquery``).
+
+Before the statement, :func:`check_tables` counts the rows it would misread (no query id,
+session or time, a time outside 1970-01-01 to 9999-12-30, a position below 1, a value that is
+not finite, a negative hit count) in one scan of each table, and refuses the tables naming the
+first problem: the checks an import or an attach applies to its rows.
 """
 
 from __future__ import annotations
@@ -121,6 +126,46 @@ def config_counts(engine: Engine, warehouse: Warehouse) -> dict[str, int]:
     with engine.connect() as connection:
         rows = connection.execute(text(sql)).all()
     return {str(ref): int(n) for ref, n in rows if ref is not None}
+
+
+def check_tables(engine: Engine, warehouse: Warehouse, sql: Dialect) -> None:
+    """Refuse tables holding rows the online statement would misread, as an import or an attach
+    refuses them: ``InputError`` naming the table, the column and how many rows."""
+    from sqlalchemy import text
+
+    col = warehouse.column
+    searches = [*_common_problems(warehouse, sql),
+                (f"{col('session_id')} IS NULL", "no session_id")]  # fmt: skip
+    if warehouse.hit_column == "hits":
+        searches.append((f"{col('hits')} < 0", "a negative hits count"))
+    events = [*_common_problems(warehouse, sql),
+              (f"{col('position')} < 1", "a position below 1"),
+              (f"NOT ({col('value')} BETWEEN -{_DOUBLE_MAX} AND {_DOUBLE_MAX})",
+               "a value that is not a finite number")]  # fmt: skip
+    with engine.connect() as connection:
+        for key, table, problems in (("searches", warehouse.searches, searches),
+                                     ("events", warehouse.events, events)):  # fmt: skip
+            sums = ", ".join(f"SUM(CASE WHEN {cond} THEN 1 ELSE 0 END)" for cond, _ in problems)
+            row = connection.execute(text(f"SELECT {sums} FROM {table}")).one()
+            for count, (_, message) in zip(row, problems, strict=True):
+                if count:
+                    rows = f"{int(count)} row" + ("" if int(count) == 1 else "s")
+                    raise InputError(f"[events] {key} table {table}: {rows} with {message}")
+
+
+_DOUBLE_MAX = "1.7976931348623157e308"
+_LATEST_EPOCH = 253402214400  # 9999-12-31T00:00:00Z, as events.values.LATEST
+
+
+def _common_problems(warehouse: Warehouse, sql: Dialect) -> list[tuple[str, str]]:
+    col = warehouse.column
+    epoch = sql.epoch.format(col("timestamp"))
+    return [
+        (f"{col('query_id')} IS NULL", "no query_id"),
+        (f"{col('timestamp')} IS NULL", "no timestamp"),
+        (f"{epoch} < 0 OR {epoch} >= {_LATEST_EPOCH}",
+         "a timestamp outside 1970-01-01 to 9999-12-30 UTC"),
+    ]  # fmt: skip
 
 
 def searches_select(warehouse: Warehouse, sql: Dialect, versions: Mapping[str, int]) -> str:

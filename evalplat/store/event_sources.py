@@ -49,6 +49,8 @@ class Attachment:
     duplicate_searches: int
     configs: dict[str, int]  # reference -> config version id
     unknown_configs: dict[str, int]  # reference -> searches left out
+    rejected: int = 0  # bad rows left out (``max_invalid``)
+    rejects_file: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -56,18 +58,33 @@ class Attachment:
 
 class EventSourcesMixin(StoreBase):
     def attach_events(
-        self, paths: Sequence[Path], *, mapping: Mapping[str, str] | None = None
+        self,
+        paths: Sequence[Path],
+        *,
+        mapping: Mapping[str, str] | None = None,
+        max_invalid: int = 0,
     ) -> list[Attachment]:
-        """Check and record Parquet logs read in place (module doc); all or nothing."""
+        """Check and record Parquet logs read in place (module doc); all or nothing. With
+        ``max_invalid`` up to that many bad rows per file are left out of every reading and
+        listed in a rejects file next to it (``evalplat.events.rejects``)."""
+        from dataclasses import replace
+
         from evalplat.events.engine import duckdb_connection
         from evalplat.events.parquet import check_rows, inspect_file
+        from evalplat.events.rejects import Reject, check_rejects_path, rejects_path, write_rejects
+        from evalplat.inputs.validation import check_number
 
+        check_number(max_invalid, "--max-invalid", minimum=0)
+        if max_invalid:
+            for path in paths:
+                check_rejects_path(Path(path))
         checked = []
         connection = duckdb_connection()
         try:
             for path in paths:
                 layout = inspect_file(Path(path), mapping)
-                checked.append((layout, check_rows(connection, layout)))
+                counts = check_rows(connection, layout, max_invalid)
+                checked.append((replace(layout, skip_invalid=bool(counts.rejects)), counts))
         finally:
             connection.close()
         attached: list[Attachment] = []
@@ -89,10 +106,16 @@ class EventSourcesMixin(StoreBase):
                         attached_at=utcnow(),
                     )
                 )
+                rejects_file = str(rejects_path(layout.path)) if counts.rejects else None
                 attached.append(
                     Attachment(resolved, counts.searches, counts.events,
-                               counts.duplicate_searches, versions, unknown)
+                               counts.duplicate_searches, versions, unknown, len(counts.rejects),
+                               rejects_file)
                 )  # fmt: skip
+        if max_invalid:
+            rejects = [Reject(layout.path, row, problem) for layout, counts in checked
+                       for row, problem in counts.rejects]  # fmt: skip
+            write_rejects([layout.path for layout, _ in checked], rejects)
         return attached
 
     def event_attachments(self) -> list[OnlineAttachment]:
@@ -215,6 +238,7 @@ class EventSourcesMixin(StoreBase):
         engine = wh.create_engine(warehouse)
         try:
             sql = dialect(engine.dialect.name)
+            wh.check_tables(engine, warehouse, sql)
             with self.session() as session:
                 versions, _ = _resolve(session, wh.config_counts(engine, warehouse))
             searches = _only(wh.searches_select(warehouse, sql, versions), version_ids)
@@ -252,7 +276,8 @@ def _layout(attachment: OnlineAttachment) -> Any:
         raise InputError("attached file changed since it was attached (run `evalplat events "
                          "attach` on it again)", path=path)  # fmt: skip
     layout = attachment.layout
-    return ParquetLayout(path, dict(layout["columns"]), str(layout["timestamp"]))
+    return ParquetLayout(path, dict(layout["columns"]), str(layout["timestamp"]),
+                         bool(layout.get("skip_invalid", False)))  # fmt: skip
 
 
 def _resolve(session: Session, counts: Mapping[str, int]) -> tuple[dict[str, int], dict[str, int]]:

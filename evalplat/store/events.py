@@ -5,7 +5,9 @@ attributed to a config version by its ``config``/``variant`` attribute (``NAME``
 version, ``NAME@VER``: that one), or by the ``config`` given for the whole import. Searches of
 an unknown config, or with none, are not stored and are counted by name in the outcome; events
 are stored whatever their search, and those whose search is not known (yet) are counted. Record
-ids already stored are skipped and counted, so importing a log twice changes nothing.
+ids already stored are skipped and counted, so importing a log twice changes nothing. With
+``max_invalid``, bad lines up to that many are set aside in a rejects file next to their input
+and the rest is stored in one transaction; one more refuses the import as a whole.
 
 **Scores.** Online measures are stored as the evaluation of an *online run*: a run of the
 config version (trigger ``online``) over the reserved test set ``online``, one per config
@@ -36,7 +38,9 @@ from evalplat.db.models import (
     TestSetVersion,
 )
 from evalplat.errors import InputError, NotFoundError
-from evalplat.events.records import ParsedLog, read_logs
+from evalplat.events.records import ParsedLog, SearchRecord, read_logs
+from evalplat.events.rejects import check_rejects_path, write_rejects
+from evalplat.inputs.validation import check_number
 from evalplat.store.base import utcnow
 from evalplat.store.configs import resolve_config_version
 from evalplat.store.event_sources import EventSourcesMixin
@@ -65,6 +69,9 @@ class EventImport:
     unknown_configs: dict[str, int] = field(default_factory=dict)
     unattributed: int = 0
     events_without_search: int = 0
+    lines: int = 0  # lines (Parquet rows) read as records
+    rejected: int = 0  # bad lines set aside (``max_invalid``)
+    rejects_files: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -78,9 +85,18 @@ class EventsMixin(EventSourcesMixin):
         format: str | None = None,
         mapping: dict[str, str] | None = None,
         config: str | None = None,
+        max_invalid: int = 0,
     ) -> EventImport:
-        """Validate and store interaction logs (module doc); nothing is written on bad input."""
-        log = read_logs(list(paths), format=format, mapping=mapping)
+        """Validate and store interaction logs (module doc); nothing is written on bad input.
+
+        With ``max_invalid`` up to that many bad lines are set aside, written to a rejects file
+        next to their input (``evalplat.events.rejects``), and the rest is stored."""
+        check_number(max_invalid, "--max-invalid", minimum=0)
+        paths = [Path(p) for p in paths]
+        if max_invalid:
+            for path in paths:
+                check_rejects_path(path)
+        log = read_logs(paths, format=format, mapping=mapping, max_invalid=max_invalid)
         with self.session(write=True) as session:
             versions, unknown = _attribute(session, log, config)
             unattributed = sum(1 for s in log.searches.values() if (s.config or config) is None)
@@ -112,6 +128,7 @@ class EventsMixin(EventSourcesMixin):
                 )  # fmt: skip
             placed = _known(session, {e.query_id for e in log.events.values()})
         stored_already = len(versions) - len(new_searches) + len(log.events) - len(new_events)
+        written = write_rejects(paths, log.rejects) if max_invalid else []
         return EventImport(
             searches=len(new_searches),
             events=len(new_events),
@@ -119,6 +136,9 @@ class EventsMixin(EventSourcesMixin):
             unknown_configs=dict(sorted(unknown.items())),
             unattributed=unattributed,
             events_without_search=sum(1 for e in log.events.values() if e.query_id not in placed),
+            lines=log.lines,
+            rejected=len(log.rejects),
+            rejects_files=[str(p) for p in written],
         )
 
     def score_online(
@@ -273,17 +293,24 @@ def _attribute(
 ) -> tuple[dict[str, int], Counter[str]]:
     """{search record id: config version id} for the searches whose config is known, and the
     count of searches per unknown config reference."""
-    refs = {s.config or default for s in log.searches.values()} - {None}
+    if default is not None:
+        try:
+            resolve_config_version(session, default)
+        except InputError as error:  # NotFoundError included
+            raise type(error)(f"--config: {error.problem}") from None
+    first: dict[str, SearchRecord] = {}
+    for search in log.searches.values():
+        first.setdefault(search.config or default or "", search)
+    first.pop("", None)
     resolved: dict[str, int] = {}
-    for ref in sorted(r for r in refs if r is not None):
+    for ref, search in sorted(first.items()):
         try:
             resolved[ref] = resolve_config_version(session, ref)[1].id
         except NotFoundError:
             continue
         except InputError as error:
-            raise InputError(f"config reference {ref!r}: {error}") from None
-    if default is not None and default not in resolved:
-        raise NotFoundError(f"no config version {default!r}; add it with `evalplat config add`")
+            raise InputError(f"config: {error.problem}", path=search.path,
+                             line=search.line) from None  # fmt: skip
     unknown: Counter[str] = Counter()
     versions: dict[str, int] = {}
     for search in log.searches.values():

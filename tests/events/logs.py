@@ -68,3 +68,20 @@ def write_parquet(folder: Path, records: list[dict[str, Any]]) -> tuple[Path, Pa
     pq.write_table(queries, q)
     pq.write_table(table, e)
     return q, e
+
+
+def table_counts(url: str) -> dict[str, int]:
+    """Row counts of every table: what a refused import must leave exactly as it was."""
+    from sqlalchemy import func, select
+
+    from evalplat.db.engine import create_db_engine
+    from evalplat.db.models import Base
+
+    engine = create_db_engine(url)
+    with engine.connect() as connection:
+        counts = {
+            t.name: connection.execute(select(func.count()).select_from(t)).scalar_one()
+            for t in Base.metadata.sorted_tables
+        }
+    engine.dispose()
+    return counts

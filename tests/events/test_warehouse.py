@@ -86,3 +86,41 @@ def test_a_warehouse_without_its_driver_is_one_line(store: Store) -> None:
     store.add_config("web", "builtin")
     with pytest.raises(InputError, match=r"\[events\] url: .*bigquery"):
         store.score_online(warehouse=Warehouse("bigquery://project/dataset"))
+
+
+@pytest.mark.postgres
+def test_rows_the_statement_would_misread_are_refused_naming_the_table(
+    store: Store, warehouse_url: str
+) -> None:
+    store.add_config("web", "builtin")
+    _load(warehouse_url, cascade_records(sessions=5, days=1))
+    warehouse = Warehouse(warehouse_url, searches="logs_q", events="logs_e",
+                          columns={"session_id": "sid"}, hit_column="hit_ids")  # fmt: skip
+    bad_rows = [
+        ("INSERT INTO logs_q VALUES ('x', 's', NULL, 'web', '{d1}')",
+         "searches table logs_q: 1 row with no timestamp"),
+        ("INSERT INTO logs_q VALUES ('x', NULL, now(), 'web', '{d1}')",
+         "searches table logs_q: 1 row with no session_id"),
+        ("INSERT INTO logs_q VALUES ('x', 's', '0001-01-01T00:00Z', 'web', '{d1}')",
+         "searches table logs_q: 1 row with a timestamp outside 1970-01-01"),
+        ("INSERT INTO logs_e VALUES ('x', 'click', now(), 0, NULL)",
+         "events table logs_e: 1 row with a position below 1"),
+        ("INSERT INTO logs_e VALUES ('x', 'rating', now(), 1, 'NaN')",
+         "events table logs_e: 1 row with a value that is not a finite number"),
+        ("INSERT INTO logs_e VALUES (NULL, 'click', now(), 1, '-Infinity')",
+         "events table logs_e: 1 row with no query_id"),
+    ]  # fmt: skip
+    engine = create_engine(warehouse_url)
+    try:
+        for statement, problem in bad_rows:
+            with engine.begin() as connection:
+                connection.execute(text(statement))
+            with pytest.raises(InputError, match=rf"^\[events\] {problem}"):
+                store.score_online(metrics=["online:CTR"], warehouse=warehouse)
+            with engine.begin() as connection:
+                for table in ("logs_q", "logs_e"):
+                    connection.execute(text(f"DELETE FROM {table} WHERE query_id = 'x' "
+                                            "OR query_id IS NULL"))  # fmt: skip
+        assert store.score_online(metrics=["online:CTR"], warehouse=warehouse)
+    finally:
+        engine.dispose()
