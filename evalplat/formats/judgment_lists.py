@@ -165,8 +165,8 @@ def positioned_json(text: str, path: Path) -> tuple[Any, Callable[[object], int]
 
     The standard decoder with the pure-Python scanner, whose object parser is wrapped to note
     where every object begins (by identity: the objects live as long as the value)."""
-    from json.decoder import JSONObject
-    from json.scanner import py_make_scanner
+    from json.decoder import JSONObject  # type: ignore[attr-defined]
+    from json.scanner import py_make_scanner  # type: ignore[attr-defined]
 
     starts: dict[int, int] = {}
 
@@ -176,8 +176,8 @@ def positioned_json(text: str, path: Path) -> tuple[Any, Callable[[object], int]
         return value, end
 
     decoder = json.JSONDecoder()
-    decoder.parse_object = parse_object  # type: ignore[assignment]
-    decoder.scan_once = py_make_scanner(decoder)  # type: ignore[assignment]
+    decoder.parse_object = parse_object  # type: ignore[attr-defined]
+    decoder.scan_once = py_make_scanner(decoder)  # type: ignore[attr-defined]
     try:
         value = decoder.decode(text)
     except json.JSONDecodeError as error:

@@ -58,7 +58,10 @@ def _rows(text: str, path: Path) -> Iterator[Rating | QueryText]:
                 named.add(header.group(1))
                 yield QueryText(number, header.group(1), header.group(2))
             continue
-        judged, _, comment = stripped.partition("#")
+        judged, hash_mark, after_mark = stripped.partition("#")
+        if not hash_mark:
+            problem = "missing '# doc_id' (lines are 'grade qid:ID # doc_id')"
+            raise InputError(problem, path=path, line=number)
         fields = judged.split()
         if len(fields) < 2 or not fields[1].startswith("qid:"):
             problem = "expected 'grade qid:ID # doc_id'"
@@ -69,16 +72,16 @@ def _rows(text: str, path: Path) -> Iterator[Rating | QueryText]:
                 raise InputError(problem, path=path, line=number)
         query_id = fields[1][len("qid:") :]
         grade = parse_grade(fields[0], path=path, line=number)
-        after = comment.split(None, 1)
+        after = after_mark.split(None, 1)
         if not after:
             raise InputError("missing doc id (after '#')", path=path, line=number)
         rest = after[1].strip() if len(after) > 1 else ""
         seen = trailing.get(query_id)
         trailing[query_id] = (rest if seen is None or seen[0] == rest else None, number)
         yield Rating(number, query_id, after[0], grade)
-    for query_id, (rest, number) in trailing.items():
-        if query_id not in named and rest:
-            yield QueryText(number, query_id, rest)
+    for query_id, (repeated, number) in trailing.items():
+        if query_id not in named and repeated:
+            yield QueryText(number, query_id, repeated)
 
 
 def write_ltr(queries: pd.DataFrame, qrels: pd.DataFrame, path: str | Path) -> Path:
