@@ -190,3 +190,19 @@ def test_a_queries_file_still_wins_over_the_texts_of_a_judgment_list(tmp_path: P
     queries = _file(tmp_path, "queries.tsv", "1\tfrom the queries file\n")
     content = load_testset(ltr, queries=queries)
     assert content.queries["text"].tolist() == ["from the queries file"]
+
+
+def test_a_project_file_testset_takes_the_same_format_names(tmp_path: Path) -> None:
+    from evalplat.nightly.prep import load_test_sets
+    from evalplat.nightly.project import load_project
+
+    _file(tmp_path, "ratings.export", QUEPID)
+    project = tmp_path / "evalplat.toml"
+    project.write_text(
+        '[[testsets]]\nname = "shop"\nqrels = "ratings.export"\nformat = "quepid"\n\n'
+        '[[configs]]\nname = "c"\nsearcher = "builtin"\ntestsets = ["shop"]\n',
+        encoding="utf-8",
+    )
+    contents = load_test_sets(load_project(project), lambda _event: None)
+    assert "trail running shoes" in contents["shop"].queries["text"].tolist()
+    assert len(contents["shop"].judgments) == 3
