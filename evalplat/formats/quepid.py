@@ -46,7 +46,10 @@ def _normal(name: str) -> str:
 
 def is_quepid_header(line: str) -> bool:
     """Whether a CSV first line is a Quepid export's header (query text, doc id, rating)."""
-    fields = next(delimited_rows(line, "csv", Path("-")), (0, []))[1] if line.strip() else []
+    try:
+        fields = next(delimited_rows(line, "csv", Path("-")), (0, []))[1]
+    except InputError:  # not even a CSV line: the CSV reader names the file and line
+        return False
     roles = {_COLUMNS.get(_normal(name)) for name in fields}
     return {"query", "doc", "rating"} <= roles and "queryid" not in map(_normal, fields)
 

@@ -153,6 +153,7 @@ def test_ltr_reads_headers_features_and_a_repeated_trailing_text(tmp_path: Path)
         ("r.csv", None, "query,docid,rating\nshoes,,2\n", 2, "missing doc id"),
         ("r.csv", None, "query,docid,rating\nshoes,a,3\nshoes,a,2\n", 3, "duplicate judgment"),
         ("r.csv", None, "query,docid,rating\n,a,3\n", 2, "missing query text"),
+        ("r.csv", None, 'query,"docid,rating\nx,y,1\n', 1, "malformed CSV"),
         ("r.json", None, '{"judgmentRatings": [\n {"query": "a", "ratings": [\n'
          '  {"docId": "x", "rating": "2.5"}]}]}', 3, "'2.5' is not a whole number"),
         ("r.json", None, '{"judgmentRatings": [\n {"query": "a", "ratings": [\n'
