@@ -219,7 +219,8 @@ def unjudged_command(
     as_json: JsonOption = False,
     db: DbOption = None,
 ) -> None:
-    """Top-k documents of a run without judgments, as CSV for annotators."""
+    """Top-k documents of a run without judgments, as CSV for annotators: each with its
+    title and the start of its text (from the test set's documents, else the hit's fields)."""
     frame = open_store(db).unjudged(run, k)
     if as_json:
         print_json(frame.to_dict(orient="records"))

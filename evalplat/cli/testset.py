@@ -12,19 +12,25 @@ from evalplat.cli.common import DbOption, JsonOption, echo_err, open_store, prin
 
 if TYPE_CHECKING:
     from evalplat.store import ImportOutcome
+    from evalplat.testsets.content import TestSetContent
 
 app = typer.Typer(
     help="Test sets: queries and judgments (and documents), versioned.", no_args_is_help=True
 )
 
-FORMATS = "trec, csv, tsv, jsonl"
+FORMATS = "trec, csv, tsv, jsonl, quepid, rre, srw, ltr"
 
 
 @app.command("import")
 def import_(
     name: Annotated[str, typer.Argument(help="Test set name, e.g. cranfield.")],
     qrels: Annotated[
-        Path, typer.Option("--qrels", help="Judgments: TREC qrels, CSV/TSV or JSONL.")
+        Path,
+        typer.Option(
+            "--qrels",
+            help="Judgments: TREC qrels, CSV/TSV, JSONL, or a Quepid, RRE, SRW or LTR "
+            "judgment list (its query texts become the queries).",
+        ),
     ],
     queries: Annotated[
         Path | None, typer.Option("--queries", help="Queries: TSV (qid<TAB>text) or JSONL.")
@@ -36,7 +42,8 @@ def import_(
     format: Annotated[
         str | None,
         typer.Option(
-            "--format", help=f"Judgments format when the extension is unclear: {FORMATS}."
+            "--format",
+            help=f"Judgments format when the extension and content are unclear: {FORMATS}.",
         ),
     ] = None,
     queries_format: Annotated[
@@ -243,8 +250,18 @@ def export(
         Path | None,
         typer.Option(
             "--out",
-            help="Folder to write qrels.txt, queries.tsv and docs.jsonl into "
-            "(default: TREC qrels on standard output).",
+            "-o",
+            help="Folder to write qrels.txt, queries.tsv and docs.jsonl into; with --format, "
+            "the file to write (default: standard output).",
+            show_default=False,
+        ),
+    ] = None,
+    format: Annotated[
+        str | None,
+        typer.Option(
+            "--format",
+            help=f"Write the judgments (and query texts) as one file in this format: {FORMATS}.",
+            show_default=False,
         ),
     ] = None,
     db: DbOption = None,
@@ -256,15 +273,65 @@ def export(
 
     from evalplat.testsets.content import export_testset, write_qrels
 
+    if format is not None:
+        from evalplat.formats.testset_files import detect_format
+
+        fmt = detect_format("-", "judgments", format)
+        if out is not None:
+            _check_output_file(out)
     content = open_store(db).load_test_set(ref)
+    if format is not None:
+        written = _export_as(content, fmt, out, ref.split("@", 1)[0])
+        if json_output and written is not None:
+            print_json({"files": {"qrels": str(written)}})
+        elif written is not None:
+            typer.echo(str(written))
+        return
     if out is None:
         with tempfile.TemporaryDirectory() as folder:
             path = write_qrels(content.qrels, Path(folder) / "qrels.txt")
             sys.stdout.write(path.read_text(encoding="utf-8"))
         return
-    written = export_testset(content, out)
+    paths = export_testset(content, out)
     if json_output:
-        print_json({"files": {kind: str(path) for kind, path in written.items()}})
+        print_json({"files": {kind: str(path) for kind, path in paths.items()}})
     else:
-        for path in written.values():
+        for path in paths.values():
             typer.echo(str(path))
+
+
+def _check_output_file(path: Path) -> None:
+    # TODO use check_output_path
+    from evalplat.errors import InputError
+
+    parent = path.parent if str(path.parent) else Path(".")
+    if path.is_dir():
+        raise InputError(f"--out: {path} is a folder; name the file to write")
+    if not parent.is_dir():
+        raise InputError(f"--out: the folder {parent} does not exist")
+
+
+def _export_as(content: TestSetContent, fmt: str, out: Path | None, name: str) -> Path | None:
+    """Write ``content``'s judgments as ``fmt`` to ``out`` (standard output when ``None``)."""
+    import sys
+    import tempfile
+
+    from evalplat.formats.judgment_lists import write_judgment_list
+    from evalplat.formats.text_files import JUDGMENT_LISTS
+    from evalplat.testsets.content import write_judgments
+
+    if content.several_grades and fmt != "jsonl":
+        rule = content.grade_rule or "mean"
+        echo_err(f"several sources grade some pairs: {fmt} holds one grade, resolved by {rule}")
+    with tempfile.TemporaryDirectory() as folder:
+        target = out if out is not None else Path(folder) / f"judgments.{fmt}"
+        if fmt in JUDGMENT_LISTS:
+            write_judgment_list(fmt, content.queries, content.qrels, target, name)
+        elif fmt == "jsonl":
+            write_judgments(content.judgments, target, fmt)
+        else:
+            write_judgments(content.qrels, target, fmt)
+        if out is None:
+            sys.stdout.write(target.read_text(encoding="utf-8"))
+            return None
+    return out

@@ -55,8 +55,9 @@ from evalplat.comparison.targets import Target
 from evalplat.errors import InputError
 
 _UNITS = {"h": 1 / 24, "d": 1, "w": 7}
-# The CSV annotators get back: the columns of ``evalplat unjudged``, so one workflow serves both.
-ANNOTATION_COLUMNS = ["query_id", "query", "doc_id", "rank"]
+# The CSV annotators get back: the columns of ``evalplat unjudged``, so one workflow serves both;
+# a document's title and the start of its text, so it can be graded from the file.
+ANNOTATION_COLUMNS = ["query_id", "query", "doc_id", "rank", "title", "text"]
 
 
 def parse_since(text: str, option: str = "--since") -> timedelta:
@@ -80,8 +81,9 @@ class HealthInputs:
     - ``queries``: ``query_id, text, weight, tags`` of the test set version;
     - ``peers``: ``config, query_id, value``: the metric in the latest run of every config of
       the test set in the window, this one included;
-    - ``top``: ``config, query_id, doc_id, rank, judged`` (1-based rank): the top ``k`` of
-      those latest runs;
+    - ``top``: ``config, query_id, doc_id, rank, judged`` (1-based rank), and optionally
+      ``title`` and ``text`` (the start of the document's text): the top ``k`` of those latest
+      runs;
     - ``judged_on``: the test set version each of ``runs`` was scored on (empty: all one);
     - ``rankings``: ``run_id, query_id, ranking`` (the ranked doc ids as one string) of the runs
       next to a change of ``judged_on``, whose results are still stored.
@@ -189,6 +191,10 @@ def query_health(
     (an annotation batch, not the whole backlog)."""
     sign = 1.0 if inputs.higher_is_better else -1.0
     ids = _query_ids(inputs)
+    top = inputs.top
+    for column in ("title", "text"):
+        if column not in top:
+            top = top.assign(**{column: ""})
     matrix = (
         inputs.scores.pivot_table(
             index="query_id", columns="run_id", values="value", aggfunc="last"
@@ -219,8 +225,8 @@ def query_health(
     )["query_id"]
     never = table.loc[table["zero_result_rate"] == 1.0, "query_id"]
     basis = _distance(table, weights, sign, inputs.target)
-    fix, fix_documents = _fix_list(table, weights, inputs.config, inputs.top, list_limit, basis)
-    judge = _judge_list(inputs.top, table, weights, list_limit)
+    fix, fix_documents = _fix_list(table, weights, inputs.config, top, list_limit, basis)
+    judge = _judge_list(top, table, weights, list_limit)
     return QueryHealth(
         config=inputs.config,
         test_set=inputs.test_set,
@@ -384,7 +390,8 @@ def _judge_list(
         / total
     )
     pairs = rows.groupby(["query_id", "doc_id"], sort=False).agg(
-        rank=("rank", "min"), impact=("impact", "sum"), configs=("config", "nunique")
+        rank=("rank", "min"), impact=("impact", "sum"), configs=("config", "nunique"),
+        title=("title", "first"), text=("text", "first"),
     ).reset_index()  # fmt: skip
     pairs = pairs.sort_values(
         ["impact", "query_id", "doc_id"], ascending=[False, True, True], kind="stable"

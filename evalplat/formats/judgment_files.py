@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from evalplat.errors import InputError
 from evalplat.formats.text_files import (
+    JUDGMENT_LISTS,
     ParsedFile,
     check_id,
     delimited_rows,
@@ -47,7 +48,7 @@ if TYPE_CHECKING:
 JUDGMENT_COLUMNS = ("query_id", "doc_id", "grade", "source")
 # Columns of the files handed to people (``evalplat unjudged``, ``evalplat judge export``) that
 # come back with the grades: read past, never stored.
-ANNOTATION_COLUMNS = ("query", "rank", "judge_grade", "rationale")
+ANNOTATION_COLUMNS = ("query", "rank", "title", "text", "judge_grade", "rationale")
 _INTEGER = re.compile(r"[+-]?[0-9]+")
 
 
@@ -56,9 +57,12 @@ _BLANK_LINE = re.compile(r"\n[ \t\r\f\v]*(?:\n|\Z)")
 
 
 def parse_judgments(path: str | Path, format: str | None = None) -> ParsedFile:
-    """:func:`read_judgments` with the line of every row."""
+    """:func:`read_judgments` with the line of every row (and the queries a judgment list of
+    another tool names, in ``queries``)."""
     path = Path(path)
-    fmt = detect_format(path, "judgments", format)
+    fmt = judgments_format(path, format)
+    if fmt in JUDGMENT_LISTS:
+        return _JUDGMENT_LIST_READERS[fmt](path)
     if fmt == "trec":
         return _trec_judgments(path)
     text = load_text(path)
@@ -67,6 +71,52 @@ def parse_judgments(path: str | Path, format: str | None = None) -> ParsedFile:
         return ParsedFile(path, fast, lambda: _judgments_slow(text, fmt, path)[1])
     frame, lines = _judgments_slow(text, fmt, path)
     return ParsedFile(path, frame, lambda: lines)
+
+
+def judgments_format(path: Path, format: str | None = None) -> str:
+    """The format of a judgments file: ``format`` when given; else its extension, then its
+    content tells a judgment list of another tool (``formats/judgment_lists.py``) from the
+    plain formats (a ``.json`` file is always one of those)."""
+    from evalplat.formats.judgment_lists import sniff_judgments
+
+    if format is not None:
+        return detect_format(path, "judgments", format)
+    if path.suffix.lower() == ".json":
+        return sniff_judgments(path, "json")
+    return sniff_judgments(path, detect_format(path, "judgments"))
+
+
+def _read_quepid(path: Path) -> ParsedFile:
+    from evalplat.formats.quepid import parse_quepid
+
+    return parse_quepid(path)
+
+
+def _read_rre(path: Path) -> ParsedFile:
+    from evalplat.formats.rre import parse_rre
+
+    return parse_rre(path)
+
+
+def _read_srw(path: Path) -> ParsedFile:
+    from evalplat.formats.srw import parse_srw
+
+    return parse_srw(path)
+
+
+def _read_ltr(path: Path) -> ParsedFile:
+    from evalplat.formats.ltr import parse_ltr
+
+    return parse_ltr(path)
+
+
+# the judgment lists of other tools, by --format name (JUDGMENT_LISTS)
+_JUDGMENT_LIST_READERS = {
+    "quepid": _read_quepid,
+    "rre": _read_rre,
+    "srw": _read_srw,
+    "ltr": _read_ltr,
+}
 
 
 def _trec_judgments(path: Path) -> ParsedFile:

@@ -25,10 +25,12 @@ if TYPE_CHECKING:
 
 
 Kind = Literal["queries", "judgments", "documents"]
-FORMATS = ("trec", "csv", "tsv", "jsonl")
+# judgments may also be the judgment lists of other tools (``formats/judgment_lists.py``)
+JUDGMENT_LISTS = ("quepid", "rre", "srw", "ltr")
+FORMATS = ("trec", "csv", "tsv", "jsonl", *JUDGMENT_LISTS)
 ACCEPTED: dict[Kind, tuple[str, ...]] = {
     "queries": ("tsv", "csv", "jsonl"),
-    "judgments": ("trec", "csv", "tsv", "jsonl"),
+    "judgments": ("trec", "csv", "tsv", "jsonl", *JUDGMENT_LISTS),
     "documents": ("jsonl",),
 }
 _EXTENSIONS: dict[str, str] = {".csv": "csv", ".tsv": "tsv", ".jsonl": "jsonl", ".ndjson": "jsonl"}
@@ -47,12 +49,15 @@ class ParsedFile:
     """A file read into ``frame``; ``line_of(row)`` gives the line of a row, for later errors.
 
     Line numbers are found lazily (only an error needs them), so the fast paths stay fast.
+    ``queries``: the queries a judgments file names with their texts (the judgment lists of
+    other tools do), in the columns of a queries file; ``None`` when it names none.
     """
 
     path: Path
     frame: pd.DataFrame
     _locate: Callable[[], list[int]] = field(repr=False)
     _cache: list[list[int]] = field(default_factory=list, repr=False)
+    queries: pd.DataFrame | None = field(default=None, repr=False)
 
     def line_of(self, row: int) -> int:
         if not self._cache:

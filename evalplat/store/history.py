@@ -180,8 +180,12 @@ class HistoryMixin(StoreBase):
 
     def unjudged(self, run_ref: str | int, k: int = 10) -> pd.DataFrame:
         """Documents in the top ``k`` of a run that have no judgment in the test set version
-        it was scored against: ``query_id, query, doc_id, rank``, by query then rank."""
+        it was scored against: ``query_id, query, doc_id, rank, title, text``, by query then
+        rank; ``title`` and ``text`` (its first 200 characters) so annotators can grade them
+        (:mod:`evalplat.store.annotation_texts`)."""
         import pandas as pd
+
+        from evalplat.store.annotation_texts import corpus_of, fill_from_hits, with_document_columns
 
         if k < 1:
             raise InputError(f"--k must be 1 or more, got {k}")
@@ -200,19 +204,21 @@ class HistoryMixin(StoreBase):
                 Judgment.query_id == Result.query_id,
                 Judgment.doc_id == Result.doc_id,
             )
+            statement = select(Result.query_id, Query.text, Result.doc_id, Result.rank).outerjoin(
+                Query,
+                (Query.test_set_version_id == version_id) & (Query.query_id == Result.query_id),
+            )
             rows = session.execute(
-                select(Result.query_id, Query.text, Result.doc_id, Result.rank)
-                .outerjoin(
-                    Query,
-                    (Query.test_set_version_id == version_id) & (Query.query_id == Result.query_id),
-                )
+                with_document_columns(statement, corpus_of(session, version_id))
                 .where(Result.run_id == run_id, Result.rank <= k, ~judged.exists())
                 .order_by(Result.query_id, Result.rank)
             ).all()
-        frame = pd.DataFrame(
-            [tuple(r) for r in rows], columns=["query_id", "query", "doc_id", "rank"]
-        )
-        frame["query"] = frame["query"].fillna("")
+            frame = pd.DataFrame(
+                [tuple(r) for r in rows],
+                columns=["query_id", "query", "doc_id", "rank", "title", "text"],
+            )
+            frame["query"] = frame["query"].fillna("")
+            frame = fill_from_hits(session, frame, [run_id], k, None)
         return frame
 
 

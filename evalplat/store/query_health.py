@@ -210,9 +210,11 @@ def _scores(session: Session, evaluation_ids: list[int], metric: str) -> pd.Data
 
 
 def _top(session: Session, latest: dict[int, str], version_id: int | None, k: int) -> pd.DataFrame:
-    """The top ``k`` of each config's latest run, judged or not on ``version_id``."""
-    frame = read_frame(
-        session,
+    """The top ``k`` of each config's latest run, judged or not on ``version_id``, with each
+    document's title and the start of its text (:mod:`evalplat.store.annotation_texts`)."""
+    from evalplat.store.annotation_texts import corpus_of, fill_from_hits, with_document_columns
+
+    statement = (
         select(Result.run_id, Result.query_id, Result.doc_id, Result.rank)
         .add_columns(Judgment.grade)
         .outerjoin(
@@ -223,11 +225,16 @@ def _top(session: Session, latest: dict[int, str], version_id: int | None, k: in
                 Judgment.doc_id == Result.doc_id,
             ),
         )
-        .where(Result.run_id.in_(list(latest)), Result.rank <= k),
-        ["run_id", "query_id", "doc_id", "rank", "grade"],
+        .where(Result.run_id.in_(list(latest)), Result.rank <= k)
+    )
+    frame = read_frame(
+        session,
+        with_document_columns(statement, corpus_of(session, version_id)),
+        ["run_id", "query_id", "doc_id", "rank", "grade", "title", "text"],
         {"run_id": "int64", "query_id": "str", "doc_id": "str", "rank": "int64",
-         "grade": "float64"},
+         "grade": "float64", "title": "str", "text": "str"},
     )  # fmt: skip
+    frame = fill_from_hits(session, frame, latest, k, "run_id")
     frame.insert(0, "config", frame.pop("run_id").map(latest))
     frame["judged"] = frame.pop("grade").notna()
     return frame

@@ -16,7 +16,8 @@ Columns of the three frames:
 Cross-file rules: a judgment for a query that is not in the queries file is an error naming the
 judgments file and line; a query without judgments is kept (it scores 0 and counts); judged
 documents missing from the corpus are allowed (corpora are often samples). Without a queries
-file the queries are the judged query ids, with empty text.
+file the queries are those the judgments file names with their texts (the judgment lists of
+other tools), else the judged query ids with empty text.
 """
 
 from __future__ import annotations
@@ -142,15 +143,19 @@ def load_testset(
 ) -> TestSetContent:
     """Read and cross-check a test set's files; nothing is returned unless all of it is valid.
 
-    ``format`` is the judgments' format (``trec``, ``csv``, ``tsv``, ``jsonl``; default from the
-    extension); ``queries_format`` and ``docs_format`` override the other two files' formats.
+    ``format`` is the judgments' format (``trec``, ``csv``, ``tsv``, ``jsonl``, or another tool's
+    judgment list: ``quepid``, ``rre``, ``srw``, ``ltr``; default from the extension and the
+    content); the queries a judgment list names are the queries when no ``queries`` file is
+    given. ``queries_format`` and ``docs_format`` override the other two files' formats.
     ``grade_rule`` resolves pairs graded by several sources (``evalplat.testsets.raters``).
     """
     import pandas as pd
 
     judgments_file = parse_judgments(qrels, format)
     judgments = judgments_file.frame
-    if queries is None:
+    if queries is None and judgments_file.queries is not None:
+        queries_frame = judgments_file.queries  # the texts a judgment list names
+    elif queries is None:
         query_ids = judgments["query_id"].drop_duplicates().reset_index(drop=True)
         queries_frame = pd.DataFrame(
             {

@@ -110,8 +110,8 @@ def _lines(w: World, result: Any) -> None:
 
 def _unjudged(w: Any, result: Any) -> None:
     lines = result.stdout.splitlines()
-    assert lines[0] == "query_id,query,doc_id,rank"
-    assert sorted(line.split(",")[2:] for line in lines[1:]) == [
+    assert lines[0] == "query_id,query,doc_id,rank,title,text"
+    assert sorted(line.split(",")[2:4] for line in lines[1:]) == [
         [f"q{n:02d}-x", "5"] for n in range(1, QUERIES + 1)
     ]
 

@@ -89,7 +89,7 @@ def test_baseline_history_and_unjudged_commands(db_url: str, cli: Callable[..., 
     assert points[1]["is_baseline"] and points[0]["verdict"] is None
     pool = cli("unjudged", str(first), "--k", "10", "--db", db_url)
     assert pool.exit_code == 0
-    assert pool.stdout.splitlines()[0] == "query_id,query,doc_id,rank"
+    assert pool.stdout.splitlines()[0] == "query_id,query,doc_id,rank,title,text"
     assert len(pool.stdout.splitlines()) == 1  # every retrieved document is judged
 
 

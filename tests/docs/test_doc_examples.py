@@ -160,7 +160,7 @@ FORMAT_EXAMPLES = format_examples()
 
 def test_formats_page_shows_every_kind_of_file() -> None:
     kinds = {kind for kind, _name, _body in FORMAT_EXAMPLES}
-    assert kinds == {"judgments", "run", "queries", "documents"}
+    assert kinds == {"judgments", "run", "queries", "documents", "list"}
 
 
 @pytest.mark.parametrize(
@@ -172,6 +172,13 @@ def test_format_example_is_read(kind: str, name: str, body: str, tmp_path: Path)
 
     path = tmp_path / name
     path.write_text(body, encoding="utf-8")
+    if kind == "list":  # another tool's judgment list: detected, with its query texts
+        from evalplat.testsets.content import load_testset
+
+        content = load_testset(path)
+        assert len(content.judgments) >= 3
+        assert content.queries["text"].str.len().gt(0).all()
+        return
     readers = {
         "judgments": read_judgments,
         "queries": read_queries,

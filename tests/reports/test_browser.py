@@ -349,7 +349,7 @@ def test_query_health_page_loads_sorts_and_keeps_hostile_text_as_text(
         peers=scores[scores["run_id"] == 3].assign(config="docs-bm25")[["config", "query_id",
                                                                          "value"]],
         top=pd.DataFrame({"config": "docs-bm25", "query_id": ids, "doc_id": HOSTILE, "rank": 1,
-                          "judged": False}),
+                          "judged": False, "title": HOSTILE, "text": "start of the text"}),
     )  # fmt: skip
     seen = visit("health.html", health_html(health_page(query_health(inputs))))
     assert seen.page.locator("h1").count() == 1
@@ -361,6 +361,9 @@ def test_query_health_page_loads_sorts_and_keeps_hostile_text_as_text(
     seen.page.locator("#query-table th[data-key='q'] button").click()
     assert first_column(seen.page)[0] == "q120"
     assert seen.page.locator("#judge-list td.id", has_text=HOSTILE).count() >= 1
+    # an annotator reads what to grade: the document's title (as text) and its start
+    assert seen.page.locator("#judge-list .doc-title", has_text=HOSTILE).count() >= 1
+    assert seen.page.locator("#judge-list .doc-snippet").first.text_content() == "start of the text"
     assert seen.page.evaluate("document.querySelectorAll('script').length") == 2
     assert_clean(seen)
 

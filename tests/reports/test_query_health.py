@@ -110,10 +110,12 @@ def test_planted_project_lists_the_gap_the_unstable_and_the_never_answered_query
         data["judge"][0]["doc_id"] == "u-t2" and data["judge"][0]["reason"] == "unjudged at beta #1"
     )
     judge_csv = (tmp_path / "judge.csv").read_text(encoding="utf-8").splitlines()
-    assert judge_csv[0] == "query_id,query,doc_id,rank" and judge_csv[1] == "t2,topic t2,u-t2,1"
+    # the planted test set has no documents and the engine reads no hit fields: empty texts
+    assert judge_csv[0] == "query_id,query,doc_id,rank,title,text"
+    assert judge_csv[1] == "t2,topic t2,u-t2,1,,"
     assert (tmp_path / "fix.csv").read_text(encoding="utf-8").splitlines()[
         1
-    ] == "flip,topic flip,n-flip,1"
+    ] == "flip,topic flip,n-flip,1,,"
 
 
 BAD_INPUT = [

@@ -56,7 +56,10 @@ def test_format_comes_from_the_extension_unless_overridden(
 
 
 def test_unknown_format_name_is_an_input_error() -> None:
-    with pytest.raises(InputError, match=r"unknown format 'xml' \(known: trec, csv, tsv, jsonl\)"):
+    with pytest.raises(
+        InputError,
+        match=r"unknown format 'xml' \(known: trec, csv, tsv, jsonl, quepid, rre, srw, ltr\)",
+    ):
         detect_format("qrels.txt", "judgments", "xml")
 
 
