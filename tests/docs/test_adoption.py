@@ -9,7 +9,6 @@ schedule."""
 from __future__ import annotations
 
 import csv
-import importlib.util
 import json
 import os
 import subprocess
@@ -42,16 +41,13 @@ def test_the_page_names_the_quepid_import_and_every_judgment_format() -> None:
 
 @pytest.mark.slow
 def test_adoption_page_runs_as_written(tmp_path: Path) -> None:
-    quepid = importlib.util.find_spec("evalplat.formats.quepid") is not None
-    _write_ratings(tmp_path, quepid)
+    _write_ratings(tmp_path)
     with fake_elasticsearch() as engine, capture_server() as slack:
         env = {k: v for k, v in os.environ.items() if not k.startswith("EVALPLAT_")}
         env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
         env["SLACK_WEBHOOK_URL"] = f"{slack.url}/ok"
         for command in page_commands(PAGE):
             command = command.replace("http://localhost:9200", engine.url)
-            if not quepid:
-                command = _without_quepid_reader(command)
             if command.startswith("evalplat alerts list"):
                 _a_night_goes_wrong(tmp_path, env, engine, slack)
             if command.endswith("--qrels to-rate.csv --add"):
@@ -70,16 +66,6 @@ def test_adoption_page_runs_as_written(tmp_path: Path) -> None:
     assert first["note"].startswith("accepted:")
 
 
-def _without_quepid_reader(command: str) -> str:
-    """Until the Quepid reader is merged: the same ratings as CSV with ids, and a queries file."""
-    command = command.replace(
-        "--qrels ratings.csv", "--qrels ratings.csv --format csv --queries queries.tsv"
-    )
-    return command.replace(
-        'qrels = "ratings.csv"', 'qrels = "ratings.csv"\nqueries = "queries.tsv"'
-    )
-
-
 def _a_night_goes_wrong(
     folder: Path, env: dict[str, str], engine: FakeElasticsearch, slack: CaptureServer
 ) -> None:
@@ -96,7 +82,7 @@ def _a_night_goes_wrong(
     ]
 
 
-def _write_ratings(folder: Path, quepid: bool) -> None:
+def _write_ratings(folder: Path) -> None:
     """The Quepid export: production's top ``RATED`` of each query, graded 0-3."""
     rows = [
         (query, doc, grade(query, doc))
@@ -105,14 +91,8 @@ def _write_ratings(folder: Path, quepid: bool) -> None:
     ]
     with (folder / "ratings.csv").open("w", newline="", encoding="utf-8") as out:
         writer = csv.writer(out)
-        if quepid:
-            writer.writerow(["query", "docid", "rating"])
-            writer.writerows(rows)
-            return
-        writer.writerow(["query_id", "doc_id", "grade"])
-        writer.writerows((f"q{QUERIES.index(q) + 1}", doc, g) for q, doc, g in rows)
-    queries = "".join(f"q{n}\t{text}\n" for n, text in enumerate(QUERIES, start=1))
-    (folder / "queries.tsv").write_text(queries, encoding="utf-8")
+        writer.writerow(["query", "docid", "rating"])
+        writer.writerows(rows)
 
 
 def _raters_grade(pool: Path) -> None:
