@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from evalplat.cli.common import JsonOption, print_json
+from evalplat.cli.common import JsonOption, check_output_folder, print_json
 
 
 def register(app: typer.Typer) -> None:
@@ -30,6 +30,7 @@ def demo(
     """
     from evalplat.demo.build import run_demo
 
+    check_output_folder(folder, "--dir")
     typer.echo(
         f"building the demo in {folder} (Cranfield: 225 queries, 1400 documents) ...", err=True
     )
@@ -53,14 +54,14 @@ def demo(
 
 
 def _print_summary(folder: Path, nightly: object) -> None:
-    from rich.console import Console
     from rich.table import Table
 
+    from evalplat.cli.common import table_console
     from evalplat.nightly.job import NightlyOutcome
 
     if not isinstance(nightly, NightlyOutcome):
         return
-    console = Console()
+    console = table_console()
     table = Table(
         "config", "metric", "prod", "cand.", "delta", "p", "verdict",
         title="Candidates vs production (bm25-porter); p: Holm-corrected",

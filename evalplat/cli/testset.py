@@ -8,7 +8,15 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from evalplat.cli.common import DbOption, JsonOption, echo_err, open_store, print_json
+from evalplat.cli.common import (
+    DbOption,
+    JsonOption,
+    check_output_folder,
+    echo_err,
+    open_store,
+    print_json,
+    writing,
+)
 
 if TYPE_CHECKING:
     from evalplat.store import ImportOutcome
@@ -177,8 +185,9 @@ def list_test_sets(db: DbOption = None, json_output: JsonOption = False) -> None
     if not test_sets:
         echo_err("no test sets yet: import one with `evalplat testset import NAME --qrels F`")
         return
-    from rich.console import Console
     from rich.table import Table
+
+    from evalplat.cli.common import table_console
 
     table = Table("name", "version", "queries", "judgments", "documents", "created")
     for t in test_sets:
@@ -190,7 +199,7 @@ def list_test_sets(db: DbOption = None, json_output: JsonOption = False) -> None
             str(t.documents),
             t.created_at.strftime("%Y-%m-%d %H:%M"),
         )
-    Console().print(table)
+    table_console().print(table)
 
 
 @app.command("show")
@@ -256,13 +265,16 @@ def export(
 
     from evalplat.testsets.content import export_testset, write_qrels
 
+    if out is not None:
+        check_output_folder(out, "--out")
     content = open_store(db).load_test_set(ref)
     if out is None:
         with tempfile.TemporaryDirectory() as folder:
             path = write_qrels(content.qrels, Path(folder) / "qrels.txt")
             sys.stdout.write(path.read_text(encoding="utf-8"))
         return
-    written = export_testset(content, out)
+    with writing(out, "--out"):
+        written = export_testset(content, out)
     if json_output:
         print_json({"files": {kind: str(path) for kind, path in written.items()}})
     else:

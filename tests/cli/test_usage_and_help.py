@@ -1,5 +1,6 @@
 """What the parser refuses is one line ``error: COMMAND: message`` and exit 2; ``--help`` shows
-every help text as written, brackets included (they are not Rich markup)."""
+every help text as written, brackets included (they are not Rich markup); a table printed into
+a pipe keeps whole names."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from typer.main import get_command
 from typer.testing import CliRunner
 
 from evalplat.cli import app
+from evalplat.store import Store
 
 EVALPLAT = str(Path(sys.executable).with_name("evalplat"))
 
@@ -79,3 +81,18 @@ def test_the_help_texts_themselves_stay_plain() -> None:
     command = get_command(app)
     texts = [t for _, c in _commands(command) for t in _help_texts(c)]
     assert not [t for t in texts if "\\[" in t]
+
+
+def test_a_table_in_a_pipe_keeps_whole_names(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'evalplat.db'}"
+    names = [f"docs-bm25-{'and-' * 12}{n}" for n in range(2)]
+    with Store.init(url) as store:
+        for name in names:
+            store.add_config(name, "builtin", label="a label that is long enough " * 3)
+    env = {k: v for k, v in __import__("os").environ.items() if k != "COLUMNS"}
+    done = subprocess.run(
+        [EVALPLAT, "config", "list", "--db", url], capture_output=True, text=True, env=env
+    )
+    assert done.returncode == 0, done.stderr
+    assert all(name in done.stdout for name in names), done.stdout
+    assert "…" not in done.stdout
