@@ -3,8 +3,9 @@
 Run lines are ``qid Q0 docid rank score runid``; anything after the run id is ignored, as
 trec_eval does (its ``results.trunc`` test file has junk there). Fields are separated by ASCII
 whitespace (spaces, tabs), as trec_eval splits them; Unicode whitespace (a no-break space U+00A0,
-an ideographic space U+3000) inside an id is refused, as the CSV reader refuses it. Blank lines and lines whose first non-blank character is ``#`` are skipped (trec_eval
-10 does the same); a ``#`` inside a field (MS MARCO v2.1 docids) is part of the field.
+an ideographic space U+3000) inside an id is refused, as the CSV reader refuses it. Blank
+lines and lines whose first non-blank character is ``#`` are skipped (trec_eval 10 does the
+same); a ``#`` inside a field (MS MARCO v2.1 docids) is part of the field.
 
 Reading is tiered so that errors cost nothing on good input:
 
