@@ -11,9 +11,10 @@ from __future__ import annotations
 import importlib
 import sys
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, NoReturn
 
 import typer
+from typer._click.exceptions import ClickException, NoArgsIsHelpError
 from typer.core import TyperGroup
 
 from evalplat.cli.common import close_stores
@@ -21,11 +22,23 @@ from evalplat.errors import EvalplatError
 
 
 class EvalplatGroup(TyperGroup):
-    """Root command group that maps ``EvalplatError`` to its exit code and a one-line message."""
+    """Root command group that maps ``EvalplatError`` to its exit code and a one-line message,
+    and the parser's usage errors to one line ``error: COMMAND: message`` and exit 2."""
+
+    def make_context(
+        self, info_name: str | None, args: list[str], parent: Any = None, **extra: Any
+    ) -> Any:
+        _escape_help_markup(self)
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except ClickException as error:
+            _usage_error(error)
 
     def invoke(self, ctx: Any) -> Any:  # the vendored click Context
         try:
             return super().invoke(ctx)
+        except ClickException as error:
+            _usage_error(error)
         except EvalplatError as error:
             typer.echo(f"error: {error}", err=True)
             raise typer.Exit(error.exit_code) from None
@@ -42,6 +55,40 @@ class EvalplatGroup(TyperGroup):
             raise typer.Exit(mapped.exit_code) from None
         finally:
             close_stores()
+
+
+def _usage_error(error: ClickException) -> NoReturn:
+    """One line on stderr for what the parser refused (an unknown option or command, a missing
+    argument, a value of the wrong type), instead of Usage / Try / a boxed Error; ``-h`` has the
+    usage. A command group called without a command still prints its help."""
+    if isinstance(error, NoArgsIsHelpError):
+        raise error
+    message = " ".join(error.format_message().split())
+    message = message[:1].lower() + message[1:]
+    context = getattr(error, "ctx", None)
+    path = context.command_path.split(" ", 1)[1:] if context is not None else []
+    typer.echo(f"error: {path[0]}: {message}" if path else f"error: {message}", err=True)
+    raise typer.Exit(error.exit_code)
+
+
+def _escape_help_markup(command: Any) -> None:
+    """Help texts are plain text: a bracket in them (``nDCG@10[tail]``, ``[[targets]]``) is shown
+    as written, not read as Rich markup, which would swallow it. Done once per command tree,
+    when a command line is parsed, so that the texts themselves (and docs/cli.md) stay plain."""
+    from rich.markup import escape
+
+    if getattr(command, "_help_escaped", False):
+        return
+    command._help_escaped = True
+    for attribute in ("help", "short_help", "epilog"):
+        text = getattr(command, attribute, None)
+        if text:
+            setattr(command, attribute, escape(text))
+    for param in command.params:
+        if getattr(param, "help", None):
+            param.help = escape(param.help)
+    for sub in getattr(command, "commands", {}).values():
+        _escape_help_markup(sub)
 
 
 # (module, sub-app name or None when the module adds top-level commands to the root)

@@ -49,8 +49,9 @@ def list_alerts(
     if not alerts:
         echo_err("no alerts" + (f" in state {state}" if state else ""))
         return
-    from rich.console import Console
     from rich.table import Table
+
+    from evalplat.cli.common import table_console
 
     notes = any(a.note for a in alerts)
     columns = ["id", "state", "config", "test set", "metric", "baseline → candidate", "since"]
@@ -70,7 +71,7 @@ def list_alerts(
             a.opened_at.strftime("%Y-%m-%d %H:%M"),
             *([a.note or ""] if notes else []),
         )
-    Console().print(table)
+    table_console().print(table)
 
 
 @app.command("ack")

@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
+import os
 import sys
+from collections.abc import Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from evalplat.errors import InputError, OperationalError
+
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from evalplat.store import Store
 
 DbOption = Annotated[
@@ -55,3 +64,96 @@ def print_json(data: Any) -> None:
 def echo_err(message: str) -> None:
     """A one-line note on stderr (warnings, 'already exists' notices)."""
     typer.echo(message, err=True)
+
+
+# A piped table (a CI log, a file) has no terminal to fit: wide enough that no name is cut.
+PIPE_WIDTH = 10_000
+
+
+def table_console(*, stderr: bool = False, highlight: bool = True) -> Console:
+    """A Rich console for tables: the terminal's width on a terminal; in a pipe or a CI log
+    ``PIPE_WIDTH``, so a long config or metric name is printed whole, never cut to ``bm25-an…``.
+    ``$COLUMNS`` still wins when set."""
+    from rich.console import Console
+
+    stream = sys.stderr if stderr else sys.stdout
+    if stream.isatty() or os.environ.get("COLUMNS"):
+        return Console(stderr=stderr, highlight=highlight)
+    return Console(stderr=stderr, highlight=highlight, width=PIPE_WIDTH)
+
+
+def check_output_path(path: Path, option: str, *, make_folder: bool = False) -> Path:
+    """Refuse, before anything is stored, an output file that cannot be written: its folder
+    must exist and be a writable directory, and the path must not be a directory itself.
+
+    ``make_folder`` is for the HTML pages, whose writers create their folder: a missing one
+    is accepted when it can be created (as :func:`check_output_folder` says)."""
+    parent = path.parent
+    problem = None
+    if path.is_dir():
+        problem = "a folder; name the file to write"
+    elif make_folder and not parent.exists():
+        problem = _creatable(parent)
+    elif not parent.exists():
+        problem = f"folder {parent} does not exist"
+    elif not parent.is_dir():
+        problem = f"{parent} is not a folder"
+    elif path.exists() and not os.access(path, os.W_OK):
+        problem = "the file is not writable"
+    else:
+        problem = _unwritable(parent)
+    if problem:
+        raise InputError(f"{option} {path}: {problem}")
+    return path
+
+
+def check_output_folder(path: Path, option: str) -> Path:
+    """Refuse, before anything is stored, an output folder that cannot be written or created:
+    an existing path must be a writable directory; a missing one is created later, inside the
+    nearest existing folder, which must be a writable directory."""
+    if path.exists():
+        problem = _unwritable(path) if path.is_dir() else "not a folder"
+    else:
+        problem = _creatable(path)
+    if problem:
+        raise InputError(f"{option} {path}: {problem}")
+    return path
+
+
+def _creatable(folder: Path) -> str | None:
+    """Why the missing ``folder`` cannot be created, or None."""
+    ancestor = folder.absolute().parent
+    while not ancestor.exists():
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        return f"cannot create it, {ancestor} is not a folder"
+    problem = _unwritable(ancestor)
+    return None if problem is None else f"cannot create it, {problem}"
+
+
+def _unwritable(folder: Path) -> str | None:
+    """Why files cannot be created in ``folder``, or None. An empty file is made and removed:
+    permission bits do not tell about a read-only mount, ``/proc`` or an ACL, and for root
+    they always say yes."""
+    import tempfile
+
+    try:
+        handle, name = tempfile.mkstemp(prefix=".evalplat-", dir=folder)
+    except OSError as error:
+        return f"folder {folder} is not writable ({error.strerror or error})"
+    os.close(handle)
+    os.unlink(name)
+    return None
+
+
+@contextlib.contextmanager
+def writing(path: Path, option: str) -> Iterator[None]:
+    """Turn a failure while writing ``path`` (a full disk, permissions changed meanwhile) into
+    one line and exit 3: what is stored stays stored, the file is not written."""
+    try:
+        yield
+    except OSError as error:
+        if error.errno == errno.EPIPE:  # standard output closed early (``| head``): not ours
+            raise
+        reason = error.strerror or str(error)
+        raise OperationalError(f"{option} {path}: could not write it: {reason}") from None

@@ -16,7 +16,16 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from evalplat.cli.common import RUN_REF, DbOption, JsonOption, echo_err, open_store, print_json
+from evalplat.cli.common import (
+    RUN_REF,
+    DbOption,
+    JsonOption,
+    check_output_path,
+    echo_err,
+    open_store,
+    print_json,
+    writing,
+)
 from evalplat.cli.compare_output import print_comparison, write_junit
 from evalplat.cli.target_views import FailOnTargetOption, TargetOption
 
@@ -152,6 +161,10 @@ def compare_command(
     options = CompareOptions(test=test, alpha=alpha, seed=seed, allow_partial=allow_partial,
                              min_segment_queries=min_segment_queries)  # fmt: skip
     targets = target_views.parse_targets(target)
+    if report is not None:  # before the comparison is stored
+        check_output_path(report, "--report", make_folder=True)
+    if junit is not None:
+        check_output_path(junit, "--junit")
     store = open_store(db)
     gates = None
     tuned = max_drop is not None or max_relative_drop is not None or unjudged != "bound"
@@ -180,9 +193,11 @@ def compare_command(
     )
     verdicts = store.check_targets(candidate, targets, seed=seed) if targets else []
     if junit is not None:
-        write_junit(result, junit, strict=strict, targets=verdicts)
+        with writing(junit, "--junit"):
+            write_junit(result, junit, strict=strict, targets=verdicts)
     if report is not None:
-        write_report(result, report, store)
+        with writing(report, "--report"):
+            write_report(result, report, store)
     if as_json:
         print_json({**result.to_dict(), "targets": [v.to_dict() for v in verdicts]})
     else:
@@ -289,9 +304,10 @@ def history_command(
             ]
         )
         return
-    from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
+
+    from evalplat.cli.common import table_console
 
     table = Table("run", "started", "status", "config", "test set", "judgments", name)
     for tag in wanted:
@@ -314,8 +330,9 @@ def history_command(
             *(_segment_cell(seg_values.get(tag)) for tag in wanted),
             p.verdict or "",
         )
-    Console().print(table)
-    Console().print(
+    console = table_console()
+    console.print(table)
+    console.print(
         "* baseline · ◆ new judgments: not comparable with the rows above"
         + (escape(" · [tag]: over the queries carrying that tag") if wanted else ""),
         highlight=False,

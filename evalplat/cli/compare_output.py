@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -17,11 +16,12 @@ __all__ = ["model_grade_lines", "needs_judgments_lines", "print_comparison", "wr
 
 
 def print_comparison(result: ComparisonResult) -> None:
-    from rich.console import Console
     from rich.table import Table
 
+    from evalplat.cli.common import table_console
+
     # Piped output (CI logs, files) has no terminal width: keep the table whole, unwrapped.
-    console = Console() if sys.stdout.isatty() else Console(width=160)
+    console = table_console()
     console.print(
         f"baseline  {result.baseline_label}\ncandidate {result.candidate_label}"
         f"\ntest set  {result.test_set}, {result.queries} queries"

@@ -65,8 +65,9 @@ def list_configs(db: DbOption = None, json_output: JsonOption = False) -> None:
     if not configs:
         echo_err("no configs yet: add one with `evalplat config add NAME --searcher KIND`")
         return
-    from rich.console import Console
     from rich.table import Table
+
+    from evalplat.cli.common import table_console
 
     table = Table("name", "version", "searcher", "label", "created")
     for c in configs:
@@ -77,7 +78,7 @@ def list_configs(db: DbOption = None, json_output: JsonOption = False) -> None:
             c.label or "",
             c.created_at.strftime("%Y-%m-%d %H:%M"),
         )
-    Console().print(table)
+    table_console().print(table)
 
 
 @app.command("show")

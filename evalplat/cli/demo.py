@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from evalplat.cli.common import JsonOption, print_json
+from evalplat.cli.common import JsonOption, check_output_folder, print_json
 
 
 def register(app: typer.Typer) -> None:
@@ -32,6 +32,7 @@ def demo(
     """
     from evalplat.demo.build import run_demo
 
+    check_output_folder(folder, "--dir")
     typer.echo(
         f"building the demo in {folder} (Cranfield: 225 queries, 1400 documents) ...", err=True
     )

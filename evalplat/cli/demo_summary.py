@@ -13,11 +13,10 @@ PRODUCTION = "bm25-porter"
 
 
 def print_summary(outcome: DemoOutcome) -> None:
-    from rich.console import Console
-
+    from evalplat.cli.common import table_console
     from evalplat.store.testsets import ONLINE_TEST_SET as ONLINE
 
-    console = Console()
+    console = table_console()
     nightly = outcome.nightly
     console.print(f"night {outcome.night}: {outcome.story}\n")
     offline = [c for c in nightly.comparisons if c["testset"] != ONLINE]

@@ -13,7 +13,15 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from typer.core import TyperGroup
 
-from evalplat.cli.common import RUN_REF, DbOption, JsonOption, open_store, print_json
+from evalplat.cli.common import (
+    RUN_REF,
+    DbOption,
+    JsonOption,
+    check_output_path,
+    open_store,
+    print_json,
+    writing,
+)
 
 if TYPE_CHECKING:
     from evalplat.judging.prompts import Prompt
@@ -140,6 +148,8 @@ def calibrate(
     """
     from evalplat.judging.job import calibrate as run_calibration
 
+    if report is not None:
+        check_output_path(report, "--report", make_folder=True)
     spec, prompt, store = _judge(name, project, db)
     result, tally = run_calibration(
         store, spec, prompt, testset, sample=sample, seed=seed, comparisons=comparisons
@@ -151,7 +161,8 @@ def calibrate(
     if report is not None:
         from evalplat.reports.calibration import render_calibration
 
-        render_calibration(data, report)
+        with writing(report, "--report"):
+            render_calibration(data, report)
     if json_output:
         print_json(data)
         return
@@ -231,6 +242,8 @@ def export(
     from evalplat.cli.common import echo_err
     from evalplat.judging.review import export_grades
 
+    if out is not None:
+        check_output_path(out, "--out")
     frame = export_grades(open_store(db), name, testset, source=source)
     if json_output:
         print_json(frame.to_dict(orient="records"))
@@ -238,7 +251,8 @@ def export(
     if out is None:
         frame.to_csv(sys.stdout, index=False)
     else:
-        frame.to_csv(out, index=False)
+        with writing(out, "--out"):
+            frame.to_csv(out, index=False)
     echo_err(
         f"{len(frame)} grades of judge {name} in {testset}" + (f" written to {out}" if out else "")
     )

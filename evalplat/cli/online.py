@@ -8,7 +8,14 @@ from typing import Annotated
 
 import typer
 
-from evalplat.cli.common import DbOption, JsonOption, open_store, print_json
+from evalplat.cli.common import (
+    DbOption,
+    JsonOption,
+    check_output_path,
+    open_store,
+    print_json,
+    writing,
+)
 
 app = typer.Typer(
     help="Online against offline: how offline metrics agree with online KPIs.",
@@ -56,8 +63,8 @@ def agreement(
 
     if samples < 1:
         raise InputError(f"--samples must be 1 or more, got {samples}")
-    if report is not None and report.is_dir():
-        raise InputError(f"--report {report}: a folder; name the HTML file to write")
+    if report is not None:
+        check_output_path(report, "--report", make_folder=True)
     start = None if since is None else utcnow() - parse_since(since)
     store = open_store(db)
     outcome = store.online_agreement(
@@ -70,7 +77,8 @@ def agreement(
         page = gather_offline_online(
             store, testset, since=start, metrics=metric, kpis=kpi, agreement=outcome
         )
-        written = render_offline_online(page, report)
+        with writing(report, "--report"):
+            written = render_offline_online(page, report)
     if json_output:
         print_json({**outcome.to_dict(), **({"report": str(written)} if written else {})})
         return

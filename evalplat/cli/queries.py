@@ -15,7 +15,15 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from evalplat.cli.common import DbOption, JsonOption, echo_err, open_store, print_json
+from evalplat.cli.common import (
+    DbOption,
+    JsonOption,
+    check_output_path,
+    echo_err,
+    open_store,
+    print_json,
+    writing,
+)
 
 if TYPE_CHECKING:
     from evalplat.comparison.query_health import QueryHealth
@@ -79,6 +87,9 @@ def queries_command(
     from evalplat.comparison.query_health import parse_since, query_health
     from evalplat.comparison.targets import parse_target
 
+    for path, option in ((fix_csv, "--fix-csv"), (judge_csv, "--judge-csv")):
+        if path is not None:
+            check_output_path(path, option)
     window = parse_since(since)
     given = None if target is None else parse_target(target)
     store = open_store(db)
@@ -86,9 +97,10 @@ def queries_command(
         config, testset, window, metric, k, window=since.strip(), target=given
     )
     health = query_health(inputs, floor=floor, good=good)
-    for path, which in ((fix_csv, "fix"), (judge_csv, "judge")):
+    for path, which, option in ((fix_csv, "fix", "--fix-csv"), (judge_csv, "judge", "--judge-csv")):
         if path is not None:
-            path.write_text(health.annotation_csv(which), encoding="utf-8")
+            with writing(path, option):
+                path.write_text(health.annotation_csv(which), encoding="utf-8")
     if as_json:
         print_json(health.to_dict())
     elif as_csv:
@@ -100,11 +112,12 @@ def queries_command(
 
 
 def _print(health: QueryHealth) -> None:
-    from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
 
-    console = Console(highlight=False)
+    from evalplat.cli.common import table_console
+
+    console = table_console(highlight=False)
     console.print(
         f"{escape(health.config)} on {escape(health.test_set)}: {escape(health.metric)} over "
         f"{len(health.runs)} runs in the last {escape(health.window)}"

@@ -7,7 +7,16 @@ from typing import Annotated
 
 import typer
 
-from evalplat.cli.common import RUN_REF, DbOption, JsonOption, open_store, print_json
+from evalplat.cli.common import (
+    RUN_REF,
+    DbOption,
+    JsonOption,
+    check_output_folder,
+    check_output_path,
+    open_store,
+    print_json,
+    writing,
+)
 
 app = typer.Typer(help="Static HTML reports: run, comparison and the report site.",
                   no_args_is_help=True)  # fmt: skip
@@ -22,11 +31,23 @@ OutOption = Annotated[
 ]
 
 
+def _is_file(out: Path) -> bool:
+    return out.suffix.lower() in (".html", ".htm")
+
+
+def _check_out(out: Path | None) -> None:
+    """Refuse an ``--out`` that cannot be written before anything is read or stored."""
+    if out is not None and _is_file(out):
+        check_output_path(out, "--out", make_folder=True)
+    elif out is not None:
+        check_output_folder(out, "--out")
+
+
 def _target(out: Path | None, default_name: str) -> Path:
     """``--out x.html`` is the file; any other ``--out`` is a folder; none is the current one."""
     if out is None:
         return Path(default_name)
-    if out.suffix.lower() in (".html", ".htm"):
+    if _is_file(out):
         return out
     return out / default_name
 
@@ -48,9 +69,13 @@ def report_run(
     """Write the page of one run: metrics, distributions, latency, failures, every query."""
     from evalplat.reports import render_run
 
+    _check_out(out)
     store = open_store(db)
     run_id = store.resolve_run(run)
-    _done(render_run(store, run_id, _target(out, f"run-{run_id}.html")), as_json)
+    target = _target(out, f"run-{run_id}.html")
+    with writing(target, "--out"):
+        written = render_run(store, run_id, target)
+    _done(written, as_json)
 
 
 @app.command("compare")
@@ -64,10 +89,13 @@ def report_compare(
     """Compare two runs (stored as a comparison) and write the comparison page."""
     from evalplat.reports import render_comparison
 
+    _check_out(out)  # before the comparison is stored
     store = open_store(db)
     result = store.compare_runs(baseline, candidate)
-    name = f"compare-{result.baseline_run_id}-{result.candidate_run_id}.html"
-    _done(render_comparison(result, _target(out, name), store), as_json)
+    target = _target(out, f"compare-{result.baseline_run_id}-{result.candidate_run_id}.html")
+    with writing(target, "--out"):
+        written = render_comparison(result, target, store)
+    _done(written, as_json)
 
 
 @app.command("site")
@@ -81,5 +109,8 @@ def report_site(
     """Write the report site: index, history per config, run and comparison pages."""
     from evalplat.reports import render_site
 
+    check_output_folder(out, "--out")
     store = open_store(db)
-    _done(render_site(store, out), as_json)
+    with writing(out, "--out"):
+        written = render_site(store, out)
+    _done(written, as_json)

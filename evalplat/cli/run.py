@@ -14,7 +14,16 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from evalplat.cli.common import RUN_REF, DbOption, JsonOption, echo_err, open_store, print_json
+from evalplat.cli.common import (
+    RUN_REF,
+    DbOption,
+    JsonOption,
+    check_output_path,
+    echo_err,
+    open_store,
+    print_json,
+    writing,
+)
 from evalplat.cli.target_views import TargetOption
 from evalplat.metrics.run_health import zero_results
 
@@ -212,8 +221,9 @@ def list_command(
     if not runs:
         echo_err("no runs yet: start one with `evalplat run CONFIG --testset NAME`")
         return
-    from rich.console import Console
     from rich.table import Table
+
+    from evalplat.cli.common import table_console
 
     table = Table("id", "status", "config", "test set", "queries", "failed", "started", "nDCG@10")
     for r in runs:
@@ -228,7 +238,7 @@ def list_command(
             f"{r.started_at:%Y-%m-%d %H:%M}",
             "" if ndcg is None else f"{ndcg:.4f}",
         )
-    Console().print(table)
+    table_console().print(table)
 
 
 @runs_app.command("show")
@@ -306,6 +316,8 @@ def export_command(
 
     if format != "trec":
         raise InputError(f"--format must be trec, got {format!r}")
+    if out is not None:
+        check_output_path(out, "--out")
     store = open_store(db)
     info = store.run_info(run)
     results = store.load_results(info.id)
@@ -316,9 +328,10 @@ def export_command(
         # written beside the target and renamed: a refused run leaves no half file behind
         partial = out.with_name(out.name + ".partial")
         try:
-            with open(partial, "w", encoding="utf-8", newline="\n") as handle:
-                written = write_trec_run(results, handle, tag)
-            partial.replace(out)
+            with writing(out, "--out"):
+                with open(partial, "w", encoding="utf-8", newline="\n") as handle:
+                    written = write_trec_run(results, handle, tag)
+                partial.replace(out)
         finally:
             partial.unlink(missing_ok=True)
     note = (

@@ -8,7 +8,16 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from evalplat.cli.common import DbOption, JsonOption, echo_err, open_store, print_json
+from evalplat.cli.common import (
+    DbOption,
+    JsonOption,
+    check_output_folder,
+    check_output_path,
+    echo_err,
+    open_store,
+    print_json,
+    writing,
+)
 
 if TYPE_CHECKING:
     from evalplat.store import ImportOutcome
@@ -184,8 +193,9 @@ def list_test_sets(db: DbOption = None, json_output: JsonOption = False) -> None
     if not test_sets:
         echo_err("no test sets yet: import one with `evalplat testset import NAME --qrels F`")
         return
-    from rich.console import Console
     from rich.table import Table
+
+    from evalplat.cli.common import table_console
 
     table = Table("name", "version", "queries", "judgments", "documents", "created")
     for t in test_sets:
@@ -197,7 +207,7 @@ def list_test_sets(db: DbOption = None, json_output: JsonOption = False) -> None
             str(t.documents),
             t.created_at.strftime("%Y-%m-%d %H:%M"),
         )
-    Console().print(table)
+    table_console().print(table)
 
 
 @app.command("show")
@@ -278,7 +288,9 @@ def export(
 
         fmt = detect_format("-", "judgments", format)
         if out is not None:
-            _check_output_file(out)
+            check_output_path(out, "--out")
+    elif out is not None:
+        check_output_folder(out, "--out")
     content = open_store(db).load_test_set(ref)
     if format is not None:
         written = _export_as(content, fmt, out, ref.split("@", 1)[0])
@@ -292,23 +304,13 @@ def export(
             path = write_qrels(content.qrels, Path(folder) / "qrels.txt")
             sys.stdout.write(path.read_text(encoding="utf-8"))
         return
-    paths = export_testset(content, out)
+    with writing(out, "--out"):
+        paths = export_testset(content, out)
     if json_output:
         print_json({"files": {kind: str(path) for kind, path in paths.items()}})
     else:
         for path in paths.values():
             typer.echo(str(path))
-
-
-def _check_output_file(path: Path) -> None:
-    # TODO use check_output_path
-    from evalplat.errors import InputError
-
-    parent = path.parent if str(path.parent) else Path(".")
-    if path.is_dir():
-        raise InputError(f"--out: {path} is a folder; name the file to write")
-    if not parent.is_dir():
-        raise InputError(f"--out: the folder {parent} does not exist")
 
 
 def _export_as(content: TestSetContent, fmt: str, out: Path | None, name: str) -> Path | None:
@@ -325,12 +327,13 @@ def _export_as(content: TestSetContent, fmt: str, out: Path | None, name: str) -
         echo_err(f"several sources grade some pairs: {fmt} holds one grade, resolved by {rule}")
     with tempfile.TemporaryDirectory() as folder:
         target = out if out is not None else Path(folder) / f"judgments.{fmt}"
-        if fmt in JUDGMENT_LISTS:
-            write_judgment_list(fmt, content.queries, content.qrels, target, name)
-        elif fmt == "jsonl":
-            write_judgments(content.judgments, target, fmt)
-        else:
-            write_judgments(content.qrels, target, fmt)
+        with writing(target, "--out"):
+            if fmt in JUDGMENT_LISTS:
+                write_judgment_list(fmt, content.queries, content.qrels, target, name)
+            elif fmt == "jsonl":
+                write_judgments(content.judgments, target, fmt)
+            else:
+                write_judgments(content.qrels, target, fmt)
         if out is None:
             sys.stdout.write(target.read_text(encoding="utf-8"))
             return None

@@ -1,9 +1,11 @@
 """Readers for TREC qrels (``qid iter docid grade``) and TREC run files.
 
 Run lines are ``qid Q0 docid rank score runid``; anything after the run id is ignored, as
-trec_eval does (its ``results.trunc`` test file has junk there). Fields are separated by any
-whitespace. Blank lines and lines whose first non-blank character is ``#`` are skipped (trec_eval
-10 does the same); a ``#`` inside a field (MS MARCO v2.1 docids) is part of the field.
+trec_eval does (its ``results.trunc`` test file has junk there). Fields are separated by ASCII
+whitespace (spaces, tabs), as trec_eval splits them; Unicode whitespace (a no-break space U+00A0,
+an ideographic space U+3000) inside an id is refused, as the CSV reader refuses it. Blank
+lines and lines whose first non-blank character is ``#`` are skipped (trec_eval 10 does the
+same); a ``#`` inside a field (MS MARCO v2.1 docids) is part of the field.
 
 Reading is tiered so that errors cost nothing on good input:
 
@@ -222,7 +224,7 @@ def _check_contract(table: pa.Table) -> None:
     sends the file to the slow pass, which names the line."""
     import pyarrow.compute as pc
 
-    from evalplat.inputs.columns import has_control_characters
+    from evalplat.inputs.columns import has_control_characters, has_unicode_whitespace
 
     if table.num_rows == 0:
         return  # no rows, nothing to check (the caller's slow pass says the file is empty)
@@ -230,7 +232,7 @@ def _check_contract(table: pa.Table) -> None:
         column = table.column(name)
         if pc.max(pc.utf8_length(column)).as_py() > ID_MAX_LENGTH:
             raise _FastPathFailed
-        if has_control_characters(column):
+        if has_control_characters(column) or has_unicode_whitespace(column):
             raise _FastPathFailed
     if "grade" in table.column_names:
         grades = table.column("grade")
@@ -244,7 +246,7 @@ def _check_contract(table: pa.Table) -> None:
 def _read_split(
     path: Path, n_fields: int, keep: tuple[tuple[int, str], ...], *, exact: bool
 ) -> pa.Table:
-    """Tier 2: whole lines, comments dropped, split on any whitespace, all in pyarrow kernels."""
+    """Tier 2: whole lines, comments dropped, split on ASCII whitespace, all in pyarrow kernels."""
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.csv as pacsv
@@ -266,10 +268,10 @@ def _read_split(
                 null_values=[],
             ),
         ).column("line")
-        stripped = pc.utf8_trim_whitespace(lines)
+        stripped = pc.ascii_trim_whitespace(lines)
         nonempty = pc.cast(pc.utf8_length(stripped), pa.bool_())  # a length cast to bool
         lines = stripped.filter(pc.and_(pc.invert(pc.starts_with(stripped, "#")), nonempty))
-        fields = pc.utf8_split_whitespace(lines)
+        fields = pc.ascii_split_whitespace(lines)
         counts = pc.list_value_length(fields)
         least, most = (bound.as_py() for bound in pc.min_max(counts).values())
         if len(counts) and (least < n_fields or (exact and most != n_fields)):
@@ -320,11 +322,12 @@ def _read_slow(
     seen: set[tuple[str, str]] = set()
     with path.open("rb") as handle:
         for number, raw in enumerate(handle, start=1):
+            # split at ASCII whitespace only, as trec_eval: str.split would also split at U+00A0
+            # and shift a line's fields, or drop a trailing no-break space from an id
             try:
-                line = raw.decode("utf-8")
+                fields = [field.decode("utf-8") for field in raw.split()]
             except UnicodeDecodeError:
                 raise InputError("not valid UTF-8 text", path=path, line=number) from None
-            fields = line.split()
             if not fields or fields[0].startswith("#"):
                 continue
             if (len(fields) != n_fields) if exact else (len(fields) < n_fields):

@@ -46,3 +46,36 @@ def has_control_characters(column: pa.Array | pa.ChunkedArray) -> bool:
             if ((follow >= 0x80) & (follow <= 0x9F)).any():
                 return True
     return False
+
+
+# Unicode whitespace beyond ASCII, as ``str.isspace`` says (U+0085, U+00A0, U+1680, U+2000 to
+# U+200A, U+2028, U+2029, U+202F, U+205F, U+3000): all of it is two or three bytes in UTF-8.
+_WIDE_SPACES = np.array([c for c in range(0x80, 0x10000) if chr(c).isspace()], dtype=np.int32)
+
+
+def has_unicode_whitespace(column: pa.Array | pa.ChunkedArray) -> bool:
+    """Whether any value of a string column holds whitespace beyond ASCII (a no-break space,
+    an ideographic space, ...). ASCII text pays one reduction; text beyond it decodes only the
+    two- and three-byte sequences whose lead byte can start such a space (0xC2, 0xE1 to 0xE3)."""
+    if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
+        raise TypeError(f"a string column is needed, not {column.type}")
+    chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
+    for chunk in chunks:
+        data = _value_bytes(chunk)
+        if len(data) < 2 or data.max() < 0xC2:
+            continue
+        # in valid UTF-8 a lead byte is never a continuation byte: positions are exact
+        two = np.flatnonzero(data[:-1] == 0xC2)
+        if len(two) and np.isin(0x80 | (data[two + 1].astype(np.int32) & 0x3F), _WIDE_SPACES).any():
+            return True
+        lead = data[:-2]
+        three = np.flatnonzero((lead >= 0xE1) & (lead <= 0xE3))
+        if len(three):
+            points = (
+                (data[three].astype(np.int32) & 0x0F) << 12
+                | (data[three + 1].astype(np.int32) & 0x3F) << 6
+                | (data[three + 2].astype(np.int32) & 0x3F)
+            )
+            if np.isin(points, _WIDE_SPACES).any():
+                return True
+    return False

@@ -302,13 +302,21 @@ def render_history(
     return _write(Path(out), history_html(pages[0]))
 
 
+SLUG_LENGTH = 80
+
+
 def slug(text: str) -> str:
-    """A file-name-safe form of a config or test set name; a short hash keeps distinct names
-    that differ only in unsafe characters apart."""
+    """A file-name-safe form of a config or test set name, at most ``SLUG_LENGTH`` characters.
+
+    A safe name that fits is its own slug. Any other gets a short hash of the whole name after
+    its safe form, cut to fit: names that differ only in unsafe characters, or only after their
+    first 80 characters, get files of their own, and a name's file stays the same night after
+    night."""
     safe = re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("._") or "x"
-    if safe != text:
-        safe += "-" + hashlib.sha256(text.encode()).hexdigest()[:6]
-    return safe[:80]
+    if safe == text and len(safe) <= SLUG_LENGTH:
+        return safe
+    digest = "-" + hashlib.sha256(text.encode()).hexdigest()[:6]
+    return safe[: SLUG_LENGTH - len(digest)] + digest
 
 
 def render_site(store: Store, out_dir: str | Path) -> Path:

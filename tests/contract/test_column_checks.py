@@ -1,5 +1,6 @@
-"""The column check of control characters agrees with the contract's regular expression on
-every string, however the Arrow column is laid out (chunks, slices, 64-bit offsets)."""
+"""The column checks of control characters and of Unicode whitespace agree with the contract
+(its regular expression, ``str.isspace``) on every string, however the Arrow column is laid out
+(chunks, slices, 64-bit offsets)."""
 
 from __future__ import annotations
 
@@ -8,12 +9,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evalplat.inputs.columns import has_control_characters
+from evalplat.inputs.columns import has_control_characters, has_unicode_whitespace
 from evalplat.inputs.validation import CONTROL
 
 # characters around every boundary of the UTF-8 patterns the check reads
 EDGES = "\x00\x1f\x20\x7e\x7f\x80\x9f\xa0\xc2\u0100\u0780\u0880\u2028\U0001f600aZ0é"
-characters = st.sampled_from(EDGES) | st.characters(exclude_categories=["Cs"])
+SPACES = "\x85\xa0\u1680\u2000\u200a\u200b\u2028\u2029\u202f\u205f\u3000\u3001\u1fff\ufeff"
+characters = (
+    st.sampled_from(EDGES) | st.sampled_from(SPACES) | st.characters(exclude_categories=["Cs"])
+)
 texts = st.lists(st.text(alphabet=characters, max_size=12))
 
 
@@ -51,3 +55,25 @@ def test_two_byte_controls_and_their_neighbours() -> None:
 def test_only_string_columns_are_read() -> None:
     with pytest.raises(TypeError, match="string column"):
         has_control_characters(pa.array([1, 2]))
+
+
+def wide_space(values: list[str]) -> bool:
+    return any(ch.isspace() and ch > "\x7f" for value in values for ch in value)
+
+
+@settings(max_examples=300, derandomize=True, database=None)
+@given(values=texts, cut=st.integers(min_value=0, max_value=5))
+def test_unicode_whitespace_agrees_with_isspace(values: list[str], cut: int) -> None:
+    array = pa.array(values, type=pa.string())
+    assert has_unicode_whitespace(array) == wide_space(values)
+    assert has_unicode_whitespace(pa.array(values, type=pa.large_string())) == wide_space(values)
+    assert has_unicode_whitespace(array.slice(cut)) == wide_space(values[cut:])
+    chunked = pa.chunked_array([array.slice(0, cut), array.slice(cut)], type=pa.string())
+    assert has_unicode_whitespace(chunked) == wide_space(values)
+
+
+def test_every_unicode_space_and_its_neighbours() -> None:
+    for space in "\x85\xa0\u1680\u2000\u2005\u200a\u2028\u2029\u202f\u205f\u3000":
+        assert has_unicode_whitespace(pa.array(["id", f"a{space}b"])), repr(space)
+    neighbours = "\x84\xa1\u167f\u1681\u200b\u2027\u202a\u205e\u2060\u2fff\u3001 \t"
+    assert not has_unicode_whitespace(pa.array([f"a{ch}b" for ch in neighbours]))

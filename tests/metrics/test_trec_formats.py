@@ -146,12 +146,45 @@ def test_tabs_and_spaces_mixed_read_like_whitespace(tmp_path: Path) -> None:
     assert qrels.values.tolist() == [["q1", "d1", 1], ["q1", "d2", 0]]
 
 
+SPACES = {"no-break": "\u00a0", "ideographic": "\u3000", "thin": "\u2009", "next line": "\u0085"}
+
+
+@pytest.mark.parametrize("space", list(SPACES.values()), ids=list(SPACES))
+@pytest.mark.parametrize(
+    ("kind", "lines", "field", "value"),
+    [
+        ("qrels", ["q1 0 d1 1", "q2{s}x 0 d1 1"], "query id", "q2{s}x"),
+        ("qrels", ["q1\t0\td1\t1", "q2\t0\td1{s}\t1"], "doc id", "d1{s}"),
+        ("qrels", ["q1 0 d1 1", "{s}q2 0 d2 0"], "query id", "{s}q2"),
+        ("run", ["q1 Q0 d1 1 2.5 run", "q1 Q0 d{s}2 2 2.0 run"], "doc id", "d{s}2"),
+        ("run", ["q1\tQ0\td1\t1\t2.5\tr", "q2{s}\tQ0\td1\t1\t2.5\tr"], "query id", "q2{s}"),
+    ],
+)
+def test_an_id_with_unicode_whitespace_names_the_line(
+    tmp_path: Path, space: str, kind: str, lines: list[str], field: str, value: str
+) -> None:
+    """trec_eval splits at ASCII whitespace only, and the CSV reader refuses these ids: a
+    no-break or ideographic space is part of the id, which the input contract refuses."""
+    path = _write(tmp_path, "\n".join(lines).format(s=space) + "\n")
+    with pytest.raises(InputError) as caught:
+        (read_qrels if kind == "qrels" else read_run)(path)
+    what = "a control character" if space == "\u0085" else "whitespace"
+    assert caught.value.line == 2
+    assert caught.value.problem == f"{field} {value.format(s=space)!r} contains {what}"
+
+
+def test_a_unicode_space_between_run_fields_does_not_shift_them(tmp_path: Path) -> None:
+    # split at U+00A0 this line would read doc "x" with score 1; trec_eval keeps Q0\xa0x whole
+    run = read_run(_write(tmp_path, "q1 Q0\u00a0x d1 1 2.5 run\n"))
+    assert run.to_dict(orient="records") == [{"query_id": "q1", "doc_id": "d1", "score": 2.5}]
+
+
 def test_missing_file_is_an_input_error(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="no such file"):
         read_qrels(tmp_path / "absent.txt")
 
 
-_FIELD = st.text(alphabet="ab1#.-_é", min_size=1, max_size=4)
+_FIELD = st.text(alphabet="ab1#.-_é\u00a0\u3000", min_size=1, max_size=4)
 _SEP = st.sampled_from([" ", "  ", "\t", " \t"])
 
 

@@ -142,3 +142,30 @@ def test_config_names_become_distinct_safe_file_names(name: str) -> None:
 
     assert re.fullmatch(r"[A-Za-z0-9._-]+", slug(name))
     assert slug("a/b c") != slug("a_b_c")
+
+
+def test_long_names_sharing_their_first_80_characters_get_files_of_their_own() -> None:
+    from evalplat.reports.render import SLUG_LENGTH, slug
+
+    stem = "docs-bm25-" + "x" * 80
+    names = [stem + "-porter", stem + "-nostem", "y" * 81, "y" * 80]
+    slugs = [slug(name) for name in names]
+    assert len(set(slugs)) == len(names)
+    assert all(len(s) <= SLUG_LENGTH for s in slugs) and slugs[3] == "y" * 80
+    assert [slug(name) for name in names] == slugs  # the same file every night
+    assert slug("docs-bm25") == "docs-bm25" and slug("a/b c") == "a_b_c-" + slug("a/b c")[-6:]
+
+
+def test_two_long_configs_keep_two_histories(store: Store, tmp_path: Path) -> None:
+    from evalplat.reports import render_site
+
+    populate(store, tmp_path)
+    run = _write_run(tmp_path / "c.run", {"q1": ["d1"], "q2": ["d3"], "q3": ["d4"]})
+    stem = "docs-bm25-" + "a" * 75
+    for name in (stem + "-porter", stem + "-nostem"):
+        runner.import_run(store, run, name, "mini", metrics=["nDCG@10"])
+    site = render_site(store, tmp_path / "site").parent
+    histories = [p.read_text(encoding="utf-8") for p in (site / "history").glob("*.html")]
+    assert len(histories) == 3
+    for name in (stem + "-porter", stem + "-nostem"):
+        assert sum(name in html for html in histories) == 1, name
