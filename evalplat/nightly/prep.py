@@ -45,11 +45,13 @@ def check_inputs(project: Project, contents: dict[str, TestSetContent]) -> list[
     ``${VAR}`` of the configs and the alert channels must be set; a
     ``builtin`` searcher needs its test sets' documents; a gate's or target's ``segment`` must
     be a tag of some query of a test set it applies to (:mod:`evalplat.nightly.scopes`); the
+    night's judge must be ready to ask (:func:`evalplat.nightly.judging.check_night_judge`); the
     reports dir must be writable.
     Errors name the project file, the line of the table and the config or key at fault.
     """
     from evalplat.alerts.registry import channels_from_tables
     from evalplat.inputs.env import expand_env
+    from evalplat.nightly.judging import check_night_judge
     from evalplat.nightly.project import table_line
     from evalplat.nightly.scopes import check_segments
     from evalplat.searchers import validate_config
@@ -73,6 +75,7 @@ def check_inputs(project: Project, contents: dict[str, TestSetContent]) -> list[
                     line=table_line(project.path, "configs", index),
                 )
     check_segments(project, contents)
+    check_night_judge(project)
     channels = channels_from_tables(project.alerts)
     for index, table in enumerate(project.alerts):
         try:
@@ -122,7 +125,9 @@ def open_store(url: str, emit: LogFunction) -> Store:
 def dry_run_night(
     project: Project, url: str, contents: dict[str, TestSetContent], emit: LogFunction
 ) -> None:
-    """Say what a real night would do, writing nothing."""
+    """Say what a real night would do, writing nothing; refuse what a real night would refuse
+    before it starts (a judge the gates let in that is not fit for gating)."""
+    from evalplat.nightly.judging import check_judges
     from evalplat.searchers.configs import content_hash
     from evalplat.store import Store
 
@@ -132,6 +137,7 @@ def dry_run_night(
     except SchemaOutdatedError as error:
         emit({"step": "database", "would_create": True, "detail": str(error)})
     try:
+        check_judges(store, project)
         for name, content in contents.items():
             _dry_run_test_set(store, name, content, emit)
         for spec in project.configs:

@@ -319,9 +319,9 @@ class Reader:
             raise self.fail(f"no judge named {judge!r} in [[judges]] (known: {known})",
                             "nightly", 0, "judge")  # fmt: skip
         budget = table.get("judge_budget", 200)
-        if isinstance(budget, bool) or not isinstance(budget, int) or budget < 0:
-            raise self.fail("must be a whole number of requests ≥ 0", "nightly", 0,
-                            "judge_budget")  # fmt: skip
+        if isinstance(budget, bool) or not isinstance(budget, int) or not 0 <= budget <= 10**7:
+            raise self.fail("must be a whole number of requests from 0 to 10,000,000", "nightly",
+                            0, "judge_budget")  # fmt: skip
         return judge, budget
 
     def gate(
