@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from evalplat.errors import EvalplatError, InputError, OperationalError
 from evalplat.inputs.env import expand_env
+from evalplat.inputs.http_headers import header_problem
 from evalplat.judging.answers import schema
 from evalplat.judging.prompts import SYSTEM
 from evalplat.searchers.base import TransientSearchError
@@ -186,8 +187,6 @@ def expanded_headers(spec: JudgeSpec, environ: Mapping[str, str] | None = None) 
     """The request headers with ``${VAR}`` placeholders expanded; an unset variable, or one
     whose value cannot go in a header (a line break, a non-ASCII character), is an
     ``InputError`` naming the judge and the header."""
-    from evalplat.judging.spec import header_problem
-
     headers = {str(k): str(v) for k, v in expand_env(spec.headers, environ).items()}
     if spec.api_key is not None:
         headers.setdefault("Authorization", f"Bearer {expand_env(spec.api_key, environ)}")

@@ -18,13 +18,13 @@ schema answer, true).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from evalplat.errors import InputError
+from evalplat.inputs.http_headers import header_problem
 from evalplat.inputs.validation import CONCURRENCY_MAX, CONTROL, check_number, shown
 
 BUILTIN_PROMPTS = ("umbrela",)
@@ -60,10 +60,6 @@ NUMBERS: dict[str, tuple[bool, float | None, float | None, float]] = {
     "time_limit": (False, None, 0, 7 * 24 * 3600),
     "min_kappa": (False, -1, None, 1),
 }
-# An HTTP header name is a token (RFC 9110); its value visible ASCII and spaces, so that a line
-# break or a stray byte is refused when the file is read, not sent as a broken request.
-_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
-_VALUE = re.compile(r"[\x20-\x7e]*")
 
 
 @dataclass(frozen=True)
@@ -215,19 +211,6 @@ def url_problem(url: str) -> str | None:
         return f"{example}; {shown(url)} names no host"
     if port is not None and not 1 <= port <= 65535:
         return f"{example}; port {port} is not from 1 to 65535"
-    return None
-
-
-def header_problem(name: str, value: str) -> str | None:
-    """Why header ``name: value`` cannot be sent, or None (``${VAR}`` placeholders pass:
-    their values are checked when they are expanded)."""
-    if not _TOKEN.fullmatch(name):
-        return f"header name {shown(name)} is not an HTTP token (letters, digits, '-', ...)"
-    if not _VALUE.fullmatch(value):
-        return (
-            f"header {name}: the value holds a line break, a control character or a "
-            "non-ASCII character"
-        )
     return None
 
 

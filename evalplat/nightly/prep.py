@@ -78,16 +78,41 @@ def check_inputs(project: Project, contents: dict[str, TestSetContent]) -> list[
     check_night_judge(project)
     channels = channels_from_tables(project.alerts)
     for index, table in enumerate(project.alerts):
-        try:
-            expand_env({k: v for k, v in table.items() if k not in ("type", "name")})
-        except InputError as error:
-            raise InputError(
-                f"[[alerts]] #{index + 1}: {error.problem}",
-                path=project.path,
-                line=table_line(project.path, "alerts", index),
-            ) from None
+        _check_expanded(project, index, table)
     _check_writable(project)
     return channels
+
+
+def _check_expanded(project: Project, index: int, table: dict[str, Any]) -> None:
+    """Every ``${VAR}`` of an ``[[alerts]]`` table is set, and the channel takes the values
+    (a header value with a line break is refused); the error names the key's line, never the
+    value."""
+    from evalplat.alerts.base import SettingError
+    from evalplat.alerts.registry import build_channel
+    from evalplat.inputs.env import expand_env
+    from evalplat.nightly.project import table_line
+
+    key: str | None = None
+    try:
+        expanded = dict(table)
+        for key, value in table.items():
+            if key not in ("type", "name"):
+                expanded[key] = expand_env(value)
+        key = None
+        build_channel(expanded)
+    except SettingError as error:
+        key = error.key
+        problem = error.problem
+    except InputError as error:
+        problem = error.problem
+    else:
+        return
+    where = f"[[alerts]] #{index + 1}" + ("" if key is None else f" key '{key}'")
+    raise InputError(
+        f"{where}: {problem}",
+        path=project.path,
+        line=table_line(project.path, "alerts", index, key),
+    )
 
 
 def _check_writable(project: Project) -> None:
