@@ -184,8 +184,8 @@ def _number(
     maximum: float,
 ) -> float:
     """A numeric key checked with ``check_number``; a whole one must be a TOML integer."""
-    kinds: tuple[type, ...] = (int,) if whole else (int, float)
-    if isinstance(value, bool) or not isinstance(value, kinds):
+    wrong = isinstance(value, bool) or (whole and not isinstance(value, int))
+    if wrong or not isinstance(value, int | float):
         raise fail("must be a whole number" if whole else "must be a number", key)
     try:
         return float(check_number(value, key, minimum=minimum, above=above, maximum=maximum))
