@@ -211,9 +211,20 @@ def alerts_block() -> str:
             types = " or ".join(type_names.get(t, t.__name__) for t in shown)
             default = "**required**" if param.required else _default(param.default)
             choices = f" One of: {', '.join(param.choices)}." if param.choices else ""
+            choices += _param_range(param.minimum, param.above, param.maximum)
             lines.append(f"| `{param.name}` | {types} | {default} | {_cell(param.help)}{choices} |")
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _param_range(minimum: float | None, above: float | None, maximum: float | None) -> str:
+    """A number's range in words (`check_number`'s bounds), or nothing."""
+    if minimum is not None and maximum is not None:
+        return f"; from {minimum:g} to {maximum:g}"
+    parts = [] if above is None else [f"more than {above:g}"]
+    parts += [] if minimum is None else [f"at least {minimum:g}"]
+    parts += [] if maximum is None else [f"at most {maximum:g}"]
+    return f"; {', '.join(parts)}" if parts else ""
 
 
 # -- pages --------------------------------------------------------------------------------------

@@ -3,7 +3,8 @@
 A channel kind (``ChannelKind``) is declared once, in its own module, with the parameters a
 project-file table may set; the registry (``evalplat.alerts.registry``) validates tables
 against it, so an unknown key or type is an ``InputError`` listing the valid ones before
-anything is sent.
+anything is sent. A refusal is a ``SettingError`` naming the key at fault, so that the project
+file's reader can point at that key's line.
 
 ``Channel.send(notice)`` delivers one notice (the alert events of a night) or raises
 ``DeliveryError``; ``transient`` tells the delivery loop whether another attempt may succeed
@@ -23,9 +24,19 @@ from typing import Any
 from evalplat.alerts.notice import Notice
 from evalplat.errors import InputError
 from evalplat.inputs.env import expand_env
+from evalplat.inputs.validation import check_number
 
 # Keys every channel table may have besides its kind's own parameters.
 COMMON_KEYS = ("type", "name")
+
+
+class SettingError(InputError):
+    """A channel table refused; ``key`` is the key at fault (None: the table as a whole, e.g. a
+    required key that is missing)."""
+
+    def __init__(self, problem: str, key: str | None = None):
+        super().__init__(problem)
+        self.key = key
 
 
 class DeliveryError(Exception):
@@ -47,6 +58,10 @@ class Param:
     required: bool = False
     default: Any = None
     choices: tuple[str, ...] | None = None
+    # the range of a number (``check_number``): inclusive, exclusive minimum, inclusive
+    minimum: float | None = None
+    above: float | None = None
+    maximum: float | None = None
 
     def check(self, value: Any, kind: str) -> Any:
         # TOML integers are fine where a float is expected; booleans are not numbers here.
@@ -57,12 +72,21 @@ class Param:
             # "a number" already covers whole numbers
             shown = [t for t in self.types if not (t is int and float in self.types)]
             wanted = " or ".join(_TYPE_NAMES.get(t, t.__name__) for t in shown)
-            raise InputError(f"{kind} channel: {self.name} must be {wanted}, got {value!r}")
-        if self.choices is not None and value not in self.choices:
-            raise InputError(
-                f"{kind} channel: {self.name} must be one of {', '.join(self.choices)}, "
-                f"got {value!r}"
+            raise SettingError(
+                f"{kind} channel: {self.name} must be {wanted}, got {value!r}", self.name
             )
+        if self.choices is not None and value not in self.choices:
+            raise SettingError(
+                f"{kind} channel: {self.name} must be one of {', '.join(self.choices)}, "
+                f"got {value!r}",
+                self.name,
+            )
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            try:
+                check_number(value, self.name, minimum=self.minimum, above=self.above,
+                             maximum=self.maximum)  # fmt: skip
+            except InputError as error:
+                raise SettingError(f"{kind} channel: {error.problem}", self.name) from None
         return value
 
 
@@ -85,15 +109,15 @@ class ChannelKind:
         for key in table:
             if key not in known and key not in COMMON_KEYS:
                 valid = ", ".join([*COMMON_KEYS, *known])
-                raise InputError(
-                    f"{self.name} channel: unknown parameter '{key}'; valid ones: {valid}"
+                raise SettingError(
+                    f"{self.name} channel: unknown parameter '{key}'; valid ones: {valid}", key
                 )
         params: dict[str, Any] = {}
         for param in self.params:
             if param.name in table:
                 params[param.name] = param.check(table[param.name], self.name)
             elif param.required:
-                raise InputError(f"{self.name} channel needs {param.name} ({param.help})")
+                raise SettingError(f"{self.name} channel needs {param.name} ({param.help})")
             else:
                 params[param.name] = param.default
         return params

@@ -27,10 +27,9 @@ from email.message import EmailMessage
 from email.utils import formatdate, make_msgid
 from typing import Any
 
-from evalplat.alerts.base import Channel, ChannelKind, DeliveryError, Param
+from evalplat.alerts.base import Channel, ChannelKind, DeliveryError, Param, SettingError
 from evalplat.alerts.email_html import render_html
 from evalplat.alerts.notice import Notice
-from evalplat.errors import InputError
 
 SECURITY = ("starttls", "ssl", "none")
 DEFAULT_PORTS = {"starttls": 587, "ssl": 465, "none": 25}
@@ -55,7 +54,9 @@ class EmailChannel(Channel):
     def __init__(self, name: str, params: dict[str, Any]):
         to = params["to"]
         if isinstance(to, list) and (not to or not all(isinstance(r, str) and r for r in to)):
-            raise InputError("email channel: to must be an address or a non-empty list of them")
+            raise SettingError(
+                "email channel: to must be an address or a non-empty list of them", "to"
+            )
         super().__init__(name, params)
 
     def send(self, notice: Notice) -> None:
@@ -131,7 +132,14 @@ KIND = ChannelKind(
     description="e-mail over SMTP (STARTTLS, SSL or plain; optional login)",
     params=(
         Param("host", (str,), "SMTP server host, e.g. ${SMTP_HOST}", required=True),
-        Param("port", (int, str), "SMTP port (587 starttls, 465 ssl, 25 none)", default=None),
+        Param(
+            "port",
+            (int, str),
+            "SMTP port (587 starttls, 465 ssl, 25 none)",
+            default=None,
+            minimum=1,
+            maximum=65535,
+        ),
         Param("from", (str,), "sender address", required=True),
         Param("to", (str, list), "recipient address or list of addresses", required=True),
         Param("username", (str,), "login name, e.g. ${SMTP_USER}", default=None),
@@ -139,7 +147,14 @@ KIND = ChannelKind(
         Param("security", (str,), "connection security", default="starttls", choices=SECURITY),
         Param("cafile", (str,), "CA certificate file to verify the server with", default=None),
         Param("subject_prefix", (str,), "text before the subject", default="[evalplat]"),
-        Param("timeout", (int, float), "seconds to wait for the server", default=10.0),
+        Param(
+            "timeout",
+            (int, float),
+            "seconds to wait for the server",
+            default=10.0,
+            above=0,
+            maximum=3600,
+        ),
     ),
     factory=EmailChannel,
 )

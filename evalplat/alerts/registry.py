@@ -14,8 +14,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from evalplat.alerts import email, json_file, junit, slack, teams, webhook
-from evalplat.alerts.base import Channel, ChannelKind
+from evalplat.alerts.base import Channel, ChannelKind, SettingError
 from evalplat.errors import InputError, NotFoundError
+from evalplat.inputs.validation import check_name
 
 CHANNEL_KINDS: dict[str, ChannelKind] = {
     kind.name: kind
@@ -26,21 +27,29 @@ CHANNEL_KINDS: dict[str, ChannelKind] = {
 def get_channel_kind(name: str) -> ChannelKind:
     kind = CHANNEL_KINDS.get(name)
     if kind is None:
-        raise InputError(
-            f"unknown alert channel type '{name}'; valid types: {', '.join(CHANNEL_KINDS)}"
+        raise SettingError(
+            f"unknown alert channel type '{name}'; valid types: {', '.join(CHANNEL_KINDS)}",
+            "type",
         )
     return kind
 
 
 def build_channel(table: Mapping[str, Any]) -> Channel:
-    """A channel from a project-file table (``type`` plus the kind's params)."""
+    """A channel from a project-file table (``type`` plus the kind's params); a refusal is a
+    ``SettingError`` naming the key at fault."""
     kind_name = table.get("type")
     if not isinstance(kind_name, str):
-        raise InputError(f"an alert channel needs type = one of: {', '.join(CHANNEL_KINDS)}")
+        raise SettingError(
+            f"an alert channel needs type = one of: {', '.join(CHANNEL_KINDS)}", "type"
+        )
     kind = get_channel_kind(kind_name)
     name = table.get("name", kind_name)
     if not isinstance(name, str) or not name.strip():
-        raise InputError(f"{kind_name} channel: name must be a non-empty string")
+        raise SettingError(f"{kind_name} channel: name must be a non-empty string", "name")
+    try:  # deliveries record it in a 200-character column
+        check_name(name, f"{kind_name} channel name")
+    except InputError as error:
+        raise SettingError(error.problem, "name") from None
     return kind.factory(name, kind.validate(table))
 
 
@@ -50,12 +59,13 @@ def channels_from_tables(tables: Iterable[Mapping[str, Any]]) -> list[Channel]:
     for number, table in enumerate(tables, start=1):
         try:
             channel = build_channel(table)
-        except InputError as error:
-            raise InputError(f"[[alerts]] #{number}: {error}") from None
+        except SettingError as error:
+            raise SettingError(f"[[alerts]] #{number}: {error.problem}", error.key) from None
         if any(c.name == channel.name for c in channels):
-            raise InputError(
+            raise SettingError(
                 f"[[alerts]] #{number}: a second channel named '{channel.name}'; "
-                'give each channel of the same type a name = "..."'
+                'give each channel of the same type a name = "..."',
+                "name" if "name" in table else "type",
             )
         channels.append(channel)
     return channels

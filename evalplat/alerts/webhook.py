@@ -19,12 +19,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from evalplat.alerts.base import Channel, ChannelKind, Param, post_json
+from evalplat.alerts.base import Channel, ChannelKind, Param, SettingError, post_json
 from evalplat.alerts.notice import Notice
-from evalplat.errors import InputError
+from evalplat.inputs.http_headers import header_problem
 
 URL = Param("url", (str,), "the URL to POST to, e.g. ${EVALPLAT_WEBHOOK_URL}", required=True)
-TIMEOUT = Param("timeout", (int, float), "seconds to wait for the server", default=10.0)
+TIMEOUT = Param(
+    "timeout", (int, float), "seconds to wait for the server", default=10.0, above=0, maximum=3600
+)
 
 
 def payload(notice: Notice) -> dict[str, Any]:
@@ -48,7 +50,11 @@ class WebhookChannel(Channel):
     def __init__(self, name: str, params: dict[str, Any]):
         headers = params["headers"] or {}
         if not all(isinstance(v, str) for v in headers.values()):
-            raise InputError("webhook channel: headers values must be strings")
+            raise SettingError("webhook channel: headers values must be strings", "headers")
+        for header, value in headers.items():
+            problem = header_problem(header, value)
+            if problem is not None:
+                raise SettingError(f"webhook channel: {problem}", "headers")
         super().__init__(name, params)
 
     def send(self, notice: Notice) -> None:

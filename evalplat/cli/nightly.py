@@ -46,8 +46,9 @@ def nightly(
     Exit 0: no regression; 1: a regression is confirmed (alerted once, not every night), or
     with --fail-on-target a run missed a target;
     2: the project is invalid (found before anything is written; --dry-run says 2 for exactly
-    the projects a night would refuse); 3: a run could not complete or the reports could not be
-    written (3 beats 1; the other configs still ran and every alert was still delivered).
+    the projects a night would refuse); 3: a run could not complete, the night's judge failed,
+    or the reports could not be written (3 beats 1; the other configs still ran and every alert
+    was still delivered).
     One line per step on stdout (JSON lines with --json).
     """
     from evalplat.nightly.job import run_nightly

@@ -226,14 +226,18 @@ def check_number(
     """A numeric option or setting: finite and in range, or one ``InputError`` naming ``what``.
 
     ``minimum`` and ``maximum`` are inclusive, ``above`` is exclusive (``timeout`` must be more
-    than 0). NaN fails every comparison, so finiteness is checked first and stated as such.
+    than 0). NaN fails every comparison, so finiteness is checked first and stated as such. An
+    integer is compared as it is: one of hundreds of digits (a CLI option, a TOML value) has no
+    float.
     """
-    if not math.isfinite(value):
+    if isinstance(value, float) and not math.isfinite(value):
         raise _fail(f"{what} must be a finite number, got {shown(str(value))}", path, line)
+    text = str(value) if isinstance(value, int) else f"{value:g}"
+    got = text if len(text) <= 40 else text[:40] + "..."
     if minimum is not None and value < minimum:
-        raise _fail(f"{what} must be at least {minimum:g}, got {value:g}", path, line)
+        raise _fail(f"{what} must be at least {minimum:g}, got {got}", path, line)
     if above is not None and value <= above:
-        raise _fail(f"{what} must be more than {above:g}, got {value:g}", path, line)
+        raise _fail(f"{what} must be more than {above:g}, got {got}", path, line)
     if maximum is not None and value > maximum:
-        raise _fail(f"{what} must be at most {maximum:g}, got {value:g}", path, line)
+        raise _fail(f"{what} must be at most {maximum:g}, got {got}", path, line)
     return value

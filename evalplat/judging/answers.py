@@ -71,6 +71,8 @@ def _from_json(body: str) -> tuple[int | None, str | None, str | None]:
         data = json.loads(body)
     except ValueError:
         return None, None, f"the answer is not valid JSON: {_clip(body)!r}"
+    except RecursionError:
+        return None, None, f"the answer is JSON nested too deeply: {_clip(body)!r}"
     if not isinstance(data, dict) or "grade" not in data:
         return None, None, f"the JSON answer has no grade: {_clip(body)!r}"
     grade, reason = data["grade"], data.get("reason")

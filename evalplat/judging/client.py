@@ -10,9 +10,10 @@ plain text. The step down is kept for the rest of the command (``answer_format``
 
 Faults, each told apart so that the command can say what happened in one line:
 
-- 429, 5xx, a timeout or a dropped connection: retried with the search runner's backoff policy
-  (``evalplat.searchers.retry``, full jitter, ``Retry-After`` honoured); when retries run out
-  the command stops (exit 3) and can be run again;
+- 429, 5xx, a timeout, a dropped connection, or a 200 whose body is no chat-completions
+  response (not JSON, JSON nested too deeply, no ``choices``): retried with the search runner's
+  backoff policy (``evalplat.searchers.retry``, full jitter, ``Retry-After`` honoured); when
+  retries run out the command stops (exit 3) and can be run again;
 - 401 / 403 (the key is refused), 404 (the model is not served, or the URL is wrong), any other
   4xx, an unreachable endpoint: ``JudgeUnavailableError`` at once (exit 3);
 - every attempt, retries included, takes one request from the command's ``RequestBudget``;
@@ -26,8 +27,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from evalplat.errors import EvalplatError, OperationalError
+from evalplat.errors import EvalplatError, InputError, OperationalError
 from evalplat.inputs.env import expand_env
+from evalplat.inputs.http_headers import header_problem
 from evalplat.judging.answers import schema
 from evalplat.judging.prompts import SYSTEM
 from evalplat.searchers.base import TransientSearchError
@@ -92,10 +94,7 @@ class ChatClient:
         self.budget = budget
         self.answer_format = ANSWER_FORMATS[0] if spec.structured else "text"
         self.policy = policy or RetryPolicy(retries=spec.retries, backoff=0.5, max_backoff=20.0)
-        headers = {str(k): str(v) for k, v in expand_env(spec.headers, environ).items()}
-        if spec.api_key is not None:
-            headers.setdefault("Authorization", f"Bearer {expand_env(spec.api_key, environ)}")
-        self._http = httpx.Client(headers=headers, timeout=spec.timeout)
+        self._http = httpx.Client(headers=expanded_headers(spec, environ), timeout=spec.timeout)
         self._lock = threading.Lock()
 
     @property
@@ -124,6 +123,8 @@ class ChatClient:
             ) from None
         except httpx.TransportError as error:  # a dropped connection, a broken response
             raise TransientJudgeError(f"{self.spec.endpoint}: {error}") from None
+        except httpx.InvalidURL as error:
+            raise JudgeUnavailableError(f"{self.spec.endpoint}: {error}") from None
         if answer_format != "text" and _refuses_schema(response):
             with self._lock:  # one step down, once, however many requests saw the refusal
                 if self.answer_format == answer_format:
@@ -171,7 +172,8 @@ class ChatClient:
             data = response.json()
             message = data["choices"][0]["message"]
             text = message.get("content") or ""
-        except (ValueError, KeyError, IndexError, TypeError, AttributeError):
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError, RecursionError):
+            # RecursionError: JSON nested deeper than the parser goes is no answer either
             raise TransientJudgeError(f"{where}: not a chat-completions response") from None
         usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
         return Completion(
@@ -179,6 +181,20 @@ class ChatClient:
             prompt_tokens=_count(usage.get("prompt_tokens")),
             completion_tokens=_count(usage.get("completion_tokens")),
         )
+
+
+def expanded_headers(spec: JudgeSpec, environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The request headers with ``${VAR}`` placeholders expanded; an unset variable, or one
+    whose value cannot go in a header (a line break, a non-ASCII character), is an
+    ``InputError`` naming the judge and the header."""
+    headers = {str(k): str(v) for k, v in expand_env(spec.headers, environ).items()}
+    if spec.api_key is not None:
+        headers.setdefault("Authorization", f"Bearer {expand_env(spec.api_key, environ)}")
+    for name, value in headers.items():
+        problem = header_problem(name, value)
+        if problem is not None:
+            raise InputError(f"judge '{spec.name}': {problem} once its ${{VAR}} is expanded")
+    return headers
 
 
 def _refuses_schema(response: httpx.Response) -> bool:

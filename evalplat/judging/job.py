@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from evalplat.errors import InputError
+from evalplat.inputs.validation import DEPTH_MAX, ROW_ID_MAX, check_number
 from evalplat.judging.batch import Pair, Tally, judge_pairs
 from evalplat.judging.calibration import Calibration, agreement, gating_refusal
 from evalplat.judging.client import RequestBudget
@@ -40,6 +41,8 @@ if TYPE_CHECKING:
 # Characters per token for the dry run's estimate, and the tokens an answer takes.
 _CHARS_PER_TOKEN = 4
 _ANSWER_TOKENS = 40
+# numpy's seeds, as ``compare --seed`` takes them
+SEED_MAX = 2**32 - 1
 
 
 @dataclass(frozen=True)
@@ -84,8 +87,9 @@ def unjudged_pairs(
     """The top-``k`` documents of ``runs`` without a judgment in ``testset``, first ``limit``."""
     if not runs:
         raise InputError("name the runs whose unjudged documents to judge: --unjudged-of RUN")
-    if limit is not None and limit < 0:
-        raise InputError(f"--limit must be 0 or more, got {limit}")
+    check_number(k, "--k", minimum=1, maximum=DEPTH_MAX)
+    if limit is not None:
+        check_number(limit, "--limit", minimum=0, maximum=ROW_ID_MAX)
     content = store.load_test_set(testset)
     judged = set(zip(content.judgments["query_id"], content.judgments["doc_id"], strict=True))
     queries = dict(zip(content.queries["query_id"], content.queries["text"], strict=True))
@@ -198,10 +202,9 @@ def calibrate(
     import numpy as np
     import pandas as pd
 
-    if sample < 1:
-        raise InputError(f"--sample must be 1 or more, got {sample}")
-    if comparisons < 0:
-        raise InputError(f"--comparisons must be 0 or more, got {comparisons}")
+    check_number(sample, "--sample", minimum=1, maximum=ROW_ID_MAX)
+    check_number(seed, "--seed", minimum=0, maximum=SEED_MAX)
+    check_number(comparisons, "--comparisons", minimum=0, maximum=ROW_ID_MAX)
     content = store.load_test_set(testset)
     judgments = content.judgments.assign(source=content.judgments["source"].fillna("-").astype(str))
     human = judgments[~judgments["source"].str.startswith("llm:")]

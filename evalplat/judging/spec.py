@@ -24,6 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from evalplat.errors import InputError
+from evalplat.inputs.http_headers import header_problem
+from evalplat.inputs.validation import CONCURRENCY_MAX, CONTROL, check_number, shown
 
 BUILTIN_PROMPTS = ("umbrela",)
 _KEYS = {
@@ -45,6 +47,19 @@ _KEYS = {
 }
 # A grade's source is "llm:<name>" in a 40-character column.
 _NAME_LENGTH = 36
+SCALE_MAX = 100
+# The numeric keys: whole number or not, then minimum, exclusive minimum and maximum
+# (docs/judging.md lists them). OpenAI's API takes temperatures from 0 to 2; a request waits at
+# most an hour, a command at most a week.
+NUMBERS: dict[str, tuple[bool, float | None, float | None, float]] = {
+    "temperature": (False, 0, None, 2),
+    "concurrency": (True, 1, None, CONCURRENCY_MAX),
+    "budget": (True, 0, None, 10_000_000),
+    "timeout": (False, None, 0, 3600),
+    "retries": (True, 0, None, 20),
+    "time_limit": (False, None, 0, 7 * 24 * 3600),
+    "min_kappa": (False, -1, None, 1),
+}
 
 
 @dataclass(frozen=True)
@@ -100,8 +115,9 @@ def read_judge(table: dict[str, Any], folder: Path, fail: Fail) -> JudgeSpec:
         raise fail(
             f"judge name must be at most {_NAME_LENGTH} letters, digits, '-', '_' or '.'", "name"
         )
-    if not texts["url"].startswith(("http://", "https://")):
-        raise fail('must be an http(s) URL, e.g. "http://127.0.0.1:11434/v1"', "url")
+    problem = url_problem(texts["url"])
+    if problem is not None:
+        raise fail(problem, "url")
     api_key = table.get("api_key")
     if api_key is not None and not isinstance(api_key, str):
         raise fail('must be a string, e.g. "${OPENAI_API_KEY}"', "api_key")
@@ -118,33 +134,23 @@ def read_judge(table: dict[str, Any], folder: Path, fail: Fail) -> JudgeSpec:
         not isinstance(scale, list)
         or len(scale) != 2
         or not all(isinstance(v, int) and not isinstance(v, bool) for v in scale)
-        or not 0 <= scale[0] < scale[1] <= 100
+        or not 0 <= scale[0] < scale[1] <= SCALE_MAX
     ):
-        raise fail("must be [lowest, highest] grades, e.g. [0, 3]", "scale")
-    numbers = {}
-    for key, default, lowest in (
-        ("concurrency", 2, 1),
-        ("budget", 1000, 0),
-        ("retries", 3, 0),
-    ):
-        value = table.get(key, default)
-        if not isinstance(value, int) or isinstance(value, bool) or value < lowest:
-            raise fail(f"must be a whole number ≥ {lowest}", key)
-        numbers[key] = value
-    reals: dict[str, float | None] = {}
-    for key, real_default in (("temperature", 0.0), ("timeout", 60.0), ("time_limit", None)):
-        value = table.get(key, real_default)
-        if value is not None and (
-            not isinstance(value, int | float) or isinstance(value, bool) or value < 0
-        ):
-            raise fail("must be a number ≥ 0", key)
-        reals[key] = None if value is None else float(value)
-    min_kappa = table.get("min_kappa", 0.4)
-    if not isinstance(min_kappa, int | float) or not -1 <= min_kappa <= 1:
-        raise fail("must be a number between -1 and 1", "min_kappa")
+        raise fail(f"must be [lowest, highest] grades from 0 to {SCALE_MAX}, e.g. [0, 3]", "scale")
+    numbers = {
+        key: _number(table[key], key, fail, *limits)
+        for key, limits in NUMBERS.items()
+        if table.get(key) is not None
+    }
     headers = table.get("headers", {})
     if not isinstance(headers, dict) or not all(isinstance(v, str) for v in headers.values()):
         raise fail("must be a table of strings", "headers")
+    for header, value in headers.items():
+        problem = header_problem(header, value)
+        if problem is not None:
+            raise fail(problem, "headers")
+    if api_key is not None and (problem := header_problem("Authorization", api_key)):
+        raise fail(problem, "api_key")
     structured = table.get("structured", True)
     if not isinstance(structured, bool):
         raise fail("must be true or false", "structured")
@@ -156,16 +162,56 @@ def read_judge(table: dict[str, Any], folder: Path, fail: Fail) -> JudgeSpec:
         prompt=prompt,
         prompt_file=prompt_file,
         scale=(scale[0], scale[1]),
-        temperature=reals["temperature"] or 0.0,
-        concurrency=numbers["concurrency"],
-        budget=numbers["budget"],
-        timeout=reals["timeout"] or 60.0,
-        retries=numbers["retries"],
-        time_limit=reals["time_limit"],
-        min_kappa=float(min_kappa),
+        temperature=numbers.get("temperature", 0.0),
+        concurrency=int(numbers.get("concurrency", 2)),
+        budget=int(numbers.get("budget", 1000)),
+        timeout=numbers.get("timeout", 60.0),
+        retries=int(numbers.get("retries", 3)),
+        time_limit=numbers.get("time_limit"),
+        min_kappa=numbers.get("min_kappa", 0.4),
         headers=dict(headers),
         structured=structured,
     )
+
+
+def _number(
+    value: Any,
+    key: str,
+    fail: Fail,
+    whole: bool,
+    minimum: float | None,
+    above: float | None,
+    maximum: float,
+) -> float:
+    """A numeric key checked with ``check_number``; a whole one must be a TOML integer."""
+    wrong = isinstance(value, bool) or (whole and not isinstance(value, int))
+    if wrong or not isinstance(value, int | float):
+        raise fail("must be a whole number" if whole else "must be a number", key)
+    try:
+        return float(check_number(value, key, minimum=minimum, above=above, maximum=maximum))
+    except InputError as error:
+        raise fail(error.problem, key) from None
+
+
+def url_problem(url: str) -> str | None:
+    """Why ``url`` is no usable http(s) URL, or None."""
+    import httpx
+
+    example = 'must be an http(s) URL, e.g. "http://127.0.0.1:11434/v1"'
+    if not url.startswith(("http://", "https://")):
+        return example
+    if CONTROL.search(url) or any(c.isspace() for c in url):
+        return f"{example}; {shown(url)} holds whitespace or a control character"
+    try:
+        parsed = httpx.URL(url)
+        port = parsed.port
+    except (httpx.InvalidURL, ValueError) as error:
+        return f"{example}; {shown(url)}: {error}"
+    if not parsed.host:
+        return f"{example}; {shown(url)} names no host"
+    if port is not None and not 1 <= port <= 65535:
+        return f"{example}; port {port} is not from 1 to 65535"
+    return None
 
 
 def find_judge(judges: tuple[JudgeSpec, ...], name: str, project: Path) -> JudgeSpec:

@@ -10,8 +10,9 @@ or JSON lines). The exit code is the contract:
 - 1: a regression was confirmed (an unacknowledged regression alert is open for a config of
   this project), or, with ``fail_on_target``, a run missed a target
   (``evalplat.nightly.targets``);
-- 3: a run could not complete, the reports could not be written, or an alert event is left
-  undelivered in the outbox for a channel of the project file (3 beats 1).
+- 3: a run could not complete, the night's judge failed (``evalplat.nightly.judging``), the
+  reports could not be written, or an alert event is left undelivered in the outbox for a
+  channel of the project file (3 beats 1).
 
 A config that fails operationally (its backend is down, its run failed) is isolated: the failure
 is logged, stored as an ``operational`` alert (opened once per outage, resolved by the first
@@ -21,9 +22,10 @@ reports, even when the reports could not be written (``evalplat.nightly.notify``
 reports, the alerts whose subject has left the project file are retired
 (``evalplat.nightly.retire``).
 
-Input errors (a bad project file, a malformed test set file, an unknown searcher parameter or alert
-channel) are found before anything is written. Two identical runs can never alert: their
-comparison has no difference to test, so no metric can pass both the threshold and the test.
+Input errors (a bad project file, a malformed test set file, an unknown searcher parameter, a
+misconfigured judge or alert channel) are found before anything is written. Two identical runs
+can never alert: their comparison has no difference to test, so no metric can pass both the
+threshold and the test.
 """
 
 from __future__ import annotations
@@ -149,9 +151,11 @@ def _night(
     for test_set in dict.fromkeys(night.test_set for night in started):
         ours = [night for night in started if night.test_set == test_set]
         runs = [run for night in ours for run in night.compared_runs()]
-        versions[test_set] = judge_night(
+        versions[test_set], judged = judge_night(
             store, project, test_set, versions[test_set], runs, budget, emit
         )
+        if not judged:  # logged; the night compares on the version it started with
+            outcome.exit_code = 3
         for night in ours:
             _isolated(night, outcome, night.finish, versions[test_set], contents, outcome)
     store.check_lock()

@@ -45,11 +45,13 @@ def check_inputs(project: Project, contents: dict[str, TestSetContent]) -> list[
     ``${VAR}`` of the configs and the alert channels must be set; a
     ``builtin`` searcher needs its test sets' documents; a gate's or target's ``segment`` must
     be a tag of some query of a test set it applies to (:mod:`evalplat.nightly.scopes`); the
+    night's judge must be ready to ask (:func:`evalplat.nightly.judging.check_night_judge`); the
     reports dir must be writable.
     Errors name the project file, the line of the table and the config or key at fault.
     """
     from evalplat.alerts.registry import channels_from_tables
     from evalplat.inputs.env import expand_env
+    from evalplat.nightly.judging import check_night_judge
     from evalplat.nightly.project import table_line
     from evalplat.nightly.scopes import check_segments
     from evalplat.searchers import validate_config
@@ -73,18 +75,44 @@ def check_inputs(project: Project, contents: dict[str, TestSetContent]) -> list[
                     line=table_line(project.path, "configs", index),
                 )
     check_segments(project, contents)
+    check_night_judge(project)
     channels = channels_from_tables(project.alerts)
     for index, table in enumerate(project.alerts):
-        try:
-            expand_env({k: v for k, v in table.items() if k not in ("type", "name")})
-        except InputError as error:
-            raise InputError(
-                f"[[alerts]] #{index + 1}: {error.problem}",
-                path=project.path,
-                line=table_line(project.path, "alerts", index),
-            ) from None
+        _check_expanded(project, index, table)
     _check_writable(project)
     return channels
+
+
+def _check_expanded(project: Project, index: int, table: dict[str, Any]) -> None:
+    """Every ``${VAR}`` of an ``[[alerts]]`` table is set, and the channel takes the values
+    (a header value with a line break is refused); the error names the key's line, never the
+    value."""
+    from evalplat.alerts.base import SettingError
+    from evalplat.alerts.registry import build_channel
+    from evalplat.inputs.env import expand_env
+    from evalplat.nightly.project import table_line
+
+    key: str | None = None
+    try:
+        expanded = dict(table)
+        for key, value in table.items():
+            if key not in ("type", "name"):
+                expanded[key] = expand_env(value)
+        key = None
+        build_channel(expanded)
+    except SettingError as error:
+        key = error.key
+        problem = error.problem
+    except InputError as error:
+        problem = error.problem
+    else:
+        return
+    where = f"[[alerts]] #{index + 1}" + ("" if key is None else f" key '{key}'")
+    raise InputError(
+        f"{where}: {problem}",
+        path=project.path,
+        line=table_line(project.path, "alerts", index, key),
+    )
 
 
 def _check_writable(project: Project) -> None:
@@ -122,7 +150,9 @@ def open_store(url: str, emit: LogFunction) -> Store:
 def dry_run_night(
     project: Project, url: str, contents: dict[str, TestSetContent], emit: LogFunction
 ) -> None:
-    """Say what a real night would do, writing nothing."""
+    """Say what a real night would do, writing nothing; refuse what a real night would refuse
+    before it starts (a judge the gates let in that is not fit for gating)."""
+    from evalplat.nightly.judging import check_judges
     from evalplat.searchers.configs import content_hash
     from evalplat.store import Store
 
@@ -132,6 +162,7 @@ def dry_run_night(
     except SchemaOutdatedError as error:
         emit({"step": "database", "would_create": True, "detail": str(error)})
     try:
+        check_judges(store, project)
         for name, content in contents.items():
             _dry_run_test_set(store, name, content, emit)
         for spec in project.configs:

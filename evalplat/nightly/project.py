@@ -20,7 +20,7 @@ from evalplat.comparison.targets import Target
 from evalplat.comparison.verdicts import Gate
 from evalplat.errors import InputError
 from evalplat.events.warehouse import Warehouse
-from evalplat.inputs.toml_lines import header_line
+from evalplat.inputs.toml_lines import header_line, key_line
 from evalplat.judging.spec import JudgeSpec
 
 PROJECT_FILE = "evalplat.toml"
@@ -173,12 +173,15 @@ def find_project(path: str | Path | None = None) -> Path:
     return candidate
 
 
-def table_line(path: Path, table: str, index: int) -> int | None:
-    """Line of the ``index``-th ``[[table]]`` (or ``[table]``) of the project file, if any."""
+def table_line(path: Path, table: str, index: int, key: str | None = None) -> int | None:
+    """Line of the ``index``-th ``[[table]]`` (or ``[table]``) of the project file, or of its
+    ``key`` when given (the table's line when the key's is not found), if any."""
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return None
+    if key is not None:
+        return key_line(text.splitlines(), table, index, key)
     return header_line(text.splitlines(), table, index)
 
 

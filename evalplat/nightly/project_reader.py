@@ -107,7 +107,9 @@ class Reader:
             self.gate(g, i, judge_names, default_judge)
             for i, g in enumerate(self.tables(data, "gates"))
         )
-        alerts = tuple(self.alert(a, i) for i, a in enumerate(self.tables(data, "alerts")))
+        from evalplat.nightly.project_alerts import read_alerts
+
+        alerts = read_alerts(self.tables(data, "alerts"), self.fail, self.path)
         from evalplat.nightly.project_targets import read_target
 
         targets = tuple(
@@ -319,9 +321,9 @@ class Reader:
             raise self.fail(f"no judge named {judge!r} in [[judges]] (known: {known})",
                             "nightly", 0, "judge")  # fmt: skip
         budget = table.get("judge_budget", 200)
-        if isinstance(budget, bool) or not isinstance(budget, int) or budget < 0:
-            raise self.fail("must be a whole number of requests ≥ 0", "nightly", 0,
-                            "judge_budget")  # fmt: skip
+        if isinstance(budget, bool) or not isinstance(budget, int) or not 0 <= budget <= 10**7:
+            raise self.fail("must be a whole number of requests from 0 to 10,000,000", "nightly",
+                            0, "judge_budget")  # fmt: skip
         return judge, budget
 
     def gate(
@@ -403,20 +405,6 @@ class Reader:
             unjudged=unjudged,
             judge=judge,
         )
-
-    def alert(self, table: dict[str, Any], index: int) -> dict[str, Any]:
-        if not isinstance(table.get("type"), str):
-            raise self.fail(
-                'needs type = "webhook" (or slack, teams, email, junit, json)',
-                "alerts",
-                index,
-                "type",
-            )
-        resolved = dict(table)
-        for key in ("path", "file"):
-            if isinstance(resolved.get(key), str) and "${" not in resolved[key]:
-                resolved[key] = str(self.path(resolved[key], key, "alerts", index, key))
-        return resolved
 
     def judge_fail(self, index: int, problem: str, key: str | None) -> InputError:
         return self.fail(problem, "judges", index, key)

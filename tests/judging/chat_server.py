@@ -4,7 +4,10 @@ The user message names ``document <id>`` and holds a ``GRADE=n`` marker; the ser
 that grade (``3 - n`` with ``invert``), as JSON when the request asked for a JSON schema and as
 ``Grade: n`` text otherwise. Markers in the passage pick a fault: ``MALFORMED`` answers "The
 document is", ``OUTSIDE`` answers grade 7, ``SLOW`` waits 2 s, ``DROP`` closes the connection
-without answering (the first time for each document). Server-wide: ``busy`` answers 429 (with
+without answering (the first time for each document), ``NESTED`` answers HTTP 200 with a
+body of JSON arrays nested 100,000 deep (the first ``nested`` times for each document),
+``DEEPJSON`` answers a grade nested that deep inside the answer's text. Server-wide:
+``busy`` answers 429 (with
 ``Retry-After: 0``) to that many requests first, ``refuse_schema`` answers that HTTP status
 (400, or 500 as llama-cpp-python's server does) to a request asking for a ``json_schema``
 answer, and ``refuse_json_object`` 400 to one asking for a ``json_object`` answer (``formats``
@@ -27,6 +30,8 @@ from typing import Any
 
 _DOC = re.compile(r"document (\S+)")
 _GRADE = re.compile(r"GRADE=(\d+)")
+DEPTH = 100_000
+DEEP_BODY = ("[" * DEPTH + "]" * DEPTH).encode()
 
 
 class ChatServer:
@@ -41,6 +46,8 @@ class ChatServer:
         self.delay = 0.0
         self.invert = False
         self.dropped: set[str] = set()
+        self.nested = 1
+        self.nested_sent: list[str] = []
         self.lock = threading.Lock()
         self.port = 0
 
@@ -74,12 +81,17 @@ class ChatServer:
             if "DROP" in user and doc not in self.dropped:
                 self.dropped.add(doc)
                 return -1, None
+            if "NESTED" in user and self.nested_sent.count(doc) < self.nested:
+                self.nested_sent.append(doc)
+                return 200, None
         if "SLOW" in user:
             time.sleep(2.0)
         if self.delay:
             time.sleep(self.delay)
         if "MALFORMED" in user:
             content = "The document is"
+        elif "DEEPJSON" in user:
+            content = '{"grade": ' + "[" * DEPTH + "]" * DEPTH + "}"
         elif "OUTSIDE" in user:
             content = json.dumps({"grade": 7, "reason": "very"})
         else:
@@ -126,7 +138,7 @@ def chat_server() -> Iterator[ChatServer]:
                 self.close_connection = True
                 self.connection.close()
                 return
-            payload = json.dumps(data).encode()
+            payload = json.dumps(data).encode() if data is not None else DEEP_BODY
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(payload)))

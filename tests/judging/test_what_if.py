@@ -89,4 +89,4 @@ def test_a_faithful_judge_changes_no_verdict_and_zero_comparisons_replays_none(
     assert metric["human_delta"] == metric["model_delta"] < 0
     assert json.loads(_calibrate(w, cli, "--json", "--comparisons", "0").stdout)["what_if"] == []
     refused = _calibrate(w, cli, "--comparisons", "-1")
-    assert refused.exit_code == 2 and "--comparisons must be 0 or more" in refused.stderr
+    assert refused.exit_code == 2 and "--comparisons must be at least 0, got -1" in refused.stderr

@@ -26,7 +26,7 @@ def refused_projects(folder: Path) -> dict[str, tuple[Path, str]]:
     )
     cases["unset"] = (unset, "config 'alpha': environment variable NIGHT_TEST_UNSET_TOKEN")
     hook = write_project(folder / "hook", {"alpha": "good"}, hook="${NIGHT_TEST_UNSET_HOOK}/x")
-    cases["hook"] = (hook, "[[alerts]] #1: environment variable NIGHT_TEST_UNSET_HOOK")
+    cases["hook"] = (hook, "[[alerts]] #1 key 'url': environment variable NIGHT_TEST_UNSET_HOOK")
     builtin = write_project(folder / "builtin", {"alpha": "good"})
     text = builtin.read_text().replace('searcher = "python"', 'searcher = "builtin"')
     text = text.replace('function = "engine:search"', 'tokenizer = "porter"')

@@ -191,6 +191,8 @@ def test_a_night_whose_gates_let_in_an_uncalibrated_judge_stops_before_anything_
          'with unjudged = "judge" or "grade"'),
         ("", 'judge = "gpt"', "[nightly] key 'judge': no judge named 'gpt' in [[judges]]"),
         ("", "judge_budget = -1", "[nightly] key 'judge_budget': must be a whole number"),
+        ("", "judge_budget = 1e3", "[nightly] key 'judge_budget': must be a whole number"),
+        ("", "judge_budget = 10000001", "[nightly] key 'judge_budget': must be a whole number"),
     ],
 )  # fmt: skip
 def test_bad_judge_settings_name_the_file_table_and_key(
