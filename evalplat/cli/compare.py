@@ -150,6 +150,7 @@ def compare_command(
     from evalplat.comparison.results import MODEL_MODES
     from evalplat.comparison.verdicts import UNJUDGED_MODES, CompareOptions, Gate
     from evalplat.errors import InputError
+    from evalplat.inputs.validation import SEED_MAX
     from evalplat.metrics.registry import parse_all
 
     if unjudged not in UNJUDGED_MODES:
@@ -158,6 +159,8 @@ def compare_command(
         raise InputError(f"--unjudged {unjudged} needs --judge NAME: whose grades to let in")
     if judge and unjudged not in MODEL_MODES:
         raise InputError("--judge needs --unjudged judge or --unjudged grade")
+    if not 0 <= seed <= SEED_MAX:
+        raise InputError(f"--seed must be from 0 to {SEED_MAX}, got {seed}")
     options = CompareOptions(test=test, alpha=alpha, seed=seed, allow_partial=allow_partial,
                              min_segment_queries=min_segment_queries)  # fmt: skip
     targets = target_views.parse_targets(target)

@@ -86,10 +86,14 @@ def queries_command(
     """Query health over a window: weakest, unstable, never answered, what to fix and judge."""
     from evalplat.comparison.query_health import parse_since, query_health
     from evalplat.comparison.targets import parse_target
+    from evalplat.inputs.validation import DEPTH_MAX, check_number
 
     for path, option in ((fix_csv, "--fix-csv"), (judge_csv, "--judge-csv")):
         if path is not None:
             check_output_path(path, option)
+    check_number(k, "--k", minimum=1, maximum=DEPTH_MAX)
+    check_number(floor, "--floor")
+    check_number(good, "--good")
     window = parse_since(since)
     given = None if target is None else parse_target(target)
     store = open_store(db)

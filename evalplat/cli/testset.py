@@ -20,7 +20,7 @@ from evalplat.cli.common import (
 )
 
 if TYPE_CHECKING:
-    from evalplat.store import ImportOutcome
+    from evalplat.store import ImportOutcome, Store
     from evalplat.testsets.content import TestSetContent
 
 app = typer.Typer(
@@ -90,20 +90,23 @@ def import_(
 
     if add and (queries is not None or docs is not None):
         raise InputError("--add takes judgments only: the queries and documents are the test set's")
-    content = load_testset(
-        qrels,
-        queries=queries,
-        docs=docs,
-        format=format,
-        queries_format=queries_format,
-        docs_format=docs_format,
-        grade_rule=grades,
-    )
-    if add:
-        from evalplat.judging.review import add_judgments
+    store = open_store(db) if add else None
+    if store is not None:
+        content = _added(name, qrels, format, grades, store)
+    else:
+        content = load_testset(
+            qrels,
+            queries=queries,
+            docs=docs,
+            format=format,
+            queries_format=queries_format,
+            docs_format=docs_format,
+            grade_rule=grades,
+        )
+    if grades is not None:
+        from evalplat.testsets.raters import check_rule_source
 
-        store = open_store(db)
-        content = add_judgments(store.load_test_set(name), content.judgments, grades)
+        check_rule_source(grades, content.judgments)
     source: dict[str, str | int | None] = {
         "qrels": qrels.name,
         "queries": None if queries is None else queries.name,
@@ -111,13 +114,26 @@ def import_(
         "format": format,
     }
     parent = None
-    if add:
+    if store is not None:
         parent = store.test_set_version(name).version
         source["added_to"] = parent
-    outcome = (store if add else open_store(db)).import_test_set(
-        name, content, source=source, parent=parent
-    )
+    outcome = (store or open_store(db)).import_test_set(name, content, source=source, parent=parent)
     _print_import(outcome, json_output, documents=True)
+
+
+def _added(
+    name: str, qrels: Path, format: str | None, grades: str | None, store: Store
+) -> TestSetContent:
+    """The latest version of ``name`` with the judgments of ``qrels`` added (``--add``)."""
+    from evalplat.formats.testset_files import parse_judgments
+    from evalplat.judging.review import add_judgments
+    from evalplat.testsets.raters import check_grade_rule
+
+    parsed = parse_judgments(qrels, format)
+    if grades is not None:
+        check_grade_rule(grades)
+    base = store.load_test_set(name)
+    return add_judgments(base, parsed.frame, grades, path=parsed.path, line_of=parsed.line_of)
 
 
 @app.command("from-events")

@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from evalplat.errors import InputError
+from evalplat.inputs.validation import DECIMAL
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -171,12 +172,12 @@ def parse_target(expression: str) -> Target:
             f"--target {expression!r}: expected METRIC>=VALUE or METRIC<=VALUE, "
             'e.g. "nDCG@10>=0.85"'
         )
-    try:
-        value = float(match["value"])
-    except ValueError:
-        value = math.nan
+    # ASCII digits only: float() also reads "1_0" and digits of other scripts
+    value = float(match["value"]) if DECIMAL.fullmatch(match["value"]) else math.nan
     if not math.isfinite(value):
-        raise InputError(f"--target {expression!r}: {match['value']!r} is not a finite number")
+        raise InputError(
+            f"--target {expression!r}: {match['value']!r} is not a finite number (ASCII digits)"
+        )
     segment = match["segment"]
     if segment is not None and not segment.strip():
         raise InputError(f"--target {expression!r}: the segment in [...] is empty")

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from evalplat.errors import InputError
+from evalplat.inputs.validation import DECIMAL
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -80,10 +81,10 @@ def parse_thresholds(text: str | None, model: str) -> tuple[float, ...]:
     check_model(model)
     if text is None:
         return DEFAULT_THRESHOLDS[model]
-    try:
-        values = tuple(float(part) for part in text.split(",") if part.strip())
-    except ValueError:
-        raise InputError(f"--thresholds: expected numbers such as 0.5,1,2, got {text!r}") from None
+    parts = [part.strip() for part in text.split(",") if part.strip()]
+    if not all(DECIMAL.fullmatch(part) for part in parts):  # ASCII: float() reads "1_0" too
+        raise InputError(f"--thresholds: expected numbers such as 0.5,1,2, got {text!r}")
+    values = tuple(float(part) for part in parts)
     if not values or any(b <= a for a, b in itertools.pairwise(values)):
         raise InputError(f"--thresholds must be strictly ascending numbers, got {text!r}")
     if any(v != v or v < 0 or v == float("inf") for v in values):

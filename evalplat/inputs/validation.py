@@ -19,6 +19,7 @@ score                     an ASCII decimal number, finite (no NaN, no infinity)
 run / alert id            1 to 2^31 - 1
 ``--depth``               1 to 100,000 results per query
 ``--concurrency``         1 to 1,000 queries at once
+``--rate-limit``          0.001 to any finite number of requests per second
 free text                 any Unicode except NUL (query text, documents, tags, errors)
 ========================  ==============================================================
 
@@ -45,6 +46,8 @@ GRADE_MAX = 2**31 - 1
 ROW_ID_MAX = 2**31 - 1
 DEPTH_MAX = 100_000
 CONCURRENCY_MAX = 1_000
+RATE_LIMIT_MIN = 0.001  # requests per second: a wait of 1,000 s between two, at most
+SEED_MAX = 2**32 - 1  # numpy's random generators take seeds from 0 to 2**32 - 1
 
 CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 # the same class in RE2 syntax, for pyarrow's vectorised kernels

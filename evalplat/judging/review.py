@@ -20,6 +20,8 @@ take the person's grade over the model's (``evalplat.comparison.model_views``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from evalplat.errors import InputError
@@ -67,20 +69,32 @@ def export_grades(
     return pd.DataFrame(rows, columns=list(EXPORT_COLUMNS))
 
 
-def add_judgments(base: TestSetContent, added: pd.DataFrame, rule: str | None) -> TestSetContent:
+def add_judgments(
+    base: TestSetContent,
+    added: pd.DataFrame,
+    rule: str | None,
+    *,
+    path: str | Path | None = None,
+    line_of: Callable[[int], int] | None = None,
+) -> TestSetContent:
     """``base`` with the judgments ``added`` (``query_id, doc_id, grade, source``): a pair
     graded again by the same source takes the new grade; pairs of queries the test set does not
-    have are refused."""
+    have are refused, naming ``path`` and the line (``line_of(row)``) of the first."""
     import pandas as pd
 
     from evalplat.testsets.content import TestSetContent
 
     known = set(base.queries["query_id"].astype(str))
-    unknown = sorted(set(added["query_id"].astype(str)) - known)
-    if unknown:
+    strangers = ~added["query_id"].astype(str).isin(known)
+    if strangers.any():
+        row = int(strangers.to_numpy().argmax())
+        more = added.loc[strangers, "query_id"].nunique() - 1
+        others = f" (nor are {more} other queries of the file)" if more else ""
         raise InputError(
-            f"{len(unknown)} queries are not in the test set (first: {unknown[0]!r}): --add "
-            "only grades documents of the test set's own queries"
+            f"query {str(added['query_id'].iloc[row])!r} is not in the test set{others}: --add "
+            "only grades documents of the test set's own queries",
+            path=path,
+            line=None if line_of is None else line_of(row),
         )
     keys = ["query_id", "doc_id", "_source"]
     old = base.judgments.assign(_source=base.judgments["source"].astype(object).fillna(""))

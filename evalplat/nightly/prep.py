@@ -43,7 +43,8 @@ def check_inputs(project: Project, contents: dict[str, TestSetContent]) -> list[
 
     Each config's params go through the validator ``config add`` and ``run`` use; every
     ``${VAR}`` of the configs and the alert channels must be set; a
-    ``builtin`` searcher needs its test sets' documents; a gate's or target's ``segment`` must
+    ``builtin`` searcher needs its test sets' documents, and a searcher that sends query texts
+    test sets that have them; a gate's or target's ``segment`` must
     be a tag of some query of a test set it applies to (:mod:`evalplat.nightly.scopes`); the
     night's judge must be ready to ask (:func:`evalplat.nightly.judging.check_night_judge`); the
     reports dir must be writable.
@@ -74,6 +75,7 @@ def check_inputs(project: Project, contents: dict[str, TestSetContent]) -> list[
                     path=project.path,
                     line=table_line(project.path, "configs", index),
                 )
+        _check_query_texts(project, index, spec, contents)
     check_segments(project, contents)
     check_night_judge(project)
     channels = channels_from_tables(project.alerts)
@@ -113,6 +115,24 @@ def _check_expanded(project: Project, index: int, table: dict[str, Any]) -> None
         path=project.path,
         line=table_line(project.path, "alerts", index, key),
     )
+
+
+def _check_query_texts(
+    project: Project, index: int, spec: ConfigSpec, contents: dict[str, TestSetContent]
+) -> None:
+    """A searcher that sends the query text needs test sets that have texts."""
+    from evalplat.nightly.project import table_line
+    from evalplat.running.runner import lacks_query_texts
+
+    for test_set in spec.testsets:
+        if lacks_query_texts(spec.searcher, spec.params, contents[test_set]):
+            raise InputError(
+                f"config '{spec.name}': test set '{test_set}' has no query texts, and the "
+                f"{spec.searcher} searcher sends the text of each query (add queries = "
+                '"..." to its [[testsets]] table)',
+                path=project.path,
+                line=table_line(project.path, "configs", index),
+            )
 
 
 def _check_writable(project: Project) -> None:

@@ -71,6 +71,7 @@ def run(
     config_version_id = store.config_version_id(config_key)
     test_set_version_id = store.test_set_version_id(test_set_key)
     content = store.load_test_set(test_set_key)
+    check_query_texts(config.searcher, config.params, content, str(test_set_key))
     check_fields(chosen, config.params, field_names(store, config.params, test_set_version_id))
     # Creating the searcher validates params and env placeholders: bad input writes nothing.
     searcher = _create_searcher(store, config.searcher, config.params, content, settings)
@@ -113,7 +114,9 @@ def resume(
     )
     metrics = [str(m) for m in parse_all(saved.get("metrics"))]
     config = store.config_version(VersionRef(info.config, info.config_version))
-    content = store.load_test_set(VersionRef(info.test_set, info.test_set_version))
+    test_set_key = VersionRef(info.test_set, info.test_set_version)
+    content = store.load_test_set(test_set_key)
+    check_query_texts(config.searcher, config.params, content, str(test_set_key))
     searcher = _create_searcher(store, config.searcher, config.params, content, settings)
     with searcher:
         info = store.reopen_run(info.id)
@@ -155,6 +158,32 @@ def check_fields(metrics: Sequence[str], params: dict[str, Any], known: list[str
             shown = ", ".join(known) or "none: give the http searcher hit_fields, or documents"
             raise InputError(f"{metric}: no field {field!r} in the config's hit_fields or the "
                              f"test set's documents (fields: {shown})")  # fmt: skip
+
+
+def check_query_texts(
+    searcher: str, params: dict[str, Any], content: TestSetContent, test_set: str
+) -> None:
+    """Refuse, before anything is written, a test set without query texts (imported without
+    ``--queries``) for a searcher that sends the text (:func:`lacks_query_texts`)."""
+    if lacks_query_texts(searcher, params, content):
+        name = test_set.split("@")[0]
+        raise InputError(
+            f"test set {test_set} has no query texts, and the {searcher} searcher sends the "
+            f"text of each query; add them with `evalplat testset import {name} --qrels FILE "
+            "--queries FILE`"
+        )
+
+
+def lacks_query_texts(searcher: str, params: dict[str, Any], content: TestSetContent) -> bool:
+    """Would every query of ``content`` search for ""? True when no query has a text and the
+    searcher sends the text: every query would score 0. Searchers that work by query id (an
+    ``http`` template reading only ``query_id``) and imported run files need no texts."""
+    if searcher == IMPORT_KIND or not len(content.queries):
+        return False
+    texts = content.queries["text"].fillna("").astype(str).str.strip()
+    if (texts != "").any():
+        return False
+    return get_kind(searcher).uses_text(validate_config(searcher, params))
 
 
 def default_cache_dir(store: Store) -> Path:

@@ -26,7 +26,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from evalplat.errors import InputError, OperationalError
-from evalplat.inputs.validation import CONCURRENCY_MAX, check_depth, result_id_problem
+from evalplat.inputs.validation import (
+    CONCURRENCY_MAX,
+    RATE_LIMIT_MIN,
+    check_depth,
+    check_number,
+    result_id_problem,
+)
 from evalplat.searchers import (
     BackendUnavailableError,
     Hit,
@@ -80,8 +86,8 @@ class RunSettings:
             raise InputError(
                 f"concurrency must be from 1 to {CONCURRENCY_MAX}, got {self.concurrency}"
             )
-        if self.rate_limit is not None and self.rate_limit <= 0:
-            raise InputError(f"rate limit must be more than 0, got {self.rate_limit}")
+        if self.rate_limit is not None:
+            check_number(self.rate_limit, "--rate-limit", minimum=RATE_LIMIT_MIN)
 
 
 def evaluation_record(

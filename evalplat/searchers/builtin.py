@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from evalplat.errors import InputError
+from evalplat.inputs.validation import DECIMAL, check_number
 from evalplat.searchers.base import Hit, Searcher, SearchError
 from evalplat.searchers.kinds import Param, SearchContext, SearcherKind
 
@@ -230,17 +231,36 @@ def _index_columns(path: Path) -> list[str]:
 
 def _parse_weights(weights: Mapping[str, Any], fields: list[str]) -> dict[str, float]:
     result: dict[str, float] = {}
-    for name, value in weights.items():
+    for name, value in check_weights(weights).items():
         if name not in fields:
             raise InputError(
                 f"builtin searcher weights name the field {name!r}, which the documents do not "
                 f"have; fields: {', '.join(fields)}"
             )
-        try:
-            result[name] = float(value)
-        except (TypeError, ValueError):
-            raise InputError(f"builtin searcher weight for {name!r} must be a number") from None
+        result[name] = value
     return result
+
+
+def check_weights(weights: Mapping[str, Any]) -> dict[str, float]:
+    """Each weight a finite number, at least 0: a JSON number or ASCII decimal text (``2``,
+    ``0.5`` from ``title=2,text=0.5``)."""
+    result: dict[str, float] = {}
+    for name, value in weights.items():
+        number: float | None = None
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            number = float(value)
+        elif isinstance(value, str) and DECIMAL.fullmatch(value.strip()):
+            number = float(value.strip())
+        if number is None:
+            raise InputError(
+                f"builtin searcher weight for {name!r} must be a number, got {value!r}"
+            )
+        result[name] = check_number(number, f"builtin searcher weight for {name!r}", minimum=0)
+    return result
+
+
+def _check(params: dict[str, Any]) -> None:
+    check_weights(params["weights"])
 
 
 def _create(params: dict[str, Any], context: SearchContext) -> Searcher:
@@ -262,4 +282,5 @@ KIND = SearcherKind(
         Param("weights", "mapping", {}, "BM25 weight per field, e.g. title=2,text=1 (default 1)"),
     ),
     factory=_create,
+    check=_check,
 )

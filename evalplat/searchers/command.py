@@ -44,7 +44,13 @@ from evalplat.searchers.base import (
     record_request_ms,
     shorten,
 )
-from evalplat.searchers.kinds import Param, SearchContext, SearcherKind
+from evalplat.searchers.kinds import (
+    PROCESSES_MAX,
+    TIMEOUT_MAX,
+    Param,
+    SearchContext,
+    SearcherKind,
+)
 
 
 class _EngineProcess:
@@ -230,6 +236,13 @@ class CommandSearcher(Searcher):
                 slot[0] = None
 
 
+def check_command(params: dict[str, Any]) -> None:
+    """A program to start: the command is not empty and its first word is not blank."""
+    argv = params["command"]
+    if not argv or not argv[0].strip():
+        raise InputError("command searcher param 'command' must name a program to start")
+
+
 def _create(params: dict[str, Any], context: SearchContext) -> Searcher:
     return CommandSearcher(params, context)
 
@@ -239,8 +252,18 @@ KIND = SearcherKind(
     description="an external process: JSON lines in (one per query), JSON lines out",
     params=(
         Param("command", "list", None, "program and arguments", required=True),
-        Param("timeout", "float", 30.0, "seconds to wait for one answer", above=0),
-        Param("processes", "int", 1, "engine processes run side by side", minimum=1),
+        Param(
+            "timeout", "float", 30.0, "seconds to wait for one answer", above=0, maximum=TIMEOUT_MAX
+        ),
+        Param(
+            "processes",
+            "int",
+            1,
+            "engine processes run side by side",
+            minimum=1,
+            maximum=PROCESSES_MAX,
+        ),
     ),
     factory=_create,
+    check=check_command,
 )

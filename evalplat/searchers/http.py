@@ -29,6 +29,11 @@ after the template is rendered (see :class:`~evalplat.inputs.env.SecretSlots`), 
 is sent exactly as set and never read as template text; ``auth`` (``user:password``, HTTP
 basic) is expanded once. Secrets stay in memory; messages name the url as configured.
 
+Before a run, ``check`` sends the ``probe`` query (``"evalplat"`` unless set; ``false`` sends
+nothing), so an unreachable engine or refused credentials stop the run before it starts; the
+probe shows in the engine's query logs, hence the param. What is checked before any request
+(templates, body, url, headers) is in :mod:`evalplat.searchers.http_config`.
+
 Status mapping: 2xx parsed; 408, 429 and 5xx -> ``TransientSearchError`` with ``Retry-After``
 (seconds or an HTTP date); any other status -> ``SearchError`` quoting the start of the body.
 Timeouts and connection errors are transient; a body that is not JSON or lacks the results
@@ -56,54 +61,23 @@ from evalplat.searchers.base import (
     shorten,
 )
 from evalplat.searchers.hit_fields import FieldPaths, parse_hit_fields
+from evalplat.searchers.http_config import (
+    DEFAULT_PROBE,
+    PRESETS,
+    PROBE_QUERY_ID,
+    check_params,
+    check_scheme,
+    environment,
+    sample_variables,
+    settings_of,
+    uses_query,
+)
 from evalplat.searchers.http_templates import compile_body, compiler, masked, render_body
-from evalplat.searchers.kinds import Param, SearchContext, SearcherKind
+from evalplat.searchers.kinds import RETRIES_MAX, TIMEOUT_MAX, Param, SearchContext, SearcherKind
 from evalplat.searchers.response_path import parse_path, select_hits, select_one
 
 if TYPE_CHECKING:
     import httpx
-
-_ES_BODY = (
-    '{"size": {{ depth }}, "_source": {{ stored_fields|tojson if stored_fields else "false" }}, '
-    '"track_total_hits": false, '
-    '"query": {"multi_match": {"query": {{ query|tojson }}'
-    '{% if fields %}, "fields": {{ fields|tojson }}{% endif %}}}}'
-)
-_ES_PRESET: dict[str, Any] = {
-    "url_suffix": "/_search",
-    "method": "POST",
-    "body": _ES_BODY,
-    "results_path": "hits.hits",
-    "id_field": "_id",
-    "score_field": "_score",
-}
-PRESETS: dict[str, dict[str, Any]] = {
-    "elasticsearch": _ES_PRESET,
-    "opensearch": _ES_PRESET,
-    "solr": {
-        "url_suffix": "/select",
-        "method": "GET",
-        "query_params": {
-            "q": "{{ query }}",
-            "rows": "{{ depth }}",
-            "fl": "id,score{% for name in stored_fields %},{{ name }}{% endfor %}",
-            "wt": "json",
-            "defType": "edismax",
-            "qf": "{{ fields|join(' ') }}",
-        },
-        "results_path": "response.docs",
-        "id_field": "id",
-        "score_field": "score",
-    },
-}
-_DEFAULTS: dict[str, Any] = {
-    "method": "GET",
-    "body": None,
-    "query_params": {},
-    "id_field": "id",
-    "score_field": "score",
-}
-_PROBE = ("evalplat-check", "evalplat", 1)
 
 
 class HttpSearcher(Searcher):
@@ -113,9 +87,8 @@ class HttpSearcher(Searcher):
 
     def __init__(self, params: dict[str, Any], context: SearchContext) -> None:
         import httpx
-        import jinja2.sandbox
 
-        settings = _settings(params)
+        settings = settings_of(params)
         self.label = settings["url"]  # as configured: placeholders unexpanded
         self.retries = params["retries"]
         self.timeout: float = params["timeout"]
@@ -123,13 +96,14 @@ class HttpSearcher(Searcher):
         self.hit_fields: FieldPaths | None = parse_hit_fields(params["hit_fields"])
         self._stored = self.hit_fields.stored_fields() if self.hit_fields else []
         self.method: str = settings["method"].upper()
-        environment = jinja2.sandbox.SandboxedEnvironment(autoescape=False)
-        environment.filters["tojson"] = lambda value: json.dumps(value, ensure_ascii=False)
-        compile_ = compiler(environment)
+        self.probe: str | bool = params["probe"]
+        compile_ = compiler(environment())
         self._secrets = secrets = SecretSlots()
         self._url = compile_(secrets.hide(settings["url"]), "url")
+        # the scheme may come from a ${ENV} placeholder: checked here, once it is filled in
+        check_scheme(secrets.reveal(self._url.render(sample_variables(params))), self.label)
         self._headers = {
-            name: compile_(value, f"header {name}")
+            name: compile_(str(value), f"header {name}")
             for name, value in secrets.hide(params["headers"]).items()
         }
         self._query_params = {
@@ -157,7 +131,24 @@ class HttpSearcher(Searcher):
         )
 
     def build_request(self, query_id: str, text: str, depth: int) -> httpx.Request:
-        """The request for one query (rendered templates, not yet sent)."""
+        """The request for one query (rendered templates, not yet sent); a template that fails
+        for this query is a ``SearchError`` of the query."""
+        import httpx
+        import jinja2
+
+        try:
+            return self._build(query_id, text, depth)
+        except httpx.InvalidURL:  # its message may quote the url with the secrets in
+            raise SearchError(
+                f"{self.label}: query {query_id!r}: the rendered url is not a valid URL"
+            ) from None
+        except (jinja2.TemplateError, TypeError, ValueError, LookupError, ArithmeticError) as error:
+            raise SearchError(
+                f"{self.label}: query {query_id!r}: a request template failed "
+                f"({type(error).__name__}: {shorten(str(error))})"
+            ) from None
+
+    def _build(self, query_id: str, text: str, depth: int) -> httpx.Request:
         variables = {
             "query": text,
             "query_id": query_id,
@@ -265,30 +256,20 @@ class HttpSearcher(Searcher):
             ) from None
 
     def check(self) -> None:
-        """Send one probe query: unreachable, 401, 403 or 404 means the run cannot work."""
+        """Send the ``probe`` query (none when it is false): unreachable, 401, 403 or 404 means
+        the run cannot work."""
+        if not isinstance(self.probe, str):  # probe = false: no request before the run
+            return
         try:
-            response = self._send(self.build_request(*_PROBE), _PROBE[0])
+            request = self.build_request(PROBE_QUERY_ID, self.probe, 1)
+            response = self._send(request, PROBE_QUERY_ID)
         except SearchError as error:
             raise BackendUnavailableError(str(error)) from None
         if response.status_code in (401, 403, 404):
-            raise BackendUnavailableError(str(_status_error(response, self.label, _PROBE[0])))
+            raise BackendUnavailableError(str(_status_error(response, self.label, PROBE_QUERY_ID)))
 
     def close(self) -> None:
         self.client.close()
-
-
-def _settings(params: dict[str, Any]) -> dict[str, Any]:
-    """Explicit params over preset over defaults; the preset's url suffix appended if needed."""
-    preset = PRESETS.get(params["preset"] or "", {})
-    merged = {**_DEFAULTS, **preset}
-    merged.update({name: value for name, value in params.items() if value is not None})
-    url = params["url"].rstrip("/")
-    suffix = preset.get("url_suffix")
-    if suffix and not url.endswith(suffix):
-        url += suffix
-    merged["url"] = url
-    merged.setdefault("results_path", None)
-    return merged
 
 
 def _status_error(response: httpx.Response, label: str, query_id: str) -> SearchError:
@@ -318,38 +299,6 @@ def parse_retry_after(value: str | None, now: float | None = None) -> float | No
     if moment.tzinfo is None:
         return None
     return max(0.0, moment.timestamp() - (time.time() if now is None else now))
-
-
-class _AnyEnvironment(dict[str, str]):
-    """Every variable set (to an empty value): checking a config needs no secrets."""
-
-    def __contains__(self, key: object) -> bool:
-        return True
-
-    def __missing__(self, key: str) -> str:
-        return ""
-
-
-def check_params(params: dict[str, Any]) -> None:
-    """What creating the searcher checks, without secrets or a client: templates compile,
-    the body has a usable shape, and the result paths parse."""
-    import jinja2.sandbox
-
-    settings = _settings(params)
-    compile_ = compiler(jinja2.sandbox.SandboxedEnvironment(autoescape=False))
-    slots = SecretSlots(_AnyEnvironment())
-    compile_(slots.hide(settings["url"]), "url")
-    for name, value in slots.hide(params["headers"]).items():
-        compile_(str(value), f"header {name}")
-    for name, value in slots.hide(settings["query_params"]).items():
-        compile_(str(value), f"query param {name}")
-    compile_body(slots.hide(settings["body"]), compile_)
-    if settings["results_path"] is None:
-        raise InputError("http searcher needs results_path (or a preset)")
-    for key in ("results_path", "id_field", "score_field"):
-        if settings[key]:
-            parse_path(settings[key])
-    parse_hit_fields(params["hit_fields"])
 
 
 def _create(params: dict[str, Any], context: SearchContext) -> Searcher:
@@ -383,12 +332,25 @@ KIND = SearcherKind(
         ),
         Param("id_field", "str", None, "path to the doc id in a hit (default id)"),
         Param("score_field", "str", None, "path to the score in a hit (default score)"),
-        Param("timeout", "float", 10.0, "seconds per request", above=0),
+        Param("timeout", "float", 10.0, "seconds per request", above=0, maximum=TIMEOUT_MAX),
         Param(
-            "retries", "int", 3, "retries of a timed-out, refused, 429 or 5xx request", minimum=0
+            "retries",
+            "int",
+            3,
+            "retries of a timed-out, refused, 429 or 5xx request",
+            minimum=0,
+            maximum=RETRIES_MAX,
         ),
         Param("verify", "bool", True, "verify TLS certificates"),
+        Param(
+            "probe",
+            "str or false",
+            DEFAULT_PROBE,
+            "query text of the one request sent before a run to check the engine answers "
+            "(it shows in the engine's query logs); false sends none",
+        ),
     ),
     factory=_create,
     check=check_params,
+    reads_text=uses_query,
 )

@@ -10,9 +10,11 @@ Param types:
 - ``str``, ``int``, ``float``, ``bool`` (``true/false/yes/no/1/0`` from a string);
 - ``mapping``: a table, or ``"k=v,k2=v2"`` from the command line (values stay strings);
 - ``list``: a list of strings, or a string split like a shell command line;
-- ``json``: any JSON value as given (a string stays a string).
+- ``json``: any JSON value as given (a string stays a string);
+- ``str or false``: a string, or ``false`` to turn the feature off (the ``http`` probe).
 
-Numbers may declare bounds (``minimum``: at least; ``above``: strictly more than). A kind may
+Numbers may declare bounds (``minimum``: at least; ``above``: strictly more than; ``maximum``:
+at most), checked by :func:`evalplat.inputs.validation.check_number`. A kind may
 add a ``check`` of its validated params that needs neither the network nor the environment
 (templates compile, paths parse); :func:`evalplat.searchers.validate_config` runs both, and is
 what ``config add``, ``run`` and ``nightly`` call, so they accept and refuse the same configs.
@@ -29,11 +31,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from evalplat.errors import InputError
+from evalplat.inputs.validation import DECIMAL, check_number
 
 if TYPE_CHECKING:
     from evalplat.searchers.base import Searcher
 
-ParamType = Literal["str", "int", "float", "bool", "mapping", "list", "json"]
+ParamType = Literal["str", "int", "float", "bool", "mapping", "list", "json", "str or false"]
+
+TIMEOUT_MAX = 86_400.0  # seconds: a day; longer overflows the clocks of threads and sockets
+RETRIES_MAX = 100
+PROCESSES_MAX = 1_000  # as many as --concurrency can use
 
 _TRUE = {"true", "yes", "on", "1"}
 _FALSE = {"false", "no", "off", "0"}
@@ -51,6 +58,7 @@ class Param:
     required: bool = False
     minimum: float | None = None
     above: float | None = None
+    maximum: float | None = None
 
 
 @dataclass(frozen=True)
@@ -72,7 +80,12 @@ class SearchContext:
 
 @dataclass(frozen=True)
 class SearcherKind:
-    """A registered searcher kind. ``extra_params`` lets unknown names through (``python``)."""
+    """A registered searcher kind. ``extra_params`` lets unknown names through (``python``).
+
+    ``reads_text`` says whether its searches use the query text (``True``, or a function of
+    the validated params: an ``http`` searcher whose templates read only ``query_id`` does
+    not), so that a test set without query texts is refused before such a run.
+    """
 
     name: str
     description: str
@@ -80,6 +93,7 @@ class SearcherKind:
     factory: Callable[[dict[str, Any], SearchContext], Searcher]
     extra_params: bool = False
     check: Callable[[dict[str, Any]], None] | None = None
+    reads_text: bool | Callable[[dict[str, Any]], bool] = True
     _by_name: dict[str, Param] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -108,6 +122,10 @@ class SearcherKind:
                 result[spec.name] = spec.default
         return result
 
+    def uses_text(self, params: dict[str, Any]) -> bool:
+        """Whether searches with these (validated) params send the query text."""
+        return self.reads_text(params) if callable(self.reads_text) else self.reads_text
+
     def create(self, params: Mapping[str, Any], context: SearchContext | None = None) -> Searcher:
         """Validate ``params`` and build a searcher (expanding ``${ENV}`` in memory only)."""
         return self.factory(self.validate(params), context or SearchContext())
@@ -126,15 +144,13 @@ def _convert(kind: str, spec: Param, value: Any) -> Any:
             f"{kind} searcher param {spec.name!r} must be one of "
             f"{', '.join(spec.choices)}; got {converted!r}"
         )
-    if spec.minimum is not None and converted < spec.minimum:
-        raise InputError(
-            f"{kind} searcher param {spec.name!r} must be at least {spec.minimum:g}, "
-            f"got {converted!r}"
-        )
-    if spec.above is not None and not converted > spec.above:
-        raise InputError(
-            f"{kind} searcher param {spec.name!r} must be more than {spec.above:g}, "
-            f"got {converted!r}"
+    if spec.type in ("int", "float"):
+        check_number(
+            converted,
+            f"{kind} searcher param {spec.name!r}",
+            minimum=spec.minimum,
+            above=spec.above,
+            maximum=spec.maximum,
         )
     return converted
 
@@ -165,10 +181,9 @@ def _to_float(value: Any) -> Any:
         except OverflowError:
             return _INVALID
     elif isinstance(value, str):
-        try:
-            number = float(value.strip())
-        except ValueError:
-            return _INVALID
+        if not DECIMAL.fullmatch(value.strip()):
+            return _INVALID  # ASCII digits only: float() also reads "1_0" and other scripts
+        number = float(value.strip())
     else:
         return _INVALID
     return number if math.isfinite(number) else _INVALID
@@ -196,6 +211,10 @@ def _to_mapping(value: Any) -> Any:
     return result
 
 
+def _to_str_or_false(value: Any) -> Any:
+    return value if isinstance(value, str) or value is False else _INVALID
+
+
 def _to_list(value: Any) -> Any:
     if isinstance(value, list | tuple) and all(isinstance(item, str) for item in value):
         return list(value)
@@ -216,6 +235,7 @@ _CONVERTERS: dict[ParamType, Callable[[Any], Any]] = {
     "mapping": _to_mapping,
     "list": _to_list,
     "json": lambda value: value,
+    "str or false": _to_str_or_false,
 }
 
 _TYPE_WORDS: dict[ParamType, str] = {
@@ -226,4 +246,5 @@ _TYPE_WORDS: dict[ParamType, str] = {
     "mapping": "a table or 'key=value,key=value'",
     "list": "a list of strings or a command line",
     "json": "a JSON value",
+    "str or false": "a string, or false",
 }

@@ -18,6 +18,7 @@ subclasses pass through, so a function can ask for a retry); a malformed return 
 from __future__ import annotations
 
 import importlib
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -54,11 +55,23 @@ class PythonSearcher(Searcher):
         return hits_from_results(results, f"python searcher {self.function_name}")
 
 
+_DOTTED = re.compile(r"[^\W\d]\w*(?:\.[^\W\d]\w*)*")
+
+
+def check_function(params: dict[str, Any]) -> None:
+    """``function`` is written ``module:function`` (dotted names on each side); importing it
+    waits for the run, whose environment is the one that counts."""
+    module_name, sep, attribute = params["function"].partition(":")
+    if not sep or not _DOTTED.fullmatch(module_name) or not _DOTTED.fullmatch(attribute):
+        raise InputError(
+            f"python searcher function must look like 'module:function', got {params['function']!r}"
+        )
+
+
 def load_function(spec: str, path: str = "") -> Callable[..., Any]:
     """Import ``module:function`` (``module:Class.method`` works too)."""
-    module_name, sep, attribute = spec.partition(":")
-    if not sep or not module_name or not attribute:
-        raise InputError(f"python searcher function must look like 'module:function', got {spec!r}")
+    check_function({"function": spec})
+    module_name, _, attribute = spec.partition(":")
     if path:
         _from_folder(module_name, str(Path(path).resolve()))
     try:
@@ -108,4 +121,5 @@ KIND = SearcherKind(
     ),
     factory=_create,
     extra_params=True,
+    check=check_function,
 )

@@ -100,7 +100,7 @@ class RateLimiter:
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
-        if rate <= 0:
+        if not rate > 0:  # NaN too
             raise InputError(f"rate limit must be more than 0 requests per second, got {rate}")
         if burst < 1:
             raise InputError(f"rate limit burst must be at least 1, got {burst}")

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from evalplat.errors import InputError
-from evalplat.inputs.env import expand_env
+from evalplat.inputs.env import expand_env, has_placeholder
 from evalplat.searchers.base import (
     BackendUnavailableError,
     Hit,
@@ -33,7 +33,7 @@ from evalplat.searchers.base import (
     score_from_rank,
     shorten,
 )
-from evalplat.searchers.kinds import Param, SearchContext, SearcherKind
+from evalplat.searchers.kinds import TIMEOUT_MAX, Param, SearchContext, SearcherKind
 
 if TYPE_CHECKING:
     import sqlalchemy
@@ -49,10 +49,7 @@ class SqlSearcher(Searcher):
 
         self.label = _safe_label(params["url"])
         self.statement = sa.text(params["query"])
-        binds = set(self.statement.compile().params)
-        if "query" not in binds:
-            raise InputError("sql searcher query must use the :query parameter")
-        self._uses_depth = "depth" in binds
+        self._uses_depth = "depth" in _binds(params["query"])
         from evalplat.db.engine import normalise_url
 
         url = sa.make_url(normalise_url(expand_env(params["url"]))) if params["url"] else None
@@ -128,6 +125,36 @@ class SqlSearcher(Searcher):
         self.engine.dispose()
 
 
+def _binds(query: str) -> set[str]:
+    import sqlalchemy as sa
+
+    binds = set(sa.text(query).compile().params)
+    if "query" not in binds:
+        raise InputError("sql searcher query must use the :query parameter")
+    return binds
+
+
+def check_sql(params: dict[str, Any]) -> None:
+    """The statement binds ``:query``, and a url without placeholders names a database
+    SQLAlchemy knows (its driver is checked when the run connects)."""
+    import sqlalchemy as sa
+
+    from evalplat.db.engine import normalise_url
+
+    _binds(params["query"])
+    if has_placeholder(params["url"]):
+        return
+    try:
+        sa.make_url(normalise_url(params["url"]))
+    except InputError as error:
+        raise InputError(f"sql searcher url: {error.problem}") from None
+    except sa.exc.ArgumentError:
+        raise InputError(
+            f"sql searcher url {_safe_label(params['url'])!r} is not a database URL "
+            "(e.g. postgresql+psycopg://user@host/db or sqlite:///file.db)"
+        ) from None
+
+
 def _first_line(error: Any) -> str:
     original = getattr(error, "orig", None) or error
     lines = str(original).strip().splitlines()
@@ -162,7 +189,9 @@ KIND = SearcherKind(
             30.0,
             "seconds per statement (PostgreSQL statement_timeout)",
             above=0,
+            maximum=TIMEOUT_MAX,
         ),
     ),
     factory=_create,
+    check=check_sql,
 )

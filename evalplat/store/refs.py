@@ -28,9 +28,10 @@ def parse_version_ref(text: str, what: str = "reference") -> VersionRef:
         name, version = text, ""
     if not name.strip():
         raise InputError(f"invalid {what} {text!r}: expected NAME or NAME@VERSION")
-    if version in ("", "latest"):
+    if not sep or version == "latest":
         return VersionRef(name)
     if not version.isascii() or not version.isdigit() or len(version) > 9 or int(version) < 1:
+        # "NAME@" too: an empty version is a typo, not "the latest"
         raise InputError(
             f"invalid {what} {text!r}: the version after '@' must be a number from 1, or 'latest'"
         )

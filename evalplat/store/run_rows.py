@@ -127,7 +127,8 @@ def resolve_run(session: Session, ref: str | int) -> int:
             raise NotFoundError(f"no run with id {text}")
         return int(text)
     name, sep, which = text.rpartition("@")
-    if not sep or not name or not (which in ("latest", "baseline") or which.isdigit()):
+    digits = which.isascii() and which.isdigit()
+    if not sep or not name or not (which in ("latest", "baseline") or digits):
         raise InputError(f"invalid run reference {text!r}: expected an id, CONFIG@latest, "
                          "CONFIG@baseline or CONFIG@VERSION")  # fmt: skip
     config_id = session.scalar(select(Config.id).where(Config.name == name))

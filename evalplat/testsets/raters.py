@@ -49,6 +49,19 @@ def check_grade_rule(rule: str) -> str:
     raise InputError(f"grade rule must be mean, max, majority or source:NAME, got {rule!r}")
 
 
+def check_rule_source(rule: str, judgments: pd.DataFrame) -> str:
+    """A ``source:NAME`` rule must name a source some judgment has: a misspelt name would
+    silently resolve every pair by ``mean``. Other rules pass as they are."""
+    if not rule.startswith("source:"):
+        return rule
+    name = rule[len("source:") :]
+    sources = sorted({str(s) for s in judgments["source"].dropna().unique()})
+    if name not in sources:
+        known = ", ".join(sources) if sources else "none: no judgment names its source"
+        raise InputError(f"--grades {rule}: no judgment has the source {name!r} (sources: {known})")
+    return rule
+
+
 def several_grades(judgments: pd.DataFrame) -> bool:
     """Does any (query, document) pair have more than one grade?"""
     return bool(judgments.duplicated(["query_id", "doc_id"]).any())

@@ -134,6 +134,8 @@ def test_from_events_stores_a_version_with_its_provenance(
         (["--model", "dbn", "--min-impressions", "1"], "unknown click model 'dbn'"),
         (["--model", "ctr", "--min-impressions", "0"], "--min-impressions must be 1 or more"),
         (["--model", "ctr", "--thresholds", "1,0.5"], "strictly ascending"),
+        (["--model", "ctr", "--thresholds", "0.1,1_0"], "expected numbers such as 0.5,1,2"),
+        (["--model", "ctr", "--thresholds", "0.1,nan"], "expected numbers such as 0.5,1,2"),
         (["--model", "ctr", "--since", "2026-03-01T00:00"], "has no time zone"),
         (["--model", "ctr", "--config", "ghost"], "ghost"),
     ],

@@ -88,7 +88,7 @@ def test_add_refuses_grades_of_queries_the_test_set_does_not_have(
     result = cli("testset", "import", "planted", "--qrels", str(extra), "--add", "--db",
                  planted.url)  # fmt: skip
     assert result.exit_code == 2
-    assert "queries are not in the test set (first: 'q99')" in result.stderr
+    assert "extra.csv line 2: query 'q99' is not in the test set: --add" in result.stderr
     with Store.open(planted.url) as store:
         assert store.test_set_version("planted").version == 2
 

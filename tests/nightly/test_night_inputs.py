@@ -62,12 +62,27 @@ def refused_projects(folder: Path) -> dict[str, tuple[Path, str]]:
         gains.read_text().replace('qrels = "qrels.txt"', 'qrels = "qrels.txt"\ngains = { 1 = -3 }')
     )
     cases["gains"] = (gains, "[[testsets]] #1 key 'gains': gains: the gain of grade 1 must be")
+    textless = write_project(folder / "texts", {"alpha": "good"})
+    textless.write_text(textless.read_text().replace('queries = "queries.tsv"\n', ""))
+    cases["texts"] = (textless, "config 'alpha': test set 'topics' has no query texts, and the "
+                      "python searcher sends the text of each query (add queries = ")  # fmt: skip
     return cases
 
 
 @pytest.mark.parametrize(
     "case",
-    ["unset", "hook", "builtin", "param", "processes", "timeout", "retries", "reports", "gains"],
+    [
+        "unset",
+        "hook",
+        "builtin",
+        "param",
+        "processes",
+        "timeout",
+        "retries",
+        "reports",
+        "gains",
+        "texts",
+    ],
 )
 def test_a_project_a_night_would_refuse_is_refused_first_and_by_the_dry_run(
     cli: Cli, db_url: str, tmp_path: Path, case: str

@@ -91,7 +91,12 @@ def test_a_run_whose_every_query_fails_is_failed_with_the_first_error(
     [
         (("engine", "-t", "small", "--depth", "0"), "depth must be from 1 to 100,000, got '0'"),
         (("engine", "-t", "small", "-c", "0"), "concurrency must be from 1 to 1000, got 0"),
-        (("engine", "-t", "small", "--rate-limit", "0"), "rate limit must be more than 0"),
+        (("engine", "-t", "small", "--rate-limit", "0"), "--rate-limit must be at least 0.001"),
+        (("engine", "-t", "small", "--rate-limit", "nan"), "--rate-limit must be a finite number"),
+        (("engine", "-t", "small", "--rate-limit", "inf"), "--rate-limit must be a finite number"),
+        (("engine", "-t", "small", "--rate-limit", "1e-9"), "--rate-limit must be at least 0.001"),
+        (("engine@", "-t", "small"), "invalid config reference 'engine@': the version after '@'"),
+        (("engine", "-t", "small@"), "invalid test set reference 'small@': the version after"),
         (("engine", "-t", "small", "--trigger", "weekly"), "--trigger must be manual, nightly"),
         (("engine", "--resume", "1"), "--resume RUN takes no CONFIG or --testset"),
         (("engine",), "give CONFIG and --testset NAME (or --resume RUN)"),

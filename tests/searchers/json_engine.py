@@ -1,0 +1,75 @@
+"""A JSON search engine on 127.0.0.1 for the probe and query-text tests.
+
+Every request is recorded (method, path, query string, body). ``/search`` answers
+``{"items": [{"id": "d1", "score": 2.0}, {"id": "d2", "score": 1.0}]}``; ``/by-id/QID``
+answers the document ``d-QID`` first, as an engine that looks queries up by id.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+
+class EngineServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.lock = threading.Lock()
+        self.requests: list[dict[str, Any]] = []
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}"
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: EngineServer
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        self._answer()
+
+    def do_POST(self) -> None:
+        self._answer()
+
+    def _answer(self) -> None:
+        url = urlsplit(self.path)
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length).decode() if length else ""
+        with self.server.lock:
+            self.server.requests.append(
+                {"method": self.command, "path": url.path, "query": parse_qs(url.query),
+                 "body": body}
+            )  # fmt: skip
+        if url.path.startswith("/by-id/"):
+            items = [{"id": "d-" + url.path.rsplit("/", 1)[1], "score": 1.0}]
+        else:
+            items = [{"id": "d1", "score": 2.0}, {"id": "d2", "score": 1.0}]
+        data = json.dumps({"items": items}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+@contextmanager
+def engine_server() -> Iterator[EngineServer]:
+    server = EngineServer()
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
