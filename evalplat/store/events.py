@@ -357,7 +357,10 @@ def _chosen_versions(session: Session, configs: Sequence[str] | None) -> list[in
         return None
     wanted: list[int] = []
     for ref in configs:
-        config, version = resolve_config_version(session, ref)
+        try:
+            config, version = resolve_config_version(session, ref)
+        except InputError as error:
+            raise InputError(f"CONFIG {error.problem}") from None
         if "@" in ref:
             wanted.append(version.id)
         else:

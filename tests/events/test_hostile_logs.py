@@ -131,6 +131,9 @@ def test_config_references_name_their_option_or_line(
     result = cli("events", "import", str(named), "--db", db_url)
     assert result.exit_code == 2
     assert result.stderr.startswith(f"error: {named} line 2: config: invalid config reference")
+    result = cli("events", "score", "bm25@abc", "--db", db_url)
+    assert result.exit_code == 2
+    assert result.stderr.startswith("error: CONFIG invalid config reference 'bm25@abc'")
     assert table_counts(db_url) == before
 
 
