@@ -22,7 +22,19 @@ DbOption = Annotated[
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
 # how every command that takes a run names it (see evalplat.store.run_rows.resolve_run)
-RUN_REF = "an id, CONFIG@latest, CONFIG@baseline or CONFIG@VERSION"
+RUN_REF = (
+    "a run id (12 or #12), CONFIG@latest, CONFIG@baseline or CONFIG@VERSION (the latest "
+    "complete run of that config version)"
+)
+
+
+def run_ref_note(ref: str) -> str:
+    """`` (docs-bm25@1: the latest complete run of config version 1)`` when ``ref`` named a
+    config version rather than the run: says which run ``@N`` picked. Empty otherwise."""
+    name, sep, version = ref.strip().rpartition("@")
+    if not sep or not version.isdigit():
+        return ""
+    return f" ({name}@{version}: the latest complete run of config version {version})"
 
 
 _open_stores: list[Store] = []

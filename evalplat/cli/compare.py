@@ -20,7 +20,15 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from evalplat.cli.common import RUN_REF, DbOption, JsonOption, echo_err, open_store, print_json
+from evalplat.cli.common import (
+    RUN_REF,
+    DbOption,
+    JsonOption,
+    echo_err,
+    open_store,
+    print_json,
+    run_ref_note,
+)
 from evalplat.cli.compare_output import print_comparison, write_junit
 from evalplat.cli.target_views import FailOnTargetOption, TargetOption
 
@@ -248,13 +256,16 @@ def unjudged_command(
     db: DbOption = None,
 ) -> None:
     """Top-k documents of a run without judgments, as CSV for annotators."""
-    frame = open_store(db).unjudged(run, k)
+    store = open_store(db)
+    run_id = store.resolve_run(run)
+    frame = store.unjudged(run_id, k)
     if as_json:
         print_json(frame.to_dict(orient="records"))
         return
     frame.to_csv(sys.stdout, index=False)
     echo_err(
         f"{len(frame)} unjudged documents in the top {k} of {frame['query_id'].nunique()} queries"
+        f" of run {run_id}{run_ref_note(run)}"
     )
 
 
@@ -356,7 +367,7 @@ def _segment_cell(row: dict[str, object] | None) -> str:
 @baseline_app.command("set")
 def baseline_set_command(
     config: Annotated[str, typer.Argument(help="Config name.")],
-    run: Annotated[str, typer.Argument(help="Run to pin: ID, CONFIG@latest or CONFIG@VERSION.")],
+    run: Annotated[str, typer.Argument(help=f"Run to pin: {RUN_REF}.")],
     as_json: JsonOption = False,
     db: DbOption = None,
 ) -> None:
@@ -365,7 +376,8 @@ def baseline_set_command(
     if as_json:
         print_json(info.to_dict())
     else:
-        typer.echo(f"baseline of {info.config} on {info.test_set}: run {info.run_id} (pinned)")
+        typer.echo(f"baseline of {info.config} on {info.test_set}: run {info.run_id} (pinned)"
+                   + run_ref_note(run))  # fmt: skip
 
 
 @baseline_app.command("show")

@@ -14,7 +14,15 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from evalplat.cli.common import RUN_REF, DbOption, JsonOption, echo_err, open_store, print_json
+from evalplat.cli.common import (
+    RUN_REF,
+    DbOption,
+    JsonOption,
+    echo_err,
+    open_store,
+    print_json,
+    run_ref_note,
+)
 from evalplat.cli.target_views import TargetOption
 from evalplat.metrics.run_health import zero_results
 
@@ -326,7 +334,8 @@ def export_command(
         if written.rescored
         else ""
     )
-    echo_err(f"run {info.id}: {written.lines} results of {written.queries} queries{note}")
+    named = run_ref_note(run)
+    echo_err(f"run {info.id}{named}: {written.lines} results of {written.queries} queries{note}")
 
 
 def _details(store: Store, info: RunInfo) -> dict[str, Any]:
