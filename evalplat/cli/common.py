@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from evalplat.store import Store
 
 DbOption = Annotated[
@@ -40,15 +42,22 @@ def run_ref_note(ref: str) -> str:
 _open_stores: list[Store] = []
 
 
-def open_store(db: str | None, *, check: bool = True, init: bool = False) -> Store:
+def open_store(
+    db: str | None, *, check: bool = True, init: bool = False, project_file: Path | None = None
+) -> Store:
     """Open the store at the resolved database URL, checking that its schema is current.
 
     ``check=False`` skips the schema check (for the migration commands); ``init=True`` creates
-    or upgrades the schema. The store is closed when the command ends (see ``close_stores``).
+    or upgrades the schema; ``project_file`` is the project whose ``[database] url`` counts
+    (default: ./evalplat.toml). The store is closed when the command ends (``close_stores``).
     """
     from evalplat.store import Store
 
-    store = Store.init(db) if init else Store.open(db, check=check)
+    store = (
+        Store.init(db, project_file=project_file)
+        if init
+        else Store.open(db, project_file=project_file, check=check)
+    )
     _open_stores.append(store)
     return store
 

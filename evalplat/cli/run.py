@@ -80,11 +80,23 @@ def run_command(
             "--resume", help="Finish this interrupted or partial run (an id).", show_default=False
         ),
     ] = None,
+    project: Annotated[
+        Path | None,
+        typer.Option(
+            "--project",
+            "-p",
+            help="Project file whose [metrics] (and gated metrics) the run scores without "
+            "--metric, and whose database it uses (default: ./evalplat.toml when there is one).",
+            show_default=False,
+        ),
+    ] = None,
     db: DbOption = None,
     json_output: JsonOption = False,
 ) -> None:
     """Send every query of a test set to a config's searcher; store results and scores.
 
+    Without --metric it scores the project's metrics, as nightly does (the project file given,
+    else ./evalplat.toml), else the default ones.
     Exits 3 when some queries failed (the run is partial) or the backend is unreachable.
     """
     from evalplat.errors import InputError
@@ -92,7 +104,17 @@ def run_command(
 
     if trigger not in ("manual", "nightly", "ci"):
         raise InputError(f"--trigger must be manual, nightly or ci, got {trigger!r}")
-    store = open_store(db)
+    if project is not None or Path("evalplat.toml").is_file():
+        from evalplat.nightly.project import load_project
+        from evalplat.store.refs import parse_version_ref
+
+        loaded = load_project(project)
+        if metric is None and testset is not None and resume is None:
+            name = parse_version_ref(testset, "test set reference").name
+            metric = loaded.metrics_for(name) or None
+        store = open_store(db, project_file=loaded.path)
+    else:
+        store = open_store(db)
     settings = runner.RunSettings(depth=depth, concurrency=concurrency, rate_limit=rate_limit)
     with _progress() as progress:
         if resume is not None:
