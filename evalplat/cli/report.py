@@ -61,7 +61,8 @@ def report_compare(
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Compare two runs (stored as a comparison) and write the comparison page."""
+    """Compare two runs (stored as a comparison) and write the comparison page; gates the
+    relevance metrics, as `evalplat compare` does without --gate."""
     from evalplat.reports import render_comparison
 
     store = open_store(db)

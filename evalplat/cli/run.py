@@ -24,6 +24,7 @@ from evalplat.cli.common import (
     run_ref_note,
 )
 from evalplat.cli.target_views import TargetOption
+from evalplat.metrics.numbers import value_text
 from evalplat.metrics.run_health import zero_results
 
 if TYPE_CHECKING:
@@ -302,7 +303,7 @@ def show_command(
         typer.echo(f"{'latency ms':<18} p50 {latency['p50']:.1f}  p95 {latency['p95']:.1f}  "
                    f"p99 {latency['p99']:.1f}")  # fmt: skip
     for name, value in info.means.items():
-        typer.echo(f"{name:<18} {value:.4f}")
+        typer.echo(f"{name:<18} {value_text(value, name)}")
     print_targets(list(checked.values()))
     for failure in details["failed_queries"][:20]:
         typer.echo(f"failed {failure['query_id']}: {failure['error']}")
@@ -391,7 +392,7 @@ def _report(info: RunInfo, json_output: bool, store: Store | None = None) -> Non
             f"{info.test_set}@{info.test_set_version}, {info.queries_done} queries"
         )
         for name, value in info.means.items():
-            typer.echo(f"  {name:<14} {value:.4f}")
+            typer.echo(f"  {name:<14} {value_text(value, name)}")
     if info.status == "complete":
         return
     missing = info.queries_total - info.queries_done
