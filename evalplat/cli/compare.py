@@ -184,7 +184,7 @@ def compare_command(
     targets = target_views.parse_targets(target)
     store = open_store(db)
     gates = None
-    named = parse_all(gate) if gate else None
+    named = list({str(m): m for m in parse_all(gate)}.values()) if gate else None
     tuned = max_drop is not None or max_relative_drop is not None or unjudged != "bound"
     if metric or named or tuned or segment:
         chosen = parse_all(metric) if metric else None
