@@ -62,7 +62,7 @@ def report_compare(
     as_json: JsonOption = False,
 ) -> None:
     """Compare two runs (stored as a comparison) and write the comparison page; gates the
-    relevance metrics, as `evalplat compare` does without --gate."""
+    relevance metrics, as `evalplat compare` does by default."""
     from evalplat.reports import render_comparison
 
     store = open_store(db)

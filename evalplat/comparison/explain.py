@@ -86,7 +86,8 @@ def why(m: MetricComparison, family: int | None = None) -> str:
     over = "" if family is None else f" over {family} gated {'test' if family == 1 else 'tests'}"
     p = f"p = {p_text(m.p_value)} ({p_text(m.p_corrected)} after Holm{over})"
     if code in ("regression", "improvement"):
-        return f"{moved}: {p} < alpha {m.alpha:g}, beyond the threshold ({_limits(m)})"
+        below = "<" if m.p_corrected is not None and m.p_corrected < m.alpha else "vs"
+        return f"{moved}: {p} {below} alpha {m.alpha:g}, beyond the threshold ({_limits(m)})"
     if code == "needs_judgments":
         return f"{moved}: the verdict turns on unjudged documents ({m.unjudged_mode} rule)"
     if code == "identical":
