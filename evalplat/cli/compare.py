@@ -31,6 +31,7 @@ from evalplat.cli.common import (
 )
 from evalplat.cli.compare_output import print_comparison, write_junit
 from evalplat.cli.target_views import FailOnTargetOption, TargetOption
+from evalplat.metrics.numbers import value_text
 
 if TYPE_CHECKING:
     from evalplat.comparison.verdicts import ComparisonResult
@@ -348,7 +349,7 @@ def history_command(
             f"v{p.config_version}" + (f" {p.label}" if p.label else ""),
             f"{p.test_set}@{p.test_set_version}",
             f"v{p.judgment_version}" + (" ◆" if changed else ""),
-            "" if value is None else f"{value:.4f}",
+            "" if value is None else value_text(value, name),
             *(_segment_cell(seg_values.get(tag)) for tag in wanted),
             p.verdict or "",
         )
@@ -361,7 +362,7 @@ def history_command(
 
 
 def _segment_cell(row: dict[str, object] | None) -> str:
-    return "" if row is None else f"{row['value']:.4f}"
+    return "" if row is None else value_text(float(str(row["value"])), str(row["metric"]))
 
 
 @baseline_app.command("set")
