@@ -120,13 +120,13 @@ class AlertMessage:
         """``0.4120 → 0.3870`` or None when either side is unknown."""
         if self.baseline is None or self.candidate is None:
             return None
-        return f"{number(self.baseline)} → {number(self.candidate)}"
+        return f"{number(self.baseline, self.metric)} → {number(self.candidate, self.metric)}"
 
     def delta_text(self) -> str | None:
         """``-0.0250 (-6.07%)``; the relative part only when known."""
         if self.delta is None:
             return None
-        text = signed(self.delta)
+        text = signed(self.delta, self.metric)
         if self.relative_delta is not None:
             text += f" ({self.relative_delta * 100:+.2f}%)"
         return text
@@ -167,8 +167,8 @@ class AlertMessage:
     def query_lines(self) -> list[str]:
         """One line per shown worst query: ``q12  0.8000 → 0.2000 (-0.6000)  boundary layer``."""
         return [
-            f"{q.query_id}  {number(q.baseline)} → {number(q.candidate)} "
-            f"({signed(q.delta)})  {q.text}"
+            f"{q.query_id}  {number(q.baseline, self.metric)} → "
+            f"{number(q.candidate, self.metric)} ({signed(q.delta, self.metric)})  {q.text}"
             for q in self.worst_queries[:WORST_QUERIES_SHOWN]
         ]
 
@@ -218,15 +218,22 @@ def fact_line(fact: dict[str, Any]) -> str:
     return str(fact.get("line") or fact["sentence"])
 
 
-def number(value: float) -> str:
-    return f"{value:.4f}"
+def number(value: float, metric: str = "") -> str:
+    """A figure of ``metric``'s kind (``evalplat.metrics.numbers``): 0.4312, 22500, 182.4 ms."""
+    from evalplat.metrics.numbers import value_text
+
+    return value_text(value, metric or "score")
 
 
-def signed(value: float) -> str:
-    return f"{value:+.4f}"
+def signed(value: float, metric: str = "") -> str:
+    from evalplat.metrics.numbers import delta_text
+
+    return delta_text(value, metric or "score")
 
 
 def p_value_text(p_value: float, test: str | None) -> str:
-    # Tiny p-values print in scientific notation so "0.0000" never suggests certainty.
-    text = f"{p_value:.4f}" if p_value >= 1e-4 else f"{p_value:.1e}"
+    # two significant digits, tiny ones in scientific notation: "0.0000" never suggests certainty
+    from evalplat.metrics.numbers import p_text
+
+    text = p_text(p_value)
     return f"{text} ({test})" if test else text

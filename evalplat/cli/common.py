@@ -31,21 +31,40 @@ DbOption = Annotated[
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
 # how every command that takes a run names it (see evalplat.store.run_rows.resolve_run)
-RUN_REF = "an id, CONFIG@latest, CONFIG@baseline or CONFIG@VERSION"
+RUN_REF = (
+    "a run id (12 or #12), CONFIG@latest, CONFIG@baseline or CONFIG@VERSION (the latest "
+    "complete run of that config version)"
+)
+
+
+def run_ref_note(ref: str) -> str:
+    """`` (docs-bm25@1: the latest complete run of config version 1)`` when ``ref`` named a
+    config version rather than the run: says which run ``@N`` picked. Empty otherwise."""
+    name, sep, version = ref.strip().rpartition("@")
+    if not sep or not version.isdigit():
+        return ""
+    return f" ({name}@{version}: the latest complete run of config version {version})"
 
 
 _open_stores: list[Store] = []
 
 
-def open_store(db: str | None, *, check: bool = True, init: bool = False) -> Store:
+def open_store(
+    db: str | None, *, check: bool = True, init: bool = False, project_file: Path | None = None
+) -> Store:
     """Open the store at the resolved database URL, checking that its schema is current.
 
     ``check=False`` skips the schema check (for the migration commands); ``init=True`` creates
-    or upgrades the schema. The store is closed when the command ends (see ``close_stores``).
+    or upgrades the schema; ``project_file`` is the project whose ``[database] url`` counts
+    (default: ./evalplat.toml). The store is closed when the command ends (``close_stores``).
     """
     from evalplat.store import Store
 
-    store = Store.init(db) if init else Store.open(db, check=check)
+    store = (
+        Store.init(db, project_file=project_file)
+        if init
+        else Store.open(db, project_file=project_file, check=check)
+    )
     _open_stores.append(store)
     return store
 

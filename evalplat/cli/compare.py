@@ -1,5 +1,9 @@
 """``evalplat compare | unjudged | history`` and ``evalplat baseline set | show``.
 
+``compare`` gates the relevance metrics unless ``--gate`` names the gated ones (operational
+measures such as latency are shown, not gated: ``evalplat.comparison.thresholds``), and
+always says what it gated, how, and why each drop was or was not called a regression
+(``evalplat.comparison.explain``).
 ``compare`` exits 0 unless ``--fail-on-regression`` is given and a gated metric, or a gated
 (metric, segment) pair, regressed (exit 1); with ``--strict`` as well, one that needs
 judgments also exits 1; with ``--fail-on-target``, a candidate that misses a ``--target``
@@ -24,10 +28,12 @@ from evalplat.cli.common import (
     echo_err,
     open_store,
     print_json,
+    run_ref_note,
     writing,
 )
 from evalplat.cli.compare_output import print_comparison, write_junit
 from evalplat.cli.target_views import FailOnTargetOption, TargetOption
+from evalplat.metrics.numbers import value_text
 
 if TYPE_CHECKING:
     from evalplat.comparison.verdicts import ComparisonResult
@@ -54,8 +60,19 @@ def compare_command(
         typer.Option(
             "--metric",
             "-m",
-            help="Metric to compare and gate, repeatable "
+            help="Metric to compare, repeatable "
             "(default: every metric both runs were scored with).",
+            show_default=False,
+        ),
+    ] = None,
+    gate: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--gate",
+            "-g",
+            help="Metric to gate (it can regress and fail --fail-on-regression), repeatable "
+            "(default: the relevance metrics compared; latency, zero results, coverage and "
+            "diversity are shown, not gated, unless named here).",
             show_default=False,
         ),
     ] = None,
@@ -63,7 +80,10 @@ def compare_command(
         str, typer.Option("--test", help="Paired test: randomization, t-test or wilcoxon.")
     ] = "randomization",
     alpha: Annotated[
-        float, typer.Option("--alpha", help="Significance level (after Holm).")
+        float,
+        typer.Option(
+            "--alpha", help="Significance level (after Holm's correction over the gated metrics)."
+        ),
     ] = 0.05,
     max_drop: Annotated[
         float | None,
@@ -143,11 +163,15 @@ def compare_command(
     as_json: JsonOption = False,
     db: DbOption = None,
 ) -> None:
-    """Compare a candidate run with a baseline run: deltas, CIs, p-values and verdicts."""
+    """Compare a candidate run with a baseline run: deltas, CIs, p-values and verdicts.
+
+    Gates the relevance metrics (or those named with --gate) and prints which were gated, with
+    which threshold, test and correction, and why a drop was not called a regression."""
     from dataclasses import replace
 
     from evalplat.cli import target_views
     from evalplat.comparison.results import MODEL_MODES
+    from evalplat.comparison.thresholds import gated_by_default
     from evalplat.comparison.verdicts import UNJUDGED_MODES, CompareOptions, Gate
     from evalplat.errors import InputError
     from evalplat.inputs.validation import SEED_MAX
@@ -170,24 +194,28 @@ def compare_command(
         check_output_path(junit, "--junit")
     store = open_store(db)
     gates = None
+    named = list({str(m): m for m in parse_all(gate)}.values()) if gate else None
     tuned = max_drop is not None or max_relative_drop is not None or unjudged != "bound"
-    if metric or tuned or segment:
+    if metric or named or tuned or segment:
         chosen = parse_all(metric) if metric else None
-        scored = _scored_metrics(store, baseline) if chosen is None else chosen
+        if named is not None:
+            held = named
+        else:
+            compared = chosen if chosen is not None else _scored_metrics(store, baseline, candidate)
+            held = [m for m in compared if gated_by_default(m)]
         gates = [
             Gate(
                 str(m),
                 # thresholds given for every metric leave a measure's own default in force
                 # (latency's 20 %): 0.01 means a point of nDCG, not a hundredth of a millisecond
-                max_drop=max_drop if _own_threshold(m, chosen) else None,
-                max_relative_drop=max_relative_drop if _own_threshold(m, chosen) else None,
+                max_drop=max_drop if _own_threshold(m, named) else None,
+                max_relative_drop=max_relative_drop if _own_threshold(m, named) else None,
                 test=test,
                 alpha=alpha,
                 unjudged=unjudged,
                 judge=judge,
             )
-            for m in scored
-            if m.gateable
+            for m in held
         ]
         gates += [replace(g, segment=tag) for tag in dict.fromkeys(segment or ()) for g in gates]
     store.check_target_segments(candidate, targets)
@@ -215,13 +243,15 @@ def compare_command(
         raise typer.Exit(1)
 
 
-def _scored_metrics(store: Store, run_ref: str) -> list[Metric]:
-    """The metrics a run was scored with, in their stored order."""
+def _scored_metrics(store: Store, baseline: str, candidate: str) -> list[Metric]:
+    """The metrics both runs were scored with, in the baseline's stored order."""
     from evalplat.metrics.registry import parse
 
-    run_id = store.resolve_run(run_ref)
-    names = dict.fromkeys(store.evaluation_scores(run_id)["metric"])
-    return [parse(str(name)) for name in names]
+    names = [
+        dict.fromkeys(str(n) for n in store.evaluation_scores(store.resolve_run(ref))["metric"])
+        for ref in (baseline, candidate)
+    ]
+    return [parse(name) for name in names[0] if name in names[1]]
 
 
 def write_report(result: ComparisonResult, path: Path, store: Store) -> None:
@@ -239,13 +269,16 @@ def unjudged_command(
 ) -> None:
     """Top-k documents of a run without judgments, as CSV for annotators: each with its
     title and the start of its text (from the test set's documents, else the hit's fields)."""
-    frame = open_store(db).unjudged(run, k)
+    store = open_store(db)
+    run_id = store.resolve_run(run)
+    frame = store.unjudged(run_id, k)
     if as_json:
         print_json(frame.to_dict(orient="records"))
         return
     frame.to_csv(sys.stdout, index=False)
     echo_err(
         f"{len(frame)} unjudged documents in the top {k} of {frame['query_id'].nunique()} queries"
+        f" of run {run_id}{run_ref_note(run)}"
     )
 
 
@@ -329,7 +362,7 @@ def history_command(
             f"v{p.config_version}" + (f" {p.label}" if p.label else ""),
             f"{p.test_set}@{p.test_set_version}",
             f"v{p.judgment_version}" + (" ◆" if changed else ""),
-            "" if value is None else f"{value:.4f}",
+            "" if value is None else value_text(value, name),
             *(_segment_cell(seg_values.get(tag)) for tag in wanted),
             p.verdict or "",
         )
@@ -343,13 +376,13 @@ def history_command(
 
 
 def _segment_cell(row: dict[str, object] | None) -> str:
-    return "" if row is None else f"{row['value']:.4f}"
+    return "" if row is None else value_text(float(str(row["value"])), str(row["metric"]))
 
 
 @baseline_app.command("set")
 def baseline_set_command(
     config: Annotated[str, typer.Argument(help="Config name.")],
-    run: Annotated[str, typer.Argument(help="Run to pin: ID, CONFIG@latest or CONFIG@VERSION.")],
+    run: Annotated[str, typer.Argument(help=f"Run to pin: {RUN_REF}.")],
     as_json: JsonOption = False,
     db: DbOption = None,
 ) -> None:
@@ -358,7 +391,8 @@ def baseline_set_command(
     if as_json:
         print_json(info.to_dict())
     else:
-        typer.echo(f"baseline of {info.config} on {info.test_set}: run {info.run_id} (pinned)")
+        typer.echo(f"baseline of {info.config} on {info.test_set}: run {info.run_id} (pinned)"
+                   + run_ref_note(run))  # fmt: skip
 
 
 @baseline_app.command("show")
@@ -381,7 +415,7 @@ def baseline_show_command(
         typer.echo(f"{i.config}\t{i.test_set}\trun {i.run_id}\t{how}\t{i.set_at:%Y-%m-%d %H:%M}")
 
 
-def _own_threshold(metric: Metric, chosen: list[Metric] | None) -> bool:
+def _own_threshold(metric: Metric, named: list[Metric] | None) -> bool:
     """Do the command line's thresholds apply to ``metric``? Always when it was named with
-    ``--metric``; otherwise only when its measure has no default threshold of its own."""
-    return chosen is not None or metric.spec.max_relative_change is None
+    ``--gate``; otherwise only when its measure has no default threshold of its own."""
+    return (named is not None and metric in named) or metric.spec.max_relative_change is None

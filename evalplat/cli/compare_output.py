@@ -19,6 +19,8 @@ def print_comparison(result: ComparisonResult) -> None:
     from rich.table import Table
 
     from evalplat.cli.common import table_console
+    from evalplat.comparison.explain import gating_lines
+    from evalplat.metrics.numbers import delta_text, p_text, value_text
 
     # Piped output (CI logs, files) has no terminal width: keep the table whole, unwrapped.
     console = table_console()
@@ -46,17 +48,19 @@ def print_comparison(result: ComparisonResult) -> None:
         "verdict",
     )
     for m in result.metrics:
-        ci = "" if m.ci_low is None else f"[{m.ci_low:+.4f}, {m.ci_high:+.4f}]"
-        p = "" if m.p_value is None else f"{m.p_value:.4f} ({m.p_corrected:.4f})"
+        ci = "" if m.ci_low is None else (
+            f"[{delta_text(m.ci_low, m.metric)}, {delta_text(m.ci_high, m.metric)}]"
+        )  # fmt: skip
+        p = "" if m.p_value is None else f"{p_text(m.p_value)} ({p_text(m.p_corrected)})"
         judged = (
             "" if m.baseline_judged is None else f"{m.baseline_judged:.2f}→{m.candidate_judged:.2f}"
         )
         verdict = m.verdict + ("" if m.gated else " (not gated)")
         table.add_row(
             m.metric,
-            f"{m.baseline:.4f}",
-            f"{m.candidate:.4f}",
-            f"{m.delta:+.4f}",
+            value_text(m.baseline, m.metric),
+            value_text(m.candidate, m.metric),
+            delta_text(m.delta, m.metric),
             ci,
             p,
             f"{m.wins}/{m.ties}/{m.losses}",
@@ -86,6 +90,8 @@ def print_comparison(result: ComparisonResult) -> None:
         console.print(line, markup=False, highlight=False)
     for line in model_grade_lines(result):
         console.print(line, markup=False, highlight=False)
+    for line in gating_lines(result):
+        console.print(line, markup=False, highlight=False)
     console.print(f"verdict: {result.verdict} (comparison {result.id})", highlight=False)
 
 
@@ -108,14 +114,19 @@ def model_grade_lines(result: ComparisonResult) -> list[str]:
 def _segment_table(result: ComparisonResult) -> object:
     from rich.table import Table
 
+    from evalplat.metrics.numbers import delta_text, p_text, value_text
+
     table = Table("segment", "queries", "metric", "baseline", "candidate", "delta", "95% CI",
                   "p (Holm)", "verdict", title="per segment (query tag)")  # fmt: skip
     for s in result.segments:
-        ci = "" if s.ci_low is None else f"[{s.ci_low:+.4f}, {s.ci_high:+.4f}]"
-        p = "" if s.p_value is None else f"{s.p_value:.4f} ({s.p_corrected:.4f})"
+        ci = "" if s.ci_low is None else (
+            f"[{delta_text(s.ci_low, s.metric)}, {delta_text(s.ci_high, s.metric)}]"
+        )  # fmt: skip
+        p = "" if s.p_value is None else f"{p_text(s.p_value)} ({p_text(s.p_corrected)})"
         why = f" ({s.note})" if s.note else ("" if s.gated else " (not gated)")
-        table.add_row(s.segment, str(s.queries), s.metric, f"{s.baseline:.4f}",
-                      f"{s.candidate:.4f}", f"{s.delta:+.4f}", ci, p, s.verdict + why)  # fmt: skip
+        table.add_row(s.segment, str(s.queries), s.metric, value_text(s.baseline, s.metric),
+                      value_text(s.candidate, s.metric), delta_text(s.delta, s.metric), ci, p,
+                      s.verdict + why)  # fmt: skip
     return table
 
 
@@ -168,6 +179,11 @@ def write_junit(
     import xml.etree.ElementTree as ET
 
     from evalplat.alerts.junit import clean_tree
+    from evalplat.comparison.explain import gating
+    from evalplat.comparison.explain import why as why_text
+    from evalplat.metrics.numbers import delta_text, p_text, value_text
+
+    family = gating(result)["family"]
 
     gated = [m for m in result.metrics if m.gated]
     segments = [s for s in result.segments if s.gated]
@@ -188,9 +204,11 @@ def write_junit(
         case = ET.SubElement(
             suite, "testcase", classname=f"evalplat.{result.test_set}", name=m.metric
         )
+        name = m.metric
         summary = (
-            f"{m.metric}: {m.baseline:.4f} -> {m.candidate:.4f} (delta {m.delta:+.4f}, "
-            f"p={m.p_value}, corrected {m.p_corrected}, {m.test}): {m.verdict}"
+            f"{name}: {value_text(m.baseline, name)} -> {value_text(m.candidate, name)} (delta "
+            f"{delta_text(m.delta, name)}, p={p_text(m.p_value)}, corrected "
+            f"{p_text(m.p_corrected)}, {m.test}): {m.verdict} ({why_text(m, family)})"
         )
         note = m.model_note()
         if note is not None:
@@ -199,7 +217,8 @@ def write_junit(
             failure = ET.SubElement(case, "failure", message=summary, type="regression")
             worst = result.movers[m.metric].worse[:10]
             failure.text = "\n".join(
-                f"{q.query_id}: {q.baseline:.4f} -> {q.candidate:.4f}" for q in worst
+                f"{q.query_id}: {value_text(q.baseline, name)} -> {value_text(q.candidate, name)}"
+                for q in worst
             )
         elif m.verdict == "needs_judgments" and strict:
             failure = ET.SubElement(case, "failure", message=summary, type="needs_judgments")
@@ -213,9 +232,10 @@ def write_junit(
         case = ET.SubElement(suite, "testcase", classname=f"evalplat.{result.test_set}",
                              name=f"{s.metric} [segment {s.segment}]")  # fmt: skip
         summary = (
-            f"{s.metric} on segment {s.segment} ({s.queries} queries): {s.baseline:.4f} -> "
-            f"{s.candidate:.4f} (delta {s.delta:+.4f}, p={s.p_value}, corrected "
-            f"{s.p_corrected}, {s.test}): {s.verdict}"
+            f"{s.metric} on segment {s.segment} ({s.queries} queries): "
+            f"{value_text(s.baseline, s.metric)} -> {value_text(s.candidate, s.metric)} (delta "
+            f"{delta_text(s.delta, s.metric)}, p={p_text(s.p_value)}, corrected "
+            f"{p_text(s.p_corrected)}, {s.test}): {s.verdict}"
         )
         if s.verdict == "regression" or (s.verdict == "needs_judgments" and strict):
             ET.SubElement(case, "failure", message=summary, type=s.verdict)

@@ -86,7 +86,8 @@ def report_compare(
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Compare two runs (stored as a comparison) and write the comparison page."""
+    """Compare two runs (stored as a comparison) and write the comparison page; gates the
+    relevance metrics, as `evalplat compare` does by default."""
     from evalplat.reports import render_comparison
 
     _check_out(out)  # before the comparison is stored

@@ -22,9 +22,11 @@ from evalplat.cli.common import (
     echo_err,
     open_store,
     print_json,
+    run_ref_note,
     writing,
 )
 from evalplat.cli.target_views import TargetOption
+from evalplat.metrics.numbers import value_text
 from evalplat.metrics.run_health import zero_results
 
 if TYPE_CHECKING:
@@ -81,11 +83,23 @@ def run_command(
             "--resume", help="Finish this interrupted or partial run (an id).", show_default=False
         ),
     ] = None,
+    project: Annotated[
+        Path | None,
+        typer.Option(
+            "--project",
+            "-p",
+            help="Project file whose [metrics] (and gated metrics) the run scores without "
+            "--metric, and whose database it uses (default: ./evalplat.toml when there is one).",
+            show_default=False,
+        ),
+    ] = None,
     db: DbOption = None,
     json_output: JsonOption = False,
 ) -> None:
     """Send every query of a test set to a config's searcher; store results and scores.
 
+    Without --metric it scores the project's metrics, as nightly does (the project file given,
+    else ./evalplat.toml), else the default ones.
     Exits 3 when some queries failed (the run is partial) or the backend is unreachable.
     """
     from evalplat.errors import InputError
@@ -93,7 +107,17 @@ def run_command(
 
     if trigger not in ("manual", "nightly", "ci"):
         raise InputError(f"--trigger must be manual, nightly or ci, got {trigger!r}")
-    store = open_store(db)
+    if project is not None or Path("evalplat.toml").is_file():
+        from evalplat.nightly.project import load_project
+        from evalplat.store.refs import parse_version_ref
+
+        loaded = load_project(project)
+        if metric is None and testset is not None and resume is None:
+            name = parse_version_ref(testset, "test set reference").name
+            metric = loaded.metrics_for(name) or None
+        store = open_store(db, project_file=loaded.path)
+    else:
+        store = open_store(db)
     settings = runner.RunSettings(depth=depth, concurrency=concurrency, rate_limit=rate_limit)
     with _progress() as progress:
         if resume is not None:
@@ -282,7 +306,7 @@ def show_command(
         typer.echo(f"{'latency ms':<18} p50 {latency['p50']:.1f}  p95 {latency['p95']:.1f}  "
                    f"p99 {latency['p99']:.1f}")  # fmt: skip
     for name, value in info.means.items():
-        typer.echo(f"{name:<18} {value:.4f}")
+        typer.echo(f"{name:<18} {value_text(value, name)}")
     print_targets(list(checked.values()))
     for failure in details["failed_queries"][:20]:
         typer.echo(f"failed {failure['query_id']}: {failure['error']}")
@@ -339,7 +363,8 @@ def export_command(
         if written.rescored
         else ""
     )
-    echo_err(f"run {info.id}: {written.lines} results of {written.queries} queries{note}")
+    named = run_ref_note(run)
+    echo_err(f"run {info.id}{named}: {written.lines} results of {written.queries} queries{note}")
 
 
 def _details(store: Store, info: RunInfo) -> dict[str, Any]:
@@ -373,7 +398,7 @@ def _report(info: RunInfo, json_output: bool, store: Store | None = None) -> Non
             f"{info.test_set}@{info.test_set_version}, {info.queries_done} queries"
         )
         for name, value in info.means.items():
-            typer.echo(f"  {name:<14} {value:.4f}")
+            typer.echo(f"  {name:<14} {value_text(value, name)}")
     if info.status == "complete":
         return
     missing = info.queries_total - info.queries_done

@@ -37,8 +37,11 @@ def parse_targets(expressions: Sequence[str] | None) -> list[Target]:
 
 def target_lines(verdicts: Sequence[TargetVerdict]) -> list[str]:
     """``target nDCG@10>=0.85  0.6200  95% CI [0.5900, 0.6500]  missed``, one per target."""
+    from evalplat.metrics.numbers import value_text
+
     return [
-        f"target {v.target.label:<22} {v.value:.4f}  95% CI [{v.ci_low:.4f}, {v.ci_high:.4f}]  "
+        f"target {v.target.label:<22} {value_text(v.value, v.target.metric)}  95% CI "
+        f"[{value_text(v.ci_low, v.target.metric)}, {value_text(v.ci_high, v.target.metric)}]  "
         f"{v.verdict}"
         for v in verdicts
     ]

@@ -368,7 +368,12 @@ class ComparisonResult:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready; ``metrics[]`` carries PRODUCT.md's fields (``metric``, ``baseline``,
-        ``candidate``, ``delta``, ``p_value``, ``verdict``) and the rest of each row."""
+        ``candidate``, ``delta``, ``p_value``, ``verdict``) and the rest of each row, with why
+        it got its verdict (``reason``, ``why``); ``gating`` says what was gated and how
+        (``evalplat.comparison.explain``)."""
+        from evalplat.comparison import explain
+
+        family = explain.gating(self)
         return {
             "id": self.id,
             "baseline_run_id": self.baseline_run_id,
@@ -380,7 +385,15 @@ class ComparisonResult:
             "verdict": self.verdict,
             "queries": self.queries,
             "weighted": self.weighted,
-            "metrics": [m.to_dict() for m in self.metrics],
+            "gating": family,
+            "metrics": [
+                {
+                    **m.to_dict(),
+                    "reason": explain.reason(m),
+                    "why": explain.why(m, family["family"]),
+                }
+                for m in self.metrics
+            ],
             "model_grades": self.model_notes,
             "segments": [s.to_dict() for s in self.segments],
             "movers": {

@@ -1,6 +1,7 @@
-"""Gate thresholds: which gate a metric of a comparison is held to, the default threshold a
-measure brings (``Measure.max_relative_change``), and whether a change is beyond a gate's
-thresholds. Split from :mod:`evalplat.comparison.verdicts`, which decides with them.
+"""Gate thresholds: which metrics a comparison gates unless told otherwise, which gate a metric
+of a comparison is held to, the default threshold a measure brings
+(``Measure.max_relative_change``), and whether a change is beyond a gate's thresholds. Split
+from :mod:`evalplat.comparison.verdicts`, which decides with them.
 """
 
 from __future__ import annotations
@@ -13,18 +14,29 @@ from evalplat.errors import InputError
 from evalplat.metrics.registry import Metric
 
 
+def gated_by_default(metric: Metric) -> bool:
+    """Is ``metric`` gated when no gate is named? The relevance measures are: every gateable
+    measure that reads judgments (nDCG, P, AP, ...) or users' events (``online:CTR``).
+    Operational measures (latency, zero results, coverage, diversity) are compared and shown,
+    never gated unless a gate names them, as ``nightly`` gates only its ``[[gates]]``: timing
+    noise or a field's spread is not a relevance regression."""
+    inputs = metric.spec.inputs
+    return metric.gateable and ("judgments" in inputs or "events" in inputs)
+
+
 def gate_map(
     gates: Sequence[Gate] | None, chosen: list[Metric], options: CompareOptions
 ) -> dict[str, Gate]:
-    """The gate of each metric compared: with ``gates=None`` every gateable metric gets one with
-    the options' test and alpha, else each gate given (segment gates aside) by its metric."""
+    """The gate of each metric compared: with ``gates=None`` every relevance metric
+    (:func:`gated_by_default`) gets one with the options' test and alpha, else each gate given
+    (segment gates aside) by its metric."""
     from evalplat.metrics.registry import parse
 
     if gates is None:
         return {
             str(m): with_default_threshold(Gate(str(m), test=options.test, alpha=options.alpha))
             for m in chosen
-            if m.gateable
+            if gated_by_default(m)
         }
     result: dict[str, Gate] = {}
     for gate in gates:

@@ -17,7 +17,9 @@ Verdict of one metric (direction always from the metric registry, ``Metric.direc
   ``unjudged`` setting chooses the rule (``evalplat.comparison.guard.guard_verdict``).
 
 Holm's correction runs over the gated metrics (one family: what can fail a CI job or raise an
-alert); the ungated metrics are corrected as a second family, for display only.
+alert); the ungated metrics are corrected as a second family, for display only, and decided
+under their measure's default thresholds. ``evalplat.comparison.explain`` says why each metric
+got its verdict.
 """
 
 from __future__ import annotations
@@ -93,7 +95,8 @@ def compare_scores(
     ``baseline`` and ``candidate`` are tidy frames ``query_id, metric, value`` (as
     ``Store.evaluation_scores`` returns) over the same topics. ``metrics`` defaults to every
     metric both sides have (Judged@k columns are also used for the judged-coverage guard).
-    ``gates=None`` gates every gateable metric compared, with ``options``' test and alpha and no
+    ``gates=None`` gates every relevance metric compared
+    (``evalplat.comparison.thresholds.gated_by_default``), with ``options``' test and alpha and no
     threshold; ``gates=()`` gates nothing. Means are arithmetic over topics (sums for ``Num*``
     counts), weighted by ``weights`` (query id -> weight, 1 when missing) when given.
     ``bound`` holds both sides' scores under the optimistic bound
@@ -238,6 +241,9 @@ def _measure(
     counts = stats.wins_ties_losses(
         a, b, tolerance=options.tie_tolerance, higher_is_better=metric.higher_is_better
     )
+    # an ungated row's verdict is for display, under the measure's own default thresholds
+    # (latency's 20 % and 35 ms), so that timing noise is not shown as a regression either
+    limits = gate if gate is not None else with_default_threshold(Gate(str(metric)))
     row = {
         "metric": str(metric),
         "metric_obj": metric,
@@ -257,8 +263,8 @@ def _measure(
         "baseline_judged": judged[0],
         "candidate_judged": judged[1],
         "gated": gate is not None,
-        "max_drop": None if gate is None else gate.max_drop,
-        "max_relative_drop": None if gate is None else gate.max_relative_drop,
+        "max_drop": limits.max_drop,
+        "max_relative_drop": limits.max_relative_drop,
         "alpha": options.alpha if gate is None else gate.alpha,
         "identical": identical,
         "unjudged_rise": judged[2],

@@ -114,10 +114,15 @@ def observe_targets(
 
 
 def verdict_text(result: TargetVerdict) -> str:
-    """``nDCG@10>=0.85: 0.6200 [0.5900, 0.6500] missed``."""
+    """``nDCG@10>=0.85: 0.6200 [0.5900, 0.6500] missed`` (``Latency(p=95)<=200: 182.4 ms
+    [...]``: each figure in its kind's format, ``evalplat.metrics.numbers``)."""
+    from evalplat.metrics.numbers import value_text
+
+    metric = result.target.metric
     return (
-        f"{result.target.label}: {result.value:.4f} "
-        f"[{result.ci_low:.4f}, {result.ci_high:.4f}] {result.verdict}"
+        f"{result.target.label}: {value_text(result.value, metric)} "
+        f"[{value_text(result.ci_low, metric)}, {value_text(result.ci_high, metric)}] "
+        f"{result.verdict}"
     )
 
 

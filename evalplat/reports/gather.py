@@ -298,13 +298,16 @@ def _alert_summary(details: dict[str, Any] | None) -> str:
         return str(details["error"])
     if isinstance(details.get("target"), str):  # a target or drift alert: its own line
         return str(details["target"])
+    from evalplat.metrics.numbers import delta_text, p_text, value_text
+
     parts = []
+    metric = str(details.get("metric") or "score")
     baseline, candidate, delta = (details.get(k) for k in ("baseline", "candidate", "delta"))
     if isinstance(baseline, int | float) and isinstance(candidate, int | float):
-        parts.append(f"{baseline:.4f} → {candidate:.4f}")
+        parts.append(f"{value_text(baseline, metric)} → {value_text(candidate, metric)}")
     if isinstance(delta, int | float):
-        parts.append(f"Δ {delta:+.4f}")
+        parts.append(f"Δ {delta_text(delta, metric)}")
     p_value = details.get("p_corrected", details.get("p_value"))
     if isinstance(p_value, int | float):
-        parts.append(f"p = {p_value:.3g}")
+        parts.append(f"p = {p_text(p_value)}")
     return ", ".join(parts)

@@ -112,9 +112,31 @@ def fmt_pct(value: float | None, signed: bool = False) -> str:
 
 
 def fmt_pvalue(value: float | None) -> str:
-    if value is None or _missing(value):
-        return DASH
-    return "< 0.001" if value < 0.001 else f"{value:.3f}"
+    """Two significant digits, below 0.001 scientific (``evalplat.metrics.numbers``)."""
+    from evalplat.metrics.numbers import p_text
+
+    return p_text(value, missing=DASH)
+
+
+def fmt_value(value: float | None, metric: str) -> str:
+    """A metric's figure of its kind: ``0.4312``, ``22500`` (a count), ``182.4 ms``."""
+    from evalplat.metrics.numbers import value_text
+
+    return value_text(value, metric, missing=DASH)
+
+
+def fmt_change(value: float | None, metric: str) -> str:
+    """A metric's signed change of its kind, with a real minus sign (U+2212): ``+35.2 ms``."""
+    from evalplat.metrics.numbers import delta_text
+
+    return delta_text(value, metric, missing=DASH).replace("-", MINUS, 1)
+
+
+def why_text(row: Any, result: Any) -> str:
+    """Why a metric row of ``result`` got its verdict (``evalplat.comparison.explain``)."""
+    from evalplat.comparison import explain
+
+    return explain.why(row, explain.gating(result)["family"])
 
 
 def fmt_ms(value: float | None) -> str:
@@ -165,6 +187,9 @@ def environment() -> jinja2.Environment:
         signed=fmt_signed,
         pct=fmt_pct,
         pvalue=fmt_pvalue,
+        value=fmt_value,
+        change=fmt_change,
+        why=why_text,
         ms=fmt_ms,
         cell=fmt_cell,
         delta_class=delta_class,

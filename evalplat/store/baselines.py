@@ -53,7 +53,14 @@ class BaselinesMixin(StoreBase):
             if config_row is None:
                 raise NotFoundError(f"no config named '{config}'")
             if config_row.id != config_id:
-                raise InputError(f"run {run.id} is not a run of config '{config}'")
+                text = str(run_ref).strip()
+                hint = (
+                    f"; {text} is a run id: version {text} of '{config}' is written "
+                    f"{config}@{text} (its latest complete run)"
+                    if text.isdigit()
+                    else ""
+                )
+                raise InputError(f"run {run.id} is not a run of config '{config}'{hint}")
             if run.status != "complete":
                 raise InputError(
                     f"run {run.id} is {run.status}; only a complete run can be a baseline"

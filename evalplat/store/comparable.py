@@ -5,13 +5,21 @@ set versions (``evalplat.store.comparisons``, module doc).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from evalplat.comparison.verdicts import CompareOptions
+from evalplat.comparison.verdicts import CompareOptions, Gate
 from evalplat.db.models import Evaluation, Run, TestSet, TestSetVersion
 from evalplat.errors import InputError, NotFoundError, OperationalError
 from evalplat.store.run_rows import evaluation_on
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from evalplat.metrics.registry import Metric
 
 __all__ = ["check_comparable", "check_same_version", "matching_evaluations", "version_name"]
 
@@ -69,3 +77,29 @@ def version_name(session: Session, evaluation_id: int) -> str:
         .where(Evaluation.id == evaluation_id)
     ).one()
     return f"{row[0]}@{row[1]}"
+
+
+def check_scored(
+    scores: tuple[pd.DataFrame, pd.DataFrame],
+    ids: list[int],
+    version: str,
+    metrics: Sequence[str | Metric] | None,
+    gates: Sequence[Gate] | None,
+) -> None:
+    """Refuse a metric (asked for, or gated) that a run was not scored with, naming the command
+    that scores it: the run's metrics and the missing ones, on the version compared (a
+    rescore's metrics replace the shown ones, so the run's own are listed too)."""
+    from evalplat.metrics.registry import parse
+
+    wanted = [str(parse(str(m))) for m in metrics or ()]
+    wanted += [str(parse(g.metric)) for g in gates or ()]
+    for side, frame, run_id in zip(("baseline", "candidate"), scores, ids, strict=True):
+        scored = [str(name) for name in dict.fromkeys(frame["metric"])]
+        missing = [name for name in dict.fromkeys(wanted) if name not in scored]
+        if missing:
+            listed = " ".join(f"-m '{name}'" for name in [*scored, *missing])
+            raise InputError(
+                f"the {side} run (run {run_id}) has no scores for {', '.join(missing)} on "
+                f"{version}: score it with `evalplat rescore {run_id} --testset {version} "
+                f"{listed}`"
+            )

@@ -59,6 +59,7 @@ from evalplat.store.changes import run_changes
 from evalplat.store.comparable import (
     check_comparable,
     check_same_version,
+    check_scored,
     matching_evaluations,
     version_name,
 )
@@ -140,9 +141,12 @@ class ComparisonsMixin(GradeViewsMixin):
             changes = run_changes(session, ids[0], ids[1])
             pruned = any(run is not None and run.results_pruned_at for run in runs)
             # online runs (evalplat.store.events) have sessions, not ranked results
-            pruned = pruned or any(run is not None and run.trigger == "online" for run in runs)
+            online = any(run is not None and run.trigger == "online" for run in runs)
+            pruned = pruned or online
             weights, tags = query_facts(session, eval_a)
         scores_a, scores_b = self._scores(eval_a), self._scores(eval_b)
+        if not online:  # sessions' measures are checked where they are scored
+            check_scored((scores_a, scores_b), ids, test_set, metrics, gates)
         overlap = None
         bound = None
         views = None

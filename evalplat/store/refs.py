@@ -22,7 +22,13 @@ class VersionRef:
 
 
 def parse_version_ref(text: str, what: str = "reference") -> VersionRef:
-    """``cranfield`` → latest; ``cranfield@2`` → version 2; ``cranfield@latest`` → latest."""
+    """``cranfield`` → latest; ``cranfield@2`` → version 2; ``cranfield@latest`` → latest.
+    A run id (``#3``, ``run:3``) is refused with the form that names a version."""
+    if _names_a_run(text.strip()):
+        raise InputError(
+            f"invalid {what} {text!r}: {text.strip()} names a run; a version is written "
+            "NAME@VERSION (e.g. docs-bm25@3)"
+        )
     name, sep, version = text.rpartition("@")
     if not sep:
         name, version = text, ""
@@ -38,6 +44,11 @@ def parse_version_ref(text: str, what: str = "reference") -> VersionRef:
     return VersionRef(name, int(version))
 
 
+def _names_a_run(text: str) -> bool:
+    """``#3`` or ``run:3``: how a run id is written where a version could be read."""
+    return any(text.startswith(p) and text[len(p) :].isdigit() for p in ("#", "run:"))
+
+
 def check_name(name: str, what: str) -> str:
     """Names are shown in tables and used in references, so keep them printable and short
     (see :mod:`evalplat.inputs.validation` for the limits)."""
@@ -45,6 +56,8 @@ def check_name(name: str, what: str) -> str:
         raise InputError(f"{what} name must not be empty")
     if "@" in name:
         raise InputError(f"{what} name {name!r} must not contain '@' (it starts a version)")
+    if _names_a_run(name.strip()):
+        raise InputError(f"{what} name {name!r} is how a run id is written (#N, run:N)")
     return validation.check_name(name, f"{what} name")
 
 

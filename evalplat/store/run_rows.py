@@ -115,11 +115,21 @@ class RunInfo:
         return data
 
 
+def run_id_text(text: str) -> str:
+    """``#12`` and ``run:12`` are run 12 written so that no one reads a version in it: the
+    digits; any other text unchanged."""
+    for prefix in ("#", "run:"):
+        if text.startswith(prefix) and text[len(prefix) :].isdigit():
+            return text[len(prefix) :]
+    return text
+
+
 def resolve_run(session: Session, ref: str | int) -> int:
-    """``12`` → run 12; ``CONFIG@latest`` → its latest complete run; ``CONFIG@3`` → the latest
-    complete run of version 3 of the config; ``CONFIG@baseline`` → its offline baseline run (the
-    only one, or the most recently set when several test sets have one; never an online run)."""
-    text = str(ref).strip()
+    """``12``, ``#12`` or ``run:12`` → run 12; ``CONFIG@latest`` → its latest complete run;
+    ``CONFIG@3`` → the latest complete run of version 3 of the config (``@N`` is always a
+    config version); ``CONFIG@baseline`` → its offline baseline run (the only one, or the most
+    recently set when several test sets have one; never an online run)."""
+    text = run_id_text(str(ref).strip())
     if text.isascii() and text.isdigit():
         if not 1 <= len(text.lstrip("0")) <= 10 or int(text) > ROW_ID_MAX:
             raise NotFoundError(f"no run with id {shown(text)} (run ids are 1 to {ROW_ID_MAX})")
@@ -127,10 +137,17 @@ def resolve_run(session: Session, ref: str | int) -> int:
             raise NotFoundError(f"no run with id {text}")
         return int(text)
     name, sep, which = text.rpartition("@")
+    config, hash_sign, number = text.rpartition("#")
+    if not sep and hash_sign and config and number.isdigit():
+        raise InputError(
+            f"invalid run reference {text!r}: a run id is written #{number} (or {number}) "
+            f"alone; {config}@{number} is the latest complete run of version {number} of "
+            f"config '{config}'"
+        )
     digits = which.isascii() and which.isdigit()
     if not sep or not name or not (which in ("latest", "baseline") or digits):
-        raise InputError(f"invalid run reference {text!r}: expected an id, CONFIG@latest, "
-                         "CONFIG@baseline or CONFIG@VERSION")  # fmt: skip
+        raise InputError(f"invalid run reference {text!r}: expected a run id (12 or #12), "
+                         "CONFIG@latest, CONFIG@baseline or CONFIG@VERSION")  # fmt: skip
     config_id = session.scalar(select(Config.id).where(Config.name == name))
     if config_id is None:
         raise NotFoundError(f"no config named '{name}'")

@@ -99,7 +99,7 @@ def test_baseline_history_and_unjudged_commands(db_url: str, cli: Callable[..., 
         (("--alpha", "1.5"), "alpha must be in (0, 1), got 1.5"),
         (("--max-drop", "-0.1"), "max_drop must be 0 or more, got -0.1"),
         (("--max-relative-drop", "-1"), "max_relative_drop must be 0 or more"),
-        (("--metric", "nDCG@20"), "the baseline run has no scores for nDCG@20: rescore it with it"),
+        (("--metric", "nDCG@20"), "has no scores for nDCG@20 on small@1: score it with `evalplat"),
     ],
 )
 def test_bad_compare_options_are_exit_2_and_store_no_comparison(

@@ -65,7 +65,8 @@ def _run(db_url: str, folder: Path, name: str, delay_ms: float) -> int:
 
 
 def _compare(cli: Callable[..., Any], db_url: str, a: int, b: int) -> tuple[int, dict[str, Any]]:
-    done = cli("compare", str(a), str(b), "--fail-on-regression", "--json", "--db", db_url)
+    done = cli("compare", str(a), str(b), "--fail-on-regression", "--json", "--db", db_url,
+               "--gate", "Latency", "--gate", "Latency(p=95)")  # fmt: skip
     rows = {row["metric"]: row for row in json.loads(done.stdout)["metrics"]}
     return done.exit_code, rows
 

@@ -1,5 +1,6 @@
-"""Latency and zero results are gated like relevance: a slower candidate, or one that answers
-fewer queries, fails ``compare --fail-on-regression``; timing noise does not.
+"""Latency and zero results gate like relevance once a gate names them: a slower candidate, or
+one that answers fewer queries, fails ``compare --gate ... --fail-on-regression``; timing noise
+does not. Without ``--gate`` they are shown, not gated, and the output says so.
 
 The engine is a loopback HTTP server of the tests' own (``fixtures/latency_engine.py``, in a
 process of its own) that answers like Elasticsearch after a delay set per path: ``/base``
@@ -71,9 +72,15 @@ def _runs(store: Store, url: str, modes: tuple[str, str]) -> tuple[int, int]:
     return ids[0], ids[1]
 
 
-def _compare(cli: Callable[..., Any], db_url: str, runs: tuple[int, int]) -> tuple[int, dict]:
+GATED = ("nDCG@10", "Latency", "Latency(p=95)", "ZeroResult")
+
+
+def _compare(
+    cli: Callable[..., Any], db_url: str, runs: tuple[int, int], gates: tuple[str, ...] = GATED
+) -> tuple[int, dict]:
+    named = [arg for name in gates for arg in ("--gate", name)]
     done = cli("compare", str(runs[0]), str(runs[1]), "--db", db_url, "--json",
-               "--fail-on-regression")  # fmt: skip
+               "--fail-on-regression", *named)  # fmt: skip
     return done.exit_code, json.loads(done.stdout)
 
 
@@ -116,6 +123,17 @@ def test_a_candidate_that_doubles_latency_fails_the_gate(
     assert rows["Latency(p=95)"]["test"] == "bootstrap"
     assert rows["Latency"]["max_relative_drop"] == 0.2  # the measure's default threshold
     assert rows["nDCG@10"]["verdict"] == "unchanged"  # same results: relevance did not move
+    # without --gate, latency is shown but not gated: the relevance metrics decide
+    with Store.open(db_url) as store:
+        runs = (store.resolve_run("base@latest"), store.resolve_run("double@latest"))
+    code, result = _compare(cli, db_url, runs, gates=())
+    latency = {m["metric"]: m for m in result["metrics"]}["Latency"]
+    assert (code, result["verdict"]) == (0, "unchanged")
+    assert (latency["gated"], latency["reason"]) == (False, "not_gated")
+    assert "not gated (an operational measure" in latency["why"]
+    assert "Latency" in result["gating"]["not_gated"]
+    gated = [g["metric"] for g in result["gating"]["gated"]]
+    assert "nDCG@10" in gated and not [name for name in gated if "Latency" in name]
 
 
 def test_timing_noise_of_ten_percent_does_not_alert(
