@@ -68,7 +68,7 @@ INPUTS = {
     (("config", "add"), "--file"), (("alerts", "resolve"), "--project"),
     (("alerts", "deliver"), "--project"), (("alerts", "test"), "--project"),
     (("judge", "grade"), "--project"), (("judge", "calibrate"), "--project"),
-    (("events", "import"), "files"), (("events", "attach"), "files"),
+    (("events", "import"), "files"), (("events", "attach"), "files"), (("run",), "--project"),
 }  # fmt: skip
 
 
