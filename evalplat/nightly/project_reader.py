@@ -7,14 +7,11 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from evalplat.comparison.results import MODEL_MODES
-from evalplat.comparison.verdicts import TESTS, UNJUDGED_MODES, Gate
 from evalplat.errors import InputError
 from evalplat.inputs.toml_lines import header_line, key_line
 from evalplat.judging.spec import read_judge
 from evalplat.nightly.project import (
     _ARRAYS,
-    _GATE_KEYS,
     DEFAULT_METRICS_FALLBACK,
     ConfigSpec,
     Project,
@@ -103,8 +100,10 @@ class Reader:
                 raise self.fail(f"judge '{name}' is defined twice", "judges", i, "name")
         nightly_judge, judge_budget = self.nightly(data.get("nightly", {}), judge_names)
         default_judge = nightly_judge or (judge_names[0] if len(judge_names) == 1 else None)
+        from evalplat.nightly.project_gates import read_gate
+
         gates = tuple(
-            self.gate(g, i, judge_names, default_judge)
+            read_gate(g, i, self.fail, judge_names, default_judge)
             for i, g in enumerate(self.tables(data, "gates"))
         )
         alerts = tuple(self.alert(a, i) for i, a in enumerate(self.tables(data, "alerts")))
@@ -323,86 +322,6 @@ class Reader:
             raise self.fail("must be a whole number of requests ≥ 0", "nightly", 0,
                             "judge_budget")  # fmt: skip
         return judge, budget
-
-    def gate(
-        self,
-        table: dict[str, Any],
-        index: int,
-        judges: list[str] | None = None,
-        default_judge: str | None = None,
-    ) -> Gate:
-        self.only(
-            table,
-            _GATE_KEYS,
-            "gates",
-            index,
-        )
-        metric = self.string(table, "metric", "gates", index) or ""
-        from evalplat.metrics import parse
-
-        try:
-            metric = str(parse(metric))
-        except InputError as error:
-            raise self.fail(str(error), "gates", index, "metric") from None
-        numbers: dict[str, float | None] = {}
-        for key in ("max_drop", "max_relative_drop"):
-            value = table.get(key)
-            if value is not None and (not isinstance(value, int | float) or value < 0):
-                raise self.fail(f"gate {metric}: must be a number ≥ 0", "gates", index, key)
-            numbers[key] = None if value is None else float(value)
-        test = table.get("test", "randomization")
-        if test not in TESTS:
-            raise self.fail(
-                f"gate {metric}: must be one of {', '.join(TESTS)}", "gates", index, "test"
-            )
-        alpha = table.get("alpha", 0.05)
-        if not isinstance(alpha, int | float) or not 0 < alpha < 1:
-            raise self.fail(f"gate {metric}: must be between 0 and 1", "gates", index, "alpha")
-        consecutive = table.get("consecutive", 1)
-        if not isinstance(consecutive, int) or consecutive < 1:
-            raise self.fail(
-                f"gate {metric}: must be a whole number ≥ 1", "gates", index, "consecutive"
-            )
-        unjudged = table.get("unjudged", "bound")
-        if unjudged not in UNJUDGED_MODES:
-            raise self.fail(
-                f"gate {metric}: must be one of {', '.join(UNJUDGED_MODES)}",
-                "gates",
-                index,
-                "unjudged",
-            )
-        judge = table.get("judge")
-        if judge is not None and (not isinstance(judge, str) or judge not in (judges or [])):
-            known = ", ".join(judges or []) or "none"
-            raise self.fail(f"gate {metric}: no judge named {judge!r} in [[judges]] "
-                            f"(known: {known})", "gates", index, "judge")  # fmt: skip
-        if judge is not None and unjudged not in MODEL_MODES:
-            raise self.fail(f'gate {metric}: a judge counts only with unjudged = "judge" or '
-                            '"grade"', "gates", index, "judge")  # fmt: skip
-        if unjudged in MODEL_MODES:
-            judge = judge or default_judge
-            if judge is None:
-                raise self.fail(f'gate {metric}: unjudged = "{unjudged}" needs judge = "NAME" '
-                                "of a [[judges]] table", "gates", index, "judge")  # fmt: skip
-        segment = self.string(table, "segment", "gates", index, required=False)
-        if segment is not None and len(f"{metric} [segment {segment}]") > 80:
-            raise self.fail(
-                f"gate {metric}: the segment name must be at most {69 - len(metric)} characters",
-                "gates",
-                index,
-                "segment",
-            )
-        return Gate(
-            metric=metric,
-            segment=segment,
-            max_drop=numbers["max_drop"],
-            max_relative_drop=numbers["max_relative_drop"],
-            test=test,
-            alpha=float(alpha),
-            consecutive=consecutive,
-            unjudged=unjudged,
-            judge=judge,
-        )
 
     def alert(self, table: dict[str, Any], index: int) -> dict[str, Any]:
         if not isinstance(table.get("type"), str):
