@@ -20,6 +20,7 @@ from evalplat.comparison.results import MODEL_MODES
 from evalplat.comparison.verdicts import TESTS, UNJUDGED_MODES, Gate
 from evalplat.errors import InputError
 from evalplat.nightly.project import _GATE_KEYS
+from evalplat.nightly.project_values import real, whole
 
 Fail = Callable[[str, str | None, int, str | None], InputError]
 
@@ -48,18 +49,16 @@ def read_gate(
     numbers: dict[str, float | None] = {}
     for key in ("max_drop", "max_relative_drop"):
         value = table.get(key)
-        if value is not None and (not isinstance(value, int | float) or value < 0):
-            raise fail(f"gate {metric}: must be a number ≥ 0", "gates", index, key)
-        numbers[key] = None if value is None else float(value)
+        numbers[key] = None if value is None else real(value, fail, "gates", index, key,
+                                                       prefix=f"gate {metric}: ")  # fmt: skip
     test = table.get("test", "randomization")
     if test not in TESTS:
         raise fail(f"gate {metric}: must be one of {', '.join(TESTS)}", "gates", index, "test")
     alpha = table.get("alpha", 0.05)
     if not isinstance(alpha, int | float) or not 0 < alpha < 1:
         raise fail(f"gate {metric}: must be between 0 and 1", "gates", index, "alpha")
-    consecutive = table.get("consecutive", 1)
-    if not isinstance(consecutive, int) or consecutive < 1:
-        raise fail(f"gate {metric}: must be a whole number ≥ 1", "gates", index, "consecutive")
+    consecutive = whole(table.get("consecutive", 1), fail, "gates", index, "consecutive",
+                        minimum=1, prefix=f"gate {metric}: ")  # fmt: skip
     unjudged = table.get("unjudged", "bound")
     if unjudged not in UNJUDGED_MODES:
         raise fail(

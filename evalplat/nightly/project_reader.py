@@ -8,8 +8,11 @@ from pathlib import Path
 from typing import Any
 
 from evalplat.errors import InputError
+from evalplat.formats.text_files import FORMATS
 from evalplat.inputs.toml_lines import header_line, key_line
+from evalplat.inputs.validation import CONCURRENCY_MAX, DEPTH_MAX
 from evalplat.judging.spec import read_judge
+from evalplat.nightly import project_values as values
 from evalplat.nightly.project import (
     _ARRAYS,
     DEFAULT_METRICS_FALLBACK,
@@ -45,6 +48,9 @@ class Reader:
     def path(self, value: Any, what: str, table: str, index: int, key: str) -> Path:
         if not isinstance(value, str) or not value:
             raise self.fail(f"{what} must be a file path", table, index, key)
+        if "\x00" in value:
+            raise self.fail(f"{what} must be a file path (it holds a NUL character)", table,
+                            index, key)  # fmt: skip
         path = Path(value)
         return path if path.is_absolute() else self.folder / path
 
@@ -130,13 +136,11 @@ class Reader:
         reports = data.get("reports", {})
         retention = data.get("retention", {})
         keep = retention.get("keep_results_days")
-        if keep is not None and (not isinstance(keep, int) or keep < 1):
-            raise self.fail(
-                "must be a whole number of days ≥ 1", "retention", 0, "keep_results_days"
-            )
-        min_queries = data.get("segments", {}).get("min_queries", 20)
-        if isinstance(min_queries, bool) or not isinstance(min_queries, int) or min_queries < 1:
-            raise self.fail("must be a whole number of queries ≥ 1", "segments", 0, "min_queries")
+        if keep is not None:
+            values.whole(keep, self.fail, "retention", 0, "keep_results_days", minimum=1,
+                  maximum=values.DAYS_MAX, unit="of days")  # fmt: skip
+        min_queries = values.whole(data.get("segments", {}).get("min_queries", 20), self.fail,
+                            "segments", 0, "min_queries", minimum=1, unit="of queries")  # fmt: skip
         base_url = reports.get("base_url")
         if base_url is not None and (
             not isinstance(base_url, str) or not base_url.startswith(("http://", "https://"))
@@ -151,6 +155,9 @@ class Reader:
         url = database.get("url")
         if url is not None and not isinstance(url, str):
             raise self.fail("must be a string", "database", 0, "url")
+        if url is not None and ("://" not in url or "\x00" in url):
+            raise self.fail('must be a database URL, e.g. "sqlite:///evalplat.db"', "database", 0,
+                            "url")  # fmt: skip
         from evalplat.nightly.project_online import read_online
 
         online = read_online(data.get("online"), self.fail, set(config_names), metrics, gates)
@@ -202,6 +209,11 @@ class Reader:
                 f"test set name '{name}' is reserved for online runs scored from events",
                 "testsets", index, "name",
             )  # fmt: skip
+        if name is not None:
+            name = self.name(name, "test set", "testsets", index)
+        kind = table.get("format")
+        if kind is not None and (not isinstance(kind, str) or kind.strip().lower() not in FORMATS):
+            raise self.fail(f"must be one of {', '.join(FORMATS)}", "testsets", index, "format")
         assert_str = name or ""
         gains: tuple[tuple[int, int | float], ...] = ()
         if "gains" in table:
@@ -250,7 +262,8 @@ class Reader:
             "configs",
             index,
         )
-        name = self.string(table, "name", "configs", index) or ""
+        name = self.name(self.string(table, "name", "configs", index) or "", "config", "configs",
+                         index)  # fmt: skip
         searcher = self.string(table, "searcher", "configs", index) or ""
         wanted = table.get("testsets", sorted(testsets))
         if not isinstance(wanted, list) or not all(isinstance(t, str) for t in wanted):
@@ -268,21 +281,25 @@ class Reader:
         params = table.get("params", {})
         if not isinstance(params, dict):
             raise self.fail(f"config '{name}': must be a table", "configs", index, "params")
-        depth, concurrency = table.get("depth", 100), table.get("concurrency", 4)
-        for key, value in (("depth", depth), ("concurrency", concurrency)):
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise self.fail(
-                    f"config '{name}': must be a whole number ≥ 1", "configs", index, key
-                )
+        prefix = f"config '{name}': "
+        depth = values.whole(table.get("depth", 100), self.fail, "configs", index, "depth",
+                             minimum=1, maximum=DEPTH_MAX, prefix=prefix)  # fmt: skip
+        concurrency = values.whole(table.get("concurrency", 4), self.fail, "configs", index,
+                            "concurrency", minimum=1, maximum=CONCURRENCY_MAX,
+                            prefix=prefix)  # fmt: skip
+        given_label = self.string(table, "label", "configs", index, required=False)
+        compare_to = self.string(table, "compare_to", "configs", index, required=False)
         return ConfigSpec(
             name=name,
             searcher=searcher,
             testsets=tuple(wanted),
             params=params,
-            label=self.string(table, "label", "configs", index, required=False),
+            label=None
+            if given_label is None
+            else values.label(given_label, self.fail, "configs", index, "label"),
             depth=depth,
             concurrency=concurrency,
-            compare_to=self.string(table, "compare_to", "configs", index, required=False),
+            compare_to=compare_to,
         )
 
     def metrics(self, table: Any) -> tuple[str, ...]:
@@ -336,6 +353,9 @@ class Reader:
             if isinstance(resolved.get(key), str) and "${" not in resolved[key]:
                 resolved[key] = str(self.path(resolved[key], key, "alerts", index, key))
         return resolved
+
+    def name(self, value: str, what: str, table: str, index: int) -> str:
+        return values.name(value, what, self.fail, table, index, "name")
 
     def judge_fail(self, index: int, problem: str, key: str | None) -> InputError:
         return self.fail(problem, "judges", index, key)
