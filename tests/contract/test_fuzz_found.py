@@ -84,3 +84,15 @@ def test_a_reference_that_is_not_text_is_refused(
     run.write_text("q1 Q0 d1 1 1.0 r\n", encoding="utf-8")
     refused("found", cli, db_url, "import-run", str(run), "--config", config, "--testset", "t",
             where=["config reference"])  # fmt: skip
+
+
+@pytest.mark.parametrize("tags", ["{}", '""', "false", "0"])
+def test_json_query_tags_of_a_wrong_type_are_refused(
+    cli: Callable[..., Any], db_url: str, tmp_path: Path, tags: str
+) -> None:
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 d1 1\n", encoding="utf-8")
+    queries = tmp_path / "q.jsonl"
+    queries.write_text('{"id": "q1", "text": "one", "tags": ' + tags + "}\n", encoding="utf-8")
+    refused("found", cli, db_url, "testset", "import", "t", "--qrels", str(qrels), "--queries",
+            str(queries), where=["q.jsonl line 1", "tags"])  # fmt: skip

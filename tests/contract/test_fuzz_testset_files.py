@@ -100,7 +100,7 @@ def queries(draw: st.DrawFn, kind: str) -> tuple[str, bytes, int]:
                    for q, t, w, g in rows]  # fmt: skip
         bad = {"id": J_BAD_ID, "text": [*BAD_TEXT, None, 1, []],
                "weight": [0, -1, "x", True, [], float("inf"), float("nan")],
-               "tags": ["a\x01", ["a\x01"], [1], ["t" * 201], {}, ["\x00"]]}  # fmt: skip
+               "tags": ["a\x01", ["a\x01"], [1], ["t" * 201], {}, "", False, ["\x00"]]}  # fmt: skip
         return ("q.jsonl", *corrupt_json_line(draw, objects, bad))
     sep = "\t" if kind == "tsv" else ","
     ids = [v for v in BAD_ID if sep not in v and "\n" not in v and "\u2028" not in v]
