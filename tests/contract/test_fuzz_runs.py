@@ -11,7 +11,17 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from .fuzzkit import BAD_ID, BAD_SCORE, FUZZ, TRIED, Field, corrupt_line, one_line_naming, refused
+from .fuzzkit import (
+    BAD_ID,
+    BAD_SCORE,
+    FUZZ,
+    TRIED,
+    Field,
+    backend,
+    corrupt_line,
+    one_line_naming,
+    refused,
+)
 
 TREC_BAD_ID = [v for v in BAD_ID if v and not any(c.isspace() for c in v)]
 ROWS = [["q1", "Q0", "d1", "1", "2.5", "r"], ["q1", "Q0", "d2", "2", "1", "r"],
@@ -43,7 +53,7 @@ def test_a_bad_run_field_is_refused_naming_its_line(
     path.write_bytes(content)
     refused("import-run run.txt", cli, db_url, "import-run", str(path), "--config", "c",
             "--testset", "t", where=["run.txt", f"line {line}"])  # fmt: skip
-    TRIED["evaluate --run run.txt"] += 1
+    TRIED[f"evaluate --run run.txt [{backend(db_url)}]"] += 1
     result = cli("evaluate", "--qrels", str(folder / "qrels.txt"), "--run", str(path))
     one_line_naming(result, "run.txt", f"line {line}")
 
