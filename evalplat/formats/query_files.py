@@ -118,7 +118,8 @@ def _query_rows_json(text: str, path: Path) -> Iterator[_QueryRow]:
         if not isinstance(query_text, str):
             problem = f"text must be a string, found {json_type(query_text)}"
             raise InputError(problem, path=path, line=number)
-        tag_list = obj.get("tags") or []
+        tag_list = obj.get("tags")
+        tag_list = [] if tag_list is None else tag_list  # {}, "" or false are not "no tags"
         if not isinstance(tag_list, list) or not all(isinstance(t, str) and t for t in tag_list):
             raise InputError("tags must be a list of non-empty strings", path=path, line=number)
         raw_weight = obj.get("weight")

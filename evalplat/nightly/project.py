@@ -10,6 +10,7 @@ the line of that key (see :mod:`evalplat.inputs.toml_lines`).
 
 from __future__ import annotations
 
+import re
 import tomllib
 from collections.abc import Collection
 from dataclasses import dataclass, field, replace
@@ -201,8 +202,13 @@ def load_project(path: str | Path | None = None) -> Project:
         raise InputError(f"invalid TOML: {problem}", path=file, line=line) from None
     except RecursionError:
         raise InputError("invalid TOML: nested too deeply", path=file) from None
-    except ValueError as error:  # an integer of more than 4300 digits
-        raise InputError(f"invalid TOML: {error}", path=file) from None
+    except ValueError:  # an integer of more than 4300 digits
+        digits = re.compile(r"(?:[0-9]_?){4301}")
+        lines = text.splitlines()
+        line = next((n for n, row in enumerate(lines, start=1) if digits.search(row)), None)
+        raise InputError(
+            "invalid TOML: an integer of more than 4300 digits", path=file, line=line
+        ) from None
     from evalplat.nightly.project_reader import Reader
 
     return Reader(file, text).project(data)

@@ -20,6 +20,7 @@ from typing import Any
 from evalplat.comparison.verdicts import Gate
 from evalplat.errors import InputError
 from evalplat.nightly.project import ONLINE_KEYS, OnlineSpec, is_online
+from evalplat.nightly.project_values import DAYS_MAX, whole
 
 Fail = Callable[[str, str | None, int, str | None], InputError]
 
@@ -92,13 +93,10 @@ def read_online(
         if not is_online(chosen_name):
             raise fail(f"{chosen_name} is not an online measure (online:...)",
                             "online", 0, "metrics")  # fmt: skip
-    min_sessions = table.get("min_sessions", 30)
-    if isinstance(min_sessions, bool) or not isinstance(min_sessions, int) or min_sessions < 1:
-        raise fail("must be a whole number of sessions ≥ 1", "online", 0,
-                        "min_sessions")  # fmt: skip
-    retire = table.get("retire_after_days", 7)
-    if isinstance(retire, bool) or not isinstance(retire, int) or retire < 1:
-        raise fail("must be a whole number of days ≥ 1", "online", 0, "retire_after_days")
+    min_sessions = whole(table.get("min_sessions", 30), fail, "online", 0, "min_sessions",
+                         minimum=1, unit="of sessions")  # fmt: skip
+    retire = whole(table.get("retire_after_days", 7), fail, "online", 0, "retire_after_days",
+                   minimum=1, maximum=DAYS_MAX, unit="of days")  # fmt: skip
     return OnlineSpec(
         baseline=baseline.strip(),
         metrics=chosen,

@@ -7,14 +7,14 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from evalplat.comparison.results import MODEL_MODES
-from evalplat.comparison.verdicts import TESTS, UNJUDGED_MODES, Gate
 from evalplat.errors import InputError
+from evalplat.formats.text_files import FORMATS
 from evalplat.inputs.toml_lines import header_line, key_line
+from evalplat.inputs.validation import CONCURRENCY_MAX, DEPTH_MAX
 from evalplat.judging.spec import read_judge
+from evalplat.nightly import project_values as values
 from evalplat.nightly.project import (
     _ARRAYS,
-    _GATE_KEYS,
     DEFAULT_METRICS_FALLBACK,
     ConfigSpec,
     Project,
@@ -48,6 +48,9 @@ class Reader:
     def path(self, value: Any, what: str, table: str, index: int, key: str) -> Path:
         if not isinstance(value, str) or not value:
             raise self.fail(f"{what} must be a file path", table, index, key)
+        if "\x00" in value:
+            raise self.fail(f"{what} must be a file path (it holds a NUL character)", table,
+                            index, key)  # fmt: skip
         path = Path(value)
         return path if path.is_absolute() else self.folder / path
 
@@ -103,8 +106,10 @@ class Reader:
                 raise self.fail(f"judge '{name}' is defined twice", "judges", i, "name")
         nightly_judge, judge_budget = self.nightly(data.get("nightly", {}), judge_names)
         default_judge = nightly_judge or (judge_names[0] if len(judge_names) == 1 else None)
+        from evalplat.nightly.project_gates import read_gate
+
         gates = tuple(
-            self.gate(g, i, judge_names, default_judge)
+            read_gate(g, i, self.fail, judge_names, default_judge)
             for i, g in enumerate(self.tables(data, "gates"))
         )
         from evalplat.nightly.project_alerts import read_alerts
@@ -133,13 +138,11 @@ class Reader:
         reports = data.get("reports", {})
         retention = data.get("retention", {})
         keep = retention.get("keep_results_days")
-        if keep is not None and (not isinstance(keep, int) or keep < 1):
-            raise self.fail(
-                "must be a whole number of days ≥ 1", "retention", 0, "keep_results_days"
-            )
-        min_queries = data.get("segments", {}).get("min_queries", 20)
-        if isinstance(min_queries, bool) or not isinstance(min_queries, int) or min_queries < 1:
-            raise self.fail("must be a whole number of queries ≥ 1", "segments", 0, "min_queries")
+        if keep is not None:
+            values.whole(keep, self.fail, "retention", 0, "keep_results_days", minimum=1,
+                  maximum=values.DAYS_MAX, unit="of days")  # fmt: skip
+        min_queries = values.whole(data.get("segments", {}).get("min_queries", 20), self.fail,
+                            "segments", 0, "min_queries", minimum=1, unit="of queries")  # fmt: skip
         base_url = reports.get("base_url")
         if base_url is not None and (
             not isinstance(base_url, str) or not base_url.startswith(("http://", "https://"))
@@ -154,6 +157,9 @@ class Reader:
         url = database.get("url")
         if url is not None and not isinstance(url, str):
             raise self.fail("must be a string", "database", 0, "url")
+        if url is not None and ("://" not in url or "\x00" in url):
+            raise self.fail('must be a database URL, e.g. "sqlite:///evalplat.db"', "database", 0,
+                            "url")  # fmt: skip
         from evalplat.nightly.project_online import read_online
 
         online = read_online(data.get("online"), self.fail, set(config_names), metrics, gates)
@@ -205,6 +211,11 @@ class Reader:
                 f"test set name '{name}' is reserved for online runs scored from events",
                 "testsets", index, "name",
             )  # fmt: skip
+        if name is not None:
+            name = self.name(name, "test set", "testsets", index)
+        kind = table.get("format")
+        if kind is not None and (not isinstance(kind, str) or kind.strip().lower() not in FORMATS):
+            raise self.fail(f"must be one of {', '.join(FORMATS)}", "testsets", index, "format")
         assert_str = name or ""
         gains: tuple[tuple[int, int | float], ...] = ()
         if "gains" in table:
@@ -253,7 +264,8 @@ class Reader:
             "configs",
             index,
         )
-        name = self.string(table, "name", "configs", index) or ""
+        name = self.name(self.string(table, "name", "configs", index) or "", "config", "configs",
+                         index)  # fmt: skip
         searcher = self.string(table, "searcher", "configs", index) or ""
         wanted = table.get("testsets", sorted(testsets))
         if not isinstance(wanted, list) or not all(isinstance(t, str) for t in wanted):
@@ -271,21 +283,25 @@ class Reader:
         params = table.get("params", {})
         if not isinstance(params, dict):
             raise self.fail(f"config '{name}': must be a table", "configs", index, "params")
-        depth, concurrency = table.get("depth", 100), table.get("concurrency", 4)
-        for key, value in (("depth", depth), ("concurrency", concurrency)):
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise self.fail(
-                    f"config '{name}': must be a whole number ≥ 1", "configs", index, key
-                )
+        prefix = f"config '{name}': "
+        depth = values.whole(table.get("depth", 100), self.fail, "configs", index, "depth",
+                             minimum=1, maximum=DEPTH_MAX, prefix=prefix)  # fmt: skip
+        concurrency = values.whole(table.get("concurrency", 4), self.fail, "configs", index,
+                            "concurrency", minimum=1, maximum=CONCURRENCY_MAX,
+                            prefix=prefix)  # fmt: skip
+        given_label = self.string(table, "label", "configs", index, required=False)
+        compare_to = self.string(table, "compare_to", "configs", index, required=False)
         return ConfigSpec(
             name=name,
             searcher=searcher,
             testsets=tuple(wanted),
             params=params,
-            label=self.string(table, "label", "configs", index, required=False),
+            label=None
+            if given_label is None
+            else values.label(given_label, self.fail, "configs", index, "label"),
             depth=depth,
             concurrency=concurrency,
-            compare_to=self.string(table, "compare_to", "configs", index, required=False),
+            compare_to=compare_to,
         )
 
     def metrics(self, table: Any) -> tuple[str, ...]:
@@ -326,85 +342,8 @@ class Reader:
                             0, "judge_budget")  # fmt: skip
         return judge, budget
 
-    def gate(
-        self,
-        table: dict[str, Any],
-        index: int,
-        judges: list[str] | None = None,
-        default_judge: str | None = None,
-    ) -> Gate:
-        self.only(
-            table,
-            _GATE_KEYS,
-            "gates",
-            index,
-        )
-        metric = self.string(table, "metric", "gates", index) or ""
-        from evalplat.metrics import parse
-
-        try:
-            metric = str(parse(metric))
-        except InputError as error:
-            raise self.fail(str(error), "gates", index, "metric") from None
-        numbers: dict[str, float | None] = {}
-        for key in ("max_drop", "max_relative_drop"):
-            value = table.get(key)
-            if value is not None and (not isinstance(value, int | float) or value < 0):
-                raise self.fail(f"gate {metric}: must be a number ≥ 0", "gates", index, key)
-            numbers[key] = None if value is None else float(value)
-        test = table.get("test", "randomization")
-        if test not in TESTS:
-            raise self.fail(
-                f"gate {metric}: must be one of {', '.join(TESTS)}", "gates", index, "test"
-            )
-        alpha = table.get("alpha", 0.05)
-        if not isinstance(alpha, int | float) or not 0 < alpha < 1:
-            raise self.fail(f"gate {metric}: must be between 0 and 1", "gates", index, "alpha")
-        consecutive = table.get("consecutive", 1)
-        if not isinstance(consecutive, int) or consecutive < 1:
-            raise self.fail(
-                f"gate {metric}: must be a whole number ≥ 1", "gates", index, "consecutive"
-            )
-        unjudged = table.get("unjudged", "bound")
-        if unjudged not in UNJUDGED_MODES:
-            raise self.fail(
-                f"gate {metric}: must be one of {', '.join(UNJUDGED_MODES)}",
-                "gates",
-                index,
-                "unjudged",
-            )
-        judge = table.get("judge")
-        if judge is not None and (not isinstance(judge, str) or judge not in (judges or [])):
-            known = ", ".join(judges or []) or "none"
-            raise self.fail(f"gate {metric}: no judge named {judge!r} in [[judges]] "
-                            f"(known: {known})", "gates", index, "judge")  # fmt: skip
-        if judge is not None and unjudged not in MODEL_MODES:
-            raise self.fail(f'gate {metric}: a judge counts only with unjudged = "judge" or '
-                            '"grade"', "gates", index, "judge")  # fmt: skip
-        if unjudged in MODEL_MODES:
-            judge = judge or default_judge
-            if judge is None:
-                raise self.fail(f'gate {metric}: unjudged = "{unjudged}" needs judge = "NAME" '
-                                "of a [[judges]] table", "gates", index, "judge")  # fmt: skip
-        segment = self.string(table, "segment", "gates", index, required=False)
-        if segment is not None and len(f"{metric} [segment {segment}]") > 80:
-            raise self.fail(
-                f"gate {metric}: the segment name must be at most {69 - len(metric)} characters",
-                "gates",
-                index,
-                "segment",
-            )
-        return Gate(
-            metric=metric,
-            segment=segment,
-            max_drop=numbers["max_drop"],
-            max_relative_drop=numbers["max_relative_drop"],
-            test=test,
-            alpha=float(alpha),
-            consecutive=consecutive,
-            unjudged=unjudged,
-            judge=judge,
-        )
+    def name(self, value: str, what: str, table: str, index: int) -> str:
+        return values.name(value, what, self.fail, table, index, "name")
 
     def judge_fail(self, index: int, problem: str, key: str | None) -> InputError:
         return self.fail(problem, "judges", index, key)

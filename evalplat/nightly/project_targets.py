@@ -26,6 +26,7 @@ from typing import Any
 
 from evalplat.comparison.targets import Target, check_direction, window_days
 from evalplat.errors import InputError
+from evalplat.nightly.project_values import real, whole
 
 KEYS = {
     "metric", "min", "max", "config", "testset", "segment", "consecutive", "max_slide", "window",
@@ -81,15 +82,12 @@ def read_target(
             index,
             "segment",
         )
-    consecutive = table.get("consecutive", 1)
-    if isinstance(consecutive, bool) or not isinstance(consecutive, int) or consecutive < 1:
-        raise fail(f"target {metric}: must be a whole number ≥ 1", "targets", index,
-                   "consecutive")  # fmt: skip
+    prefix = f"target {metric}: "
+    consecutive = whole(table.get("consecutive", 1), fail, "targets", index, "consecutive",
+                        minimum=1, prefix=prefix)  # fmt: skip
     slide = table.get("max_slide")
-    if slide is not None and (
-        isinstance(slide, bool) or not isinstance(slide, int | float) or not slide >= 0
-    ):
-        raise fail(f"target {metric}: must be a number ≥ 0", "targets", index, "max_slide")
+    if slide is not None:
+        slide = real(slide, fail, "targets", index, "max_slide", prefix=prefix)
     window = table.get("window", "30d")
     try:
         window_days(window)

@@ -34,6 +34,8 @@ def parse_version_ref(text: str, what: str = "reference") -> VersionRef:
         name, version = text, ""
     if not name.strip():
         raise InputError(f"invalid {what} {text!r}: expected NAME or NAME@VERSION")
+    # looked up before any name check: text the database cannot even compare is refused here
+    validation.check_free_text(name, what)
     if not sep or version == "latest":
         return VersionRef(name)
     if not version.isascii() or not version.isdigit() or len(version) > 9 or int(version) < 1:

@@ -33,6 +33,7 @@ from itertools import combinations
 from typing import TYPE_CHECKING, Any
 
 from evalplat.errors import InputError
+from evalplat.inputs.validation import check_source
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -43,10 +44,21 @@ DEFAULT_GRADE_RULE = "mean"
 
 
 def check_grade_rule(rule: str) -> str:
-    """``rule`` if it is ``mean``, ``max``, ``majority`` or ``source:NAME``; else InputError."""
-    if rule in GRADE_RULES or (rule.startswith("source:") and rule[len("source:") :].strip()):
+    """``rule`` if it is ``mean``, ``max``, ``majority`` or ``source:NAME`` (NAME a judgment
+    source: at most 40 characters, no control characters); else InputError."""
+    if rule in GRADE_RULES:
         return rule
-    raise InputError(f"grade rule must be mean, max, majority or source:NAME, got {rule!r}")
+    name = rule[len("source:") :] if rule.startswith("source:") else ""
+    if name and name.strip() == name:
+        try:
+            check_source(name)
+        except InputError as error:
+            raise InputError(f"grade rule {rule[:60]!r}: {error.problem}") from None
+        return rule
+    raise InputError(
+        f"grade rule must be mean, max, majority or source:NAME (a judgment source), got "
+        f"{rule[:60]!r}"
+    )
 
 
 def check_rule_source(rule: str, judgments: pd.DataFrame) -> str:

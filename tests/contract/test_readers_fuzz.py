@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from .dump import dump
+from .fuzzkit import TRIED, backend
 
 FUZZ = settings(
     max_examples=20,
@@ -118,6 +119,8 @@ def garbage(name: str) -> st.SearchStrategy[bytes]:
 
 
 def check(cli: Callable[..., Any], db_url: str, *args: str) -> None:
+    options = " ".join(a for a in args if a.startswith("--"))
+    TRIED[f"garbage: {args[0]} {options} [{backend(db_url)}]"] += 1
     before = dump(db_url)
     result = cli(*args, "--db", db_url)
     assert result.exit_code in (0, 2), (result.exit_code, result.stderr)

@@ -1,0 +1,110 @@
+"""Numeric command-line options: a value out of range, not finite or not a number is refused
+with one line naming the option, and nothing is written."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from .fuzzkit import FUZZ, HUGE_INT, TRIED, backend, one_line_naming, refused
+from .test_fuzz_events import EVENT, SEARCH
+
+NOT_A_NUMBER = ["x", "", "nan", "inf", "-inf", "1e400", "\u0661", "0x10", HUGE_INT, "1,5"]
+WHOLE = [*NOT_A_NUMBER, "1.5", "-1", "0", "9223372036854775808"]
+# (command, option, values it must refuse); RUN, A, B are filled in by the world below.
+OPTIONS: list[tuple[tuple[str, ...], str, list[str]]] = [
+    (("run", "c", "--testset", "t"), "--depth", [*WHOLE, "100001"]),
+    (("run", "c", "--testset", "t"), "--concurrency", [*WHOLE, "1001"]),
+    (("run", "c", "--testset", "t"), "--rate-limit", [*NOT_A_NUMBER, "0", "-1"]),
+    (("compare", "A", "B"), "--alpha", [*NOT_A_NUMBER, "0", "1", "-0.5", "2"]),
+    (("compare", "A", "B"), "--seed", [*NOT_A_NUMBER, "1.5", "-1", "18446744073709551616"]),
+    (("compare", "A", "B"), "--target", ["nDCG@10>=inf", "nDCG@10>=nan", "nDCG@10>=x",
+                                         "nDCG@10", "nosuch>=1", "nDCG@10>=\u0661"]),
+    (("unjudged", "A"), "--k", [*WHOLE, "100001"]),
+    (("queries", "c", "--testset", "t"), "--k", WHOLE),
+    (("queries", "c", "--testset", "t"), "--good", ["nan", "inf", "x", "1e400", "\u0661"]),
+    (("testset", "from-events", "t", "--model", "ctr"), "--min-impressions", WHOLE),
+    (("testset", "from-events", "t", "--model", "ctr"), "--thresholds",
+     ["x", "0.3,0.1", "nan,1", "inf", "-1,0.5", "0.1,,0.2", "\u0661"]),
+]  # fmt: skip
+CASES = [(args, option, value) for args, option, values in OPTIONS for value in values]
+
+
+@pytest.fixture
+def world(cli: Callable[..., Any], db_url: str, tmp_path: Path) -> dict[str, str]:
+    """A test set ``t`` with documents, a builtin config ``c`` and two imported runs."""
+    (tmp_path / "qrels.txt").write_text("q1 0 d1 1\nq2 0 d2 2\n", encoding="utf-8")
+    (tmp_path / "q.tsv").write_text("q1\tone\nq2\ttwo\n", encoding="utf-8")
+    (tmp_path / "docs.jsonl").write_text(
+        '{"id": "d1", "text": "one"}\n{"id": "d2", "text": "two"}\n', encoding="utf-8"
+    )
+    (tmp_path / "run.txt").write_text("q1 Q0 d1 1 1.0 r\nq2 Q0 d2 1 1.0 r\n", encoding="utf-8")
+    search = dict(SEARCH, user_query="one", query_attributes={"session_id": "x1", "config": "c"})
+    event = dict(EVENT, event_attributes={"object": {"object_id": "d1"},
+                                          "position": {"ordinal": 1}})  # fmt: skip
+    (tmp_path / "log.jsonl").write_text(f"{json.dumps(search)}\n{json.dumps(event)}\n")
+    steps = [
+        ("testset", "import", "t", "--qrels", str(tmp_path / "qrels.txt"), "--queries",
+         str(tmp_path / "q.tsv"), "--docs", str(tmp_path / "docs.jsonl")),
+        ("config", "add", "c", "--searcher", "builtin"),
+        ("import-run", str(tmp_path / "run.txt"), "--config", "a", "--testset", "t"),
+        ("import-run", str(tmp_path / "run.txt"), "--config", "b", "--testset", "t"),
+        ("events", "import", str(tmp_path / "log.jsonl")),
+    ]  # fmt: skip
+    for step in steps:
+        result = cli(*step, "--db", db_url)
+        assert result.exit_code == 0, (step, result.stderr)
+    return {"A": "a@latest", "B": "b@latest"}
+
+
+def check(
+    cli: Callable[..., Any], db_url: str, world: dict[str, str], case: tuple[Any, str, str]
+) -> None:
+    args, option, value = case
+    command = [world.get(arg, arg) for arg in args]
+    refused(f"{args[0]} {option}", cli, db_url, *command, option, value,
+            where=[option.lstrip("-")])  # fmt: skip
+
+
+# Tracebacks today: a --k past the 64-bit range reaches the database or numpy.
+CRASHES = [(("unjudged", "A"), "--k", "9223372036854775808"),
+           (("queries", "c", "--testset", "t"), "--k", "9223372036854775808")]  # fmt: skip
+
+
+@settings(FUZZ, max_examples=60)
+@given(case=st.sampled_from([case for case in CASES if case not in CRASHES]))
+def test_a_numeric_option_never_ends_in_a_traceback(
+    cli: Callable[..., Any], db_url: str, world: dict[str, str], case: tuple[Any, str, str]
+) -> None:
+    args, option, value = case
+    TRIED[f"{args[0]} {option} [{backend(db_url)}]"] += 1
+    result = cli(*[world.get(arg, arg) for arg in args], option, value, "--db", db_url)
+    assert result.exit_code in (0, 2), result.stderr
+    if result.exit_code == 2 and not result.stderr.lstrip().startswith("Usage"):
+        one_line_naming(result)
+
+
+# Numeric options are being moved to check_number and usage errors to one line elsewhere:
+# until then many of these values are accepted (nan, inf, \u0661 as a number), or refused in a
+# usage box of several lines.
+@pytest.mark.xfail(reason="numeric options and usage errors are being changed", strict=False)
+@settings(FUZZ, max_examples=60)
+@given(case=st.sampled_from(CASES))
+def test_a_bad_numeric_option_is_refused_naming_it(
+    cli: Callable[..., Any], db_url: str, world: dict[str, str], case: tuple[Any, str, str]
+) -> None:
+    check(cli, db_url, world, case)
+
+
+@pytest.mark.xfail(reason="a traceback today: see CRASHES", strict=False)
+@pytest.mark.parametrize("case", CRASHES, ids=lambda case: f"{case[0][0]} {case[1]}")
+def test_known_crashes(
+    cli: Callable[..., Any], db_url: str, world: dict[str, str], case: tuple[Any, str, str]
+) -> None:
+    check(cli, db_url, world, case)
