@@ -81,8 +81,10 @@ def parse_thresholds(text: str | None, model: str) -> tuple[float, ...]:
     check_model(model)
     if text is None:
         return DEFAULT_THRESHOLDS[model]
-    parts = [part.strip() for part in text.split(",") if part.strip()]
-    if not all(DECIMAL.fullmatch(part) for part in parts):  # ASCII: float() reads "1_0" too
+    parts = [part.strip() for part in text.split(",")]
+    if not all(
+        DECIMAL.fullmatch(part) for part in parts
+    ):  # ASCII (float() reads "1_0"); no empty place
         raise InputError(f"--thresholds: expected numbers such as 0.5,1,2, got {text!r}")
     values = tuple(float(part) for part in parts)
     if not values or any(b <= a for a, b in itertools.pairwise(values)):

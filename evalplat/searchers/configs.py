@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from evalplat.errors import InputError
+from evalplat.inputs.validation import DECIMAL
 
 
 def content_hash(searcher: str, params: Mapping[str, Any], label: str | None) -> str:
@@ -45,6 +46,9 @@ def parse_value(text: str) -> Any:
         raise InputError(f"--param value {text[:40]!r}: {_pathological(error)}") from None
     if isinstance(value, float) and not math.isfinite(value):
         return text  # "inf"/"nan" are more likely meant as words than as numbers
+    numeric = isinstance(value, int | float) and not isinstance(value, bool)
+    if numeric and not DECIMAL.fullmatch(text.strip()):
+        return text  # 0x10, 0o7, 1_000: a number is written in plain decimal digits
     if hasattr(value, "isoformat"):
         return text  # TOML dates and times: keep what the user typed
     return value

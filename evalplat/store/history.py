@@ -29,6 +29,7 @@ from evalplat.db.models import (
     TestSetVersion,
 )
 from evalplat.errors import InputError, NotFoundError
+from evalplat.inputs.validation import DEPTH_MAX, check_number
 from evalplat.store.base import StoreBase
 from evalplat.store.baselines import adopt_first_baselines
 from evalplat.store.run_rows import evaluation_on, latest_evaluations, resolve_run, run_infos
@@ -187,8 +188,7 @@ class HistoryMixin(StoreBase):
 
         from evalplat.store.annotation_texts import corpus_of, fill_from_hits, with_document_columns
 
-        if k < 1:
-            raise InputError(f"--k must be 1 or more, got {k}")
+        check_number(k, "--k", minimum=1, maximum=DEPTH_MAX)
         with self.session() as session:
             run_id = resolve_run(session, run_ref)
             run = session.get(Run, run_id)

@@ -50,7 +50,7 @@ def test_command_and_sql_bounds_are_checked_at_add_time(
         "--param", "processes=0", "--db", db_url,
     )  # fmt: skip
     assert refused.exit_code == 2 and "'processes' must be at least 1" in refused.stderr
-    assert validate_config("sql", {"url": "sqlite://", "query": "select 1"})["timeout"] == 30.0
+    assert validate_config("sql", {"url": "sqlite://", "query": "select :query"})["timeout"] == 30.0
     with pytest.raises(InputError, match="'timeout' must be more than 0"):
         validate_config("sql", {"url": "sqlite://", "query": "select 1", "timeout": 0})
 

@@ -72,7 +72,7 @@ def check(
             where=[option.lstrip("-")])  # fmt: skip
 
 
-# Tracebacks today: a --k past the 64-bit range reaches the database or numpy.
+# Once tracebacks: a --k past the 64-bit range reached the database or numpy.
 CRASHES = [(("unjudged", "A"), "--k", "9223372036854775808"),
            (("queries", "c", "--testset", "t"), "--k", "9223372036854775808")]  # fmt: skip
 
@@ -90,10 +90,8 @@ def test_a_numeric_option_never_ends_in_a_traceback(
         one_line_naming(result)
 
 
-# Numeric options are being moved to check_number and usage errors to one line elsewhere:
-# until then many of these values are accepted (nan, inf, \u0661 as a number), or refused in a
-# usage box of several lines.
-@pytest.mark.xfail(reason="numeric options and usage errors are being changed", strict=False)
+# Every numeric option goes through check_number and every usage error is one line: nan, inf,
+# \u0661 as a number and the like are refused, naming the option.
 @settings(FUZZ, max_examples=60)
 @given(case=st.sampled_from(CASES))
 def test_a_bad_numeric_option_is_refused_naming_it(
@@ -102,7 +100,6 @@ def test_a_bad_numeric_option_is_refused_naming_it(
     check(cli, db_url, world, case)
 
 
-@pytest.mark.xfail(reason="a traceback today: see CRASHES", strict=False)
 @pytest.mark.parametrize("case", CRASHES, ids=lambda case: f"{case[0][0]} {case[1]}")
 def test_known_crashes(
     cli: Callable[..., Any], db_url: str, world: dict[str, str], case: tuple[Any, str, str]

@@ -3,8 +3,8 @@ naming the file and the key's line, and nothing is written.
 
 The base file has every table; each line ``key = value`` of it is a place to corrupt, with
 values that key must refuse (wrong types, out of range, non-finite, too long, control
-characters). ``KNOWN`` lists values accepted today in tables another change is fixing; they
-are tried by ``test_known_gaps`` and expected to fail until then.
+characters). ``KNOWN`` lists values that were once accepted (judge settings, ``[[alerts]]``); each is tried
+on its own by ``test_known_gaps``, so that it stays refused.
 """
 
 from __future__ import annotations
@@ -176,8 +176,7 @@ def places() -> list[tuple[int, str, str]]:
 
 
 PLACES = places()
-# Judge settings and [[alerts]] line numbers are being fixed elsewhere; accepted today, or
-# refused without the file and line.
+# Judge settings and [[alerts]] values once accepted, or refused without the file and line.
 KNOWN = {
     *(("judges", key, v) for key in ("temperature", "timeout") for v in ("inf", "nan", "1e400")),
     ("judges", "concurrency", "2147483648"),
@@ -241,7 +240,6 @@ def test_a_bad_value_is_refused_naming_its_line(
     check(cli, db_url, folder, *case)
 
 
-@pytest.mark.xfail(reason="accepted today: see KNOWN", strict=False)
 @pytest.mark.parametrize(("table", "key", "value"), sorted(KNOWN))
 def test_known_gaps(
     cli: Callable[..., Any], db_url: str, folder: Path, table: str, key: str, value: str

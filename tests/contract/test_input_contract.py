@@ -184,7 +184,11 @@ def test_an_engine_doc_id_too_long_fails_its_query_and_resume_finishes(
     flag.touch()
     qrels = tmp_path / "qrels.txt"
     qrels.write_text("q1 0 d1 1\nq2 0 d1 1\n", encoding="utf-8")
-    assert cli("testset", "import", "t", "--qrels", str(qrels), "--db", db_url).exit_code == 0
+    queries = tmp_path / "queries.tsv"
+    queries.write_text("q1\tone\nq2\ttwo\n", encoding="utf-8")
+    imported = cli("testset", "import", "t", "--qrels", str(qrels), "--queries", str(queries),
+                   "--db", db_url)  # fmt: skip
+    assert imported.exit_code == 0
     add = ("config", "add", "c", "--searcher", "python", "--param", "function=long_ids:search")
     params = ("--param", f"path={tmp_path}", "--param", f"flag={flag}")
     assert cli(*add, *params, "--db", db_url).exit_code == 0
