@@ -52,8 +52,10 @@ def import_(
     json_output: JsonOption = False,
 ) -> None:
     """Validate the logs, then store their searches and events (records already stored are
-    skipped). Nothing is written unless every line is valid (or at most --max-invalid lines are
-    bad, and set aside); an error names the file and line.
+    skipped).
+
+    Nothing is written unless every line is valid (or at most --max-invalid lines are bad, and
+    set aside); an error names the file and line.
     """
     from evalplat.events.records import parse_map
     from evalplat.inputs.validation import check_number

@@ -3,8 +3,8 @@ naming the file and the key's line, and nothing is written.
 
 The base file has every table; each line ``key = value`` of it is a place to corrupt, with
 values that key must refuse (wrong types, out of range, non-finite, too long, control
-characters). ``KNOWN`` lists values that were once accepted (judge settings, ``[[alerts]]``); each is tried
-on its own by ``test_known_gaps``, so that it stays refused.
+characters). ``KNOWN`` lists values that were once accepted (judge settings, ``[[alerts]]``);
+each is tried on its own by ``test_known_gaps``, so that it stays refused.
 """
 
 from __future__ import annotations
