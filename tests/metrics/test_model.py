@@ -14,6 +14,7 @@ import pytest
 
 from evalplat import evaluate
 from evalplat.comparison import compare_scores
+from evalplat.comparison.results import Gate
 from evalplat.errors import InputError
 from evalplat.metrics import registry
 from evalplat.metrics.model import Measure, Param
@@ -132,11 +133,14 @@ def test_verdicts_follow_the_declared_direction_and_test() -> None:
     before = evaluate(qrels, run, names, records=same)
     after = evaluate(qrels, run, names, records=doubled)
 
-    unchanged = compare_scores(before.per_query, before.per_query)
+    # operational measures are compared, not gated, unless a gate names them
+    assert compare_scores(before.per_query, after.per_query).verdict == "unchanged"
+    gates = [Gate(name) for name in names]
+    unchanged = compare_scores(before.per_query, before.per_query, gates=gates)
     assert {m.metric: m.verdict for m in unchanged.metrics} == dict.fromkeys(names, "unchanged")
     assert all(m.p_value == 1.0 for m in unchanged.metrics)
 
-    worse = compare_scores(before.per_query, after.per_query)
+    worse = compare_scores(before.per_query, after.per_query, gates=gates)
     rows = {m.metric: m for m in worse.metrics}
     assert rows["TestLatency"].test == "randomization"
     assert rows["TestLatencyP(p=95)"].test == "bootstrap"
@@ -145,5 +149,5 @@ def test_verdicts_follow_the_declared_direction_and_test() -> None:
         assert rows[name].verdict == "regression"
         assert rows[name].ci_low is not None and rows[name].ci_low > 0
     assert worse.verdict == "regression"
-    better = compare_scores(after.per_query, before.per_query)
+    better = compare_scores(after.per_query, before.per_query, gates=gates)
     assert {m.verdict for m in better.metrics} == {"improvement"}
