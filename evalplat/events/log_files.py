@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from evalplat.errors import InputError
+from evalplat.formats.text_files import decode_text
 
 FORMATS = ("ubi", "jsonl", "csv", "parquet")
 UBI_COLUMNS = ("action_name", "query_response_hit_ids", "query_response_object_ids",
@@ -89,15 +90,7 @@ def _json_rows(path: Path) -> Iterator[Row]:
 
 
 def _csv_rows(path: Path) -> Iterator[Row]:
-    data = path.read_bytes()
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        line = data.count(b"\n", 0, error.start) + 1
-        raise InputError(f"not valid UTF-8 text (byte 0x{data[error.start]:02x})", path=path,
-                         line=line) from None  # fmt: skip
+    text = decode_text(path.read_bytes(), path)
     delimiter = "\t" if path.suffix.lower() == ".tsv" else ","
     reader = csv.reader(io.StringIO(text), delimiter=delimiter, strict=True)
     header: list[str] | None = None

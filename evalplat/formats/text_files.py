@@ -93,18 +93,23 @@ def load_text(path: Path) -> str:
     """The file's text: it exists, is UTF-8 (BOM skipped) and is not blank; else InputError."""
     if not path.is_file():
         raise InputError("no such file", path=path)
-    data = path.read_bytes()
+    text = decode_text(path.read_bytes(), path)
+    if not text.strip():
+        raise InputError("file is empty", path=path)
+    return text
+
+
+def decode_text(data: bytes, path: Path) -> str:
+    """``data`` as UTF-8 text, a leading BOM skipped; a bad byte is an InputError naming its
+    line."""
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     try:
-        text = data.decode("utf-8")
+        return data.decode("utf-8")
     except UnicodeDecodeError as error:
         line = data.count(b"\n", 0, error.start) + 1
         bad = data[error.start]
         raise InputError(f"not valid UTF-8 text (byte 0x{bad:02x})", path=path, line=line) from None
-    if not text.strip():
-        raise InputError("file is empty", path=path)
-    return text
 
 
 def non_blank_lines(text: str) -> Iterator[tuple[int, str]]:
