@@ -13,14 +13,14 @@ import re
 
 from evalplat.inputs.validation import shown
 
-_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 _VALUE = re.compile(r"[\x20-\x7e]*")
 
 
 def header_problem(name: str, value: str) -> str | None:
     """Why header ``name: value`` cannot be sent, or None. The value is never shown: it may be
     a secret."""
-    if not _TOKEN.fullmatch(name):
+    if not HEADER_NAME.fullmatch(name):
         return f"header name {shown(name)} is not an HTTP token (letters, digits, '-', ...)"
     if not _VALUE.fullmatch(value):
         return (

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from evalplat.errors import InputError
 from evalplat.inputs.env import SecretSlots, has_placeholder
+from evalplat.inputs.http_headers import HEADER_NAME
 from evalplat.searchers.base import shorten
 from evalplat.searchers.hit_fields import parse_hit_fields
 from evalplat.searchers.http_templates import compile_body, compiler, masked, render_body
@@ -80,7 +81,6 @@ _DEFAULTS: dict[str, Any] = {
     "score_field": "score",
 }
 _METHOD = re.compile(r"[A-Za-z]+")
-_HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 _LINE_BREAK = re.compile(r"[\r\n\x00-\x08\x0a-\x1f\x7f]")
 _TEMPLATED_START = ("${", "{{", "{%")
 
@@ -239,7 +239,7 @@ def _check_request_shape(params: dict[str, Any], settings: dict[str, Any]) -> No
     if not _METHOD.fullmatch(settings["method"]):
         raise InputError(f"http searcher method {settings['method']!r} is not an HTTP method")
     for name, value in params["headers"].items():
-        if not _HEADER_NAME.fullmatch(name):
+        if not HEADER_NAME.fullmatch(name):
             raise InputError(f"http searcher header name {name!r} is not a valid header name")
         if _LINE_BREAK.search(str(value)):
             raise InputError(f"http searcher header {name} must be one line of text")
