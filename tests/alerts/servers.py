@@ -113,6 +113,19 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 @contextmanager
+def serving(server: ThreadingHTTPServer, poll: float = 0.5) -> Iterator[None]:
+    """Serve ``server`` on a thread of its own while the block runs; then stop and close it."""
+    thread = threading.Thread(target=server.serve_forever, args=(poll,), daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+
+
+@contextmanager
 def capture_server() -> Iterator[CaptureServer]:
     server = CaptureServer()
     thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)

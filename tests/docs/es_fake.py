@@ -20,6 +20,8 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from ..alerts.servers import serving
+
 _KINDS = {
     "running shoes": ["trail", "road", "waterproof", "lightweight"],
     "rain jacket": ["waterproof", "packable", "hooded", "insulated"],
@@ -149,10 +151,5 @@ class FakeElasticsearch(ThreadingHTTPServer):
 @contextmanager
 def fake_elasticsearch() -> Iterator[FakeElasticsearch]:
     server = FakeElasticsearch()
-    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    try:
+    with serving(server, 0.05):
         yield server
-    finally:
-        server.shutdown()
-        server.server_close()

@@ -21,7 +21,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -33,6 +32,8 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from evalplat.events.synthetic import Arm, write_ubi_log
+
+from ..alerts.servers import serving
 
 TOPICS = range(2, 32)  # 30 queries: 2-11 head, 12-31 tail
 ITEMS = range(1, 21)  # 20 catalogue queries
@@ -105,13 +106,8 @@ class _SearchHandler(BaseHTTPRequestHandler):
 @contextmanager
 def search_server() -> Iterator[SearchServer]:
     server = SearchServer()
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serving(server):
         yield server
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 # ── a busy machine ───────────────────────────────────────────────────────────────────────────

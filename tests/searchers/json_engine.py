@@ -15,6 +15,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from ..alerts.servers import serving
+
 
 class EngineServer(ThreadingHTTPServer):
     daemon_threads = True
@@ -65,11 +67,5 @@ class _Handler(BaseHTTPRequestHandler):
 @contextmanager
 def engine_server() -> Iterator[EngineServer]:
     server = EngineServer()
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serving(server):
         yield server
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
