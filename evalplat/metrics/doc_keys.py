@@ -35,11 +35,20 @@ _MASKS = np.array(
 
 def mix(values: NDArray[np.uint64]) -> NDArray[np.uint64]:
     """A 64-bit finaliser (murmur3's fmix64): spreads every input bit over the output."""
-    values = values ^ (values >> _SHIFT_33)
+    return mix_in_place(values.copy())
+
+
+def mix_in_place(values: NDArray[np.uint64]) -> NDArray[np.uint64]:
+    """:func:`mix`, overwriting ``values``; one scratch array instead of a new one per step
+    (at 10M ids each new array is 80 MB of fresh pages for the kernel to zero)."""
+    scratch = np.right_shift(values, _SHIFT_33)
+    values ^= scratch
     values *= _MIX_1
-    values ^= values >> _SHIFT_33
+    np.right_shift(values, _SHIFT_33, out=scratch)
+    values ^= scratch
     values *= _MIX_2
-    values ^= values >> _SHIFT_33
+    np.right_shift(values, _SHIFT_33, out=scratch)
+    values ^= scratch
     return values
 
 
@@ -92,7 +101,10 @@ class StringColumn:
         # keep the id's own bytes: shift the rest out and back (a shift of 64 gives 0 in numpy)
         missing = 8 * index + 8 - self.lengths[rows]
         if missing.max(initial=0) > 0:
-            bits = (np.clip(missing, 0, 8) * 8).astype(np.uint64)
+            np.clip(missing, 0, 8, out=missing)
+            bits = missing.astype(np.uint8)  # widened in small buffers by the shifts
+            del missing
+            bits <<= 3
             loaded >>= bits
             loaded <<= bits
         return loaded
@@ -109,8 +121,8 @@ class StringColumn:
         result ^= self.word(slice(None), 0)
         for index in range(1, (int(self.lengths.max()) + 7) // 8):
             rows = np.flatnonzero(self.lengths > 8 * index)  # only ids this long go on
-            result[rows] = mix(result[rows]) * _STEP + self.word(rows, index)
-        return mix(result)
+            result[rows] = mix_in_place(result[rows]) * _STEP + self.word(rows, index)
+        return mix_in_place(result)
 
     def sort_words(self, rows: NDArray[np.int64]) -> list[NDArray[np.uint64]]:
         """Words of the selected ids, most significant first: their lexicographic order is the
