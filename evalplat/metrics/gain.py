@@ -61,12 +61,21 @@ def _discounted(rank: NDArray[np.int64], gain: NDArray[np.float64]) -> NDArray[n
 def dcg(ranking: Ranking, judgments: Judgments, metric: Metric) -> NDArray[np.float64]:
     """DCG@k = sum over r <= k of gain(g_r) / log2(r + 1)."""
     ranked = view(ranking, metric)
-    gain = _gain_of(ranked.grade, metric)
-    mask = (gain > 0) & (ranked.grade != UNJUDGED)
+    rows, gain = _gaining(ranked, metric)
+    values = _discounted(ranked.rank[rows], gain)
+    return np.bincount(ranked.topic[rows], weights=values, minlength=ranked.n_topics).astype(float)
+
+
+def _gaining(ranked: Ranking, metric: Metric) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+    """(rows, gains) of the judged documents within the cutoff that gain something, in row
+    order. Gains are computed for the judged rows only: a handful per query, not every row."""
+    mask = ranked.grade != UNJUDGED
     if metric.cutoff is not None:
         mask &= ranked.rank < metric.cutoff
-    values = _discounted(ranked.rank[mask], gain[mask])
-    return np.bincount(ranked.topic[mask], weights=values, minlength=ranked.n_topics).astype(float)
+    rows = np.flatnonzero(mask)
+    gain = _gain_of(ranked.grade[rows], metric)
+    positive = gain > 0
+    return rows[positive], gain[positive]
 
 
 def ideal_dcg(judgments: Judgments, metric: Metric) -> NDArray[np.float64]:
@@ -112,8 +121,5 @@ def err(ranking: Ranking, judgments: Judgments, metric: Metric) -> NDArray[np.fl
 def cg(ranking: Ranking, judgments: Judgments, metric: Metric) -> NDArray[np.float64]:
     """CG@k = sum over r <= k of gain(g_r): DCG without the discount, so order within k is moot."""
     ranked = view(ranking, metric)
-    gain = _gain_of(ranked.grade, metric)
-    mask = (gain > 0) & (ranked.grade != UNJUDGED)
-    if metric.cutoff is not None:
-        mask &= ranked.rank < metric.cutoff
-    return ranked.per_topic(gain, mask)
+    rows, gain = _gaining(ranked, metric)
+    return np.bincount(ranked.topic[rows], weights=gain, minlength=ranked.n_topics).astype(float)

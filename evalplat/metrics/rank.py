@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from evalplat.metrics.binary import safe_divide, view
-from evalplat.metrics.ranking import Judgments, Ranking
+from evalplat.metrics.ranking import Judgments, Ranking, ranks_within
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -39,11 +39,12 @@ def average_precision(ranking: Ranking, judgments: Judgments, metric: Metric
     R counts every judged relevant document, retrieved or not (trec_eval's map).
     """
     ranked = view(ranking, metric)
-    relevant = ranked.grade >= metric.rel
-    hits = ranked.cumulative_within(relevant)
-    mask = relevant
+    mask = ranked.grade >= metric.rel
     if metric.cutoff is not None:
-        mask = mask & (ranked.rank < metric.cutoff)
-    precision_at_hit = hits / (ranked.rank + 1.0)
-    total = ranked.per_topic(precision_at_hit, mask)
+        mask &= ranked.rank < metric.cutoff
+    # only relevant rows add: the n-th of its topic's (in rank order) adds n / its rank
+    rows = np.flatnonzero(mask)
+    topic = ranked.topic[rows]
+    precision_at_hit = (ranks_within(topic) + 1) / (ranked.rank[rows] + 1.0)
+    total = np.bincount(topic, weights=precision_at_hit, minlength=ranked.n_topics).astype(float)
     return safe_divide(total, judgments.relevant_count(metric.rel))

@@ -63,7 +63,9 @@ class Ranking:
     @cached_property
     def rank(self) -> NDArray[np.int64]:
         """0-based rank of each row within its topic."""
-        return ranks_within(self.topic)
+        rank = np.arange(len(self.topic), dtype=np.int64)
+        rank -= self.segment_start
+        return rank
 
     @cached_property
     def num_ret(self) -> NDArray[np.float64]:
@@ -73,7 +75,7 @@ class Ranking:
     @cached_property
     def segment_start(self) -> NDArray[np.int64]:
         """Index of the first row of each row's topic segment."""
-        return np.arange(len(self.topic)) - self.rank
+        return segment_starts(self.topic)
 
     def judged_only(self) -> Ranking:
         """The ranking with unjudged documents removed (trec_eval ``-J``)."""
@@ -95,8 +97,8 @@ class Ranking:
         return np.bincount(self.topic[mask], weights=weights, minlength=self.n_topics).astype(float)
 
 
-def ranks_within(topic: NDArray[np.int32]) -> NDArray[np.int64]:
-    """0-based position within runs of equal consecutive topic codes."""
+def segment_starts(topic: NDArray[np.int32]) -> NDArray[np.int64]:
+    """Index of the first row of each row's run of equal consecutive topic codes."""
     n = len(topic)
     if n == 0:
         return np.zeros(0, dtype=np.int64)
@@ -104,5 +106,11 @@ def ranks_within(topic: NDArray[np.int32]) -> NDArray[np.int64]:
     new[0] = True
     np.not_equal(topic[1:], topic[:-1], out=new[1:])
     starts = np.flatnonzero(new)
-    lengths = np.diff(np.append(starts, n))
-    return np.arange(n, dtype=np.int64) - np.repeat(starts, lengths)
+    return np.repeat(starts, np.diff(np.append(starts, n)))
+
+
+def ranks_within(topic: NDArray[np.int32]) -> NDArray[np.int64]:
+    """0-based position within runs of equal consecutive topic codes."""
+    rank = np.arange(len(topic), dtype=np.int64)
+    rank -= segment_starts(topic)
+    return rank
