@@ -128,6 +128,22 @@ def _mapped(path: Path) -> mmap.mmap:
         return mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
 
 
+def _parse_pool() -> pa.MemoryPool:
+    """The memory pool the CSV parse allocates from: jemalloc where pyarrow has it.
+
+    The parse allocates and frees a block's buffers on both threads; pyarrow's default pool
+    (mimalloc) spent about 0.5 s more system time on a 10M-line run than jemalloc, and held
+    about 40 MiB more at the peak (3 alternating whole processes each, same machine). Only this
+    parse uses it; the rest of the process keeps the default pool.
+    """
+    import pyarrow as pa
+
+    try:
+        return pa.jemalloc_memory_pool()
+    except NotImplementedError:  # a pyarrow built without jemalloc
+        return pa.default_memory_pool()
+
+
 def _arrow_types(
     keep: tuple[tuple[int, str], ...], *, grade_text: bool = False
 ) -> dict[str, pa.DataType]:
@@ -231,6 +247,7 @@ def _read_delimited(
                 null_values=[],
                 include_columns=list(types),
             ),
+            memory_pool=_parse_pool(),
         )
     except (pa.ArrowInvalid, UnicodeDecodeError) as error:
         raise _FastPathFailed from error
@@ -316,6 +333,7 @@ def _read_split(
                 strings_can_be_null=False,
                 null_values=[],
             ),
+            memory_pool=_parse_pool(),
         ).column("line")
         stripped = pc.ascii_trim_whitespace(lines)
         nonempty = pc.cast(pc.utf8_length(stripped), pa.bool_())  # a length cast to bool
