@@ -10,7 +10,9 @@ order (trec_eval compares docnos with ``strcmp``); the run's rank column is igno
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 import pyarrow as pa
@@ -18,6 +20,7 @@ import pyarrow.compute as pc
 
 from evalplat.errors import InputError
 from evalplat.metrics.doc_keys import StringColumn
+from evalplat.metrics.ordering import score_order
 from evalplat.metrics.ranking import UNJUDGED, Judgments, Ranking
 
 if TYPE_CHECKING:
@@ -166,11 +169,23 @@ def build(
         raise InputError("grades must fit in 32 bits")
     grade32 = grade.astype(np.int32)
     run_docs = StringColumn.of(_combined(run.column("doc_id")))
+    with ThreadPoolExecutor(1) as pool:
+        # NumPy releases the GIL in these passes: the run's keys are made and checked on another
+        # core while the judgments' keys and the run's order are made here
+        run_side = pool.submit(_unique_keys, run_topic, run_docs, run, "doc id in one ranking")
+        qrels_docs = StringColumn.of(_combined(qrels.column("doc_id")))
+        qrels_keys = _outcome(lambda: _unique_keys(qrels_topic, qrels_docs, qrels, "judgment"))
+        ordered = _outcome(lambda: _order(run, run_topic, run_docs, ordering))
+        run_keys = _outcome(run_side.result)
+    # errors in the order of the steps: the judgments' keys, the run's keys, the join, the order
     try:
-        run_grade = _join_fingerprints(qrels, qrels_topic, grade32, run, run_topic, run_docs)
+        judged = _value(qrels_keys)
+        run_grade = _join_fingerprints(
+            qrels, qrels_topic, grade32, judged, run, run_topic, _value(run_keys)
+        )
     except _Collision:
         run_grade = _join_exact(qrels, qrels_topic, grade32, run, run_topic)
-    order = _order(run, run_topic, run_docs, ordering)
+    order = _value(ordered)
     if order is not None:
         run_topic, run_grade = run_topic[order], run_grade[order]
     judgments = Judgments(len(topics), qrels_topic, grade32)
@@ -245,19 +260,11 @@ def _join_fingerprints(
     qrels: pa.Table,
     qrels_topic: NDArray[np.int32],
     grades: NDArray[np.int32],
+    qrels_keys: NDArray[np.int64],
     run: pa.Table,
     run_topic: NDArray[np.int32],
-    run_docs: StringColumn,
+    run_keys: NDArray[np.int64],
 ) -> NDArray[np.int32]:
-    from concurrent.futures import ThreadPoolExecutor
-
-    # NumPy releases the GIL in these passes: the run's keys are made and checked on another
-    # core while the judgments' are here (the judgments' error, if any, still comes first)
-    with ThreadPoolExecutor(1) as pool:
-        run_side = pool.submit(_unique_keys, run_topic, run_docs, run, "doc id in one ranking")
-        qrels_docs = StringColumn.of(_combined(qrels.column("doc_id")))
-        qrels_keys = _unique_keys(qrels_topic, qrels_docs, qrels, "judgment")
-        run_keys = run_side.result()
     result = np.full(len(run_keys), UNJUDGED, dtype=np.int32)
     if len(qrels_keys) == 0 or len(run_keys) == 0:
         return result
@@ -266,6 +273,25 @@ def _join_fingerprints(
         raise _Collision
     result[rows] = grades[matched]
     return result
+
+
+_T = TypeVar("_T")
+
+
+def _outcome(step: Callable[[], _T]) -> tuple[_T | None, BaseException | None]:
+    """(result, None) or (None, the exception): steps that run side by side raise in the
+    order a sequential build would have raised them."""
+    try:
+        return step(), None
+    except Exception as error:  # re-raised by _value, in the sequential order
+        return None, error
+
+
+def _value(outcome: tuple[_T | None, BaseException | None]) -> _T:
+    result, error = outcome
+    if error is not None:
+        raise error
+    return result  # type: ignore[return-value]
 
 
 def _unique_keys(
@@ -354,77 +380,10 @@ def _order(
         score = numeric(run.column("score"), np.float64)
         if np.isnan(score).any():
             raise InputError("run has NaN scores")
-        return _score_order(topic, score, docs)
+        return score_order(topic, score, docs)
     if ordering == "given":
         if "rank" in run.column_names:
             rank = numeric(run.column("rank"), np.float64)
             return np.lexsort((rank, topic))
         return np.argsort(topic, kind="stable")
     raise InputError(f"ordering must be 'score' or 'given', got {ordering!r}")
-
-
-def _score_order(
-    topic: NDArray[np.int32], score: NDArray[np.float64], docs: StringColumn
-) -> NDArray[np.int64] | None:
-    """Permutation into (topic segments, score desc, doc id desc); None when already in order.
-
-    Most run files are already grouped by topic and sorted by score, so the common case costs
-    a few vectorised comparisons. Only tied rows need their doc ids, compared as big-endian words
-    (byte order, as trec_eval's ``strcmp``); groups already descending stay, groups written
-    ascending (a common tool convention) are reversed, anything else is sorted.
-    """
-    n = len(topic)
-    if n == 0:
-        return None
-    same_topic = topic[1:] == topic[:-1]
-    segment_topics = topic[np.flatnonzero(np.concatenate(([True], ~same_topic)))]
-    contiguous = np.bincount(segment_topics).max() <= 1
-    order: NDArray[np.int64] | None = None
-    if not (contiguous and not (same_topic & (score[1:] > score[:-1])).any()):
-        order = np.lexsort((-score, topic))
-        topic, score = topic[order], score[order]
-        same_topic = topic[1:] == topic[:-1]
-    tie = same_topic & (score[1:] == score[:-1])
-    pairs = np.flatnonzero(tie)  # row i ties with row i + 1
-    if len(pairs) == 0:
-        return order
-    source = (lambda rows: rows) if order is None else (lambda rows: order[rows])
-    in_tie = np.zeros(n, dtype=bool)
-    in_tie[pairs] = True
-    in_tie[pairs + 1] = True
-    rows = np.flatnonzero(in_tie)
-    longest = int(docs.lengths[source(rows)].max())
-    above = [docs.word(source(pairs), index) for index in range((longest + 7) // 8)]
-    below = [docs.word(source(pairs + 1), index) for index in range((longest + 7) // 8)]
-    direction = _compare_words(above, below)
-    if (direction > 0).all():
-        return order
-    new_group = np.ones(len(rows), dtype=bool)
-    new_group[1:] = ~tie[rows[1:] - 1]
-    group = np.cumsum(new_group)
-    if (direction < 0).all():
-        # each group written ascending: reverse it in place
-        starts = np.flatnonzero(new_group)
-        ends = np.append(starts[1:], len(rows))
-        first = np.repeat(starts, ends - starts)
-        last = np.repeat(ends - 1, ends - starts)
-        within = rows[first + last - np.arange(len(rows))]
-    else:
-        keys = docs.sort_words(source(rows))
-        within = rows[np.lexsort([~word for word in reversed(keys)] + [group])]
-    fix = np.arange(n, dtype=np.int64)
-    fix[rows] = within
-    return fix if order is None else order[fix]
-
-
-def _compare_words(
-    left: list[NDArray[np.uint64]], right: list[NDArray[np.uint64]]
-) -> NDArray[np.int8]:
-    """Per row: 1 when the left id sorts after the right one in byte order, -1 before, 0 same."""
-    result = np.zeros(len(left[0]) if left else 0, dtype=np.int8)
-    undecided = np.ones(len(result), dtype=bool)
-    for a, b in zip(left, right, strict=True):
-        result[undecided & (a > b)] = 1
-        result[undecided & (a < b)] = -1
-        undecided &= a == b
-    return result
