@@ -134,10 +134,11 @@ def generate(folder: Path, depth: int, queries: int = QUERIES) -> tuple[Path, Pa
     return qrels_path, run_path
 
 
-def measure(command: list[str]) -> tuple[float, int, str]:
-    """Run ``command`` as a fresh process: (wall seconds, peak RSS in MiB, stdout)."""
+def measure(command: list[str], env: dict[str, str] | None = None) -> tuple[float, int, str, float]:
+    """Run ``command`` as a fresh process: (wall seconds, peak RSS in MiB, stdout, CPU seconds:
+    user + system of the process and its threads, which a busy machine disturbs less)."""
     start = time.perf_counter()
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     stdout_chunks = []
     if process.stdout is not None:
         stdout_chunks.append(process.stdout.read())
@@ -147,7 +148,8 @@ def measure(command: list[str]) -> tuple[float, int, str]:
     stderr = process.stderr.read().decode() if process.stderr else ""
     if process.returncode != 0:
         raise RuntimeError(f"{command[:3]} failed ({process.returncode}): {stderr[-500:]}")
-    return elapsed, usage.ru_maxrss // 1024, b"".join(stdout_chunks).decode()
+    cpu = usage.ru_utime + usage.ru_stime
+    return elapsed, usage.ru_maxrss // 1024, b"".join(stdout_chunks).decode(), cpu
 
 
 def tools(qrels: Path, run: Path, wanted: list[str]) -> dict[str, list[str]]:
@@ -176,34 +178,47 @@ def tools(qrels: Path, run: Path, wanted: list[str]) -> dict[str, list[str]]:
 
 def means_of(tool: str, stdout: str) -> dict[str, float]:
     data = json.loads(stdout)
-    return {k: float(v) for k, v in (data["means"] if tool == "evalplat" else data).items()}
+    means = data["means"] if tool.startswith("evalplat") else data
+    return {k: float(v) for k, v in means.items()}
 
 
 def bench(
-    depth: int, folder: Path, repeats: int, wanted: list[str], queries: int = QUERIES
+    depth: int,
+    folder: Path,
+    repeats: int,
+    wanted: list[str],
+    queries: int = QUERIES,
+    baseline: Path | None = None,
 ) -> None:
     qrels, run = generate(folder, depth, queries)
     lines = queries * depth
     print(f"\n{lines:,} run lines ({queries:,} queries x {depth}), {repeats} runs per tool")
-    results: dict[str, tuple[float, int, dict[str, float]]] = {}
+    results: dict[str, tuple[float, int, dict[str, float], float]] = {}
     commands = tools(qrels, run, wanted)
-    samples: dict[str, list[tuple[float, int, str]]] = {tool: [] for tool in commands}
+    envs: dict[str, dict[str, str] | None] = {tool: None for tool in commands}
+    if baseline is not None:  # the same command on another source tree, e.g. a checkout of main
+        commands["evalplat@base"] = commands["evalplat"]
+        envs["evalplat@base"] = {**os.environ, "PYTHONPATH": str(baseline.resolve())}
+    samples: dict[str, list[tuple[float, int, str, float]]] = {tool: [] for tool in commands}
     # interleaved rounds, so that a busy spell on a shared machine hits every tool alike
     for _ in range(repeats):
         for tool, command in commands.items():
-            samples[tool].append(measure(command))
+            samples[tool].append(measure(command, envs[tool]))
     for tool, runs in samples.items():
         seconds = statistics.median(r[0] for r in runs)
-        results[tool] = (seconds, max(r[1] for r in runs), means_of(tool, runs[-1][2]))
+        cpu = statistics.median(r[3] for r in runs)
+        results[tool] = (seconds, max(r[1] for r in runs), means_of(tool, runs[-1][2]), cpu)
     reference = results.get("pytrec_eval")
     ours = results["evalplat"][2]
-    print(f"{'tool':<12} {'median s':>9} {'peak MiB':>9} {'time ratio':>11} {'mem ratio':>10}  "
-          "max |mean diff| vs evalplat")  # fmt: skip
-    for tool, (seconds, peak, means) in results.items():
+    print(f"{'tool':<12} {'median s':>9} {'CPU s':>7} {'peak MiB':>9} {'time ratio':>11} "
+          f"{'CPU ratio':>10} {'mem ratio':>10}  max |mean diff| vs evalplat")  # fmt: skip
+    for tool, (seconds, peak, means, cpu) in results.items():
         time_ratio = f"{seconds / reference[0]:.2f}x" if reference else "-"
+        cpu_ratio = f"{cpu / reference[3]:.2f}x" if reference else "-"
         mem_ratio = f"{peak / reference[1]:.2f}x" if reference else "-"
         diff = max(abs(means.get(m, float("nan")) - ours[m]) for m in METRICS)
-        print(f"{tool:<12} {seconds:9.2f} {peak:9d} {time_ratio:>11} {mem_ratio:>10}  {diff:.2e}")
+        print(f"{tool:<12} {seconds:9.2f} {cpu:7.2f} {peak:9d} {time_ratio:>11} {cpu_ratio:>10} "
+              f"{mem_ratio:>10}  {diff:.2e}")  # fmt: skip
 
 
 def main() -> None:
@@ -221,16 +236,22 @@ def main() -> None:
         default="",
         help="a scaling series instead: query counts at 100 results each, e.g. 1000,10000,100000",
     )
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        default=None,
+        help="also run evalplat from this source tree (e.g. a checkout of main), interleaved",
+    )
     args = parser.parse_args()
     wanted = [name.strip() for name in args.tools.split(",") if name.strip()]
     startup()
     if args.queries:
         for queries in (int(value) for value in args.queries.split(",")):
-            bench(100, args.dir, args.repeats, wanted, queries)
+            bench(100, args.dir, args.repeats, wanted, queries, args.baseline)
         return
-    bench(100, args.dir, args.repeats, wanted)
+    bench(100, args.dir, args.repeats, wanted, baseline=args.baseline)
     if args.large:
-        bench(1000, args.dir, args.repeats, wanted)
+        bench(1000, args.dir, args.repeats, wanted, baseline=args.baseline)
 
 
 def startup() -> None:
