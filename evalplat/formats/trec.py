@@ -116,7 +116,9 @@ def _read(
     if table is None or table.num_rows == 0 or (check and _has_duplicates(table)):
         # The slow pass raises with the line number (or, for a valid file, returns the table).
         table = _read_slow(path, n_fields, keep, exact=exact)
-    return table
+    # one chunk per column, made here while nothing else is held: the engine needs them whole,
+    # and combining them later kept the parsed blocks alive next to the copies at its peak
+    return table.combine_chunks()
 
 
 def _mapped(path: Path) -> mmap.mmap:
