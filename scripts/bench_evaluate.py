@@ -23,6 +23,14 @@ the machine was shared, so single runs vary by up to 2x):
     10M lines   evalplat 5.6-7.0 s / 1324 MiB   pytrec_eval 14.0-15.4 s / 1744 MiB
                 (0.40-0.45x time, 0.76x mem)   ir_measures 24-26 s (1.7x)
 
+With the engine's lower-memory build, paired with the code before it (``--baseline``), 3
+interleaved rounds on a machine at load average 15-18, so only CPU time and memory compare:
+
+    1M lines    evalplat CPU 1.32 s / 271 MiB   before 1.42 s / 342 MiB
+                pytrec_eval 1.43 s / 288 MiB (0.92x CPU, 0.94x memory; before 0.99x, 1.19x)
+    10M lines   evalplat CPU 6.27 s / 897 MiB   before 8.07 s / 1147 MiB
+                pytrec_eval 9.25 s / 1744 MiB (0.68x CPU, 0.51x memory; before 0.87x, 0.66x)
+
 All tools agree with evalplat's means to 1e-14, except ranx (9.6e-05: it breaks score ties by
 file order, not by doc id as trec_eval does).
 """
