@@ -220,3 +220,17 @@ def test_the_coins_enumerate_every_seeded_interleaving(a: list[str], b: list[str
     }
     seeded = {interleave(a, b, method=method, seed=s, depth=10) for s in range(64)}
     assert seeded <= every
+
+
+def test_the_python_api_interleaves_lazily() -> None:
+    import subprocess
+    import sys
+
+    import evalplat
+
+    merged = evalplat.interleave(["d1", "d2"], ["d2", "d3"], seed=7, names=("prod@3", "cand@1"))
+    assert merged.as_ubi()["query_attributes"]["teams"] == list(merged.teams)
+    # ``import evalplat`` alone loads none of it
+    code = "import sys, evalplat; print('evalplat.events.interleaving' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
