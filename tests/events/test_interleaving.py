@@ -234,3 +234,17 @@ def test_the_python_api_interleaves_lazily() -> None:
     code = "import sys, evalplat; print('evalplat.events.interleaving' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_the_documented_log_record_has_the_shape_as_ubi_writes() -> None:
+    import re
+    from pathlib import Path
+
+    page = (Path(__file__).parents[2] / "docs" / "online.md").read_text(encoding="utf-8")
+    section = page.split("## Interleaved logs", 1)[1]
+    (example,) = re.findall(r"^```json\n(.*?)^```$", section, flags=re.S | re.M)
+    record = json.loads(example)
+    shape = interleave(["d1"], ["d2"], seed=1, names=("prod@3", "cand@1")).as_ubi()
+    assert set(shape) <= set(record)
+    assert set(shape["query_attributes"]) <= set(record["query_attributes"])
+    assert len(record["query_attributes"]["teams"]) == len(record["query_response_hit_ids"])
