@@ -1,7 +1,8 @@
 """evalplat: regression tracking for search relevance.
 
 The Python API mirrors the command line: ``evalplat.evaluate`` scores a run against qrels,
-``evalplat.Store`` holds test sets, configs, runs and their scores in a SQL database.
+``evalplat.Store`` holds test sets, configs, runs and their scores in a SQL database, and
+``evalplat.interleave`` merges two rankers' results for an interleaved test.
 Heavy modules are imported lazily so that ``import evalplat`` and the CLI start fast.
 """
 
@@ -11,9 +12,10 @@ from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-__all__ = ["Store", "__version__", "evaluate"]
+__all__ = ["Store", "__version__", "evaluate", "interleave"]
 
 if TYPE_CHECKING:
+    from evalplat.events.interleaving import interleave
     from evalplat.metrics.evaluation import evaluate
     from evalplat.store import Store
 
@@ -23,6 +25,10 @@ def __getattr__(name: str) -> Any:
         from evalplat.metrics.evaluation import evaluate
 
         return evaluate
+    if name == "interleave":
+        from evalplat.events.interleaving import interleave
+
+        return interleave
     if name == "Store":
         from evalplat.store import Store
 

@@ -117,3 +117,31 @@ def test_demo_builds_a_project_reports_regressions_and_exits_0(
     assert (
         len((folder / "alerts.jsonl").read_text(encoding="utf-8").splitlines()) == len(alerts) + 4
     )
+
+
+def test_demo_online_ab_test_tells_the_offline_story(
+    cli: Callable[..., Any], tmp_path: Path, monkeypatch: Any
+) -> None:
+    """The simulated A/B log follows each arm's offline results: an arm worse offline is never
+    an online improvement, and the AND arm's empty result lists are zero-result searches."""
+    first = json.loads(cli("demo", "--dir", str(tmp_path / "demo"), "--json").stdout)
+    offline = {
+        (c["config"], m["metric"]): m["verdict"] for c in first["comparisons"] for m in c["metrics"]
+    }
+    assert offline[("bm25-and", "nDCG@10")] == "regression"
+    monkeypatch.chdir(tmp_path / "demo")  # the project's database
+    online = {}
+    for arm in ("bm25-and", "bm25-nostem"):
+        result = cli("online", "compare", "bm25-porter", arm, "--json")
+        assert result.exit_code in (0, 1), result.stderr
+        online[arm] = {m["metric"]: m for m in json.loads(result.stdout)["metrics"]}
+        # worse offline (both candidates are): no online measure may call the arm better
+        assert not [m for m, row in online[arm].items() if row["verdict"] == "improvement"], arm
+    worse = online["bm25-and"]
+    assert worse["online:CTR"]["verdict"] == "regression"
+    assert worse["online:CTR"]["candidate"] < worse["online:CTR"]["baseline"] / 2
+    zero = worse["online:ZeroResult"]
+    # production answers every Cranfield query; the AND arm answers few of them, as offline
+    assert zero["baseline"] == 0.0 and zero["candidate"] > 0.5 and zero["verdict"] == "regression"
+    # the candidate without stemming is worse by a little: at most unchanged online
+    assert online["bm25-nostem"]["online:CTR"]["delta"] <= 0.0

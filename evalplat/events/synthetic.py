@@ -17,6 +17,11 @@ Because step 1 is independent of the rest, the expected share of searches with a
 arm is exactly ``attention`` times the cascade's: two arms that show the same rankings with
 attentions 1.0 and 0.9 differ by a planted 10 % relative drop of CTR. The same seed writes the
 same log byte for byte.
+
+Interleaved searches (:func:`interleaved_records`) show the same users one list merged from two
+rankers (``evalplat.events.interleaving``), with the attribution an interleaved log carries.
+For measuring how many sessions a test needs, :func:`session_ctr` and
+:func:`interleaved_outcomes` run the same cascade on NumPy arrays, many searches at a time.
 """
 
 from __future__ import annotations
@@ -27,9 +32,19 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalplat.errors import InputError
+from evalplat.events.interleaving import (
+    credit_balanced_many,
+    credit_many,
+    interleave,
+    rounds,
+)
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
 
 
 @dataclass(frozen=True)
@@ -125,6 +140,20 @@ def _search(
            "query_attributes": {"session_id": session, "variant": arm.config}}  # fmt: skip
     if rnd.random() >= arm.attention:
         return
+    yield from _user(rnd, model, hits, grades, query_id, session, client, when)
+
+
+def _user(
+    rnd: random.Random,
+    model: CascadeModel,
+    hits: Sequence[str],
+    grades: Mapping[str, int],
+    query_id: str,
+    session: str,
+    client: str,
+    when: datetime,
+) -> Iterator[dict[str, Any]]:
+    """The events of one user scanning ``hits`` top down (the cascade, module doc)."""
     clock = when
     for position, doc in enumerate(hits, start=1):
         grade = grades.get(doc, 0)
@@ -169,3 +198,168 @@ def write_ubi_log(path: Path, arms: Sequence[Arm], grades: Mapping[str, Mapping[
             clicked[variant[record["query_id"]]] += 1
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return LogSummary(path=path, searches=searches, clicked=clicked, events=events)
+
+
+def interleaved_records(
+    rankings_a: Mapping[str, Sequence[str]],
+    rankings_b: Mapping[str, Sequence[str]],
+    grades: Mapping[str, Mapping[str, int]],
+    *,
+    names: tuple[str, str],
+    sessions: int,
+    seed: int,
+    method: str = "team_draft",
+    depth: int = 10,
+    start: datetime | None = None,
+    model: CascadeModel | None = None,
+    max_searches: int = 2,
+) -> Iterator[dict[str, Any]]:
+    """UBI records of ``sessions`` sessions whose searches interleave ranker ``names[0]``'s
+    ``rankings_a`` with ``names[1]``'s ``rankings_b`` (query text -> hit ids; both name the same
+    texts): each query record carries ``Interleaving.as_ubi()``'s fields and the session, and
+    its users click as the cascade says (module doc; every user looks at the results)."""
+    if sorted(rankings_a) != sorted(rankings_b) or not rankings_a:
+        raise InputError("both rankers need rankings for the same, non-empty set of query texts")
+    if sessions < 1 or max_searches < 1:
+        raise InputError("sessions and max_searches must be 1 or more")
+    model = model or CascadeModel()
+    rnd = random.Random(seed)
+    first = start or datetime(2026, 3, 1, 8, tzinfo=UTC)
+    texts = sorted(rankings_a)
+    for n in range(sessions):
+        when = first + timedelta(seconds=11 * n)
+        session = f"interleaved-{when:%Y%m%d}-{n}"
+        for k in range(rnd.randint(1, max_searches)):
+            text = rnd.choice(texts)
+            merged = interleave(rankings_a[text], rankings_b[text], method=method, depth=depth,
+                                seed=rnd.getrandbits(32), names=names)  # fmt: skip
+            fields = merged.as_ubi()
+            query_id, moment = f"{session}-{k}", when + timedelta(seconds=90 * k)
+            yield {"query_id": query_id, "client_id": f"c-{session}", "user_query": text,
+                   "timestamp": moment.isoformat(),
+                   "query_response_hit_ids": fields["query_response_hit_ids"],
+                   "query_attributes": {"session_id": session,
+                                        **fields["query_attributes"]}}  # fmt: skip
+            yield from _user(rnd, model, merged.hit_ids, grades.get(text, {}), query_id,
+                             session, f"c-{session}", moment)  # fmt: skip
+
+
+def attraction_rows(
+    rankings: Sequence[Sequence[str]], grades: Sequence[Mapping[str, int]],
+    model: CascadeModel, depth: int,
+) -> NDArray[np.float64]:  # fmt: skip
+    """Per query (row) the click probability of the hit at each position up to ``depth``
+    (``model.attraction`` of its grade; 0 where the list has no hit)."""
+    import numpy as np
+
+    rows = np.zeros((len(rankings), depth))
+    for i, (ranking, graded) in enumerate(zip(rankings, grades, strict=True)):
+        for j, doc in enumerate(ranking[:depth]):
+            rows[i, j] = model.attraction.get(graded.get(doc, 0), 0.0)
+    return rows
+
+
+def cascade_clicks(
+    attraction: NDArray[np.float64], model: CascadeModel, rng: np.random.Generator
+) -> NDArray[np.bool_]:
+    """The clicks (searches by positions) of one user per row of ``attraction`` (the click
+    probability of each position's hit), scanning top down as :func:`ubi_records`' users do:
+    after a click they stop with ``stop_after_click``, after a skip go on with ``patience``."""
+    import numpy as np
+
+    searches, depth = attraction.shape
+    clicks = np.zeros((searches, depth), dtype=bool)
+    scanning = np.ones(searches, dtype=bool)
+    for j in range(depth):
+        clicked = scanning & (rng.random(searches) < attraction[:, j])
+        clicks[:, j] = clicked
+        leave = rng.random(searches)
+        scanning &= np.where(clicked, leave >= model.stop_after_click, leave < model.patience)
+    return clicks
+
+
+def _searches(sessions: int, queries: int, max_searches: int, rng: np.random.Generator
+              ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:  # fmt: skip
+    """(session of each search, query of each search): 1 to ``max_searches`` per session."""
+    import numpy as np
+
+    if sessions < 1 or max_searches < 1 or queries < 1:
+        raise InputError("sessions, queries and max_searches must be 1 or more")
+    counts = rng.integers(1, max_searches + 1, sessions)
+    session = np.repeat(np.arange(sessions), counts)
+    return session, rng.integers(0, queries, session.size)
+
+
+def session_ctr(
+    attraction: NDArray[np.float64], sessions: int, model: CascadeModel,
+    rng: np.random.Generator, *, max_searches: int = 2,
+) -> NDArray[np.float64]:  # fmt: skip
+    """Per simulated session of one A/B arm (``attraction``: :func:`attraction_rows` of the
+    arm's rankings), its share of searches with a click: ``online:CTR``'s per-session value."""
+    import numpy as np
+
+    session, query = _searches(sessions, attraction.shape[0], max_searches, rng)
+    clicked = cascade_clicks(attraction[query], model, rng).any(axis=1)
+    return np.bincount(session, weights=clicked, minlength=sessions) / np.bincount(
+        session, minlength=sessions
+    )
+
+
+@dataclass(frozen=True)
+class InterleavedQueries:
+    """Every interleaving of each query's two rankings (:func:`interleaved_queries`), as arrays
+    indexed [query, coins, position]: the team (0 for A, 1 for B, -1 for no hit), the hit's
+    click probability, and its rank in A and in B (``inf`` where absent)."""
+
+    method: str
+    sides: NDArray[np.int8]
+    attraction: NDArray[np.float64]
+    ranks_a: NDArray[np.float64]
+    ranks_b: NDArray[np.float64]
+
+
+def interleaved_queries(
+    rankings_a: Sequence[Sequence[str]], rankings_b: Sequence[Sequence[str]],
+    grades: Sequence[Mapping[str, int]], model: CascadeModel, *, method: str = "team_draft",
+    depth: int = 10,
+) -> InterleavedQueries:  # fmt: skip
+    """Query i interleaves ``rankings_a[i]`` with ``rankings_b[i]``, judged by ``grades[i]``;
+    each of its interleavings is built once, by ``interleave(coins=...)``."""
+    import numpy as np
+
+    flips = rounds(method, depth)
+    shapes = (len(rankings_a), 2**flips, depth)
+    sides, attraction = np.full(shapes, -1, dtype=np.int8), np.zeros(shapes)
+    ranks = np.full((2, *shapes), np.inf)
+    for q, (a, b, graded) in enumerate(zip(rankings_a, rankings_b, grades, strict=True)):
+        for coins in range(2**flips):
+            one = interleave(a, b, method=method, depth=depth, coins=coins)
+            shown = len(one.hit_ids)
+            sides[q, coins, :shown] = [0 if team == "a" else 1 for team in one.teams]
+            attraction[q, coins, :shown] = [model.attraction.get(graded.get(d, 0), 0.0)
+                                            for d in one.hit_ids]  # fmt: skip
+            for side in (0, 1):
+                ranks[side, q, coins, :shown] = [np.inf if r is None else r
+                                                 for r in one.ranks[side]]  # fmt: skip
+    return InterleavedQueries(method, sides, attraction, ranks[0], ranks[1])
+
+
+def interleaved_outcomes(
+    queries: InterleavedQueries, sessions: int, model: CascadeModel, rng: np.random.Generator,
+    *, max_searches: int = 2,
+) -> NDArray[np.int8]:  # fmt: skip
+    """Per simulated session of an interleaved test, +1 when ranker A won more of its
+    searches, -1 when B did, 0 for a tie (``interleaving.combine``). Each search draws its
+    query and its coin flips from ``rng``, which picks one of the query's interleavings: the
+    same lists, as likely, as ``interleave`` with a fresh seed gives."""
+    import numpy as np
+
+    session, query = _searches(sessions, queries.sides.shape[0], max_searches, rng)
+    coin = rng.integers(0, queries.sides.shape[1], query.size)
+    clicks = cascade_clicks(queries.attraction[query, coin], model, rng)
+    if queries.method == "team_draft":
+        won = credit_many(queries.sides[query, coin], clicks)
+    else:
+        won = credit_balanced_many(queries.ranks_a[query, coin], queries.ranks_b[query, coin],
+                                   clicks)  # fmt: skip
+    return np.sign(np.bincount(session, weights=won, minlength=sessions)).astype(np.int8)

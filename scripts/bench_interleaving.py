@@ -1,0 +1,200 @@
+"""Benchmark: how many sessions interleaving needs to find the better ranker, against an A/B test.
+
+Run: ``python scripts/bench_interleaving.py [--ranker-a nostem|degraded] [--margin M]
+[--method team_draft|balanced] [--reps N] [--draws N] [--seed N]``. Not part of the test suite.
+
+The planted preference: ranker B is the demo's production config (builtin BM25, Porter stemming)
+and ranker A is worse: by default the demo's ``bm25-nostem`` (no stemming: a real system, 0.02
+lower nDCG@10 on Cranfield), or with ``--ranker-a degraded`` B's own top 10 where each position
+is, with probability ``--margin``, given B's next document from ranks 11-30 instead. Both rank
+Cranfield's 225 queries over its 1400 documents; users click by Cranfield's grades through the
+demo's click model (``evalplat.demo.events.DEMO_MODEL``: a position-biased cascade), searching 1
+or 2 uniformly drawn queries per session, the same users for both tests
+(``evalplat.events.synthetic``).
+
+- **A/B test**: N sessions per arm, each arm's users see its own ranker; per session
+  ``online:CTR`` (share of its searches with a click); the comparison ``evalplat compare`` runs on
+  online runs (``comparison.sessions.bootstrap_two_sample``, ``--draws`` resamples). Detected:
+  p < 0.05 and B's CTR higher.
+- **Interleaving**: N sessions in all, each search shows A and B interleaved (``--method``);
+  per session the ranker that won more of its searches (``interleaving.combine``), then
+  ``interleaving.preference``: detected when the sign test gives p < 0.05 and delta < 0 (B).
+
+For each test the smallest N at which at least 80 % of ``--reps`` seeded repetitions detect B
+is found by doubling N and then bisecting between the last miss and the first hit (power is
+estimated, so N is known to about the bisection's last step). Then A/A: both sides B (identical
+rankings), interleaved at the A/B test's total N: the share of repetitions with p < 0.05.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from collections.abc import Callable
+from dataclasses import replace
+
+import numpy as np
+
+from evalplat.comparison.sessions import bootstrap_two_sample
+from evalplat.demo.events import DEMO_MODEL
+from evalplat.events.interleaving import preference
+from evalplat.events.synthetic import (
+    attraction_rows,
+    interleaved_outcomes,
+    interleaved_queries,
+    session_ctr,
+)
+from evalplat.resources import bundled_testset
+from evalplat.searchers.builtin import BuiltinSearcher
+from evalplat.searchers.kinds import SearchContext
+
+POWER = 0.8
+ALPHA = 0.05
+DEPTH = 10
+
+
+def _cranfield() -> tuple[list[tuple[str, str]], list[dict[str, int]], list[dict[str, str]]]:
+    root = bundled_testset("cranfield")
+    lines = (root / "docs.jsonl").read_text(encoding="utf-8").splitlines()
+    docs = [json.loads(line) for line in lines]
+    queries = [
+        (query, text)
+        for query, text in (
+            line.split("\t", 1)
+            for line in (root / "queries.tsv").read_text(encoding="utf-8").splitlines()
+        )
+    ]
+    grades: dict[str, dict[str, int]] = {}
+    for line in (root / "qrels.txt").read_text(encoding="utf-8").splitlines():
+        query, _, doc, grade = line.split()
+        grades.setdefault(query, {})[doc] = int(grade)
+    return queries, [grades.get(q, {}) for q, _ in queries], docs
+
+
+def _rankings(queries: list[tuple[str, str]], docs: list[dict[str, str]], tokenizer: str
+              ) -> list[list[str]]:  # fmt: skip
+    params = {"tokenizer": tokenizer, "operator": "or", "weights": {}}
+    with BuiltinSearcher(params, SearchContext(documents=docs, corpus_key="cranfield")) as s:
+        return [[doc for doc, _ in s.search(q, text, 30)] for q, text in queries]
+
+
+def _degraded(ranking: list[str], margin: float, rng: np.random.Generator) -> list[str]:
+    deep = ranking[DEPTH:]
+    return [deep.pop(0) if deep and rng.random() < margin else d for d in ranking[:DEPTH]]
+
+
+def _smallest(detects: Callable[[int], float], start: int, label: str) -> tuple[int, float]:
+    """The smallest N whose detection rate reaches POWER: doubling, then bisection."""
+    low, n = 0, start
+    while (power := detects(n)) < POWER:
+        print(f"  {label}: N = {n:>7,}  detected in {power:5.1%}", flush=True)
+        low, n = n, n * 2
+    high, best = n, power
+    print(f"  {label}: N = {n:>7,}  detected in {power:5.1%}", flush=True)
+    while high - low > max(2, high // 16):
+        mid = (low + high) // 2
+        power = detects(mid)
+        print(f"  {label}: N = {mid:>7,}  detected in {power:5.1%}", flush=True)
+        if power >= POWER:
+            high, best = mid, power
+        else:
+            low = mid
+    return high, best
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--ranker-a", choices=("nostem", "degraded"), default="nostem")
+    parser.add_argument("--margin", type=float, default=0.2)
+    parser.add_argument("--method", choices=("team_draft", "balanced"), default="team_draft")
+    parser.add_argument("--reps", type=int, default=100)
+    parser.add_argument("--draws", type=int, default=500)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--attraction",
+        default=None,
+        help="click chance of grades 0, 1, ... (default: the demo's model)",
+    )
+    args = parser.parse_args()
+    model = DEMO_MODEL
+    if args.attraction:
+        chances = [float(x) for x in args.attraction.split(",")]
+        model = replace(DEMO_MODEL, attraction=dict(enumerate(chances)))
+    began = time.perf_counter()
+    queries, grades, docs = _cranfield()
+    b = _rankings(queries, docs, "porter")
+    if args.ranker_a == "nostem":
+        a = _rankings(queries, docs, "unicode61")
+    else:
+        planted = np.random.default_rng(args.seed)
+        a = [_degraded(ranking, args.margin, planted) for ranking in b]
+    a, b = [r[:DEPTH] for r in a], [r[:DEPTH] for r in b]
+    rows_a = attraction_rows(a, grades, model, DEPTH)
+    rows_b = attraction_rows(b, grades, model, DEPTH)
+
+    def ab(n: int) -> float:
+        hits = 0
+        for rep in range(args.reps):
+            rng = np.random.default_rng([args.seed, n, rep, 1])
+            ctr_a = session_ctr(rows_a, n, model, rng)
+            ctr_b = session_ctr(rows_b, n, model, rng)
+            p, _ = bootstrap_two_sample(ctr_a, ctr_b, n=args.draws, seed=rep)
+            hits += p < ALPHA and ctr_b.mean() > ctr_a.mean()
+        return hits / args.reps
+
+    tests = interleaved_queries(a, b, grades, model, method=args.method, depth=DEPTH)
+
+    def interleaved(n: int) -> float:
+        hits = 0
+        for rep in range(args.reps):
+            rng = np.random.default_rng([args.seed, n, rep, 2])
+            won = interleaved_outcomes(tests, n, model, rng)
+            outcomes = np.array(["b", "tie", "a"])[won + 1].tolist()
+            result = preference(outcomes, draws=args.draws, seed=rep)
+            hits += result.p_value < ALPHA and result.delta < 0
+        return hits / args.reps
+
+    ctr_a, ctr_b = (float(session_ctr(r, 200_000, model, np.random.default_rng(9)).mean())
+                    for r in (rows_a, rows_b))  # fmt: skip
+    print(f"ranker A: {args.ranker_a}"
+          + (f" (margin {args.margin})" if args.ranker_a == "degraded" else "")
+          + f", ranker B: porter; CTR per session A {ctr_a:.4f}, B {ctr_b:.4f} "
+          f"(200,000 simulated sessions each)")  # fmt: skip
+    print(
+        f"finding the sessions for {POWER:.0%} detection at p < {ALPHA} "
+        f"({args.reps} repetitions per N, {args.draws} bootstrap draws):"
+    )
+    t0 = time.perf_counter()
+    ab_n, ab_power = _smallest(ab, 250, "A/B on CTR, per arm")
+    t1 = time.perf_counter()
+    il_n, il_power = _smallest(interleaved, 25, f"interleaved ({args.method})")
+    t2 = time.perf_counter()
+    aa_n = 2 * ab_n
+    false_alarms = 0.0
+    same = interleaved_queries(b, b, grades, model, method=args.method, depth=DEPTH)
+    for rep in range(args.reps):
+        rng = np.random.default_rng([args.seed, aa_n, rep, 3])
+        won = interleaved_outcomes(same, aa_n, model, rng)
+        outcome = preference(np.array(["b", "tie", "a"])[won + 1].tolist(), draws=10, seed=rep)
+        false_alarms += outcome.p_value < ALPHA
+    t3 = time.perf_counter()
+    print()
+    print(f"{'test':<34}{'sessions needed':>16}{'detected':>10}{'seconds':>9}")
+    print(f"{'A/B on online:CTR (both arms)':<34}{2 * ab_n:>16,}{ab_power:>10.0%}{t1 - t0:>9.1f}")
+    print(f"{'interleaved, ' + args.method:<34}{il_n:>16,}{il_power:>10.0%}{t2 - t1:>9.1f}")
+    print(f"ratio: the A/B test needs {2 * ab_n / il_n:.1f}x the sessions of interleaving")
+    print(
+        f"A/A interleaved, {aa_n:,} sessions: p < {ALPHA} in {false_alarms / args.reps:.1%} "
+        f"of {args.reps} repetitions ({t3 - t2:.1f} s)"
+    )
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    print(
+        f"measured in {time.perf_counter() - began:.0f} s on {os.cpu_count()} cores, load "
+        f"average {load} at the end (a shared machine slows the seconds, not the counts)"
+    )
+
+
+if __name__ == "__main__":
+    main()
