@@ -24,7 +24,14 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import insert, or_, select
 
 from evalplat import __version__
-from evalplat.db.models import ConfigVersion, Evaluation, OnlineEvent, OnlineInterleaved, Run
+from evalplat.db.models import (
+    ConfigVersion,
+    Evaluation,
+    MetricMean,
+    OnlineEvent,
+    OnlineInterleaved,
+    Run,
+)
 from evalplat.errors import InputError, NotFoundError
 from evalplat.store.configs import resolve_config_version
 from evalplat.store.run_rows import EvaluationRecord, insert_evaluation
@@ -56,6 +63,7 @@ class PreferenceDay:
     low: float
     high: float
     p_value: float
+    verdict: str | None = None  # the night's gate: regression, unchanged, improvement
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -141,6 +149,39 @@ class InterleavingMixin:
                 scored.append(self._store_day(version, against, day))
         return sorted(scored, key=lambda d: (d.day, d.candidate, d.baseline))
 
+    def preference_days(self, candidate: str | None = None) -> list[PreferenceDay]:
+        """Every stored day of the interleaved experiments (of ``candidate``'s config, a NAME,
+        or all), from each run's newest evaluation; by day, then candidate."""
+        from evalplat.store.run_rows import latest_evaluations
+
+        with self.session() as session:  # type: ignore[attr-defined]
+            runs = [
+                run for run in session.scalars(select(Run).where(Run.trigger == "online"))
+                if ((run.options or {}).get("online") or {}).get("window") == WINDOW
+            ]  # fmt: skip
+            newest = latest_evaluations(session, [run.id for run in runs])
+            names = {v.id: (v.config.name, f"{v.config.name}@{v.version}")
+                     for v in session.scalars(select(ConfigVersion))}  # fmt: skip
+            found = []
+            for run in runs:
+                evaluation = session.get(Evaluation, newest.get(run.id))
+                if evaluation is None:
+                    continue
+                span, figures = run.options["online"], (evaluation.options or {}).get("preference")
+                config, ref = names[run.config_version_id]
+                if (candidate is not None and config != candidate) or not figures:
+                    continue
+                mean = _mean(session, evaluation.id)
+                found.append(PreferenceDay(
+                    run_id=run.id, candidate=ref, baseline=names[span["against"]][1],
+                    day=str(span["start"])[:10], searches=int(span["searches"]),
+                    sessions=int(span["sessions"]), wins=figures["wins"], ties=figures["ties"],
+                    losses=figures["losses"], preference=float(mean), low=figures["low"],
+                    high=figures["high"], p_value=figures["p_value"],
+                    verdict=figures.get("verdict"),
+                ))  # fmt: skip
+        return sorted(found, key=lambda d: (d.day, d.candidate, d.baseline))
+
     def record_preference_verdict(self, run_id: int, verdict: str) -> None:
         """Keep a night's gate verdict on the run's latest evaluation (history and the index
         read it, as they read a comparison's verdict for other runs)."""
@@ -190,6 +231,13 @@ class InterleavingMixin:
             run.queries_total = sessions
             run.options = {"online": span}
             session.flush()
+            previous = session.scalars(
+                select(Evaluation.options).where(Evaluation.run_id == run.id)
+                .order_by(Evaluation.id.desc())
+            ).first()  # fmt: skip
+            verdict = ((previous or {}).get("preference") or {}).get("verdict")
+            if verdict is not None:  # the night's gate verdict stands until a night gates again
+                figures["verdict"] = verdict
             insert_evaluation(
                 session,
                 run.id,
@@ -210,11 +258,19 @@ class InterleavingMixin:
             )  # fmt: skip
 
 
+def _mean(session: Session, evaluation_id: int) -> float:
+    value = session.scalar(
+        select(MetricMean.value).where(MetricMean.evaluation_id == evaluation_id,
+                                       MetricMean.metric == PREFERENCE)
+    )  # fmt: skip
+    return float(value or 0.0)
+
+
 def _versions(session: Session, ref: str, what: str) -> set[int]:
     try:
         config, version = resolve_config_version(session, ref)
     except InputError as error:
-        raise InputError(f"{what} {error.problem}") from None
+        raise InputError(f"{what}: {error.problem}") from None
     return {version.id} if "@" in ref else {v.id for v in config.versions}
 
 
