@@ -42,11 +42,20 @@ BAD: list[tuple[dict[str, Any], str]] = [
     (_search("q", "s", ["cand"] * 4), "needs two configs in its teams, got 1"),
     (_search("q", "s", TEAMS, interleaving="probabilistic"), "unknown interleaving method"),
     (_search("q", "s", TEAMS, interleaving="balanced"), "balanced interleaving without ranks"),
-    (_search("q", "s", TEAMS, interleaving="balanced",
-             ranks={"cand": [1, None, None, 2], "prod": [None, 1, None, None]}),
-     "position 3 comes from prod but has no rank"),  # fmt: skip
-    (_search("q", "s", TEAMS, interleaving="balanced", ranks={"cand": [1, 2, 3, 4]}),
-     "one list per team"),  # fmt: skip
+    (
+        _search(
+            "q",
+            "s",
+            TEAMS,
+            interleaving="balanced",
+            ranks={"cand": [1, None, None, 2], "prod": [None, 1, None, None]},
+        ),
+        "position 3 comes from prod but has no rank",
+    ),
+    (
+        _search("q", "s", TEAMS, interleaving="balanced", ranks={"cand": [1, 2, 3, 4]}),
+        "one list per team",
+    ),
     (_search("q", "s-ok", ["web", "prod", "prod", "web"]), "one session belongs to one experiment"),
     (_search("q", "s", TEAMS, variant="web"), "config 'web' is not one of the search's teams"),
     (_search("q", "s", ["cand", "prod", None, "cand"]), "team at position 3 is null"),
