@@ -169,7 +169,9 @@ def preference(
     from datetime import date
 
     from evalplat.errors import InputError
+    from evalplat.inputs.validation import SEED_MAX, check_number
 
+    check_number(seed, "--seed", minimum=0, maximum=SEED_MAX)
     if day is not None:
         try:
             date.fromisoformat(day)
