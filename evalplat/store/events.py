@@ -4,7 +4,8 @@
 attributed to a config version by its ``config``/``variant`` attribute (``NAME``: the latest
 version, ``NAME@VER``: that one), or by the ``config`` given for the whole import. Searches of
 an unknown config, or with none, are not stored and are counted by name in the outcome; events
-are stored whatever their search, and those whose search is not known (yet) are counted. Record
+are stored whatever their search, and those whose search is not known (yet) are counted. An
+interleaved search is attributed by its teams instead (``evalplat.store.interleaving``). Record
 ids already stored are skipped and counted, so importing a log twice changes nothing. With
 ``max_invalid``, bad lines up to that many are set aside in a rejects file next to their input
 and the rest is stored in one transaction; one more refuses the import as a whole.

@@ -44,6 +44,7 @@ if TYPE_CHECKING:
 
 PREFERENCE = "online:Preference"
 WINDOW = "interleaved"
+_CHUNK = 500  # ids per IN (...): well under SQLite's and PostgreSQL's parameter limits
 
 
 @dataclass(frozen=True)
@@ -119,11 +120,14 @@ def store_interleaved(session: Session, rows: list[dict[str, Any]]) -> int:
     if not rows:
         return 0
     ids = [row["query_id"] for row in rows]
-    stored = set(
-        session.scalars(
-            select(OnlineInterleaved.query_id).where(OnlineInterleaved.query_id.in_(ids))
+    stored: set[str] = set()
+    for start in range(0, len(ids), _CHUNK):
+        chunk = ids[start : start + _CHUNK]
+        stored.update(
+            session.scalars(
+                select(OnlineInterleaved.query_id).where(OnlineInterleaved.query_id.in_(chunk))
+            )
         )
-    )
     new = [row for row in rows if row["query_id"] not in stored]
     if new:
         session.execute(insert(OnlineInterleaved), new)
@@ -198,8 +202,8 @@ class InterleavingMixin:
     def _clicks(self, query_ids: list[str]) -> dict[str, list[int]]:
         clicks: dict[str, list[int]] = defaultdict(list)
         with self.session() as session:  # type: ignore[attr-defined]
-            for start in range(0, len(query_ids), 500):
-                chunk = query_ids[start : start + 500]
+            for start in range(0, len(query_ids), _CHUNK):
+                chunk = query_ids[start : start + _CHUNK]
                 for query_id, position in session.execute(
                     select(OnlineEvent.query_id, OnlineEvent.position).where(
                         OnlineEvent.query_id.in_(chunk), OnlineEvent.action == "click",
