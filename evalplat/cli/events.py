@@ -72,6 +72,9 @@ def import_(
         f"imported {outcome.searches} searches, {outcome.events} events "
         f"({outcome.duplicates} duplicates skipped)"
     )
+    if outcome.interleaved:
+        typer.echo(f"of which interleaved: {outcome.interleaved} searches (evalplat online "
+                   "preference CANDIDATE BASELINE scores them)")  # fmt: skip
     if max_invalid:
         typer.echo(f"lines: {outcome.lines} read, {outcome.rejected} rejected")
     for where in outcome.rejects_files:

@@ -1,5 +1,5 @@
-"""``evalplat online agreement | compare``: does offline predict online, across config versions;
-and one A/B pair on one day."""
+"""``evalplat online agreement | compare | preference``: does offline predict online, across
+config versions; one A/B pair on one day; one interleaved experiment per day."""
 
 from __future__ import annotations
 
@@ -149,3 +149,47 @@ def compare(
     typer.echo(f"{baseline} against {candidate} on {pair.day} (runs {pair.baseline_run} and "
                f"{pair.candidate_run})")  # fmt: skip
     print_comparison(result)
+
+
+@app.command("preference")
+def preference(
+    candidate: Annotated[str, typer.Argument(help="Candidate config: NAME or NAME@VER.")],
+    baseline: Annotated[str, typer.Argument(help="Baseline config: NAME or NAME@VER.")],
+    day: Annotated[
+        str | None, typer.Option("--day", help="Only this UTC day YYYY-MM-DD (default: every day).")
+    ] = None,
+    seed: Annotated[int, typer.Option("--seed", help="Bootstrap seed.")] = 0,
+    db: DbOption = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Score an interleaved experiment: per UTC day, the sessions the candidate's results won,
+    tied and lost against the baseline's in the merged lists, its preference online:Preference
+    = (won + tied/2)/sessions - 0.5 and the 95% bootstrap interval over sessions, stored as the
+    candidate's online runs (history and pages show them)."""
+    from datetime import date
+
+    from evalplat.errors import InputError
+    from evalplat.inputs.validation import SEED_MAX, check_number
+
+    check_number(seed, "--seed", minimum=0, maximum=SEED_MAX)
+    if day is not None:
+        try:
+            date.fromisoformat(day)
+        except ValueError:
+            raise InputError(f"--day: {day!r} is not a date (YYYY-MM-DD)") from None
+    store = open_store(db)
+    days = [d for d in store.score_preference(candidate, baseline, seed=seed)
+            if day is None or d.day == day]  # fmt: skip
+    if json_output:
+        print_json({"candidate": candidate, "baseline": baseline,
+                    "days": [d.to_dict() for d in days]})  # fmt: skip
+        return
+    if not days:
+        typer.echo(f"{candidate} against {baseline}: no interleaved searches"
+                   + (f" on {day}" if day else ""))  # fmt: skip
+        return
+    typer.echo("day\tcandidate\tbaseline\tsessions\tsearches\twon\ttied\tlost\tpreference\t95% CI")
+    for d in days:
+        interval = f"[{d.low:+.4f}, {d.high:+.4f}]"
+        typer.echo(f"{d.day}\t{d.candidate}\t{d.baseline}\t{d.sessions}\t{d.searches}\t{d.wins}"
+                   f"\t{d.ties}\t{d.losses}\t{d.preference:+.4f}\t{interval}")  # fmt: skip

@@ -9,6 +9,11 @@ Two tables, after User Behavior Insights (UBI 1.x):
   ``purchase``, ``rating``, ...), the search it belongs to, the object and its position, an
   optional value (a rating), and the time.
 
+An interleaved search (one list merged from two configs' rankings) is stored in
+``online_interleaved`` instead of ``online_query``: the two config versions (``version_a`` the
+lower id), the method, and per hit the version that contributed it (and, for balanced
+interleaving, each version's rank of it). Its clicks are ``online_event`` rows like any other.
+
 Record ids are unique, so importing a log twice adds nothing the second time. Events refer to
 their search by record id, not by foreign key: a log may hold events whose search is in another
 file; the importer reports those it cannot place.
@@ -59,6 +64,29 @@ class OnlineEvent(Base):
     object_id: Mapped[str | None] = mapped_column(ExternalId, nullable=True)
     position: Mapped[int | None] = mapped_column(Integer, nullable=True)
     value: Mapped[float | None] = mapped_column(Float, nullable=True)
+
+
+class OnlineInterleaved(Base):
+    """One interleaved search: the merged hits and the config version behind each of them."""
+
+    __tablename__ = "online_interleaved"
+
+    id: Mapped[int] = _id()
+    query_id: Mapped[str] = mapped_column(ExternalId, unique=True)
+    version_a: Mapped[int] = mapped_column(
+        ForeignKey("config_version.id", ondelete="CASCADE"), index=True
+    )
+    version_b: Mapped[int] = mapped_column(
+        ForeignKey("config_version.id", ondelete="CASCADE"), index=True
+    )
+    method: Mapped[str] = mapped_column(String(20))
+    session_id: Mapped[str] = mapped_column(ExternalId)
+    client_id: Mapped[str | None] = mapped_column(ExternalId, nullable=True)
+    user_query: Mapped[str] = mapped_column(Text, default="")
+    timestamp: Mapped[datetime] = mapped_column(UTCDateTime(), index=True)
+    hit_ids: Mapped[list[Any]] = mapped_column(JSON)
+    teams: Mapped[list[Any]] = mapped_column(JSON)  # per hit: version_a or version_b
+    ranks: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)  # {"a": [...], "b"}
 
 
 class OnlineAttachment(Base):

@@ -41,7 +41,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
-from evalplat.db.events import OnlineAttachment, OnlineEvent, OnlineQuery
+from evalplat.db.events import OnlineAttachment, OnlineEvent, OnlineInterleaved, OnlineQuery
 from evalplat.db.judge_grades import JudgeCalibration, JudgeGrade
 from evalplat.db.operations import Alert, AlertDelivery, AlertOutbox, Lock, RunTarget
 from evalplat.db.schema import (
@@ -91,6 +91,7 @@ __all__ = [
     "Name",
     "OnlineAttachment",
     "OnlineEvent",
+    "OnlineInterleaved",
     "OnlineQuery",
     "Query",
     "QueryScore",

@@ -39,6 +39,7 @@ from typing import Any
 from evalplat.errors import InputError
 from evalplat.events.log_files import FORMATS, guess_format, log_rows
 from evalplat.events.rejects import Reject
+from evalplat.events.teams import Attribution, SessionExperiments, attribution
 from evalplat.events.values import hit_ids, identifier, number, parse_timestamp
 from evalplat.events.values import mapping as _object
 from evalplat.events.values import position as _position
@@ -59,6 +60,9 @@ FLAT_COLUMNS: dict[str, str] = {
     "object_id": "the document acted on",
     "position": "1-based position of that document in the hits",
     "value": "a number carried by the event (a rating)",
+    "teams": "interleaved search: the config that contributed each hit, aligned with hit_ids",
+    "interleaving": "interleaved search: team_draft (the default) or balanced",
+    "ranks": "balanced interleaving: a JSON object, per config the rank of each hit in its list",
 }
 CONFIG_ATTRIBUTES = ("config", "variant")
 CONFIG_MAX_LENGTH = 220  # a config name of 200 characters, "@", a version
@@ -75,6 +79,7 @@ class SearchRecord:
     config: str | None
     path: Path  # where the record is, for attribution errors
     line: int
+    interleaved: Attribution | None = None  # the per-hit teams of an interleaved search
 
 
 @dataclass(frozen=True)
@@ -128,6 +133,7 @@ def read_logs(
     """Every record of ``paths``, validated. A bad line is set aside in ``rejects`` while there
     are at most ``max_invalid`` of them; one more raises ``InputError`` naming the first."""
     log = ParsedLog()
+    experiments = SessionExperiments()
     for path in paths:
         shape, rows = log_rows(path, format or guess_format(path))
         for line, raw in rows:
@@ -138,6 +144,8 @@ def read_logs(
                     record = _ubi(raw, path, line)
                 else:
                     record = _flat(raw, mapping, path, line)
+                if isinstance(record, SearchRecord) and record.interleaved is not None:
+                    experiments.check(record.session_id, record.interleaved, path, line)
             except InputError as error:
                 _set_aside(log, error, path, line, max_invalid)
                 continue
@@ -192,6 +200,9 @@ def _ubi(raw: dict[str, Any], path: Path, line: int) -> SearchRecord | EventReco
         "timestamp": raw.get("timestamp"),
         "hit_ids": raw.get("query_response_hit_ids", raw.get("query_response_object_ids")),
         "config": config,
+        "teams": attributes.get("teams"),
+        "interleaving": attributes.get("interleaving"),
+        "ranks": attributes.get("ranks"),
     }
     return _search(flat, path, line)
 
@@ -225,16 +236,21 @@ def _search(flat: dict[str, Any], path: Path, line: int) -> SearchRecord:
         raise InputError(f"config must be NAME or NAME@VER, got {got}", path=path, line=line)
     if config is not None:
         check_name(config.strip(), "config", max_length=CONFIG_MAX_LENGTH, path=path, line=line)
+    hits = hit_ids(flat["hit_ids"], path, line)
+    config = None if config is None else config.strip()
+    teams = attribution(flat.get("teams"), flat.get("interleaving"), flat.get("ranks"), hits,
+                        config, path, line)  # fmt: skip
     return SearchRecord(
         query_id=str(query_id),
         session_id=session,
         client_id=client,
         user_query=text,
         timestamp=parse_timestamp(flat["timestamp"], path, line),
-        hit_ids=hit_ids(flat["hit_ids"], path, line),
-        config=None if config is None else config.strip(),
+        hit_ids=hits,
+        config=config,
         path=path,
         line=line,
+        interleaved=teams,
     )
 
 

@@ -15,6 +15,10 @@ Per search s (a UBI query record) with its events:
 A session's value of CTR, MRR, Abandonment and ZeroResult is the mean of these over its searches.
 SessionSuccess, Rating and Conversion are read from the session's events as a whole.
 
+``online:Preference`` is not computed from one config version's log but from interleaved
+searches, where two configs' hits are merged into one list (``evalplat.events.interleaved_days``):
+the candidate's share of the sessions it won (a tie counting half) minus one half.
+
 The module holds the declarations and the kernels; NumPy is imported inside the kernels only.
 """
 
@@ -168,6 +172,14 @@ def conversion(events: OnlineLog, metric: Metric) -> NDArray[np.float64]:
     return result
 
 
+def preference(events: OnlineLog, metric: Metric) -> NDArray[np.float64]:
+    """Not a measure of one arm's log: scored from interleaved searches (module doc)."""
+    from evalplat.errors import InputError
+
+    raise InputError(f"{metric} is scored from interleaved searches ([[online.interleaving]]), "
+                     "not from one config's searches")  # fmt: skip
+
+
 ONLINE_PARAMS: tuple[Param, ...] = (
     Param("action", "name", None, "the event action that counts: SessionSuccess's success "
           "(default `click`), Conversion's conversion (default `purchase`)"),
@@ -183,8 +195,10 @@ _SESSIONS = (
 )
 
 
-def _online(name: str, notes: tuple[str, ...] = (), **fields: object) -> Measure:
-    notes = notes + _SESSIONS
+def _online(
+    name: str, notes: tuple[str, ...] = (), per_arm: bool = True, **fields: object
+) -> Measure:
+    notes = notes + _SESSIONS if per_arm else notes
     values: dict[str, object] = {
         "compute": f"online:{fields.pop('kernel')}",
         "inputs": ("events",),
@@ -255,5 +269,21 @@ ONLINE: tuple[Measure, ...] = (
         kernel="conversion",
         cutoff="none",
         params=("action",),
+    ),
+    _online(
+        "Preference",
+        description="Interleaving: how much more the candidate's hits drew the clicks than the "
+        "baseline's, in the lists merged from both.",
+        formula="Preference(candidate) = (sessions won + ties / 2) / sessions - 0.5; a session "
+        "is won by the config whose hits won more of its searches' clicks",
+        kernel="preference",
+        cutoff="none",
+        bounded=False,
+        per_arm=False,
+        notes=(
+            "Scored per experiment and day from interleaved searches ([[online.interleaving]]), "
+            "with a bootstrap interval over sessions; its gate alerts when the interval lies "
+            "wholly below -max_drop (docs/online.md, Interleaved logs).",
+        ),
     ),
 )

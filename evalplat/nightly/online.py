@@ -16,6 +16,9 @@ With an ``[online]`` table (``evalplat.nightly.project.OnlineSpec``) a night:
    regression when any of them regressed (the alert shows the worst), so that they do not
    open and resolve the same alert in turn.
 
+Interleaved experiments (``[[online.interleaving]]``) are scored and gated after step 1
+(``evalplat.nightly.interleaved``); a gate on ``online:Preference`` is theirs, not the arms'.
+
 Alerts are keyed without a baseline run, since each day has its own baseline run.
 """
 
@@ -25,6 +28,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from evalplat.nightly.interleaved import interleaved_night
+from evalplat.nightly.project import PREFERENCE
 from evalplat.store.testsets import ONLINE_TEST_SET
 
 if TYPE_CHECKING:
@@ -67,13 +72,14 @@ def online_night(
     )
     emit({"step": "online_score", "runs": len(night.runs),
           "since": None if since is None else since.date().isoformat()})  # fmt: skip
+    night.events += interleaved_night(store, project, channels, emit)
     baseline = _baseline_run(store, spec.baseline)
     if baseline is None:
         emit({"step": "online", "baseline": spec.baseline, "compared": 0,
               "detail": "the baseline arm has no scored day yet"})  # fmt: skip
         return night
     options = CompareOptions(min_sessions=spec.min_sessions)
-    gates = project.online_gates()
+    gates = [g for g in project.online_gates() if g.metric != PREFERENCE]  # the A/B gates
     names = [channel.name for channel in channels]
     day = baseline.started_at.date().isoformat()
     compared: dict[str, list[tuple[RunInfo, ComparisonResult]]] = {}

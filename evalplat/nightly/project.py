@@ -25,8 +25,9 @@ from evalplat.inputs.toml_lines import header_line, key_line
 from evalplat.judging.spec import JudgeSpec
 
 PROJECT_FILE = "evalplat.toml"
-_ARRAYS = ("testsets", "configs", "gates", "alerts", "judges", "targets")
-ONLINE_KEYS = ("baseline", "metrics", "min_sessions", "retire_after_days")
+_ARRAYS = ("testsets", "configs", "gates", "alerts", "judges", "targets", "online.interleaving")
+ONLINE_KEYS = ("baseline", "metrics", "min_sessions", "retire_after_days", "interleaving")
+PREFERENCE = "online:Preference"  # scored from interleaved searches, not from an arm's log
 _GATE_KEYS = {"metric", "max_drop", "max_relative_drop", "test", "alpha", "consecutive",
               "unjudged", "segment", "judge", "testset"}  # fmt: skip
 DEFAULT_METRICS_FALLBACK = ("nDCG@10", "P@10", "R@100", "AP", "RR@10", "Judged@10")
@@ -75,6 +76,8 @@ class OnlineSpec:
     metrics: tuple[str, ...]
     min_sessions: int = 30
     retire_after_days: int = 7
+    # [[online.interleaving]]: (candidate, baseline) experiments scored as online:Preference
+    interleaving: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -143,7 +146,7 @@ class Project:
             return []
         names = [*self.online.metrics, *(n for n in self.metrics if is_online(n)),
                  *(g.metric for g in self.online_gates())]  # fmt: skip
-        return list(dict.fromkeys(names))
+        return [n for n in dict.fromkeys(names) if n != PREFERENCE]
 
     def _with_gains(self, test_set: str, name: str) -> str:
         gains = self.gains_of(test_set)

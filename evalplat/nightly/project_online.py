@@ -7,6 +7,10 @@ baseline = "web"             # the control arm: NAME (latest version) or NAME@VE
 metrics = ["online:CTR"]     # optional: online measures scored (default: every one)
 min_sessions = 30            # optional: fewer sessions on a side is "insufficient data"
 retire_after_days = 7        # optional: an arm without searches this long has its alerts retired
+
+[[online.interleaving]]      # optional: an interleaved experiment, scored as online:Preference
+candidate = "cand"           # NAME or NAME@VER, a config of this project
+baseline = "web"             # optional: the other config (default: [online] baseline)
 ```
 
 Gates and ``[metrics]`` names on online measures need this table.
@@ -19,7 +23,7 @@ from typing import Any
 
 from evalplat.comparison.verdicts import Gate
 from evalplat.errors import InputError
-from evalplat.nightly.project import ONLINE_KEYS, OnlineSpec, is_online
+from evalplat.nightly.project import ONLINE_KEYS, PREFERENCE, OnlineSpec, is_online
 from evalplat.nightly.project_values import DAYS_MAX, whole
 
 Fail = Callable[[str, str | None, int, str | None], InputError]
@@ -93,13 +97,60 @@ def read_online(
         if not is_online(chosen_name):
             raise fail(f"{chosen_name} is not an online measure (online:...)",
                             "online", 0, "metrics")  # fmt: skip
+        if chosen_name == PREFERENCE:
+            raise fail(f"{PREFERENCE} is scored from interleaved searches: declare the "
+                       "experiment in [[online.interleaving]]", "online", 0, "metrics")  # fmt: skip
     min_sessions = whole(table.get("min_sessions", 30), fail, "online", 0, "min_sessions",
                          minimum=1, unit="of sessions")  # fmt: skip
     retire = whole(table.get("retire_after_days", 7), fail, "online", 0, "retire_after_days",
                    minimum=1, maximum=DAYS_MAX, unit="of days")  # fmt: skip
+    experiments = _interleaving(table.get("interleaving", []), fail, configs, baseline.strip())
+    for index, gate in enumerate(gates):
+        if gate.metric == PREFERENCE and not experiments:
+            raise fail(f"gate {PREFERENCE}: it needs an interleaved experiment "
+                       '([[online.interleaving]] candidate = "NAME")', "gates", index,
+                       "metric")  # fmt: skip
     return OnlineSpec(
         baseline=baseline.strip(),
         metrics=chosen,
         min_sessions=min_sessions,
         retire_after_days=retire,
+        interleaving=experiments,
     )
+
+
+def _interleaving(
+    entries: Any, fail: Fail, configs: set[str], default: str
+) -> tuple[tuple[str, str], ...]:
+    """``[[online.interleaving]]``: (candidate, baseline) per experiment, each a project config."""
+    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+        raise fail("must be a list of tables ([[online.interleaving]])", "online", 0,
+                   "interleaving")  # fmt: skip
+    found: list[tuple[str, str]] = []
+    for index, entry in enumerate(entries):
+        for key in entry:
+            if key not in ("candidate", "baseline"):
+                raise fail("unknown key; expected one of: baseline, candidate",
+                           "online.interleaving", index, key)  # fmt: skip
+        pair = []
+        for key in ("candidate", "baseline"):
+            value = entry.get(key, default if key == "baseline" else None)
+            if not isinstance(value, str) or not value.strip():
+                raise fail(f'needs {key} = "NAME" or "NAME@VER"', "online.interleaving", index,
+                           key)  # fmt: skip
+            name, at, version = value.strip().partition("@")
+            if name not in configs:
+                raise fail(f"names '{name}', which is not a config of this project",
+                           "online.interleaving", index, key)  # fmt: skip
+            if at and not (version.isdigit() and int(version) >= 1):
+                raise fail('must be "NAME" or "NAME@VER" (VER a number)',
+                           "online.interleaving", index, key)  # fmt: skip
+            pair.append(value.strip())
+        if pair[0].partition("@")[0] == pair[1].partition("@")[0]:
+            raise fail("candidate and baseline must be two configs", "online.interleaving",
+                       index, "candidate")  # fmt: skip
+        if any(c == pair[0] for c, _ in found):
+            raise fail(f"{pair[0]} is the candidate of two experiments", "online.interleaving",
+                       index, "candidate")  # fmt: skip
+        found.append((pair[0], pair[1]))
+    return tuple(found)

@@ -14,7 +14,9 @@ night *retires* the alert (event ``retired``, through the outbox like ``opened``
   also needs the target's ``max_slide``);
 - an online alert: the project has no ``[online]`` table, or its arm (the config, any version)
   has had no searches for ``[online] retire_after_days`` days, counted back from the latest day
-  any arm of the project has searches (so a late import of the logs retires nothing).
+  any arm of the project has searches (so a late import of the logs retires nothing); for an
+  ``online:Preference`` alert, the same of its interleaved experiment's searches, or the
+  experiment left ``[[online.interleaving]]``.
 
 Which alerts are the project's: each night *claims* the active alerts of the configs its file
 names, recording the project file (its resolved path) on them; only alerts claimed by this
@@ -31,6 +33,7 @@ from typing import TYPE_CHECKING
 
 from evalplat.comparison.targets import applicable
 from evalplat.nightly.notify import alert_key
+from evalplat.nightly.project import PREFERENCE
 from evalplat.store.testsets import ONLINE_TEST_SET
 
 if TYPE_CHECKING:
@@ -107,15 +110,19 @@ def _online_gone(
     if alert.kind in GATE_KINDS and alert.metric not in {g.metric for g in project.online_gates()}:
         return f"no gate on {alert.metric} any more"
     latest = max(last_search.values(), default=None)
-    last = last_search.get(alert.config)
+    interleaved = alert.metric == PREFERENCE
+    last = last_search.get(f"{PREFERENCE} {alert.config}" if interleaved else alert.config)
     if latest is None:
         return None  # no logs at all: nothing says the arm stopped
     days = online.retire_after_days
+    what = f"interleaved experiment of {alert.config}" if interleaved else f"arm {alert.config}"
+    if interleaved and not any(c.partition("@")[0] == alert.config for c, _ in online.interleaving):
+        return f"{what} is no longer in [[online.interleaving]]"
     if last is None:
-        return f"arm {alert.config} has no searches in the logs"
+        return f"{what} has no searches in the logs"
     if latest - last >= timedelta(days=days):
         return (
-            f"arm {alert.config} has had no searches since {last.date().isoformat()} "
+            f"{what} has had no searches since {last.date().isoformat()} "
             f"([online] retire_after_days = {days})"
         )
     return None
@@ -125,6 +132,7 @@ def _last_searches(store: Store, project: Project) -> dict[str, datetime]:
     """Per config of the project, the start of the latest day on which it has searches."""
     if project.online is None:
         return {}
+    from evalplat.nightly.interleaved import last_interleaved_day
     from evalplat.nightly.online import _online_runs
 
     days: dict[str, datetime] = {}
@@ -132,4 +140,7 @@ def _last_searches(store: Store, project: Project) -> dict[str, datetime]:
         starts = [run.started_at for run in _online_runs(store, spec.name)]
         if starts:
             days[spec.name] = max(starts)
+        interleaved = last_interleaved_day(store, spec.name)
+        if interleaved is not None:  # as an interleaving candidate: keyed apart from its arm
+            days[f"{PREFERENCE} {spec.name}"] = interleaved
     return days

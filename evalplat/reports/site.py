@@ -43,6 +43,7 @@ def write_site(store: Store, out_dir: str | Path) -> Path:
         open_alerts,
     )
     from evalplat.reports.health import write_health_pages
+    from evalplat.reports.interleaved_page import write_interleaved_page
     from evalplat.reports.online_page import write_online_pages
     from evalplat.store.testsets import ONLINE_TEST_SET
 
@@ -100,7 +101,11 @@ def write_site(store: Store, out_dir: str | Path) -> Path:
                            Links("../", index=True))
         if ONLINE_TEST_SET in test_sets else {}
     )  # fmt: skip
-    index = SiteIndex(tuple(entries), tuple(alerts), newest, tuple(online.items()))
+    interleaved = (
+        write_interleaved_page(store, out, Links("../", index=True))
+        if ONLINE_TEST_SET in test_sets else None
+    )  # fmt: skip
+    index = SiteIndex(tuple(entries), tuple(alerts), newest, tuple(online.items()), interleaved)
     return _write(out / "index.html", index_html(index))
 
 

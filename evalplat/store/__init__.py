@@ -14,6 +14,7 @@ from evalplat.store.configs import AddConfigOutcome, ConfigsMixin, ConfigVersion
 from evalplat.store.event_sources import Attachment
 from evalplat.store.events import EventImport, EventsMixin
 from evalplat.store.history import HistoryMixin
+from evalplat.store.interleaving import InterleavingMixin, PreferenceDay
 from evalplat.store.judge_grades import JudgeGradesMixin
 from evalplat.store.locks import LockBusyError, LockLostError, LocksMixin
 from evalplat.store.online_agreement import OnlineAgreement, OnlineAgreementMixin
@@ -35,6 +36,7 @@ __all__ = [
     "LockBusyError",
     "LockLostError",
     "OnlineAgreement",
+    "PreferenceDay",
     "QueryOutcome",
     "RunInfo",
     "Store",
@@ -56,6 +58,7 @@ class Store(
     AlertsMixin,
     OutboxMixin,
     EventsMixin,
+    InterleavingMixin,
     OnlineAgreementMixin,
     OnlineQueriesMixin,
     QueryHealthMixin,

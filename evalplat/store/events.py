@@ -4,7 +4,8 @@
 attributed to a config version by its ``config``/``variant`` attribute (``NAME``: the latest
 version, ``NAME@VER``: that one), or by the ``config`` given for the whole import. Searches of
 an unknown config, or with none, are not stored and are counted by name in the outcome; events
-are stored whatever their search, and those whose search is not known (yet) are counted. Record
+are stored whatever their search, and those whose search is not known (yet) are counted. An
+interleaved search is attributed by its teams instead (``evalplat.store.interleaving``). Record
 ids already stored are skipped and counted, so importing a log twice changes nothing. With
 ``max_invalid``, bad lines up to that many are set aside in a rejects file next to their input
 and the rest is stored in one transaction; one more refuses the import as a whole.
@@ -32,6 +33,7 @@ from sqlalchemy import insert, select
 from evalplat import __version__
 from evalplat.db.models import (
     OnlineEvent,
+    OnlineInterleaved,
     OnlineQuery,
     Run,
     TestSet,
@@ -44,6 +46,7 @@ from evalplat.inputs.validation import check_number
 from evalplat.store.base import utcnow
 from evalplat.store.configs import resolve_config_version
 from evalplat.store.event_sources import EventSourcesMixin
+from evalplat.store.interleaving import interleaved_rows, store_interleaved
 from evalplat.store.run_rows import EvaluationRecord, RunInfo, insert_evaluation, run_infos
 from evalplat.store.testsets import ONLINE_TEST_SET
 
@@ -72,6 +75,7 @@ class EventImport:
     lines: int = 0  # lines (Parquet rows) read as records
     rejected: int = 0  # bad lines set aside (``max_invalid``)
     rejects_files: list[str] = field(default_factory=list)
+    interleaved: int = 0  # interleaved searches stored (also counted in ``searches``)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -99,7 +103,10 @@ class EventsMixin(EventSourcesMixin):
         log = read_logs(paths, format=format, mapping=mapping, max_invalid=max_invalid)
         with self.session(write=True) as session:
             versions, unknown = _attribute(session, log, config)
-            unattributed = sum(1 for s in log.searches.values() if (s.config or config) is None)
+            merged, unknown_teams = interleaved_rows(session, log)
+            unknown.update(unknown_teams)
+            plain = [s for s in log.searches.values() if s.interleaved is None]
+            unattributed = sum(1 for s in plain if (s.config or config) is None)
             new_searches = _new(session, OnlineQuery.query_id, list(versions))
             new_events = _new(session, OnlineEvent.event_id, list(log.events))
             searches = [log.searches[q] for q in new_searches]
@@ -114,6 +121,7 @@ class EventsMixin(EventSourcesMixin):
                         for s in searches
                     ],
                 )  # fmt: skip
+            interleaved = store_interleaved(session, merged)
             events = [log.events[k] for k in new_events]
             if events:
                 session.execute(
@@ -127,11 +135,13 @@ class EventsMixin(EventSourcesMixin):
                     ],
                 )  # fmt: skip
             placed = _known(session, {e.query_id for e in log.events.values()})
-        stored_already = len(versions) - len(new_searches) + len(log.events) - len(new_events)
+        stored_already = (len(versions) - len(new_searches) + len(merged) - interleaved
+                          + len(log.events) - len(new_events))  # fmt: skip
         written = write_rejects(paths, log.rejects) if max_invalid else []
         return EventImport(
-            searches=len(new_searches),
+            searches=len(new_searches) + interleaved,
             events=len(new_events),
+            interleaved=interleaved,
             duplicates=log.duplicates + stored_already,
             unknown_configs=dict(sorted(unknown.items())),
             unattributed=unattributed,
@@ -187,6 +197,9 @@ class EventsMixin(EventSourcesMixin):
         for metric in chosen:
             if metric.spec.unit != "session":
                 raise InputError(f"{metric} is not an online measure (online:...)")
+            if metric.spec.compute == "online:preference":
+                raise InputError(f"{metric} is scored from interleaved searches: evalplat "
+                                 "online preference CANDIDATE BASELINE")  # fmt: skip
         if engine == "pandas":
             return self._pandas_scores(configs, window, chosen, since)
         if engine != "sql":
@@ -300,6 +313,8 @@ def _attribute(
             raise type(error)(f"--config: {error.problem}") from None
     first: dict[str, SearchRecord] = {}
     for search in log.searches.values():
+        if search.interleaved is not None:
+            continue  # attributed by its teams (evalplat.store.interleaving)
         first.setdefault(search.config or default or "", search)
     first.pop("", None)
     resolved: dict[str, int] = {}
@@ -315,7 +330,7 @@ def _attribute(
     versions: dict[str, int] = {}
     for search in log.searches.values():
         wanted = search.config or default
-        if wanted is None:
+        if wanted is None or search.interleaved is not None:
             continue
         if wanted in resolved:
             versions[search.query_id] = resolved[wanted]
@@ -338,9 +353,8 @@ def _known(session: Session, query_ids: set[str]) -> set[str]:
     known: set[str] = set()
     for start in range(0, len(ordered), _CHUNK):
         chunk = ordered[start : start + _CHUNK]
-        known.update(
-            session.scalars(select(OnlineQuery.query_id).where(OnlineQuery.query_id.in_(chunk)))
-        )
+        for table in (OnlineQuery, OnlineInterleaved):
+            known.update(session.scalars(select(table.query_id).where(table.query_id.in_(chunk))))
     return known
 
 

@@ -107,6 +107,8 @@ class HistoryMixin(StoreBase):
                 means = infos[run.id].means if own is None else _means(session, own)
                 judged_on = infos[run.id].scored_against_version if own is None else ts_version
                 evaluation_id = own if own is not None else latest.get(run.id)
+                if verdict is None and evaluation_id is not None:
+                    verdict = _gated_preference(session, run, evaluation_id)
                 points.append(
                     HistoryPoint(
                         run_id=run.id,
@@ -251,6 +253,17 @@ def _verdict_against(
             return row[0], row[1]
     row = session.execute(latest.limit(1)).first()
     return (None, None) if row is None else (row[0], row[1])
+
+
+def _gated_preference(session: Session, run: Run, evaluation_id: int) -> str | None:
+    """The verdict a night's gate gave an interleaved experiment's day (it has no comparison:
+    ``evalplat.store.interleaving``), None for any other run."""
+    if ((run.options or {}).get("online") or {}).get("window") != "interleaved":
+        return None
+    evaluation = session.get(Evaluation, evaluation_id)
+    figures = (evaluation.options or {}).get("preference") if evaluation is not None else None
+    verdict = figures.get("verdict") if isinstance(figures, dict) else None
+    return verdict if isinstance(verdict, str) else None
 
 
 def _means(session: Session, evaluation_id: int) -> dict[str, float]:

@@ -126,3 +126,76 @@ def test_known_gaps(
     cli: Callable[..., Any], db_url: str, tmp_path: Path, kind: str, case: Any
 ) -> None:
     check(cli, db_url, tmp_path, kind, case)
+
+
+# Interleaved searches: the teams, the method and the ranks of one search made bad.
+MERGED = {**SEARCH, "query_response_hit_ids": ["d1", "d2", "d3"],
+          "query_attributes": {"session_id": "x1", "interleaving": "team_draft",
+                               "teams": ["web", "alt", "web"]}}  # fmt: skip
+TEAMS_BAD = st.one_of(
+    st.lists(st.sampled_from(["web", "alt"]), min_size=1, max_size=6).filter(lambda t: len(t) != 3),
+    st.lists(st.sampled_from(["web", "alt", "third"]), min_size=3, max_size=3).filter(
+        lambda t: len(set(t)) != 2
+    ),
+    st.sampled_from([5, {"a": 1}, ["web", None, "alt"], ["web", "", "alt"], ["web", "a\x01", "alt"],
+                     ["web", LONG_ID, "alt"], ["web", 1.5, "alt"], ["web", ["alt"], "web"]]),
+)  # fmt: skip
+METHOD_BAD = st.one_of(
+    st.text(max_size=20).filter(lambda m: m not in ("", "team_draft", "balanced")),
+    st.sampled_from([1, [], {}, True]),
+)
+RANKS_BAD = st.sampled_from([
+    None, [], "x", "{not json", {"web": [1, None, 2]},
+    {"web": [1, None, 2], "alt": [None, None, None]},
+    {"web": [1, 2, 3], "alt": [1, 2]}, {"web": [1, 1, 2], "alt": [3, 2, 1]},
+    {"web": [0, 2, 3], "alt": [1, 2, 3]}, {"web": [True, 2, 3], "alt": [1, 2, 3]},
+    {"web": [1, 2, 3], "alt": [1, 2, 3], "third": [1, 2, 3]},
+    {"web": [1.5, 2, 3], "alt": [1, 2, 3]},
+])  # fmt: skip
+FLAT_TEAMS_BAD = st.sampled_from(["web|alt", "web|web|web", "web||alt", "web|alt|third", "[1.5]",
+                                  "web alt web alt", "[\"web\", null, \"alt\"]"])  # fmt: skip
+
+
+def merged_file(kind: str, data: st.DataObject) -> bytes:
+    if kind == "flat.csv":
+        row = {"query_id": "s1", "session_id": "x1", "timestamp": "2026-03-01T08:00:00Z",
+               "hit_ids": "d1|d2|d3", "teams": "web|alt|web",
+               "interleaving": "team_draft"}  # fmt: skip
+        key = data.draw(st.sampled_from(["teams", "interleaving"]))
+        row[key] = data.draw(FLAT_TEAMS_BAD if key == "teams" else st.sampled_from(
+            ["draft", "Team_Draft", "balanced", "x\x01"]))  # fmt: skip
+        out = io.StringIO()
+        writer = csv.DictWriter(out, fieldnames=list(row), lineterminator="\n")
+        writer.writeheader()
+        writer.writerow(row)
+        return encode(out.getvalue())
+    record = json.loads(json.dumps(MERGED))
+    attributes = record["query_attributes"]
+    key = data.draw(st.sampled_from(["teams", "interleaving", "ranks", "config"]))
+    if key == "teams":
+        attributes["teams"] = data.draw(TEAMS_BAD)
+    elif key == "interleaving":
+        attributes["interleaving"] = data.draw(METHOD_BAD)
+    elif key == "ranks":
+        attributes["interleaving"] = "balanced"
+        ranks = data.draw(RANKS_BAD)
+        if ranks is not None:
+            attributes["ranks"] = ranks
+    else:
+        attributes["variant"] = data.draw(st.sampled_from(["third", "web@2"]))
+    return encode(json.dumps(record) + "\n")
+
+
+@pytest.mark.parametrize("kind", ["ubi.jsonl", "flat.csv"])
+@settings(FUZZ, max_examples=30)
+@given(data=st.data())
+def test_a_bad_interleaved_search_is_refused_naming_its_line(
+    cli: Callable[..., Any], db_url: str, tmp_path: Path, kind: str, data: st.DataObject
+) -> None:
+    for name in ("web", "alt"):
+        cli("config", "add", name, "--searcher", "builtin", "--db", db_url)
+    path = tmp_path / f"merged-{kind}"
+    path.write_bytes(merged_file(kind, data))
+    line = 2 if kind == "flat.csv" else 1
+    refused(f"events import interleaved {kind}", cli, db_url, "events", "import", str(path),
+            where=[path.name, f"line {line}"])  # fmt: skip

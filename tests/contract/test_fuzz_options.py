@@ -30,6 +30,8 @@ OPTIONS: list[tuple[tuple[str, ...], str, list[str]]] = [
     (("queries", "c", "--testset", "t"), "--k", WHOLE),
     (("queries", "c", "--testset", "t"), "--good", ["nan", "inf", "x", "1e400", "\u0661"]),
     (("testset", "from-events", "t", "--model", "ctr"), "--min-impressions", WHOLE),
+    (("online", "preference", "a", "b"), "--seed",
+     [*NOT_A_NUMBER, "1.5", "-1", "4294967296"]),
     (("testset", "from-events", "t", "--model", "ctr"), "--thresholds",
      ["x", "0.3,0.1", "nan,1", "inf", "-1,0.5", "0.1,,0.2", "\u0661"]),
 ]  # fmt: skip

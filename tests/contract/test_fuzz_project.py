@@ -94,6 +94,10 @@ metrics = ["online:CTR"]
 min_sessions = 30
 retire_after_days = 7
 
+[[online.interleaving]]
+candidate = "prod"
+baseline = "bm25"
+
 [reports]
 dir = "reports"
 base_url = "https://example.com/r/"
@@ -154,6 +158,7 @@ BAD: dict[str, list[str]] = {
     "type": ['"nosuch"', "1"],
     "path": ["1", '""'],
     "baseline": ['"nosuch"', '"bm25@x"', '"bm25@0"', "1", '""'],
+    "candidate": ['"nosuch"', '"prod@x"', '"prod@0"', "1", '""', '"bm25"'],
     "min_sessions": WHOLE,
     "retire_after_days": WHOLE,
     "dir": ["1", '""'],

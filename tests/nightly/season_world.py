@@ -34,6 +34,7 @@ from urllib.parse import parse_qs, urlsplit
 from evalplat.events.synthetic import Arm, write_ubi_log
 
 from ..alerts.servers import serving
+from ..events.interleaved import write_interleaved_log
 
 TOPICS = range(2, 32)  # 30 queries: 2-11 head, 12-31 tail
 ITEMS = range(1, 21)  # 20 catalogue queries
@@ -176,6 +177,7 @@ class Plan:
     more_gates: bool = False  # RR@10, a tail segment gate and a latency gate
     target: bool = True  # lexical's P@5 target
     segment: str = "tail"  # the segment gate's tag
+    interleaving: bool = False  # lexical's interleaved experiment against prod, gated
 
 
 def project_text(folder: Path, plan: Plan, *, search_url: str, hook: str, judge_url: str) -> str:
@@ -230,6 +232,8 @@ segment = "{plan.segment}"
 metric = "Latency(p=95)"
 """
     judge = '\n[nightly]\njudge = "stub"\n'
+    preference = '\n[[gates]]\nmetric = "online:Preference"\nmax_drop = 0.02\n'
+    experiment = '\n[[online.interleaving]]\ncandidate = "lexical"\nbaseline = "prod"\n'
     # lexical finds dN and xN for query N: P@5 is 0.2 judged, 0.4 if xN were relevant
     target = '\n[[targets]]\nmetric = "P@5"\nmin = 0.25\nconfig = "lexical"\n'
     return f"""
@@ -255,12 +259,13 @@ max_drop = 0.01
 [[gates]]
 metric = "online:CTR"
 max_relative_drop = 0.05
-{gates if plan.more_gates else ""}{target if plan.target else ""}
+{preference if plan.interleaving else ""}{gates if plan.more_gates else ""}\
+{target if plan.target else ""}
 [online]
 baseline = "prod"
 metrics = ["online:CTR"]
 retire_after_days = 2
-
+{experiment if plan.interleaving else ""}
 [[judges]]
 name = "stub"
 url = "{judge_url}"
@@ -299,6 +304,14 @@ def ubi_log(path: Path, day: int, attention: dict[str, float], seed: int) -> Pat
         path, arms, GRADES, sessions=1000, seed=seed, start=datetime(2026, 3, day, 8, tzinfo=UTC)
     )
     return log.path
+
+
+def interleaved_log(path: Path, day: int, lean: float, seed: int) -> Path:
+    """One day (2026-03-DAY) of interleaved searches, ``lexical``'s hits merged with ``prod``'s:
+    600 sessions, a click on one of lexical's hits with probability ``lean`` (0.5: A/A)."""
+    start = datetime(2026, 3, day, 8, tzinfo=UTC)
+    return write_interleaved_log(path, "lexical", "prod", sessions=600, lean=lean, seed=seed,
+                                 day=start, prefix="season")  # fmt: skip
 
 
 # ── the index page ───────────────────────────────────────────────────────────────────────────

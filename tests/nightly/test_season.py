@@ -1,4 +1,4 @@
-"""A season unattended: one project lives through thirteen nights, on both databases.
+"""A season unattended: one project lives through sixteen nights, on both databases.
 
 The project (``season_world``): test sets ``topics`` (30 queries tagged head/tail, with
 documents) and ``catalog`` (20 untagged queries); on ``topics`` the configs ``prod`` (python),
@@ -32,6 +32,11 @@ The nights, and what each must end with:
     traffic (``retire_after_days = 2``): its online alert is retired; ``exp`` is dropped from
     the project: its two other alerts are retired; the target is removed: retired → exit 0
 13. a quiet night: nothing changes                                                → exit 0
+14. an interleaved experiment starts, ``lexical``'s hits merged with ``prod``'s, gated on
+    ``online:Preference``: an A/A day, nothing alerts                             → exit 0
+15. its next day, lexical's hits draw fewer clicks: one Preference alert opens     → exit 1
+16. the experiment's traffic ends while prod's A/B traffic goes on two more days: its
+    alert is retired, and its last day is not judged again                        → exit 0
 
 After every night: the exit code; the night's alert events are exactly the planted ones (no
 alert without a cause); over the season each alert has one ``opened`` event and at most one
@@ -74,6 +79,7 @@ from .season_world import (
     Plan,
     SearchServer,
     busy_core,
+    interleaved_log,
     project_text,
     read_index,
     search_server,
@@ -326,6 +332,13 @@ class Season:
             f"events of day {day}: {result.stdout} {result.stderr}"
         )
 
+    def import_interleaved(self, day: int, lean: float) -> None:
+        log = interleaved_log(self.folder / f"interleaved{day}.jsonl", day, lean, seed=200 + day)
+        result = self.cli("events", "import", str(log), "--json", "--db", self.db_url)
+        assert result.exit_code == 0, f"interleaved day {day}: {result.stderr}"
+        summary = json.loads(result.stdout)
+        assert summary["unknown_configs"] == {} and summary["interleaved"] > 0, summary
+
     def resolve_by_hand(self, alert_id: int, note: str) -> None:
         """``evalplat alerts resolve ID --note``: its ``resolved`` event is announced once."""
         project = str(self.folder / "evalplat.toml")  # its channels announce the event
@@ -495,3 +508,19 @@ def test_a_season_of_nights_converges_and_the_front_page_tells_the_truth(season:
     s.night(13, "a quiet night", code=0, events=[])
     opened = [i for i, h in s.ledger.items() if h[0] == "opened"]
     assert len(opened) == 7 and all(len(s.ledger[i]) == 2 for i in opened), s.ledger
+
+    preference = (reg, "lexical", "online", "online:Preference")
+    s.plan.interleaving = True
+    s.import_interleaved(14, lean=0.5)
+    s.night(14, "an interleaved A/A day", code=0, events=[])
+    s.import_interleaved(15, lean=0.3)
+    s.night(15, "lexical's merged hits draw fewer clicks", code=1,
+            events=[(reg, "opened", *preference[1:])])  # fmt: skip
+    s.import_events(17, {"prod": 1.0})  # A/B traffic goes on; the experiment's has ended
+    s.ended_arms.add("lexical")
+    s.night(16, "the interleaved experiment ended", code=0,
+            events=[(reg, "retired", *preference[1:])])  # fmt: skip
+    judged = [step for step in s.steps if step["step"] == "interleaving"]
+    assert [step["verdict"] for step in judged] == ["ended"], judged
+    opened = [i for i, h in s.ledger.items() if h[0] == "opened"]
+    assert len(opened) == 8 and all(len(s.ledger[i]) == 2 for i in opened), s.ledger

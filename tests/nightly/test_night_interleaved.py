@@ -1,0 +1,164 @@
+"""Nights over interleaved logs: ``online:Preference`` scored per day from merged lists, gated
+by its interval over sessions, alerted on once, resolved, and retired when the traffic ends."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from evalplat.errors import InputError
+from evalplat.nightly.job import run_nightly
+from evalplat.nightly.project import load_project
+from evalplat.store import Store
+
+from ..alerts.servers import CaptureServer, capture_server
+from ..events.interleaved import write_interleaved_log
+from .small_project import write_project
+
+ONLINE = """
+[[gates]]
+metric = "online:Preference"
+max_drop = 0.02
+
+[online]
+baseline = "control"
+metrics = ["online:CTR"]
+retire_after_days = 2
+{more}
+"""
+EXPERIMENT = '\n[[online.interleaving]]\ncandidate = "treatment"\n'
+
+
+@pytest.fixture
+def server() -> Iterator[CaptureServer]:
+    with capture_server() as running:
+        yield running
+
+
+Night = Callable[..., tuple[int, list[dict[str, Any]]]]
+
+
+@pytest.fixture
+def night(db_url: str, tmp_path: Path, server: CaptureServer) -> Night:
+    def run(more: str = EXPERIMENT) -> tuple[int, list[dict[str, Any]]]:
+        arms = {"control": "good", "treatment": "good"}
+        path = write_project(tmp_path / "project", arms, hook=f"{server.url}/ok",
+                             extra_alerts=ONLINE.format(more=more))  # fmt: skip
+        steps: list[dict[str, Any]] = []
+        outcome = run_nightly(load_project(path), db_url=db_url, log=steps.append)
+        return outcome.exit_code, steps
+
+    return run
+
+
+def _import(db_url: str, path: Path, lean: float, day: int, sessions: int = 600) -> None:
+    log = write_interleaved_log(path, "treatment", "control", sessions=sessions, lean=lean,
+                                seed=day, day=datetime(2026, 3, day, 8, tzinfo=UTC))  # fmt: skip
+    with Store.open(db_url) as store:
+        outcome = store.import_events([log])
+    assert outcome.unknown_configs == {} and outcome.interleaved == outcome.searches > 0
+
+
+def _alerts(server: CaptureServer) -> list[tuple[str, str, str, str]]:
+    return [
+        (a["kind"], a["event"], a["config"], a["metric"])
+        for request in server.accepted("/ok")
+        for a in request.body["alerts"]
+    ]
+
+
+def _judged(steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [s for s in steps if s["step"] == "interleaving"]
+
+
+def test_a_credibly_worse_candidate_opens_one_alert_resolved_then_retired(
+    night: Night, server: CaptureServer, db_url: str, tmp_path: Path
+) -> None:
+    assert night()[0] == 0  # the configs are registered; no logs yet
+    _import(db_url, tmp_path / "d1.jsonl", lean=0.35, day=1)
+    code, steps = night()
+    assert code == 1
+    [judged] = _judged(steps)
+    assert judged["verdict"] == "regression" and judged["interval"][1] < -0.02
+    assert (judged["candidate"], judged["baseline"], judged["day"]) == (
+        "treatment@1", "control@1", "2026-03-01"
+    )  # fmt: skip
+    assert _alerts(server) == [("regression", "opened", "treatment", "online:Preference")]
+    [message] = server.accepted("/ok")[0].body["alerts"]
+    assert message["test_set"] == "online" and message["candidate"] < 0
+    assert "sessions" in message["changes"][0] and "quer" not in message["changes"][0]
+    assert night()[0] == 1  # the same day again: still open, nothing new sent
+    assert len(_alerts(server)) == 1
+    with Store.open(db_url) as store:
+        [point] = store.history("treatment", "online")
+        assert point.verdict == "regression" and point.means["online:Preference"] < 0
+    _import(db_url, tmp_path / "d2.jsonl", lean=0.5, day=2)  # an A/A day
+    code, steps = night()
+    assert code == 0 and _judged(steps)[0]["verdict"] == "unchanged"
+    assert _alerts(server)[1:] == [("regression", "resolved", "treatment", "online:Preference")]
+    # the experiment's traffic ends while the A/B arm goes on: its alert retires
+    _import(db_url, tmp_path / "d3.jsonl", lean=0.35, day=3)
+    assert night()[0] == 1
+    from evalplat.events.synthetic import Arm, write_ubi_log
+
+    rankings = {"wing": ["d1", "d2"]}
+    log = write_ubi_log(tmp_path / "ab.jsonl", [Arm("control", rankings, attention=1.0)],
+                        {"wing": {"d1": 1}}, sessions=40, seed=5,
+                        start=datetime(2026, 3, 5, 8, tzinfo=UTC))  # fmt: skip
+    with Store.open(db_url) as store:
+        store.import_events([log.path])
+    code, steps = night()
+    assert code == 0
+    assert _alerts(server)[2:] == [
+        ("regression", "opened", "treatment", "online:Preference"),
+        ("regression", "retired", "treatment", "online:Preference"),
+    ]
+    code, steps = night()  # ended: its last day is not judged again, nothing reopens
+    assert code == 0 and _judged(steps)[0]["verdict"] == "ended"
+    assert len(_alerts(server)) == 4
+
+
+def test_an_a_a_interleaved_log_never_alerts(
+    night: Night, server: CaptureServer, db_url: str, tmp_path: Path
+) -> None:
+    night()
+    for day in (1, 2, 3):
+        _import(db_url, tmp_path / f"aa{day}.jsonl", lean=0.5, day=day)
+        code, steps = night()
+        assert code == 0 and _judged(steps)[0]["verdict"] == "unchanged"
+    assert _alerts(server) == []
+
+
+def test_too_few_sessions_is_insufficient_and_leaves_the_alert(
+    night: Night, server: CaptureServer, db_url: str, tmp_path: Path
+) -> None:
+    night()
+    _import(db_url, tmp_path / "few.jsonl", lean=0.0, day=1, sessions=12)
+    code, steps = night()
+    assert code == 0 and _judged(steps)[0]["verdict"] == "insufficient data"
+    assert _alerts(server) == []
+
+
+@pytest.mark.parametrize(
+    ("more", "named"),
+    [
+        ('\n[[online.interleaving]]\ncandidate = "nobody"\n', "nobody"),
+        ('\n[[online.interleaving]]\ncandidate = "control"\n', "two configs"),
+        ('\n[[online.interleaving]]\ncandidate = "treatment"\nb = "control"\n', "unknown key"),
+        ("", "[[online.interleaving]]"),
+    ],
+)
+def test_a_wrong_experiment_is_refused_in_one_line(
+    db_url: str, tmp_path: Path, server: CaptureServer, more: str, named: str
+) -> None:
+    arms = {"control": "good", "treatment": "good"}
+    path = write_project(tmp_path / "project", arms, hook=f"{server.url}/ok",
+                         extra_alerts=ONLINE.format(more=more))  # fmt: skip
+    with pytest.raises(InputError) as refused:
+        load_project(path)
+    message = str(refused.value)
+    assert named in message and "\n" not in message and "evalplat.toml" in message
