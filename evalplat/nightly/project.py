@@ -26,7 +26,7 @@ from evalplat.judging.spec import JudgeSpec
 
 PROJECT_FILE = "evalplat.toml"
 _ARRAYS = ("testsets", "configs", "gates", "alerts", "judges", "targets")
-ONLINE_KEYS = ("baseline", "metrics", "min_sessions", "retire_after_days")
+ONLINE_KEYS = ("baseline", "metrics", "min_sessions", "retire_after_days", "agreement")
 _GATE_KEYS = {"metric", "max_drop", "max_relative_drop", "test", "alpha", "consecutive",
               "unjudged", "segment", "judge", "testset"}  # fmt: skip
 DEFAULT_METRICS_FALLBACK = ("nDCG@10", "P@10", "R@100", "AP", "RR@10", "Judged@10")
@@ -69,12 +69,15 @@ class OnlineSpec:
     measures (``[[gates]] metric = "online:CTR"``) decide the alerts. A side with fewer than
     ``min_sessions`` sessions is "insufficient data" and never gated. An arm with no searches
     for ``retire_after_days`` days has its alerts retired (``evalplat.nightly.retire``).
+    ``agreement`` is the (offline metric, KPI) pairs the "Offline vs online" pages and
+    ``online agreement`` show (empty: the default of ``project_online.agreement_pairs``).
     """
 
     baseline: str
     metrics: tuple[str, ...]
     min_sessions: int = 30
     retire_after_days: int = 7
+    agreement: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)

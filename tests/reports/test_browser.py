@@ -411,12 +411,17 @@ def test_offline_online_page_loads_sorts_and_keeps_hostile_text_as_text(
     assert page.locator("h1").inner_text() == f"Offline vs online · {HOSTILE}"
     scatter = page.locator("svg.delta-scatter")
     assert scatter.count() == 1 and scatter.bounding_box() is not None
-    assert scatter.locator("circle").count() + scatter.locator("path.c-bad").count() == 3
-    assert page.locator("#pairs tbody tr").count() == 3
-    statuses = page.eval_on_selector_all(
-        "#agreement-table td.status", "cells => cells.map(c => c.textContent)"
+    assert scatter.locator("circle").count() + scatter.locator("path.c-bad").count() == 10
+    assert page.locator("#pairs tbody tr").count() == 10
+    rows = page.eval_on_selector_all(
+        "#agreement-table tbody tr",
+        "rows => rows.map(r => Array.from(r.cells, c => c.textContent.trim()))",
     )
-    assert statuses == ["insufficient data", "insufficient data"]  # MRR: one version only
+    # the chosen pairs only (AP is stored, not chosen); tau 0.8, exact p = 10/120
+    assert rows == [
+        ["nDCG@10", "online:CTR", "5", "+0.80", "0.083", "+0.90", "9/10 (90.0 %)"],
+        ["nDCG@10", "online:MRR", "1", "too few versions (1)"],
+    ]
     assert first_column(page)[:3] == ["q1", "q2", "q3"]
     page.locator("#query-table th[data-key='t'] button").click()  # re-rendered from the JSON
     page.locator("#query-table th[data-key='q'] button").click()
