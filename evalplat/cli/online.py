@@ -57,21 +57,25 @@ def agreement(
     metric: Annotated[
         list[str] | None,
         typer.Option(
-            "--metric", "-m", help="Offline metrics, each against each --kpi (default: the "
+            "--metric",
+            "-m",
+            help="Offline metrics, each against each --kpi (default: the "
             "project's pairs, else nDCG@10).",
         ),
     ] = None,
     kpi: Annotated[
         list[str] | None,
         typer.Option(
-            "--kpi", "-k", help="Online KPIs, e.g. online:CTR (default: the project's pairs, "
-            "else online:CTR).",
+            "--kpi",
+            "-k",
+            help="Online KPIs, e.g. online:CTR (default: the project's pairs, else online:CTR).",
         ),
     ] = None,
     samples: Annotated[
         int,
         typer.Option(
-            "--samples", help="Random orderings in the permutation test of tau above 8 "
+            "--samples",
+            help="Random orderings in the permutation test of tau above 8 "
             "versions (up to 8, all of them are counted).",
         ),
     ] = DEFAULT_PERMUTATIONS,

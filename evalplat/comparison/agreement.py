@@ -300,4 +300,3 @@ def resampled_coefficients(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np
         spread = np.sqrt((rx**2).sum(axis=1) * (ry**2).sum(axis=1))
         rho = np.where(spread > 0, (rx * ry).sum(axis=1) / np.where(spread > 0, spread, 1), np.nan)
     return tau, rho
-

@@ -46,7 +46,6 @@ if TYPE_CHECKING:
     from evalplat.store import OnlineAgreement, Store
 
 
-
 @dataclass(frozen=True)
 class VersionClicks:
     """How much of a version's traffic the per-query table covers."""

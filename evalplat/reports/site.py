@@ -56,7 +56,8 @@ def write_site(
     run_ids = frozenset(h.run.id for p in histories for h in p.runs[-RUN_PAGES_PER_HISTORY:])
     history_of = {h.run.id: _history_path(p) for p in histories for h in p.runs}
     pages = _ComparisonPages(store, out, TestSetCache(store), run_ids, history_of)
-    pairs = [(h.config, h.test_set) for h in histories]
+    # query health is of test sets of queries: an online run's units are sessions
+    pairs = [(h.config, h.test_set) for h in histories if h.test_set != ONLINE_TEST_SET]
     health = write_health_pages(store, pairs, out, Links("../", index=True))
     entries: list[SiteEntry] = []
     newest = ""
