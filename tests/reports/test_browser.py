@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -323,6 +323,36 @@ def test_run_page_draws_the_latency_distribution_and_lists_queries_without_resul
     assert section.count() == 1
     rows = seen.page.locator("h2:has-text('Queries without results') + table tbody tr")
     assert rows.all_inner_texts() == ['q7\t<b>"laminar"</b>']  # hostile text stays text
+    assert_clean(seen)
+
+
+def test_an_online_run_page_shows_sessions_and_no_query_parts(
+    visit: Callable[[str, str], Visit],
+) -> None:
+    import pandas as pd
+
+    from evalplat.reports.data import run_page
+
+    from .conftest import header
+
+    online = replace(header(9, 1, None, 3), trigger="online", test_set="online",
+                     queries_total=3, window="2026-03-02", searches=5, events=4)  # fmt: skip
+    scores = pd.DataFrame(
+        [(f"s{n}", "online:CTR", value) for n, value in enumerate((1.0, 0.5, 0.0))],
+        columns=["query_id", "metric", "value"],
+    )
+    outcomes = pd.DataFrame(
+        columns=["query_id", "status", "latency_ms", "attempts", "results_count", "error"]
+    )
+    page = run_page(online, scores=scores, outcomes=outcomes, query_text={},
+                    means={"online:CTR": 0.5})  # fmt: skip
+    seen = visit("online-run.html", run_html(page))
+    facts = seen.page.locator("dl.facts").first.inner_text()
+    assert "sessions\n3" in facts and "searches\n5" in facts and "2026-03-02" in facts
+    headings = seen.page.locator("h2").all_inner_texts()
+    assert headings == ["Metrics", "Distribution per session"]
+    assert seen.page.locator("text=Sessions, not queries").count() == 1
+    assert seen.page.locator("#query-table").count() == 0
     assert_clean(seen)
 
 
