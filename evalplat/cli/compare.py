@@ -285,8 +285,14 @@ def unjudged_command(
 def history_command(
     config: Annotated[str, typer.Argument(help="Config name.")],
     metric: Annotated[
-        str, typer.Option("--metric", "-m", help="Metric to show over time.")
-    ] = "nDCG@10",
+        str | None,
+        typer.Option(
+            "--metric",
+            "-m",
+            help="Metric to show over time (default: nDCG@10; online:CTR on --testset online).",
+            show_default=False,
+        ),
+    ] = None,
     testset: Annotated[
         str | None,
         typer.Option("--testset", "-t", help="Only runs on this test set.", show_default=False),
@@ -308,8 +314,12 @@ def history_command(
     against the baseline."""
     from evalplat.errors import InputError
     from evalplat.metrics.registry import parse
+    from evalplat.store.testsets import ONLINE_TEST_SET
 
-    name = str(parse(metric))
+    online = testset is not None and testset.strip() == ONLINE_TEST_SET
+    name = str(parse(metric or ("online:CTR" if online else "nDCG@10")))
+    if online and segment:
+        raise InputError("--segment: online runs are scored per session; sessions carry no tags")
     store = open_store(db)
     points = store.history(config, testset)
     wanted = list(dict.fromkeys(segment or []))
@@ -335,7 +345,9 @@ def history_command(
     if as_json:
         print_json(
             [
-                p.to_dict() | ({"segments": by_run.get(p.run_id, [])} if wanted else {})
+                p.to_dict()
+                | {"unit": "session" if p.test_set == ONLINE_TEST_SET else "query"}
+                | ({"segments": by_run.get(p.run_id, [])} if wanted else {})
                 for p in points
             ]
         )
@@ -345,13 +357,15 @@ def history_command(
 
     from evalplat.cli.common import table_console
 
-    table = Table("run", "started", "status", "config", "test set", "judgments", name)
+    table = Table("run", "started", "status", "config", "test set",
+                  "window" if online else "judgments", name)  # fmt: skip
     for tag in wanted:
         table.add_column(escape(f"{name} [{tag}]"))
     table.add_column("verdict")
     previous: dict[str, int | None] = {}
     for p in points:
         value = p.means.get(name)
+        by_sessions = p.test_set == ONLINE_TEST_SET  # a day of a log: no judgments to change
         changed = p.test_set in previous and previous[p.test_set] != p.judgment_version
         previous[p.test_set] = p.judgment_version
         seg_values = {str(r["segment"]): r for r in by_run.get(p.run_id, [])}
@@ -360,8 +374,10 @@ def history_command(
             f"{p.started_at:%Y-%m-%d %H:%M}",
             p.status,
             f"v{p.config_version}" + (f" {p.label}" if p.label else ""),
-            f"{p.test_set}@{p.test_set_version}",
-            f"v{p.judgment_version}" + (" ◆" if changed else ""),
+            p.test_set if by_sessions else f"{p.test_set}@{p.test_set_version}",
+            f"{p.started_at:%Y-%m-%d}"
+            if by_sessions
+            else f"v{p.judgment_version}" + (" ◆" if changed else ""),
             "" if value is None else value_text(value, name),
             *(_segment_cell(seg_values.get(tag)) for tag in wanted),
             p.verdict or "",
@@ -369,10 +385,11 @@ def history_command(
     console = table_console()
     console.print(table)
     console.print(
-        "* baseline · ◆ new judgments: not comparable with the rows above"
+        ("* baseline · one row per UTC day of the log, its sessions' mean" if online else
+         "* baseline · ◆ new judgments: not comparable with the rows above")
         + (escape(" · [tag]: over the queries carrying that tag") if wanted else ""),
         highlight=False,
-    )
+    )  # fmt: skip
 
 
 def _segment_cell(row: dict[str, object] | None) -> str:

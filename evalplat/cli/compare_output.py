@@ -26,7 +26,11 @@ def print_comparison(result: ComparisonResult) -> None:
     console = table_console()
     console.print(
         f"baseline  {result.baseline_label}\ncandidate {result.candidate_label}"
-        f"\ntest set  {result.test_set}, {result.queries} queries"
+        + (
+            f"\nA/B arms  {result.size_text()}"
+            if result.online
+            else f"\ntest set  {result.test_set}, {result.size_text()}"
+        )
         + (", weighted by query weight" if result.weighted else ""),
         markup=False,
         highlight=False,
@@ -36,17 +40,10 @@ def print_comparison(result: ComparisonResult) -> None:
     if result.facts:
         lines = [fact.line() for fact in result.facts]
         console.print("facts     " + "\n          ".join(lines), markup=False, highlight=False)
-    table = Table(
-        "metric",
-        "baseline",
-        "candidate",
-        "delta",
-        "95% CI",
-        "p (Holm)",
-        "w/t/l",
-        "judged",
-        "verdict",
-    )
+    # two arms' sessions pair nothing (no wins/ties/losses) and hold no judgments
+    paired = ("w/t/l", "judged") if not result.online else ()
+    table = Table("metric", "baseline", "candidate", "delta", "95% CI", "p (Holm)", *paired,
+                  "verdict")  # fmt: skip
     for m in result.metrics:
         ci = "" if m.ci_low is None else (
             f"[{delta_text(m.ci_low, m.metric)}, {delta_text(m.ci_high, m.metric)}]"
@@ -63,8 +60,7 @@ def print_comparison(result: ComparisonResult) -> None:
             delta_text(m.delta, m.metric),
             ci,
             p,
-            f"{m.wins}/{m.ties}/{m.losses}",
-            judged,
+            *((f"{m.wins}/{m.ties}/{m.losses}", judged) if paired else ()),
             verdict,
         )
     console.print(table)

@@ -16,11 +16,33 @@ from evalplat.cli.common import (
     print_json,
     writing,
 )
+from evalplat.comparison.agreement import DEFAULT_PERMUTATIONS
 
 app = typer.Typer(
     help="Online against offline: how offline metrics agree with online KPIs.",
     no_args_is_help=True,
 )
+
+
+AgreementProjectOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--project",
+        help="Project file whose [online] agreement pairs are shown (default: ./evalplat.toml "
+        "when there is one).",
+    ),
+]
+
+
+def project_pairs(project: Path | None) -> tuple[tuple[str, str], ...] | None:
+    """The (offline metric, KPI) pairs of the project file (``--project``, else
+    ./evalplat.toml when present); None without a project or an ``[online]`` table."""
+    from evalplat.nightly.project import PROJECT_FILE, load_project
+    from evalplat.nightly.project_online import agreement_pairs
+
+    if project is None and not Path(PROJECT_FILE).is_file():
+        return None
+    return agreement_pairs(load_project(project)) or None
 
 
 @app.command("agreement")
@@ -34,29 +56,49 @@ def agreement(
     ] = None,
     metric: Annotated[
         list[str] | None,
-        typer.Option("--metric", "-m", help="Offline metrics (default: every gateable one)."),
+        typer.Option(
+            "--metric",
+            "-m",
+            help="Offline metrics, each against each --kpi (default: the "
+            "project's pairs, else nDCG@10).",
+        ),
     ] = None,
     kpi: Annotated[
         list[str] | None,
-        typer.Option("--kpi", "-k", help="Online KPIs, e.g. online:CTR (default: every one)."),
+        typer.Option(
+            "--kpi",
+            "-k",
+            help="Online KPIs, e.g. online:CTR (default: the project's pairs, else online:CTR).",
+        ),
     ] = None,
-    samples: Annotated[int, typer.Option("--samples", help="Bootstrap resamples.")] = 2000,
-    seed: Annotated[int, typer.Option("--seed", help="Bootstrap seed.")] = 0,
+    samples: Annotated[
+        int,
+        typer.Option(
+            "--samples",
+            help="Random orderings in the permutation test of tau above 8 "
+            "versions (up to 8, all of them are counted).",
+        ),
+    ] = DEFAULT_PERMUTATIONS,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the random orderings.")] = 0,
     report: Annotated[
         Path | None,
         typer.Option(
             "--report",
             help="Also write the 'Offline vs online' page to this HTML file (scatter of the "
-            "first metric against the first KPI, per-query click-through).",
+            "first pair, per-query click-through).",
         ),
     ] = None,
+    project: AgreementProjectOption = None,
     db: DbOption = None,
     json_output: JsonOption = False,
 ) -> None:
-    """Kendall's tau-b and Spearman's rho of each offline metric (latest offline run of each
-    config version on the test set) with each online KPI (its online days pooled), with bootstrap
-    intervals over versions, and the share of A/B pairs whose offline and online deltas agree.
-    Direction-aware: positive means offline better goes with online better."""
+    """Kendall's tau-b (with the p-value of an exact permutation test) and Spearman's rho of
+    each chosen offline metric (latest offline run of each config version on the test set)
+    against each chosen online KPI (its online days pooled) across versions, and the share of
+    A/B pairs whose offline and online deltas agree. The pairs are the project's `[online]
+    agreement` (default: its gated metrics against its gated KPIs); under 5 versions a pair is
+    "too few versions (N)". Direction-aware: positive means offline better goes with online
+    better."""
     from evalplat.comparison.query_health import parse_since
     from evalplat.errors import InputError
     from evalplat.store.base import utcnow
@@ -66,17 +108,16 @@ def agreement(
     if report is not None:
         check_output_path(report, "--report", make_folder=True)
     start = None if since is None else utcnow() - parse_since(since)
-    store = open_store(db)
+    pairs = None if metric or kpi else project_pairs(project)
+    store = open_store(db, project_file=project)
     outcome = store.online_agreement(
-        testset, since=start, metrics=metric, kpis=kpi, samples=samples, seed=seed
+        testset, since=start, metrics=metric, kpis=kpi, pairs=pairs, samples=samples, seed=seed
     )
     written = None
     if report is not None:
         from evalplat.reports.online_page import gather_offline_online, render_offline_online
 
-        page = gather_offline_online(
-            store, testset, since=start, metrics=metric, kpis=kpi, agreement=outcome
-        )
+        page = gather_offline_online(store, testset, since=start, agreement=outcome)
         with writing(report, "--report"):
             written = render_offline_online(page, report)
     if json_output:
@@ -89,23 +130,18 @@ def agreement(
     for row in outcome.rows:
         head = f"{row.metric}\t{row.kpi}\t{row.versions} versions\t"
         if row.status != "ok":
-            typer.echo(head + row.status)
+            typer.echo(head + row.label)
             continue
         share = row.sign_agreement
         ab = "no A/B pairs" if share is None else (
             f"A/B agree {row.agreeing}/{row.pairs - row.ties} ({share:.0%})"
             + (f", {row.ties} tied" if row.ties else "")
         )  # fmt: skip
-        typer.echo(
-            head + f"tau={row.tau:+.2f} {_ci(row.tau_ci)}\trho={row.rho:+.2f} {_ci(row.rho_ci)}"
-            f"\t{ab}"
-        )
+        test = "exact" if row.exact else f"{row.permutations} random orderings"
+        typer.echo(head + f"tau={row.tau:+.2f} (p={row.tau_p:.2g}, {test})\trho={row.rho:+.2f}"
+                   f"\t{ab}")  # fmt: skip
     if written is not None:
         typer.echo(f"report: {written}")
-
-
-def _ci(ci: tuple[float, float] | None) -> str:
-    return "[n/a]" if ci is None else f"[{ci[0]:+.2f}, {ci[1]:+.2f}]"
 
 
 @app.command("compare")

@@ -17,6 +17,7 @@ from evalplat.cli.common import (
     print_json,
     writing,
 )
+from evalplat.cli.online import AgreementProjectOption, project_pairs
 
 app = typer.Typer(help="Static HTML reports: run, comparison and the report site.",
                   no_args_is_help=True)  # fmt: skip
@@ -104,14 +105,17 @@ def report_site(
     out: Annotated[Path, typer.Option("--out", help="Folder of the report site (created).")] = Path(
         "reports"
     ),
+    project: AgreementProjectOption = None,
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Write the report site: index, history per config, run and comparison pages."""
+    """Write the report site: index, history per config, run and comparison pages, and the
+    "Offline vs online" pages of the project's `[online] agreement` pairs."""
     from evalplat.reports import render_site
 
     check_output_folder(out, "--out")
-    store = open_store(db)
+    pairs = project_pairs(project)
+    store = open_store(db, project_file=project)
     with writing(out, "--out"):
-        written = render_site(store, out)
+        written = render_site(store, out, pairs)
     _done(written, as_json)

@@ -249,16 +249,16 @@ def list_command(
 
     from evalplat.cli.common import table_console
 
-    table = Table("id", "status", "config", "test set", "queries", "failed", "started", "nDCG@10")
+    table = Table("id", "status", "config", "test set", "size", "failed", "started", "nDCG@10")
     for r in runs:
         ndcg = r.means.get("nDCG@10")
         table.add_row(
             str(r.id),
             r.status,
             f"{r.config}@{r.config_version}",
-            f"{r.test_set}@{r.test_set_version}",
-            f"{r.queries_done}/{r.queries_total}",
-            str(r.queries_failed),
+            f"{r.test_set}@{r.test_set_version}" if r.online is None else f"{r.test_set} {r.day}",
+            r.size_text(),
+            "" if r.online is not None else str(r.queries_failed),
             f"{r.started_at:%Y-%m-%d %H:%M}",
             "" if ndcg is None else f"{ndcg:.4f}",
         )
@@ -295,20 +295,26 @@ def show_command(
                 "trigger", "depth", "started_at", "finished_at", "error"):  # fmt: skip
         if details[key] is not None:
             typer.echo(f"{key:<18} {details[key]}")
-    typer.echo(f"{'queries':<18} {info.queries_done}/{info.queries_total} done, "
-               f"{info.queries_failed} failed")  # fmt: skip
+    span = info.online
+    if span is None:
+        typer.echo(f"{'queries':<18} {info.queries_done}/{info.queries_total} done, "
+                   f"{info.queries_failed} failed")  # fmt: skip
+    else:
+        typer.echo(f"{'window':<18} {info.day}")
+        for key in ("sessions", "searches", "events"):
+            typer.echo(f"{key:<18} {info.queries_total if key == 'sessions' else span.get(key)}")
     zero = zero_results(store.run_outcomes(info.id))
     if zero.rate is not None:
         typer.echo(f"{'zero results':<18} {zero.rate:.1%} ({zero.empty} of {zero.answered} "
                    "queries)")  # fmt: skip
-    latency = details["latency_ms"]
+    latency = details.get("latency_ms")
     if latency:
         typer.echo(f"{'latency ms':<18} p50 {latency['p50']:.1f}  p95 {latency['p95']:.1f}  "
                    f"p99 {latency['p99']:.1f}")  # fmt: skip
     for name, value in info.means.items():
         typer.echo(f"{name:<18} {value_text(value, name)}")
     print_targets(list(checked.values()))
-    for failure in details["failed_queries"][:20]:
+    for failure in details.get("failed_queries", [])[:20]:
         typer.echo(f"failed {failure['query_id']}: {failure['error']}")
     warning = zero.warning()
     if warning:
@@ -368,6 +374,8 @@ def export_command(
 
 
 def _details(store: Store, info: RunInfo) -> dict[str, Any]:
+    if info.online is not None:  # sessions from a log: no searches sent, nothing failed
+        return info.to_dict()
     outcomes = store.run_outcomes(info.id)
     ok = outcomes[outcomes["status"] == "ok"]
     latency = ok["latency_ms"].dropna().astype(float)

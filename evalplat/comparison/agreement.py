@@ -8,11 +8,16 @@ Inputs, one row per config version (``version`` is its ``NAME@VER`` label):
   version's online runs (one per day) and the sessions it counts.
 
 A version's KPI is pooled over its days weighted by sessions (the mean over every session of
-the window). For each (offline metric, KPI) pair over the versions that have both:
+the window). For each chosen (offline metric, KPI) pair over the versions that have both:
 
-- **Kendall's tau-b and Spearman's rho** (``scipy.stats``) between the offline means and the pooled
-  KPIs, with percentile bootstrap intervals from resampling the versions with replacement
-  (seeded; a resample where either side is constant has no coefficient and is skipped).
+- **Kendall's tau-b and Spearman's rho** (``scipy.stats``) between the offline means and the
+  pooled KPIs, and the two-sided p-value of tau from an **exact permutation test**: under "no
+  relation" every pairing of the offline means with the KPIs is equally likely, so p is the
+  share of the N! orderings of the KPIs whose |tau| is at least the observed one. Every ordering
+  is enumerated up to :data:`EXACT_MAX_VERSIONS` versions (8! = 40320); above, ``samples``
+  random orderings are drawn (seeded) and p counts the observed ordering too, so it is never 0
+  (``scipy.stats.permutation_test``). No interval: a bootstrap over a handful of versions
+  resamples duplicates, and over three of them its interval was [+1, +1].
 - **A/B sign agreement**: two versions with online runs on the same day were an A/B pair. Its
   online delta is the difference of their KPI pooled over the days they shared, its offline
   delta the difference of their offline means; the pair *agrees* when both deltas say the same
@@ -21,44 +26,58 @@ the window). For each (offline metric, KPI) pair over the versions that have bot
 
 Both figures are direction-aware: when exactly one of the metric and the KPI is
 lower-is-better (``online:Abandonment`` against ``nDCG@10``) the coefficients are negated, so a
-positive tau always means "offline better goes with online better". With fewer than
-:data:`MIN_VERSIONS` versions there is no figure, only ``insufficient data``.
+positive tau always means "offline better goes with online better".
+
+Below :data:`MIN_VERSIONS` versions there is no figure, only ``too few versions``: the smallest
+two-sided p-value an exact permutation test of tau can give over N versions without ties is
+2 / N! (the two perfect orderings), which is 0.33 at 3 versions, 0.083 at 4 and 0.017 at 5; under
+5 versions no agreement, however perfect, could be told from chance at the 5 % level.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from itertools import combinations
+from itertools import combinations, count
+from math import factorial
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import numpy as np
     import pandas as pd
 
-MIN_VERSIONS = 3
+ALPHA = 0.05
+# the smallest N at which the exact two-sided test can reach p < ALPHA at all (module doc)
+MIN_VERSIONS = next(n for n in count(2) if 2 / factorial(n) < ALPHA)
+EXACT_MAX_VERSIONS = 8
+DEFAULT_PERMUTATIONS = 9999
+TOO_FEW = "too few versions"
+DEFAULT_METRIC = "nDCG@10"  # the pair shown without a project's choice
+DEFAULT_KPI = "online:CTR"
 OFFLINE_COLUMNS = ["version", "metric", "value"]
 ONLINE_COLUMNS = ["version", "day", "kpi", "value", "sessions"]
-_CHUNK = 256  # resamples per vectorised step: chunk x n x n pair signs in memory
+_BATCH = 4096  # orderings per vectorised step: batch x n x n pair signs in memory
 
 
 @dataclass(frozen=True)
 class Agreement:
     """How one offline metric agrees with one KPI (module doc). ``status`` is ``ok``,
-    ``insufficient data`` (fewer than 3 versions) or ``no variation`` (one side constant);
-    the coefficients are ``None`` unless it is ``ok``."""
+    ``too few versions`` (under :data:`MIN_VERSIONS`) or ``no variation`` (one side constant);
+    the coefficients are ``None`` unless it is ``ok``. ``permutations`` is how many orderings
+    the test of tau counted, ``exact`` whether that was all of them."""
 
     metric: str
     kpi: str
     versions: int
     status: str
     tau: float | None = None
-    tau_ci: tuple[float, float] | None = None
+    tau_p: float | None = None
     rho: float | None = None
-    rho_ci: tuple[float, float] | None = None
     pairs: int = 0
     agreeing: int = 0
     ties: int = 0
+    permutations: int = 0
+    exact: bool = False
 
     @property
     def sign_agreement(self) -> float | None:
@@ -66,11 +85,15 @@ class Agreement:
         counted = self.pairs - self.ties
         return None if self.status != "ok" or counted == 0 else self.agreeing / counted
 
+    @property
+    def label(self) -> str:
+        """The status as a reader sees it: ``too few versions (3)``."""
+        return f"{TOO_FEW} ({self.versions})" if self.status == TOO_FEW else self.status
+
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
-        for key in ("tau_ci", "rho_ci"):
-            data[key] = None if data[key] is None else list(data[key])
         data["sign_agreement"] = self.sign_agreement
+        data["label"] = self.label
         return data
 
 
@@ -86,28 +109,28 @@ def agreement(
     offline: pd.DataFrame,
     online: pd.DataFrame,
     *,
+    pairs: Sequence[tuple[str, str]] | None = None,
     metrics: Sequence[str] | None = None,
     kpis: Sequence[str] | None = None,
-    samples: int = 2000,
-    confidence: float = 0.95,
+    samples: int = DEFAULT_PERMUTATIONS,
     seed: int = 0,
 ) -> list[Agreement]:
-    """One :class:`Agreement` per (offline metric, KPI), metrics then KPIs in the order given
-    (default: every one present, sorted)."""
+    """One :class:`Agreement` per (offline metric, KPI) of ``pairs``, in their order; without
+    ``pairs``, every metric against every KPI in the order given (default: every one present,
+    sorted)."""
     from evalplat.metrics.registry import parse
 
-    chosen_metrics = list(metrics) if metrics else sorted(set(offline["metric"]))
-    chosen_kpis = list(kpis) if kpis else sorted(set(online["kpi"]))
+    if pairs is None:
+        chosen_metrics = list(metrics) if metrics else sorted(set(offline["metric"]))
+        chosen_kpis = list(kpis) if kpis else sorted(set(online["kpi"]))
+        pairs = [(metric, kpi) for metric in chosen_metrics for kpi in chosen_kpis]
     pooled = pooled_kpis(online)
     # a pair's online delta depends on the KPI only: computed once, not once per metric
-    deltas = {kpi: online_deltas(online[online["kpi"] == kpi]) for kpi in chosen_kpis}
+    deltas = {kpi: online_deltas(online[online["kpi"] == kpi]) for kpi in {k for _, k in pairs}}
     found = []
-    for metric in chosen_metrics:
-        for kpi in chosen_kpis:
-            sign = parse(metric).direction * parse(kpi).direction
-            found.append(
-                _pair(offline, pooled, deltas[kpi], metric, kpi, sign, samples, confidence, seed)
-            )
+    for metric, kpi in pairs:
+        sign = parse(metric).direction * parse(kpi).direction
+        found.append(_pair(offline, pooled, deltas[kpi], metric, kpi, sign, samples, seed))
     return found
 
 
@@ -119,7 +142,6 @@ def _pair(
     kpi: str,
     sign: int,
     samples: int,
-    confidence: float,
     seed: int,
 ) -> Agreement:
     import numpy as np
@@ -129,28 +151,61 @@ def _pair(
     on = pooled[pooled["kpi"] == kpi].set_index("version")["value"]
     versions = sorted(set(off.index) & set(on.index))
     if len(versions) < MIN_VERSIONS:
-        return Agreement(metric, kpi, len(versions), "insufficient data")
+        return Agreement(metric, kpi, len(versions), TOO_FEW)
+    pairs, agreeing, ties = _sign_agreement(off, deltas, versions, sign)
     x = off.loc[versions].to_numpy(dtype="float64")
     y = on.loc[versions].to_numpy(dtype="float64")
-    pairs, agreeing, ties = _sign_agreement(off, deltas, versions, sign)
     if np.ptp(x) == 0 or np.ptp(y) == 0:
         return Agreement(metric, kpi, len(versions), "no variation", pairs=pairs, ties=ties)
     tau = float(stats.kendalltau(x, y, variant="b").statistic)
     rho = float(stats.spearmanr(x, y).statistic)
-    tau_ci, rho_ci = _bootstrap(x, y, samples, confidence, seed)
+    p_value, orderings, exact = tau_permutation_test(x, y, samples=samples, seed=seed)
     return Agreement(
         metric=metric,
         kpi=kpi,
         versions=len(versions),
         status="ok",
         tau=sign * tau,
-        tau_ci=_oriented(tau_ci, sign),
+        tau_p=p_value,
         rho=sign * rho,
-        rho_ci=_oriented(rho_ci, sign),
         pairs=pairs,
         agreeing=agreeing,
         ties=ties,
+        permutations=orderings,
+        exact=exact,
     )
+
+
+def tau_permutation_test(
+    x: np.ndarray, y: np.ndarray, *, samples: int = DEFAULT_PERMUTATIONS, seed: int = 0
+) -> tuple[float, int, bool]:
+    """(two-sided p-value of tau-b, orderings counted, exact) of the permutation test that
+    pairs ``x`` with every ordering of ``y`` (module doc): all N! of them up to
+    :data:`EXACT_MAX_VERSIONS` values, else ``samples`` random ones. The p-value does not
+    depend on the direction of the metrics: |tau| is what is compared."""
+    import numpy as np
+    from scipy import stats
+
+    n = len(x)
+    exact = n <= EXACT_MAX_VERSIONS
+    orderings = factorial(n) if exact else samples
+
+    def statistic(values: np.ndarray, axis: int = -1) -> np.ndarray:
+        rows = np.moveaxis(values, axis, -1).reshape(-1, n)
+        tau, _ = resampled_coefficients(np.broadcast_to(x, rows.shape), rows)
+        return tau.reshape(np.moveaxis(values, axis, -1).shape[:-1])
+
+    result = stats.permutation_test(
+        (y,),
+        statistic,
+        permutation_type="pairings",
+        vectorized=True,
+        n_resamples=orderings,
+        alternative="two-sided",
+        batch=_BATCH,
+        rng=np.random.default_rng(seed),
+    )
+    return float(result.pvalue), orderings, exact
 
 
 @dataclass(frozen=True)
@@ -223,33 +278,8 @@ def _sign_agreement(
     return len(verdicts), verdicts.count(True), verdicts.count(None)
 
 
-def _oriented(ci: tuple[float, float] | None, sign: int) -> tuple[float, float] | None:
-    if ci is None:
-        return None
-    return ci if sign > 0 else (-ci[1], -ci[0])
-
-
-def _bootstrap(
-    x: np.ndarray, y: np.ndarray, samples: int, confidence: float, seed: int
-) -> tuple[tuple[float, float] | None, tuple[float, float] | None]:
-    """Percentile intervals of tau-b and rho over ``samples`` resamples of the versions."""
-    import numpy as np
-
-    rng = np.random.default_rng(seed)
-    n = len(x)
-    taus: list[np.ndarray] = []
-    rhos: list[np.ndarray] = []
-    for start in range(0, samples, _CHUNK):
-        index = rng.integers(0, n, size=(min(_CHUNK, samples - start), n))
-        tau, rho = resampled_coefficients(x[index], y[index])
-        taus.append(tau)
-        rhos.append(rho)
-    tail = (1 - confidence) / 2
-    return _interval(np.concatenate(taus), tail), _interval(np.concatenate(rhos), tail)
-
-
 def resampled_coefficients(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Kendall's tau-b and Spearman's rho of each row pair of ``x`` and ``y`` (resamples x n),
+    """Kendall's tau-b and Spearman's rho of each row pair of ``x`` and ``y`` (orderings x n),
     NaN where a row is constant.
 
     tau-b = S / sqrt(n_x * n_y), S the sum over pairs i < j of sgn(x_i - x_j) * sgn(y_i - y_j),
@@ -270,13 +300,3 @@ def resampled_coefficients(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np
         spread = np.sqrt((rx**2).sum(axis=1) * (ry**2).sum(axis=1))
         rho = np.where(spread > 0, (rx * ry).sum(axis=1) / np.where(spread > 0, spread, 1), np.nan)
     return tau, rho
-
-
-def _interval(draws: np.ndarray, tail: float) -> tuple[float, float] | None:
-    import numpy as np
-
-    valid = draws[~np.isnan(draws)]
-    if valid.size == 0:
-        return None
-    low, high = np.quantile(valid, [tail, 1 - tail])
-    return float(low), float(high)

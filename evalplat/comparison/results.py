@@ -317,6 +317,9 @@ class ComparisonResult:
     ``query_tags`` maps each tagged query to its tags (for reports; not in ``to_dict``).
     ``facts`` are the operational facts of both runs (``evalplat.comparison.facts``; set by
     the store): queries that returned nothing, failed or had no text, a judged share that fell.
+    ``sessions`` is set for online comparisons: the (baseline, candidate) sessions with a
+    score, whose units are sessions rather than queries (``queries`` then counts nothing a
+    reader is shown); ``days`` the UTC day of each arm's online run (set by the store).
     """
 
     metrics: tuple[MetricComparison, ...]
@@ -339,6 +342,23 @@ class ComparisonResult:
     segments: tuple[SegmentComparison, ...] = ()
     query_tags: dict[str, tuple[str, ...]] = field(default_factory=dict, compare=False, repr=False)
     facts: tuple[Fact, ...] = ()
+    sessions: tuple[int, int] | None = None
+    days: tuple[str | None, str | None] | None = None
+
+    @property
+    def online(self) -> bool:
+        """Whether the units compared are sessions of two A/B arms (no query pairs)."""
+        return self.sessions is not None
+
+    def size_text(self) -> str:
+        """``225 queries``, or ``600 sessions against 580`` for two A/B arms (with the days)."""
+        if self.sessions is None:
+            return f"{self.queries} queries"
+        days = ""
+        if self.days is not None and any(self.days):
+            first, second = self.days
+            days = f" on {first}" if first == second else f", days {first} and {second}"
+        return f"{self.sessions[0]} sessions against {self.sessions[1]}{days}"
 
     def metric(self, name: str) -> MetricComparison:
         for item in self.metrics:
@@ -383,7 +403,7 @@ class ComparisonResult:
             "test_set": self.test_set,
             "created_at": self.created_at,
             "verdict": self.verdict,
-            "queries": self.queries,
+            **self._size(),
             "weighted": self.weighted,
             "gating": family,
             "metrics": [
@@ -408,6 +428,16 @@ class ComparisonResult:
             "gates": [asdict(g) for g in self.gates],
             "changes": None if self.changes is None else self.changes.to_dict(),
             "facts": [fact.to_dict() for fact in self.facts],
+        }
+
+    def _size(self) -> dict[str, Any]:
+        if self.sessions is None:
+            return {"unit": "query", "queries": self.queries}
+        days = self.days or (None, None)
+        return {
+            "unit": "session",
+            "sessions": {"baseline": self.sessions[0], "candidate": self.sessions[1]},
+            "days": {"baseline": days[0], "candidate": days[1]},
         }
 
 

@@ -117,6 +117,7 @@ def compare_sessions(
         gates=tuple(gate_by_metric.values()),
         verdict=max(gated, key=_SEVERITY.__getitem__) if gated else "unchanged",
         queries=int(candidate["query_id"].nunique()),
+        sessions=(int(baseline["query_id"].nunique()), int(candidate["query_id"].nunique())),
     )
 
 

@@ -201,6 +201,7 @@ def _add_events(folder: Path, project: Project, outcome: NightlyOutcome) -> None
     with Store.open(database_url(project, None)) as store:
         write_demo_events(folder, store, outcome.runs)
         if outcome.report is not None:
+            from evalplat.nightly.project_online import agreement_pairs
             from evalplat.reports import render_site
 
-            render_site(store, project.reports_dir)
+            render_site(store, project.reports_dir, agreement_pairs(project))

@@ -259,6 +259,8 @@ def _write_reports(store: Store, project: Project, emit: LogFunction) -> Path | 
         from evalplat.reports import render_site
     except ImportError:
         return None
-    index = render_site(store, project.reports_dir)
+    from evalplat.nightly.project_online import agreement_pairs
+
+    index = render_site(store, project.reports_dir, agreement_pairs(project))
     emit({"step": "report", "path": str(index)})
     return Path(index)

@@ -26,7 +26,8 @@ from evalplat.judging.spec import JudgeSpec
 
 PROJECT_FILE = "evalplat.toml"
 _ARRAYS = ("testsets", "configs", "gates", "alerts", "judges", "targets", "online.interleaving")
-ONLINE_KEYS = ("baseline", "metrics", "min_sessions", "retire_after_days", "interleaving")
+ONLINE_KEYS = ("baseline", "metrics", "min_sessions", "retire_after_days", "interleaving",
+               "agreement")  # fmt: skip
 PREFERENCE = "online:Preference"  # scored from interleaved searches, not from an arm's log
 _GATE_KEYS = {"metric", "max_drop", "max_relative_drop", "test", "alpha", "consecutive",
               "unjudged", "segment", "judge", "testset"}  # fmt: skip
@@ -70,6 +71,8 @@ class OnlineSpec:
     measures (``[[gates]] metric = "online:CTR"``) decide the alerts. A side with fewer than
     ``min_sessions`` sessions is "insufficient data" and never gated. An arm with no searches
     for ``retire_after_days`` days has its alerts retired (``evalplat.nightly.retire``).
+    ``agreement`` is the (offline metric, KPI) pairs the "Offline vs online" pages and
+    ``online agreement`` show (empty: the default of ``project_online.agreement_pairs``).
     """
 
     baseline: str
@@ -78,6 +81,7 @@ class OnlineSpec:
     retire_after_days: int = 7
     # [[online.interleaving]]: (candidate, baseline) experiments scored as online:Preference
     interleaving: tuple[tuple[str, str], ...] = ()
+    agreement: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ baseline = "web"             # the control arm: NAME (latest version) or NAME@VE
 metrics = ["online:CTR"]     # optional: online measures scored (default: every one)
 min_sessions = 30            # optional: fewer sessions on a side is "insufficient data"
 retire_after_days = 7        # optional: an arm without searches this long has its alerts retired
+agreement = [["nDCG@10", "online:CTR"]]  # optional: the pairs "Offline vs online" shows
 
 [[online.interleaving]]      # optional: an interleaved experiment, scored as online:Preference
 candidate = "cand"           # NAME or NAME@VER, a config of this project
@@ -23,7 +24,7 @@ from typing import Any
 
 from evalplat.comparison.verdicts import Gate
 from evalplat.errors import InputError
-from evalplat.nightly.project import ONLINE_KEYS, PREFERENCE, OnlineSpec, is_online
+from evalplat.nightly.project import ONLINE_KEYS, PREFERENCE, OnlineSpec, Project, is_online
 from evalplat.nightly.project_values import DAYS_MAX, whole
 
 Fail = Callable[[str, str | None, int, str | None], InputError]
@@ -116,6 +117,7 @@ def read_online(
         min_sessions=min_sessions,
         retire_after_days=retire,
         interleaving=experiments,
+        agreement=_agreement(table.get("agreement", []), fail),
     )
 
 
@@ -154,3 +156,40 @@ def _interleaving(
                        index, "candidate")  # fmt: skip
         found.append((pair[0], pair[1]))
     return tuple(found)
+
+
+def _agreement(value: Any, fail: Fail) -> tuple[tuple[str, str], ...]:
+    """``agreement = [["nDCG@10", "online:CTR"], ...]``: offline metric, then online KPI."""
+    from evalplat.store.online_agreement import check_pairs
+
+    shape = 'must be a list of [offline metric, KPI] pairs, e.g. [["nDCG@10", "online:CTR"]]'
+    if not isinstance(value, list):
+        raise fail(shape, "online", 0, "agreement")
+    pairs = []
+    for item in value:
+        named = isinstance(item, list) and all(isinstance(name, str) for name in item)
+        if not named or len(item) != 2:
+            raise fail(shape, "online", 0, "agreement")
+        pairs.append((item[0], item[1]))
+    try:
+        checked = check_pairs(pairs, "agreement")
+    except InputError as error:
+        raise fail(error.problem.removeprefix("agreement: "), "online", 0, "agreement") from None
+    return tuple(dict.fromkeys(checked))
+
+
+def agreement_pairs(project: Project) -> tuple[tuple[str, str], ...]:
+    """The (offline metric, KPI) pairs the project's "Offline vs online" pages show:
+    ``[online] agreement`` when given, else every gated offline metric (else the first of
+    ``[metrics]``) against every gated online KPI (else the ``[online] metrics``); none without
+    an ``[online]`` table."""
+    if project.online is None:
+        return ()
+    if project.online.agreement:
+        return project.online.agreement
+    gated = list(dict.fromkeys(gate.metric for gate in project.gates))
+    offline = [n for n in gated if not is_online(n)] or [
+        n for n in project.metrics if not is_online(n)
+    ][:1]
+    kpis = [n for n in gated if is_online(n)] or list(project.online.metrics)
+    return tuple((metric, kpi) for metric in offline for kpi in kpis)

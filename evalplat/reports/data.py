@@ -42,9 +42,14 @@ class RunHeader:
     finished_at: str | None
     queries_total: int
     queries_failed: int
+    # an online run (sessions of one window of a log): its day, searches and events
+    window: str | None = None
+    searches: int | None = None
+    events: int | None = None
 
     @classmethod
     def from_info(cls, info: RunInfo, label: str | None = None) -> RunHeader:
+        span = info.online
         return cls(
             id=info.id,
             config=info.config,
@@ -59,6 +64,9 @@ class RunHeader:
             finished_at=None if info.finished_at is None else format_time(info.finished_at),
             queries_total=info.queries_total,
             queries_failed=info.queries_failed,
+            window=None if span is None else info.day,
+            searches=None if span is None else span.get("searches"),
+            events=None if span is None else span.get("events"),
         )
 
 

@@ -5,9 +5,9 @@ Three parts, from plain data (``offline_online_page`` is pure, ``offline_online_
 - a scatter of offline delta against online delta per A/B pair (two versions online on the same
   days, ``evalplat.comparison.agreement.ab_pairs``) for one metric and one KPI, with the pairs
   as a table below it;
-- the agreement table: each offline metric against each KPI, Kendall's tau-b and Spearman's rho
-  across versions with bootstrap intervals, and the share of A/B pairs whose deltas agree
-  (``insufficient data`` under three versions);
+- the agreement table: each (offline metric, KPI) pair the project chose, Kendall's tau-b with
+  the p-value of its exact permutation test and Spearman's rho across versions, and the share of
+  A/B pairs whose deltas agree (``too few versions (N)`` under five versions);
 - per query, each version's offline metric next to the click-through of the searches with the
   query's text (``evalplat.comparison.query_clicks``), sortable and filterable like the other
   pages' per-query tables.
@@ -25,7 +25,16 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from evalplat.comparison.agreement import MIN_VERSIONS, ABPair, Agreement, ab_pairs
+from evalplat.comparison.agreement import (
+    DEFAULT_KPI,
+    DEFAULT_METRIC,
+    DEFAULT_PERMUTATIONS,
+    EXACT_MAX_VERSIONS,
+    MIN_VERSIONS,
+    ABPair,
+    Agreement,
+    ab_pairs,
+)
 from evalplat.reports.data import Column, QueryTable, natural_key
 from evalplat.reports.delta_chart import DeltaPoint, delta_scatter
 
@@ -35,9 +44,6 @@ if TYPE_CHECKING:
     from evalplat.comparison.query_clicks import QueryClicks
     from evalplat.reports.render import Links
     from evalplat.store import OnlineAgreement, Store
-
-DEFAULT_METRIC = "nDCG@10"
-DEFAULT_KPI = "online:CTR"
 
 
 @dataclass(frozen=True)
@@ -64,15 +70,7 @@ class OfflineOnlinePage:
     table: QueryTable
     coverage: tuple[VersionClicks, ...]
     min_versions: int = MIN_VERSIONS
-
-
-def pick(wanted: Sequence[str] | None, present: Sequence[str], default: str) -> str | None:
-    """The first name asked for, else ``default`` when present, else the first present."""
-    if wanted:
-        return wanted[0]
-    if default in present:
-        return default
-    return present[0] if present else None
+    exact_max: int = EXACT_MAX_VERSIONS
 
 
 def offline_online_page(
@@ -187,27 +185,26 @@ def gather_offline_online(
     since: datetime | None = None,
     metrics: Sequence[str] | None = None,
     kpis: Sequence[str] | None = None,
-    samples: int = 2000,
+    pairs: Sequence[tuple[str, str]] | None = None,
+    samples: int = DEFAULT_PERMUTATIONS,
     seed: int = 0,
     agreement: OnlineAgreement | None = None,
 ) -> OfflineOnlinePage:
     """The page of ``test_set`` from the store; ``agreement`` when already computed with the
-    same arguments. The scatter and the per-query table use the first of ``metrics`` (else
-    nDCG@10 when stored) and the first of ``kpis`` (else online:CTR)."""
-    from evalplat.metrics import parse
-
+    same arguments (``Store.online_agreement`` says which pairs its rows are). The scatter and
+    the per-query table are of the first row's metric and KPI (nDCG@10 and online:CTR when
+    there is no row)."""
     if agreement is None:
         agreement = store.online_agreement(
-            test_set, since=since, metrics=metrics, kpis=kpis, samples=samples, seed=seed
-        )
+            test_set, since=since, metrics=metrics, kpis=kpis, pairs=pairs, samples=samples,
+            seed=seed,
+        )  # fmt: skip
     offline, online = store.agreement_inputs(test_set, since)
-    metric = pick(metrics, sorted({r.metric for r in agreement.rows}), DEFAULT_METRIC)
-    kpi = pick(kpis, sorted({r.kpi for r in agreement.rows}), DEFAULT_KPI)
-    clicks = store.query_clicks(
-        test_set, metric or DEFAULT_METRIC, versions=agreement.versions, since=since
-    )
-    chosen_kpi = str(parse(kpi or DEFAULT_KPI))
-    return offline_online_page(agreement, offline, online, clicks, kpi=chosen_kpi)
+    first = agreement.rows[0] if agreement.rows else None
+    metric = first.metric if first else DEFAULT_METRIC
+    kpi = first.kpi if first else DEFAULT_KPI
+    clicks = store.query_clicks(test_set, metric, versions=agreement.versions, since=since)
+    return offline_online_page(agreement, offline, online, clicks, kpi=kpi)
 
 
 def render_offline_online(page: OfflineOnlinePage, out: str | Path) -> Path:
@@ -219,15 +216,20 @@ def render_offline_online(page: OfflineOnlinePage, out: str | Path) -> Path:
 
 
 def write_online_pages(
-    store: Store, test_sets: Sequence[str], out: Path, links: Links
+    store: Store,
+    test_sets: Sequence[str],
+    out: Path,
+    links: Links,
+    pairs: Sequence[tuple[str, str]] | None = None,
 ) -> dict[str, str]:
     """The site's pages, one per test set with at least one version run offline on it and
-    online; returns {test set: path relative to the site root}."""
+    online, of the (metric, KPI) ``pairs`` the project chose (``Store.online_agreement``'s
+    default without); returns {test set: path relative to the site root}."""
     from evalplat.reports.render import slug
 
     written: dict[str, str] = {}
     for test_set in test_sets:
-        page = gather_offline_online(store, test_set)
+        page = gather_offline_online(store, test_set, pairs=pairs)
         if not page.versions:
             continue
         path = f"online/{slug(test_set)}.html"

@@ -25,7 +25,7 @@ import hashlib
 import json
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -344,8 +344,11 @@ def slug(text: str) -> str:
     return safe[: SLUG_LENGTH - len(digest)] + digest
 
 
-def render_site(store: Store, out_dir: str | Path) -> Path:
-    """Write the whole report site into ``out_dir`` (``evalplat.reports.site``)."""
+def render_site(
+    store: Store, out_dir: str | Path, agreement: Sequence[tuple[str, str]] | None = None
+) -> Path:
+    """Write the whole report site into ``out_dir`` (``evalplat.reports.site``); ``agreement``
+    is the (offline metric, KPI) pairs of its "Offline vs online" pages."""
     from evalplat.reports.site import write_site
 
-    return write_site(store, out_dir)
+    return write_site(store, out_dir, agreement)

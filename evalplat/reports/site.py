@@ -6,6 +6,7 @@ the layout is described in :mod:`evalplat.reports.render`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -27,14 +28,17 @@ if TYPE_CHECKING:
     from evalplat.store import Store
 
 
-def write_site(store: Store, out_dir: str | Path) -> Path:
+def write_site(
+    store: Store, out_dir: str | Path, agreement: Sequence[tuple[str, str]] | None = None
+) -> Path:
     """Write the whole report site into ``out_dir``; return the path of ``index.html``.
 
     Per (config, test set): a history page, pages of its ``RUN_PAGES_PER_HISTORY`` latest runs,
     and the page of the comparison that gated its latest run (against its own or its
     ``compare_to`` config's baseline) when there is one. Every open or acknowledged alert's
     comparison has a page too, and its index row links it. Online comparisons (over sessions)
-    have no page of their own: the history page shows them.
+    have no page of their own: the history page shows them. The "Offline vs online" pages show
+    the (offline metric, KPI) pairs of ``agreement`` (the project's; a default without).
     """
     from evalplat.reports.gather import (
         TestSetCache,
@@ -53,7 +57,8 @@ def write_site(store: Store, out_dir: str | Path) -> Path:
     run_ids = frozenset(h.run.id for p in histories for h in p.runs[-RUN_PAGES_PER_HISTORY:])
     history_of = {h.run.id: _history_path(p) for p in histories for h in p.runs}
     pages = _ComparisonPages(store, out, TestSetCache(store), run_ids, history_of)
-    pairs = [(h.config, h.test_set) for h in histories]
+    # query health is of test sets of queries: an online run's units are sessions
+    pairs = [(h.config, h.test_set) for h in histories if h.test_set != ONLINE_TEST_SET]
     health = write_health_pages(store, pairs, out, Links("../", index=True))
     entries: list[SiteEntry] = []
     newest = ""
@@ -98,7 +103,7 @@ def write_site(store: Store, out_dir: str | Path) -> Path:
     test_sets = sorted({h.test_set for h in histories})
     online = (  # only when online runs exist: a site without them reads nothing more
         write_online_pages(store, [t for t in test_sets if t != ONLINE_TEST_SET], out,
-                           Links("../", index=True))
+                           Links("../", index=True), agreement)
         if ONLINE_TEST_SET in test_sets else {}
     )  # fmt: skip
     interleaved = (

@@ -63,6 +63,7 @@ from evalplat.store.comparable import (
     matching_evaluations,
     version_name,
 )
+from evalplat.store.events import ONLINE_TRIGGER
 from evalplat.store.grade_views import GradeViewsMixin
 from evalplat.store.history import HistoryPoint
 from evalplat.store.run_facts import read_facts, stored_facts
@@ -137,6 +138,7 @@ class ComparisonsMixin(GradeViewsMixin):
             eval_a, eval_b = matching_evaluations(session, ids, evaluations)
             check_same_version(session, ids, eval_a, eval_b)
             labels = [_label(session, run_id) for run_id in ids]
+            days = _online_days(session, ids)
             test_set = version_name(session, eval_a)
             changes = run_changes(session, ids[0], ids[1])
             pruned = any(run is not None and run.results_pruned_at for run in runs)
@@ -217,6 +219,7 @@ class ComparisonsMixin(GradeViewsMixin):
             created_at=now.isoformat(),
             changes=changes,
             facts=tuple(facts),
+            days=days if result.online else None,
         )
 
     def load_comparison(self, comparison_id: int) -> ComparisonResult:
@@ -235,6 +238,7 @@ class ComparisonsMixin(GradeViewsMixin):
                 for e in (row.baseline_evaluation_id, row.candidate_evaluation_id)
             ]
             labels = [_label(session, run_id) for run_id in run_ids]
+            days = _online_days(session, run_ids)
             test_set = version_name(session, row.baseline_evaluation_id)
             stored = {m.metric: m for m in metric_rows}
             saved_options = dict(row.options)
@@ -307,6 +311,7 @@ class ComparisonsMixin(GradeViewsMixin):
             created_at=created_at.isoformat(),
             changes=changes,
             facts=tuple(facts),
+            days=days if fresh.online else None,
         )
 
     def recent_comparisons(self, test_set: str, limit: int) -> list[StoredComparison]:
@@ -391,6 +396,17 @@ def _bounded(
             if parse(n).gateable and "judgments" in parse(n).spec.inputs
         )
     )  # fmt: skip
+
+
+def _online_days(session: Session, run_ids: Sequence[int]) -> tuple[str | None, str | None]:
+    """The UTC day of each online run (its window's start); None for a run of queries."""
+    days = []
+    for run_id in run_ids:
+        trigger, started = session.execute(
+            select(Run.trigger, Run.started_at).where(Run.id == run_id)
+        ).one()
+        days.append(started.date().isoformat() if trigger == ONLINE_TRIGGER else None)
+    return days[0], days[1]
 
 
 def _label(session: Session, run_id: int) -> str:

@@ -189,6 +189,7 @@ class HistoryMixin(StoreBase):
         import pandas as pd
 
         from evalplat.store.annotation_texts import corpus_of, fill_from_hits, with_document_columns
+        from evalplat.store.events import ONLINE_TRIGGER
 
         check_number(k, "--k", minimum=1, maximum=DEPTH_MAX)
         with self.session() as session:
@@ -196,6 +197,9 @@ class HistoryMixin(StoreBase):
             run = session.get(Run, run_id)
             if run is not None and run.results_pruned_at is not None:
                 raise InputError(f"run {run_id}: its results were pruned by the retention policy")
+            if run is not None and run.trigger == ONLINE_TRIGGER:
+                raise InputError(f"run {run_id} is an online run: its units are sessions of a "
+                                 "log, with no results to judge")  # fmt: skip
             evaluation_id = latest_evaluations(session, [run_id]).get(run_id)
             version_id = run.test_set_version_id if run is not None else None
             if evaluation_id is not None:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import String, cast, func, select
 
+from evalplat.comparison.agreement import DEFAULT_KPI, DEFAULT_METRIC, DEFAULT_PERMUTATIONS
 from evalplat.db.bulk import read_frame
 from evalplat.db.models import (
     Config,
@@ -123,36 +124,29 @@ class OnlineAgreementMixin(StoreBase):
         since: datetime | None = None,
         metrics: Sequence[str] | None = None,
         kpis: Sequence[str] | None = None,
-        samples: int = 2000,
+        pairs: Sequence[tuple[str, str]] | None = None,
+        samples: int = DEFAULT_PERMUTATIONS,
         seed: int = 0,
     ) -> OnlineAgreement:
-        """How each offline metric on ``test_set`` agrees with each online KPI across config
-        versions (``evalplat.comparison.agreement``); by default every gateable metric and every
-        KPI stored."""
+        """How offline metrics on ``test_set`` agree with online KPIs across config versions
+        (``evalplat.comparison.agreement``): the (metric, KPI) ``pairs`` a project chose, else
+        every one of ``metrics`` against every one of ``kpis``; with neither, nDCG@10 (else the
+        first gateable metric stored) against online:CTR (else the first KPI stored). ``samples``
+        random orderings test tau above 8 versions (below, every ordering is counted)."""
         from evalplat.comparison.agreement import agreement
-        from evalplat.metrics import parse
 
-        chosen_metrics = [str(parse(m)) for m in metrics or []]
-        chosen_kpis = [str(parse(k)) for k in kpis or []]
-        for name in chosen_metrics:
-            if parse(name).spec.unit == "session":
-                raise InputError(f"--metric {name}: an online measure; name it with --kpi")
-        for name in chosen_kpis:
-            if parse(name).spec.unit != "session":
-                raise InputError(f"--kpi {name}: not an online measure (online:CTR, ...)")
+        chosen = check_pairs(pairs or [], "agreement") if pairs else None
+        chosen_metrics = [name for name, _ in check_pairs([(m, None) for m in metrics or []])]
+        chosen_kpis = [name for _, name in check_pairs([(None, k) for k in kpis or []])]
         offline, online = self.agreement_inputs(test_set, since)
-        if not chosen_metrics:  # informational measures (coverage, counts) predict nothing
-            stored = sorted(set(offline["metric"]))
-            chosen_metrics = [name for name in stored if parse(name).gateable]
         versions = sorted(set(offline["version"]) & set(online["version"]))
-        rows = agreement(
-            offline,
-            online,
-            metrics=chosen_metrics or None,
-            kpis=chosen_kpis or None,
-            samples=samples,
-            seed=seed,
-        )
+        if chosen is None:
+            if not chosen_metrics:
+                chosen_metrics = _default(offline["metric"], DEFAULT_METRIC, gateable=True)
+            if not chosen_kpis:
+                chosen_kpis = _default(online["kpi"], DEFAULT_KPI, gateable=False)
+            chosen = [(m, k) for m in chosen_metrics for k in chosen_kpis]
+        rows = agreement(offline, online, pairs=chosen, samples=samples, seed=seed)
         return OnlineAgreement(test_set=test_set, since=since, versions=versions, rows=rows)
 
     def online_pair(self, baseline: str, candidate: str, day: str | None = None) -> OnlinePair:
@@ -179,6 +173,44 @@ class OnlinePair:
     day: str
     baseline_run: int
     candidate_run: int
+
+
+def check_pairs(
+    pairs: Sequence[tuple[str | None, str | None]], where: str | None = None
+) -> list[tuple[str, str]]:
+    """The pairs with canonical names; an offline metric that is an online measure, or a KPI
+    that is not one, is refused (``where`` names the option or key in the message; by default
+    ``--metric`` and ``--kpi``)."""
+    from evalplat.metrics import parse
+
+    checked = []
+    for metric, kpi in pairs:
+        names = []
+        for name, online, option in ((metric, False, "--metric"), (kpi, True, "--kpi")):
+            if name is None:
+                names.append("")
+                continue
+            measure = parse(name)
+            label = where or option
+            if online and measure.spec.unit != "session":
+                raise InputError(f"{label}: {measure} is not an online measure (online:CTR, ...)")
+            if not online and measure.spec.unit == "session":
+                raise InputError(f"{label}: {measure} is an online measure; a pair names an "
+                                 "offline metric, then a KPI")  # fmt: skip
+            names.append(str(measure))
+        checked.append((names[0], names[1]))
+    return checked
+
+
+def _default(stored: Any, default: str, *, gateable: bool) -> list[str]:
+    """``[default]`` when stored, else the first stored name (gateable ones for offline
+    metrics: coverage and counts predict nothing), else none."""
+    from evalplat.metrics import parse
+
+    present = sorted({str(n) for n in stored if not gateable or parse(str(n)).gateable})
+    if default in present:
+        return [default]
+    return present[:1]
 
 
 def _online_days(session: Any, ref: str) -> dict[str, int]:

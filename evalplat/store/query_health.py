@@ -72,6 +72,14 @@ class QueryHealthMixin(StoreBase):
 
         if k < 1:
             raise InputError(f"--k must be 1 or more, got {k}")
+        from evalplat.store.testsets import ONLINE_TEST_SET
+
+        if test_set.strip() == ONLINE_TEST_SET:
+            raise InputError(
+                f"--testset {ONLINE_TEST_SET}: its runs are scored per session of a log, not per "
+                "query; query health is for test sets of queries (searches per query text: "
+                "`evalplat online agreement --testset T --report FILE`)"
+            )
         start = utcnow() - since
         with self.session() as session:
             if session.scalar(select(Config.id).where(Config.name == config)) is None:

@@ -36,6 +36,7 @@ from evalplat.db.models import (
 from evalplat.errors import InputError, NotFoundError
 from evalplat.inputs.validation import ROW_ID_MAX, shown
 from evalplat.store.base import utcnow
+from evalplat.store.run_units import RunUnits
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -77,7 +78,7 @@ class EvaluationRecord:
 
 
 @dataclass(frozen=True)
-class RunInfo:
+class RunInfo(RunUnits):
     """What ``runs list`` / ``runs show`` and ``--json`` tell about a run."""
 
     id: int
@@ -108,11 +109,13 @@ class RunInfo:
     scored_against_version: int | None
 
     def to_dict(self) -> dict[str, Any]:
+        """JSON-ready. An online run's units are sessions: it has ``sessions``, ``searches``,
+        ``events``, ``window`` and ``day`` in place of the query counts."""
         data = asdict(self)
         for key in ("started_at", "finished_at", "heartbeat_at", "results_pruned_at"):
             value = getattr(self, key)
             data[key] = None if value is None else value.isoformat()
-        return data
+        return self.with_units(data)
 
 
 def run_id_text(text: str) -> str:

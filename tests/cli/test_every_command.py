@@ -615,7 +615,7 @@ DATABASE_COMMANDS: dict[tuple[str, ...], tuple[Form, Form | None]] = {
     ("online", "agreement"): (
         Form(
             lambda w: _scored(w, "online", "agreement", "-t", "tiny", "-k", "online:CTR"),
-            shows("offline on tiny against online, 0 versions: none", "insufficient data"),
+            shows("offline on tiny against online, 0 versions: none", "too few versions (0)"),
         ),
         Form(
             lambda w: _scored(
@@ -636,7 +636,7 @@ DATABASE_COMMANDS: dict[tuple[str, ...], tuple[Form, Form | None]] = {
                 lambda d, w: (
                     d["test_set"] == "tiny"
                     and {r["metric"] for r in d["agreement"]} == {"AP"}
-                    and {r["status"] for r in d["agreement"]} == {"insufficient data"}
+                    and {r["status"] for r in d["agreement"]} == {"too few versions"}
                     and "Offline vs online" in Path(d["report"]).read_text(encoding="utf-8")
                 )
             ),

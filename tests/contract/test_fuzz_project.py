@@ -93,6 +93,7 @@ baseline = "bm25"
 metrics = ["online:CTR"]
 min_sessions = 30
 retire_after_days = 7
+agreement = [["nDCG@10", "online:CTR"]]
 
 [[online.interleaving]]
 candidate = "prod"
@@ -132,6 +133,8 @@ BAD: dict[str, list[str]] = {
     "concurrency": [*WHOLE, "1001"],
     "compare_to": ['"nosuch"', "1", '""'],
     "metrics": ["[]", "[\"nDCG@10\"]", "[\"nosuch\"]", "\"online:CTR\"", "[1]"],
+    "agreement": ['"nDCG@10"', "[[]]", '[["nDCG@10"]]', '[["nDCG@10", "AP"]]', "[[1, 2]]",
+                  '[["online:CTR", "online:CTR"]]', '[["nosuch", "online:CTR"]]', "{}"],
     "names": ["[]", '["nosuch"]', '"nDCG@10"', "[1]", f'["P@{"1" * 90}"]'],
     "metric": METRIC,
     "max_drop": REAL,

@@ -10,7 +10,7 @@ import pytest
 from evalplat.comparison.agreement import ab_pairs
 from evalplat.comparison.query_clicks import match_searches, query_clicks, unmatched_searches
 from evalplat.reports.delta_chart import DeltaPoint, delta_scatter
-from evalplat.reports.online_page import pick, query_table
+from evalplat.reports.online_page import query_table
 
 
 def _frames() -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
@@ -85,5 +85,3 @@ def test_delta_scatter_escapes_labels_and_skips_non_finite() -> None:
     assert svg.count("<circle") == 2 and svg.count('class="c-bad"') == 1
     assert "skipped" not in svg and "nan" not in svg and "inf" not in svg
     assert "no data" in delta_scatter([], label="l", x_label="x", y_label="y")
-    assert pick(None, ["AP", "nDCG@10"], "nDCG@10") == "nDCG@10"
-    assert pick(["P@5"], ["AP"], "nDCG@10") == "P@5" and pick(None, [], "x") is None

@@ -32,6 +32,8 @@ The nights, and what each must end with:
     traffic (``retire_after_days = 2``): its online alert is retired; ``exp`` is dropped from
     the project: its two other alerts are retired; the target is removed: retired → exit 0
 13. a quiet night: nothing changes                                                → exit 0
+    (and the site shows the A/B days of nights 10 to 12 as sessions and searches, with no
+    query-health page for them)
 14. an interleaved experiment starts, ``lexical``'s hits merged with ``prod``'s, gated on
     ``online:Preference``: an A/A day, nothing alerts                             → exit 0
 15. its next day, lexical's hits draw fewer clicks: one Preference alert opens     → exit 1
@@ -338,6 +340,22 @@ class Season:
         assert result.exit_code == 0, f"interleaved day {day}: {result.stderr}"
         summary = json.loads(result.stdout)
         assert summary["unknown_configs"] == {} and summary["interleaved"] > 0, summary
+    def online_pages_say_sessions(self, where: str) -> None:
+        """The site shows the A/B arms' days (nights 10 to 12) as sessions: their run and history
+        pages count sessions and searches, and no query-health page is written for them."""
+        site = self.folder / "site"
+        assert not list((site / "health").glob("*--online.html")), f"{where}: online health page"
+        with Store.open(self.db_url) as store:
+            online = [i for i in store.list_runs() if i.trigger == "online"]
+        days = {i.day for i in online}
+        assert days == {f"2026-03-{d}" for d in (10, 11, 12)}, f"{where}: online days {days}"
+        pages = [site / "runs" / f"run-{i.id}.html" for i in online]
+        written = [p.read_text(encoding="utf-8") for p in pages if p.is_file()]
+        assert written, f"{where}: no online run page"
+        for page in written:
+            assert "<dt>sessions</dt>" in page and "All queries" not in page, where
+        history = (site / "history" / "prod--online.html").read_text(encoding="utf-8")
+        assert '<th scope="col">Sessions</th>' in history and "new judgments" not in history, where
 
     def resolve_by_hand(self, alert_id: int, note: str) -> None:
         """``evalplat alerts resolve ID --note``: its ``resolved`` event is announced once."""
@@ -506,6 +524,7 @@ def test_a_season_of_nights_converges_and_the_front_page_tells_the_truth(season:
     )
 
     s.night(13, "a quiet night", code=0, events=[])
+    s.online_pages_say_sessions("after night 13")
     opened = [i for i, h in s.ledger.items() if h[0] == "opened"]
     assert len(opened) == 7 and all(len(s.ledger[i]) == 2 for i in opened), s.ledger
 

@@ -219,27 +219,29 @@ def fixed_index() -> SiteIndex:
 
 @pytest.fixture
 def fixed_online_page() -> OfflineOnlinePage:
-    """Three versions on one day (the third lower offline but also online, so one A/B pair
-    disagrees), an online:MRR of one version only (insufficient data), 60 queries whose texts
-    include a script tag and quotes, searched in upper case."""
+    """Five versions on one day (b lower than a offline but higher online: one of the ten A/B
+    pairs disagrees, tau = 0.8 with an exact p of 10/120), the project's two pairs only (AP is
+    stored and not chosen), an online:MRR of one version only (too few versions), 60 queries
+    whose texts include a script tag and quotes, searched in upper case."""
     from evalplat.comparison.agreement import agreement
     from evalplat.comparison.query_clicks import query_clicks
     from evalplat.reports.online_page import offline_online_page
     from evalplat.store import OnlineAgreement
 
     quoted = "say \"hi\" & 'bye'"
-    versions = ["a@1", "b@1", "c@1"]
+    versions = ["a@1", "b@1", "c@1", "d@1", "e@1"]
     offline = pd.DataFrame(
-        [(v, m, x) for v, x in zip(versions, (0.5, 0.4, 0.2), strict=True)
+        [(v, m, x) for v, x in zip(versions, (0.5, 0.4, 0.2, 0.6, 0.3), strict=True)
          for m in ("nDCG@10", "AP")], columns=["version", "metric", "value"],
     )  # fmt: skip
     online = pd.DataFrame(
         [(v, "2026-03-01", "online:CTR", x, 100)
-         for v, x in zip(versions, (0.3, 0.35, 0.1), strict=True)]
+         for v, x in zip(versions, (0.3, 0.35, 0.1, 0.4, 0.2), strict=True)]
         + [("a@1", "2026-03-01", "online:MRR", 0.2, 100)],
         columns=["version", "day", "kpi", "value", "sessions"],
     )  # fmt: skip
-    rows = agreement(offline, online, samples=100)
+    pairs = [("nDCG@10", "online:CTR"), ("nDCG@10", "online:MRR")]
+    rows = agreement(offline, online, pairs=pairs, samples=100)
     outcome = OnlineAgreement(test_set=HOSTILE, since=None, versions=versions, rows=rows)
     ids = [f"q{n}" for n in range(1, 61)]
     texts = {q: HOSTILE if q == "q2" else quoted if q == "q3" else f"topic {q}" for q in ids}

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -326,6 +326,36 @@ def test_run_page_draws_the_latency_distribution_and_lists_queries_without_resul
     assert_clean(seen)
 
 
+def test_an_online_run_page_shows_sessions_and_no_query_parts(
+    visit: Callable[[str, str], Visit],
+) -> None:
+    import pandas as pd
+
+    from evalplat.reports.data import run_page
+
+    from .conftest import header
+
+    online = replace(header(9, 1, None, 3), trigger="online", test_set="online",
+                     queries_total=3, window="2026-03-02", searches=5, events=4)  # fmt: skip
+    scores = pd.DataFrame(
+        [(f"s{n}", "online:CTR", value) for n, value in enumerate((1.0, 0.5, 0.0))],
+        columns=["query_id", "metric", "value"],
+    )
+    outcomes = pd.DataFrame(
+        columns=["query_id", "status", "latency_ms", "attempts", "results_count", "error"]
+    )
+    page = run_page(online, scores=scores, outcomes=outcomes, query_text={},
+                    means={"online:CTR": 0.5})  # fmt: skip
+    seen = visit("online-run.html", run_html(page))
+    facts = seen.page.locator("dl.facts").first.inner_text()
+    assert "sessions\n3" in facts and "searches\n5" in facts and "2026-03-02" in facts
+    headings = seen.page.locator("h2").all_inner_texts()
+    assert headings == ["Metrics", "Distribution per session"]
+    assert seen.page.locator("text=Sessions, not queries").count() == 1
+    assert seen.page.locator("#query-table").count() == 0
+    assert_clean(seen)
+
+
 def test_query_health_page_loads_sorts_and_keeps_hostile_text_as_text(
     visit: Callable[[str, str], Visit],
 ) -> None:
@@ -411,12 +441,17 @@ def test_offline_online_page_loads_sorts_and_keeps_hostile_text_as_text(
     assert page.locator("h1").inner_text() == f"Offline vs online · {HOSTILE}"
     scatter = page.locator("svg.delta-scatter")
     assert scatter.count() == 1 and scatter.bounding_box() is not None
-    assert scatter.locator("circle").count() + scatter.locator("path.c-bad").count() == 3
-    assert page.locator("#pairs tbody tr").count() == 3
-    statuses = page.eval_on_selector_all(
-        "#agreement-table td.status", "cells => cells.map(c => c.textContent)"
+    assert scatter.locator("circle").count() + scatter.locator("path.c-bad").count() == 10
+    assert page.locator("#pairs tbody tr").count() == 10
+    rows = page.eval_on_selector_all(
+        "#agreement-table tbody tr",
+        "rows => rows.map(r => Array.from(r.cells, c => c.textContent.trim()))",
     )
-    assert statuses == ["insufficient data", "insufficient data"]  # MRR: one version only
+    # the chosen pairs only (AP is stored, not chosen); tau 0.8, exact p = 10/120
+    assert rows == [
+        ["nDCG@10", "online:CTR", "5", "+0.80", "0.083", "+0.90", "9/10 (90.0 %)"],
+        ["nDCG@10", "online:MRR", "1", "too few versions (1)"],
+    ]
     assert first_column(page)[:3] == ["q1", "q2", "q3"]
     page.locator("#query-table th[data-key='t'] button").click()  # re-rendered from the JSON
     page.locator("#query-table th[data-key='q'] button").click()
