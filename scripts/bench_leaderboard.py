@@ -123,7 +123,7 @@ def _time_parts(board: Leaderboard, frames: list[pd.DataFrame], names: list[str]
                 runs: list[str]) -> None:  # fmt: skip
     from evalplat.comparison import tukey
     from evalplat.comparison.scores import wide_scores
-    from evalplat.comparison.shared_draws import randomization_tests
+    from evalplat.comparison.shared_draws import WIDE_BLOCK_ROWS, randomization_tests
 
     wide = [wide_scores(f, r) for f, r in zip(frames, runs, strict=True)]
     matrices = [np.column_stack([w[name].to_numpy() for w in wide]) for name in names]
@@ -133,7 +133,7 @@ def _time_parts(board: Leaderboard, frames: list[pd.DataFrame], names: list[str]
     hsd = time.perf_counter() - start
     columns = np.column_stack([x[:, j] - x[:, 0] for x in matrices for j in range(1, len(runs))])
     start = time.perf_counter()
-    randomization_tests(columns, options.permutations, options.seed)
+    randomization_tests(columns, options.permutations, options.seed, block_rows=WIDE_BLOCK_ROWS)
     signs = time.perf_counter() - start
     print(
         f"  Tukey HSD, {options.draws} draws: {hsd:.1f} s; sign-flip tests vs baseline, "

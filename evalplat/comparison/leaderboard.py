@@ -34,7 +34,7 @@ import numpy as np
 from evalplat.comparison import stats, tukey
 from evalplat.comparison.results import CompareOptions, _plain
 from evalplat.comparison.scores import wide_scores
-from evalplat.comparison.shared_draws import SharedDraws, randomization_tests
+from evalplat.comparison.shared_draws import WIDE_BLOCK_ROWS, SharedDraws, randomization_tests
 from evalplat.errors import InputError
 from evalplat.inputs.validation import SEED_MAX
 
@@ -206,11 +206,10 @@ def leaderboard(
     intervals = _intervals(scaled, compare)
     others = [j for j in range(len(runs)) if j != baseline]
     columns = [x[:, j] - x[:, baseline] for x in scaled for j in others]
-    p_values = (
-        randomization_tests(np.column_stack(columns), options.permutations, options.seed)
-        if columns and len(queries)
-        else np.ones(len(columns))
-    )
+    p_values = np.ones(len(columns))
+    if columns and len(queries):
+        p_values = randomization_tests(np.column_stack(columns), options.permutations,
+                                       options.seed, block_rows=WIDE_BLOCK_ROWS)  # fmt: skip
     corrected = stats.holm(p_values)
     hsd = tukey.hsd_p_values(scaled, options.draws, options.seed)
     level = options.alpha / 2
@@ -275,7 +274,7 @@ def _intervals(
     scaled: list[stats.FloatArray], options: CompareOptions
 ) -> list[list[tuple[float, float]]]:
     """Bootstrap interval of every run's mean on every metric, from one stream of resamples."""
-    draws = SharedDraws(options)
+    draws = SharedDraws(options, block_rows=WIDE_BLOCK_ROWS)
     rows: list[list[dict[str, Any]]] = []
     for x in scaled:
         rows.append([{} for _ in range(x.shape[1])])

@@ -19,10 +19,10 @@ does). A pair differs when ``p_jl <= alpha``: the largest range of ``n`` equival
 reach such a difference in fewer than an ``alpha`` share of draws, whatever the number of pairs.
 
 Vectorised: a block of draws is one matrix of random keys, arg-sorted along the runs (a
-uniform permutation per query and draw, ties having probability about ``k^2 / 2^33``), shared
-by every metric of the leaderboard; each metric's column sums are one weighted ``bincount``
-of the scattered values. Queries whose runs all score the same add the same amount to every
-column and are dropped first (the ranges do not change).
+uniform permutation per query and draw: 53-bit keys tie with probability about k^2 / 2^54),
+shared by every metric of the leaderboard; each metric's column sums are one weighted
+``bincount`` of the scattered values. Queries whose runs all score the same add the same
+amount to every column and are dropped first (the ranges do not change).
 
 **Compact letter display** (Piepho 2004, "An algorithm for a letter-based representation of
 all-pairwise comparisons", J. Comput. Graph. Stat. 13(2)): start with one letter shared by
@@ -91,7 +91,7 @@ def _ranges(kept: list[FloatArray], n: int, seed: int, m: int) -> list[FloatArra
     done = 0
     while done < n:
         block = min(chunk, n - done)
-        keys = rng.integers(0, 2**32, size=(block, rows, k), dtype=np.uint32)
+        keys = rng.random((block, rows, k))
         # the scatter form: value x[i, c] goes to column order[c] of its draw, where ``order``
         # is a uniform random permutation, as is its inverse
         order = np.argsort(keys, axis=2).astype(np.intp)
