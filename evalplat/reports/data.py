@@ -435,6 +435,7 @@ class SiteIndex:
     alerts: tuple[AlertRow, ...]
     generated_from: str  # the newest run's time: the page never says "now"
     online: tuple[tuple[str, str], ...] = ()  # (test set, its "Offline vs online" page)
+    leaderboards: tuple[tuple[str, str], ...] = ()  # (test set, its leaderboard page)
 
     @property
     def has_targets(self) -> bool:

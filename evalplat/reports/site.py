@@ -34,7 +34,8 @@ def write_site(store: Store, out_dir: str | Path) -> Path:
     and the page of the comparison that gated its latest run (against its own or its
     ``compare_to`` config's baseline) when there is one. Every open or acknowledged alert's
     comparison has a page too, and its index row links it. Online comparisons (over sessions)
-    have no page of their own: the history page shows them.
+    have no page of their own: the history page shows them. Per test set, a leaderboard of
+    every config's latest run (``evalplat.reports.leaderboard_page``).
     """
     from evalplat.reports.gather import (
         TestSetCache,
@@ -43,6 +44,7 @@ def write_site(store: Store, out_dir: str | Path) -> Path:
         open_alerts,
     )
     from evalplat.reports.health import write_health_pages
+    from evalplat.reports.leaderboard_page import write_leaderboard_pages
     from evalplat.reports.online_page import write_online_pages
     from evalplat.store.testsets import ONLINE_TEST_SET
 
@@ -100,7 +102,10 @@ def write_site(store: Store, out_dir: str | Path) -> Path:
                            Links("../", index=True))
         if ONLINE_TEST_SET in test_sets else {}
     )  # fmt: skip
-    index = SiteIndex(tuple(entries), tuple(alerts), newest, tuple(online.items()))
+    boards = write_leaderboard_pages(store, out, Links("../", run_ids, index=True))
+    index = SiteIndex(
+        tuple(entries), tuple(alerts), newest, tuple(online.items()), tuple(boards.items())
+    )
     return _write(out / "index.html", index_html(index))
 
 
