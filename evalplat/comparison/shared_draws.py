@@ -233,6 +233,8 @@ def _bootstrap(
     diffs = np.empty((n, len(percentiles)), dtype=np.float64)
     rng = np.random.default_rng(options.seed)
     chunk = max(1, min(n, stats.CHUNK_CELLS // m))
+    if block_rows > _BLOCK_ROWS:  # wide products: resamples in blocks as large as the products'
+        chunk = max(chunk, min(n, block_rows))
     done = 0
     while done < n:
         rows = min(chunk, n - done)

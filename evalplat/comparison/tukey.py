@@ -18,11 +18,12 @@ draws whose range reaches the pair's observed difference::
 does). A pair differs when ``p_jl <= alpha``: the largest range of ``n`` equivalent runs would
 reach such a difference in fewer than an ``alpha`` share of draws, whatever the number of pairs.
 
-Vectorised: a block of draws is one matrix of random keys, arg-sorted along the runs (a
-uniform permutation per query and draw: 53-bit keys tie with probability about k^2 / 2^54),
-shared by every metric of the leaderboard; each metric's column sums are one weighted
-``bincount`` of the scattered values. Queries whose runs all score the same add the same
-amount to every column and are dropped first (the ranges do not change).
+Vectorised: a block of draws is one matrix of random integer keys, each holding the run's
+index in its low bits, sorted along the runs (a uniform permutation per query and draw: 57
+random bits tie with probability about k^2 / 2^58), shared by every metric of the
+leaderboard; each metric's column sums are one weighted ``bincount`` of the scattered values.
+Queries whose runs all score the same add the same amount to every column and are dropped
+first (the ranges do not change).
 
 **Compact letter display** (Piepho 2004, "An algorithm for a letter-based representation of
 all-pairwise comparisons", J. Comput. Graph. Stat. 13(2)): start with one letter shared by
@@ -86,19 +87,27 @@ def _ranges(kept: list[FloatArray], n: int, seed: int, m: int) -> list[FloatArra
     rows, k = kept[0].shape
     rng = np.random.default_rng(seed)
     chunk = max(1, min(n, CHUNK_CELLS * 4 // (rows * k)))
-    values = [x.ravel() for x in kept]
+    tiled = [np.tile(x.ravel(), chunk) for x in kept]
     ranges = [np.empty(n, dtype=np.float64) for _ in kept]
+    # sort keys: 57 random bits above the run's index (6 bits; more runs take more), so that one
+    # in-place sort of integers gives each row a uniform random order of its runs
+    shift = max(6, int(k - 1).bit_length())
+    index = np.arange(k, dtype=np.uint64)
     done = 0
     while done < n:
         block = min(chunk, n - done)
-        keys = rng.random((block, rows, k))
+        keys = rng.integers(0, 2 ** (63 - shift), size=(block, rows, k), dtype=np.uint64)
+        keys <<= np.uint64(shift)
+        keys |= index
+        keys.sort(axis=2)
         # the scatter form: value x[i, c] goes to column order[c] of its draw, where ``order``
         # is a uniform random permutation, as is its inverse
-        order = np.argsort(keys, axis=2).astype(np.intp)
+        order = (keys & np.uint64((1 << shift) - 1)).astype(np.intp)
         order += (np.arange(block, dtype=np.intp) * k)[:, None, None]
         where = order.ravel()
-        for flat, out in zip(values, ranges, strict=True):
-            sums = np.bincount(where, weights=np.tile(flat, block), minlength=block * k)
+        for flat, out in zip(tiled, ranges, strict=True):
+            weights = flat if block == chunk else flat[: block * rows * k]
+            sums = np.bincount(where, weights=weights, minlength=block * k)
             means = sums.reshape(block, k) / m
             out[done : done + block] = means.max(axis=1) - means.min(axis=1)
         done += block
