@@ -134,6 +134,14 @@ class LeaderboardMixin(StoreBase):
                 raise InputError(f"a leaderboard needs two runs or more, got {len(ids)}")
             if len(ids) > MAX_RUNS:
                 raise InputError(f"a leaderboard ranks at most {MAX_RUNS} runs, got {len(ids)}")
+            online = session.scalar(
+                select(Run.id).where(Run.id.in_(ids), Run.trigger == "online").limit(1)
+            )
+            if online is not None:
+                raise InputError(
+                    f"run {online} is an online run, scored over sessions: a leaderboard ranks "
+                    "runs per query of a judged test set"
+                )
             evaluations = _common_evaluations(session, ids)
             labels = _labels(session, ids)
             where = ids.index(first) if first is not None else _production(session, ids)

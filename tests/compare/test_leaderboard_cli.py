@@ -149,3 +149,18 @@ def test_the_report_site_ranks_every_configs_latest_run_per_test_set(
     assert page.count('class="leaderboard"') == 3  # nDCG@10, P@5, AP: compare's gated metrics
     assert f"#{ids['bm25-prod']}" in page and f'href="../runs/run-{ids["bm25-worse"]}.html"' in page
     assert HOSTILE not in page
+
+
+def test_an_online_run_is_refused_in_one_line(db_url: str, cli: Callable[..., Any]) -> None:
+    from sqlalchemy import update
+
+    from evalplat.db.models import Run
+
+    ids = _board(db_url)
+    with Store.open(db_url) as store, store.session() as session:  # as events import marks it
+        session.execute(update(Run).where(Run.id == ids["dense"]).values(trigger="online"))
+    result = cli("leaderboard", "bm25-prod@latest", str(ids["dense"]), "--db", db_url)
+    assert result.exit_code == 2
+    assert result.stderr.strip() == (f"error: run {ids['dense']} is an online run, scored over "
+                                     "sessions: a leaderboard ranks runs per query of a judged "
+                                     "test set")  # fmt: skip
