@@ -444,6 +444,7 @@ class SiteIndex:
     generated_from: str  # the newest run's time: the page never says "now"
     online: tuple[tuple[str, str], ...] = ()  # (test set, its "Offline vs online" page)
     interleaved: str | None = None  # the "Interleaved experiments" page, when there is one
+    leaderboards: tuple[tuple[str, str], ...] = ()  # (test set, its leaderboard page)
 
     @property
     def has_targets(self) -> bool:

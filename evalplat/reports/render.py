@@ -9,6 +9,7 @@ the folder can be moved)::
     index.html
     health/<config>--<test set>.html   (query health over the last 30 days)
     online/<test set>.html   (offline vs online, when versions were also online)
+    leaderboard/<test set>.html   (every config's latest run, ranked: reports.leaderboard_page)
     runs/run-<id>.html
     history/<config>--<test set>.html   (evalplat.reports.history_render)
     compare/compare-<comparison id>.html

@@ -38,7 +38,8 @@ def write_site(
     ``compare_to`` config's baseline) when there is one. Every open or acknowledged alert's
     comparison has a page too, and its index row links it. Online comparisons (over sessions)
     have no page of their own: the history page shows them. The "Offline vs online" pages show
-    the (offline metric, KPI) pairs of ``agreement`` (the project's; a default without).
+    the (offline metric, KPI) pairs of ``agreement`` (the project's; a default without). Per
+    test set, a leaderboard of every config's latest run (``evalplat.reports.leaderboard_page``).
     """
     from evalplat.reports.gather import (
         TestSetCache,
@@ -48,6 +49,7 @@ def write_site(
     )
     from evalplat.reports.health import write_health_pages
     from evalplat.reports.interleaved_page import write_interleaved_page
+    from evalplat.reports.leaderboard_page import write_leaderboard_pages
     from evalplat.reports.online_page import write_online_pages
     from evalplat.store.testsets import ONLINE_TEST_SET
 
@@ -110,7 +112,11 @@ def write_site(
         write_interleaved_page(store, out, Links("../", index=True))
         if ONLINE_TEST_SET in test_sets else None
     )  # fmt: skip
-    index = SiteIndex(tuple(entries), tuple(alerts), newest, tuple(online.items()), interleaved)
+    boards = write_leaderboard_pages(store, out, Links("../", run_ids, index=True))
+    index = SiteIndex(
+        tuple(entries), tuple(alerts), newest, tuple(online.items()), interleaved,
+        tuple(boards.items()),
+    )  # fmt: skip
     return _write(out / "index.html", index_html(index))
 
 

@@ -16,6 +16,7 @@ from evalplat.store.events import EventImport, EventsMixin
 from evalplat.store.history import HistoryMixin
 from evalplat.store.interleaving import InterleavingMixin, PreferenceDay
 from evalplat.store.judge_grades import JudgeGradesMixin
+from evalplat.store.leaderboard import LeaderboardMixin
 from evalplat.store.locks import LockBusyError, LockLostError, LocksMixin
 from evalplat.store.online_agreement import OnlineAgreement, OnlineAgreementMixin
 from evalplat.store.online_queries import OnlineQueriesMixin
@@ -63,5 +64,6 @@ class Store(
     OnlineQueriesMixin,
     QueryHealthMixin,
     TargetsMixin,
+    LeaderboardMixin,
 ):
     """Everything the CLI can do, as methods (see the mixins for each noun)."""

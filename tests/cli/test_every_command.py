@@ -442,6 +442,22 @@ DATABASE_COMMANDS: dict[tuple[str, ...], tuple[Form, Form | None]] = {
             ),
         ),
     ),
+    ("leaderboard",): (
+        Form(
+            db_args("leaderboard", "{w.baseline}", "{w.candidate}", "-m", "nDCG@10"),
+            shows("nDCG@10 (higher is better)", "2 runs on tiny@1, 30 queries", "Tukey HSD"),
+        ),
+        Form(
+            json_db_args("leaderboard", "{w.candidate}", "{w.baseline}", "-m", "AP"),
+            holds(
+                lambda d, w: (
+                    [r["id"] for r in d["runs"]] == [w.candidate, w.baseline]
+                    and d["metrics"][0]["metric"] == "AP"
+                    and d["metrics"][0]["runs"][0]["run_id"] == w.baseline
+                )
+            ),
+        ),
+    ),
     ("judge", "grade"): (
         Form(
             db_args(

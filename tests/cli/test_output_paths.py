@@ -59,6 +59,12 @@ OUTPUTS: dict[tuple[tuple[str, ...], str], tuple[str, Args]] = {
     (("testset", "export"), "--out"): ("folder", lambda w, p: ["testset", "export", "tiny",
                                                                "--out", p, "--db", w.url]),
     (("demo",), "--dir"): ("folder", lambda w, p: ["demo", "--dir", p]),
+    (("leaderboard",), "--csv"): ("file", lambda w, p: ["leaderboard", str(w.baseline),
+                                                        str(w.candidate), "--csv", p, "--db",
+                                                        w.url]),
+    (("leaderboard",), "--report"): ("html", lambda w, p: ["leaderboard", str(w.baseline),
+                                                           str(w.candidate), "--report", p,
+                                                           "--db", w.url]),
 }  # fmt: skip
 
 INPUTS = {

@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from evalplat.comparison.changes import Changes, TestSetChange, diff_configs
+from evalplat.comparison.leaderboard import Leaderboard
 from evalplat.comparison.results import SegmentComparison
 from evalplat.comparison.verdicts import (
     CompareOptions,
@@ -257,3 +258,29 @@ def fixed_online_page() -> OfflineOnlinePage:
     )
     clicks = query_clicks("nDCG@10", queries, searches, per_query, versions)
     return offline_online_page(outcome, offline, online, clicks, kpi="online:CTR")
+
+
+@pytest.fixture
+def fixed_leaderboard() -> Leaderboard:
+    """Five runs over 40 queries on nDCG@10 and P@5: two clearly better than the baseline, one
+    the same, one worse; one run's label is a script tag. 200 HSD draws keep it quick."""
+    import numpy as np
+
+    from evalplat.comparison.leaderboard import LeaderboardOptions, leaderboard
+
+    ids = [f"q{n}" for n in range(1, 41)]
+    base = np.linspace(0.1, 0.7, 40)
+    lifts = (0.0, 0.0, 0.25, 0.3, -0.2)
+    wobble = np.tile([0.03, -0.03], 20)
+    frames = [
+        pd.DataFrame(
+            [(q, metric, float(np.clip(v + lift + wobble[i] * (j % 2), 0, 1)))
+             for metric in ("nDCG@10", "P@5") for i, (q, v) in enumerate(zip(ids, base,
+                                                                              strict=True))],
+            columns=["query_id", "metric", "value"],
+        )
+        for j, lift in enumerate(lifts)
+    ]  # fmt: skip
+    names = ["docs-bm25@1", "docs-bm25@2", "hybrid@1", f"dense@1 ({HOSTILE})", "stemless@1"]
+    return leaderboard(names, frames, ["nDCG@10", "P@5"], options=LeaderboardOptions(draws=200),
+                       run_ids=[1, 2, 3, 4, 5], test_set="mini@1")  # fmt: skip

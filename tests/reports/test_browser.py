@@ -505,3 +505,27 @@ def test_comparison_page_shows_the_operational_facts_under_the_verdict(
     )
     assert kinds == ["zero_results:candidate", "empty_text:both"]
     assert_clean(seen)
+
+
+def test_leaderboard_page_loads_opens_its_pairs_and_keeps_hostile_text_as_text(
+    visit: Callable[[str, str], Visit], fixed_leaderboard: Any
+) -> None:
+    from evalplat.reports.leaderboard_page import leaderboard_html
+
+    seen = visit("leaderboard.html", leaderboard_html(fixed_leaderboard))
+    page = seen.page
+    assert page.locator("h1").inner_text() == "Leaderboard · mini@1"
+    assert page.locator("table.leaderboard").count() == 2
+    first = page.locator("#board-1 tbody tr")
+    assert first.count() == 5
+    runs = page.eval_on_selector_all("#board-1 tbody tr td:nth-child(2)",
+                                     "cells => cells.map(c => c.textContent)")  # fmt: skip
+    assert runs[0].startswith(f"dense@1 ({HOSTILE})") and runs[-1].startswith("stemless@1")
+    charts = page.locator("svg.intervals")
+    assert charts.count() == 2 and charts.first.bounding_box() is not None
+    pairs = page.locator("details").first
+    assert not pairs.locator("table.pairs").is_visible()
+    pairs.locator("summary").click()
+    assert pairs.locator("table.pairs tbody tr").count() == 10
+    assert page.evaluate("document.querySelectorAll('script').length") == 0
+    assert_clean(seen)
