@@ -108,6 +108,7 @@ _COMMAND_MODULES: list[tuple[str, str | None]] = [
     ("evalplat.cli.events", "events"),
     ("evalplat.cli.online", "online"),
     ("evalplat.cli.queries", None),
+    ("evalplat.cli.sweep", None),
 ]
 
 # The module behind each name the root accepts, so that a command line loads and converts the
@@ -116,7 +117,9 @@ MODULE_OF: dict[str, str] = {
     **{name: "evalplat.cli.db" for name in ("init", "db")},
     **{name: "evalplat.cli.run" for name in ("run", "import-run", "rescore", "runs")},
     **{name: "evalplat.cli.compare" for name in ("compare", "unjudged", "history", "baseline")},
-    **{name: f"evalplat.cli.{name}" for name in ("evaluate", "nightly", "demo", "queries")},
+    **{
+        name: f"evalplat.cli.{name}" for name in ("evaluate", "nightly", "demo", "queries", "sweep")
+    },
     **{sub: module for module, sub in _COMMAND_MODULES if sub is not None},
 }
 
