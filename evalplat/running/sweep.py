@@ -171,7 +171,10 @@ def plan_sweep(
                          "raise --max-runs or use --strategy random or halving")  # fmt: skip
     if size > 100_000:
         raise InputError(f"--grid has {size} settings; at most 100000 are expanded")
-    metric = parse(options.metric) if options.metric else default_metric()
+    try:
+        metric = parse(options.metric) if options.metric else default_metric()
+    except InputError as error:
+        raise InputError(f"--metric {options.metric}: {error}") from None
     if not metric.gateable:
         raise InputError(f"--metric {metric}: a sweep ranks on a measure compare can gate")
     config = store.config_version(config_ref)
