@@ -109,6 +109,7 @@ _COMMAND_MODULES: list[tuple[str, str | None]] = [
     ("evalplat.cli.online", "online"),
     ("evalplat.cli.queries", None),
     ("evalplat.cli.leaderboard", None),
+    ("evalplat.cli.sweep", None),
 ]
 
 # The module behind each name the root accepts, so that a command line loads and converts the
@@ -119,7 +120,7 @@ MODULE_OF: dict[str, str] = {
     **{name: "evalplat.cli.compare" for name in ("compare", "unjudged", "history", "baseline")},
     **{
         name: f"evalplat.cli.{name}"
-        for name in ("evaluate", "nightly", "demo", "queries", "leaderboard")
+        for name in ("evaluate", "nightly", "demo", "queries", "leaderboard", "sweep")
     },
     **{sub: module for module, sub in _COMMAND_MODULES if sub is not None},
 }

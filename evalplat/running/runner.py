@@ -42,6 +42,7 @@ __all__ = [
     "ProgressCallback",
     "RunInterruptedError",
     "RunSettings",
+    "create_searcher",
     "default_cache_dir",
     "evaluation_record",
     "import_run",
@@ -74,7 +75,7 @@ def run(
     check_query_texts(config.searcher, config.params, content, str(test_set_key))
     check_fields(chosen, config.params, field_names(store, config.params, test_set_version_id))
     # Creating the searcher validates params and env placeholders: bad input writes nothing.
-    searcher = _create_searcher(store, config.searcher, config.params, content, settings)
+    searcher = create_searcher(store, config.searcher, config.params, content, settings)
     with searcher:
         run_id = store.create_run(
             config_version_id,
@@ -117,7 +118,7 @@ def resume(
     test_set_key = VersionRef(info.test_set, info.test_set_version)
     content = store.load_test_set(test_set_key)
     check_query_texts(config.searcher, config.params, content, str(test_set_key))
-    searcher = _create_searcher(store, config.searcher, config.params, content, settings)
+    searcher = create_searcher(store, config.searcher, config.params, content, settings)
     with searcher:
         info = store.reopen_run(info.id)
         outcomes = store.run_outcomes(info.id)
@@ -294,7 +295,7 @@ def import_run(
     return score_and_finish(store, run_id, content, chosen)
 
 
-def _create_searcher(
+def create_searcher(
     store: Store,
     kind: str,
     params: dict[str, Any],

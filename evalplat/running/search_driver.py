@@ -261,6 +261,23 @@ def _search_all(
         executor.shutdown(wait=False, cancel_futures=True)
 
 
+def search_unstored(
+    searcher: Searcher, queries: list[tuple[str, str]], settings: RunSettings
+) -> list[QueryOutcome]:
+    """Search ``queries`` with the same retries, rate limit and thread pool as a run, keeping
+    the outcomes in memory (a sweep's early rungs score settings on subsets this way)."""
+    policy = settings.retry or RetryPolicy(
+        retries=3 if searcher.retries is None else searcher.retries
+    )
+    limiter = None if settings.rate_limit is None else RateLimiter(settings.rate_limit)
+    with ThreadPoolExecutor(settings.concurrency, thread_name_prefix="evalplat-search") as pool:
+        futures = [
+            pool.submit(_search_one, searcher, qid, text, settings.depth, policy, limiter)
+            for qid, text in queries
+        ]
+        return [future.result() for future in futures]
+
+
 def _search_one(
     searcher: Searcher,
     query_id: str,

@@ -835,6 +835,7 @@ OFFLINE_COMMANDS: dict[tuple[str, ...], tuple[Form, Form | None]] = {
 # Commands run elsewhere in both forms, because they are slow: path -> the test that does it.
 ELSEWHERE: dict[tuple[str, ...], str] = {
     ("demo",): "tests/test_demo.py::test_demo_builds_a_project_reports_regressions_and_exits_0",
+    ("sweep",): "tests/sweep/test_sweep_cli.py::test_the_text_output_ends_with_the_compare_command",
 }
 
 

@@ -17,6 +17,7 @@ from .test_fuzz_events import EVENT, SEARCH
 
 NOT_A_NUMBER = ["x", "", "nan", "inf", "-inf", "1e400", "\u0661", "0x10", HUGE_INT, "1,5"]
 WHOLE = [*NOT_A_NUMBER, "1.5", "-1", "0", "9223372036854775808"]
+SWEEP = ("sweep", "c", "--testset", "t", "--grid", "operator=or,and")
 # (command, option, values it must refuse); RUN, A, B are filled in by the world below.
 OPTIONS: list[tuple[tuple[str, ...], str, list[str]]] = [
     (("run", "c", "--testset", "t"), "--depth", [*WHOLE, "100001"]),
@@ -35,6 +36,11 @@ OPTIONS: list[tuple[tuple[str, ...], str, list[str]]] = [
     (("testset", "from-events", "t", "--model", "ctr"), "--min-impressions", WHOLE),
     (("online", "preference", "a", "b"), "--seed",
      [*NOT_A_NUMBER, "1.5", "-1", "4294967296"]),
+    (SWEEP, "--folds", [*WHOLE, "1", "3"]),
+    (SWEEP, "--max-runs", [*WHOLE, "1", "10001"]),
+    (SWEEP, "--seed", [*NOT_A_NUMBER, "1.5", "-1", "4294967296"]),
+    (SWEEP, "--depth", [*WHOLE, "100001"]),
+    (SWEEP, "--concurrency", [*WHOLE, "1001"]),
     (("testset", "from-events", "t", "--model", "ctr"), "--thresholds",
      ["x", "0.3,0.1", "nan,1", "inf", "-1,0.5", "0.1,,0.2", "\u0661"]),
 ]  # fmt: skip
