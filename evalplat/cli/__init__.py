@@ -108,6 +108,7 @@ _COMMAND_MODULES: list[tuple[str, str | None]] = [
     ("evalplat.cli.events", "events"),
     ("evalplat.cli.online", "online"),
     ("evalplat.cli.queries", None),
+    ("evalplat.cli.rate", "rate"),
 ]
 
 # The module behind each name the root accepts, so that a command line loads and converts the

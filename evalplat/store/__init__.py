@@ -20,6 +20,7 @@ from evalplat.store.online_agreement import OnlineAgreement, OnlineAgreementMixi
 from evalplat.store.online_queries import OnlineQueriesMixin
 from evalplat.store.outbox import OutboxMixin
 from evalplat.store.query_health import QueryHealthMixin
+from evalplat.store.rating import RatingMixin
 from evalplat.store.result_fields import ResultFieldsMixin
 from evalplat.store.runs import EvaluationRecord, QueryOutcome, RunInfo, RunsMixin
 from evalplat.store.targets import TargetsMixin
@@ -60,5 +61,6 @@ class Store(
     OnlineQueriesMixin,
     QueryHealthMixin,
     TargetsMixin,
+    RatingMixin,
 ):
     """Everything the CLI can do, as methods (see the mixins for each noun)."""

@@ -1,0 +1,422 @@
+"""Rating tasks in the store: tasks, invites, and each rater's grades, written as given.
+
+A grade is one row per (pair, rater), replaced when the rater grades the pair again, and
+committed before the answer goes back to the browser: a closed tab or a killed server loses
+nothing. How tasks are made, ordered and closed is ``evalplat.rating``; tables are
+``evalplat.db.rating``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import func, select, update
+
+from evalplat.db.models import Document, Query, Result, TestSet, TestSetVersion
+from evalplat.db.rating import (
+    RatingGrade,
+    RatingGuidelines,
+    RatingInvite,
+    RatingPair,
+    RatingTask,
+)
+from evalplat.errors import InputError, NotFoundError
+from evalplat.store.base import StoreBase, utcnow
+from evalplat.store.testsets import resolve_test_set_version
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from sqlalchemy.orm import Session
+
+
+@dataclass(frozen=True)
+class RatingTaskInfo:
+    id: int
+    name: str
+    test_set: str
+    base_version: int
+    run_id: int | None
+    scale: tuple[int, int]
+    raters_per_pair: int
+    show_rank: bool
+    grade_rule: str
+    judge: str | None
+    status: str
+    pairs: int
+    closed_version: int | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "scale": list(self.scale)}
+
+
+@dataclass(frozen=True)
+class InviteInfo:
+    task: str
+    rater: str
+    role: str
+    csrf: str
+    expires_at: datetime
+
+
+@dataclass(frozen=True)
+class PairView:
+    """What the rating screen shows of one pair (every text untrusted)."""
+
+    pair_id: int
+    query_id: str
+    query: str
+    doc_id: str
+    rank: int | None
+    title: str
+    text: str
+    fields: dict[str, str]
+
+
+class RatingMixin(StoreBase):
+    def create_rating_task(
+        self,
+        name: str,
+        test_set: str,
+        pairs: pd.DataFrame,
+        *,
+        run_id: int | None,
+        scale: tuple[int, int],
+        raters_per_pair: int,
+        show_rank: bool,
+        grade_rule: str,
+        judge: str | None,
+        guidelines: str | None,
+    ) -> RatingTaskInfo:
+        """A new open task over ``pairs`` (``query_id, doc_id, rank``) of the latest version
+        of ``test_set``; ``guidelines`` (Markdown) replace the test set's, when given."""
+        with self.session(write=True) as session:
+            if session.scalar(select(RatingTask.id).where(RatingTask.name == name)) is not None:
+                raise InputError(f"a rating task named {name!r} already exists")
+            owner, version = resolve_test_set_version(session, test_set)
+            known = set(
+                session.scalars(
+                    select(Query.query_id).where(Query.test_set_version_id == version.id)
+                )
+            )
+            strangers = sorted(set(pairs["query_id"].astype(str)) - known)
+            if strangers:
+                raise InputError(
+                    f"query {strangers[0]!r} is not in {owner.name}@{version.version}: a task "
+                    "grades documents of the test set's own queries"
+                )
+            task = RatingTask(
+                name=name,
+                test_set_id=owner.id,
+                base_version=version.version,
+                run_id=run_id,
+                scale_low=scale[0],
+                scale_high=scale[1],
+                raters_per_pair=raters_per_pair,
+                show_rank=show_rank,
+                grade_rule=grade_rule,
+                judge=judge,
+                status="open",
+                created_at=utcnow(),
+            )
+            session.add(task)
+            session.flush()
+            session.add_all(
+                RatingPair(
+                    task_id=task.id,
+                    query_id=str(q),
+                    doc_id=str(d),
+                    rank=None if r is None or r != r else int(r),
+                )
+                for q, d, r in zip(pairs["query_id"], pairs["doc_id"], pairs["rank"], strict=True)
+            )
+            if guidelines is not None:
+                session.merge(
+                    RatingGuidelines(test_set_id=owner.id, markdown=guidelines, updated_at=utcnow())
+                )
+            session.flush()
+            return _task_info(session, task)
+
+    def rating_task(self, name: str) -> RatingTaskInfo:
+        with self.session() as session:
+            return _task_info(session, _task(session, name))
+
+    def rating_tasks(self) -> list[RatingTaskInfo]:
+        with self.session() as session:
+            tasks = session.scalars(select(RatingTask).order_by(RatingTask.id)).all()
+            return [_task_info(session, t) for t in tasks]
+
+    def rating_guidelines(self, task: str) -> str:
+        """The Markdown guidelines of the task's test set ("" when it has none)."""
+        with self.session() as session:
+            row = session.get(RatingGuidelines, _task(session, task).test_set_id)
+            return "" if row is None else row.markdown
+
+    def add_rating_invite(
+        self, task: str, rater: str, role: str, token_hash: str, csrf: str, expires_at: datetime
+    ) -> None:
+        with self.session(write=True) as session:
+            row = _task(session, task)
+            if row.status != "open":
+                raise InputError(f"rating task {task!r} is closed: nobody can be invited")
+            session.add(
+                RatingInvite(
+                    task_id=row.id,
+                    rater=rater,
+                    role=role,
+                    token_hash=token_hash,
+                    csrf=csrf,
+                    created_at=utcnow(),
+                    expires_at=expires_at,
+                )
+            )
+
+    def revoke_rating_invites(self, task: str, rater: str) -> int:
+        """Revoke every live invite of ``rater`` to ``task``; how many were live."""
+        with self.session(write=True) as session:
+            task_id = _task(session, task).id
+            result = session.execute(
+                update(RatingInvite)
+                .where(
+                    RatingInvite.task_id == task_id,
+                    RatingInvite.rater == rater,
+                    RatingInvite.revoked_at.is_(None),
+                )
+                .values(revoked_at=utcnow())
+            )
+            return int(getattr(result, "rowcount", 0) or 0)
+
+    def rating_invite(self, token_hash: str) -> InviteInfo | None:
+        """The invite holding this token hash, if it is live: not revoked, not expired, and
+        its task still open. None for anything else (the caller answers 403)."""
+        with self.session() as session:
+            row = session.execute(
+                select(RatingInvite, RatingTask.name, RatingTask.status)
+                .join(RatingTask, RatingTask.id == RatingInvite.task_id)
+                .where(RatingInvite.token_hash == token_hash)
+            ).first()
+        if row is None:
+            return None
+        invite, task, status = row
+        if invite.revoked_at is not None or invite.expires_at <= utcnow() or status != "open":
+            return None
+        return InviteInfo(task, invite.rater, invite.role, invite.csrf, invite.expires_at)
+
+    def rating_pairs(self, task: str) -> pd.DataFrame:
+        """``pair_id, query_id, doc_id, rank, settled_grade`` of the task, by pair id."""
+        import pandas as pd
+
+        with self.session() as session:
+            task_id = _task(session, task).id
+            rows = session.execute(
+                select(
+                    RatingPair.id,
+                    RatingPair.query_id,
+                    RatingPair.doc_id,
+                    RatingPair.rank,
+                    RatingPair.settled_grade,
+                )
+                .where(RatingPair.task_id == task_id)
+                .order_by(RatingPair.id)
+            ).all()
+        columns = ["pair_id", "query_id", "doc_id", "rank", "settled_grade"]
+        return pd.DataFrame([tuple(r) for r in rows], columns=columns)
+
+    def rating_grades(self, task: str) -> pd.DataFrame:
+        """``pair_id, query_id, doc_id, rater, grade, unsure, note`` of every grade given."""
+        import pandas as pd
+
+        with self.session() as session:
+            task_id = _task(session, task).id
+            rows = session.execute(
+                select(
+                    RatingGrade.pair_id,
+                    RatingPair.query_id,
+                    RatingPair.doc_id,
+                    RatingGrade.rater,
+                    RatingGrade.grade,
+                    RatingGrade.unsure,
+                    RatingGrade.note,
+                )
+                .join(RatingPair, RatingPair.id == RatingGrade.pair_id)
+                .where(RatingPair.task_id == task_id)
+                .order_by(RatingGrade.pair_id, RatingGrade.rater)
+            ).all()
+        columns = ["pair_id", "query_id", "doc_id", "rater", "grade", "unsure", "note"]
+        frame = pd.DataFrame([tuple(r) for r in rows], columns=columns)
+        frame["grade"] = frame["grade"].astype("Int64")
+        return frame
+
+    def record_rating_grade(
+        self, task: str, pair_id: int, rater: str, grade: int | None, unsure: bool, note: str | None
+    ) -> None:
+        """Store ``rater``'s grade of the pair (replacing theirs), committed on return."""
+        with self.session(write=True) as session:
+            row = _open_task(session, task)
+            pair = session.get(RatingPair, pair_id)
+            if pair is None or pair.task_id != row.id:
+                raise NotFoundError(f"pair {pair_id} is not in rating task {task!r}")
+            existing = session.scalar(
+                select(RatingGrade).where(
+                    RatingGrade.pair_id == pair_id, RatingGrade.rater == rater
+                )
+            )
+            if existing is None:
+                existing = RatingGrade(pair_id=pair_id, rater=rater)
+                session.add(existing)
+            existing.grade, existing.unsure, existing.note = grade, unsure, note
+            existing.graded_at = utcnow()
+
+    def settle_rating_pair(self, task: str, pair_id: int, grade: int, lead: str) -> None:
+        """The lead's final grade of a pair the raters disagree on."""
+        with self.session(write=True) as session:
+            row = _open_task(session, task)
+            pair = session.get(RatingPair, pair_id)
+            if pair is None or pair.task_id != row.id:
+                raise NotFoundError(f"pair {pair_id} is not in rating task {task!r}")
+            pair.settled_grade, pair.settled_by = grade, lead
+
+    def rating_settlers(self, task: str) -> dict[int, str]:
+        """pair id → the lead who settled it."""
+        with self.session() as session:
+            task_id = _task(session, task).id
+            rows = session.execute(
+                select(RatingPair.id, RatingPair.settled_by).where(
+                    RatingPair.task_id == task_id, RatingPair.settled_by.is_not(None)
+                )
+            ).all()
+        return {int(p): str(lead) for p, lead in rows}
+
+    def rating_raters(self, task: str) -> list[str]:
+        """Every name invited to the task as a rater (revoked or not)."""
+        with self.session() as session:
+            task_id = _task(session, task).id
+            names = session.scalars(
+                select(RatingInvite.rater)
+                .where(RatingInvite.task_id == task_id, RatingInvite.role == "rater")
+                .distinct()
+            ).all()
+        return sorted(names)
+
+    def rating_pair_view(self, task: str, pair_id: int) -> PairView:
+        """The query text, the document (title, text, fields) and the fields the task's run
+        stored with the hit, for one pair of the task."""
+        with self.session() as session:
+            row = _task(session, task)
+            pair = session.get(RatingPair, pair_id)
+            if pair is None or pair.task_id != row.id:
+                raise NotFoundError(f"pair {pair_id} is not in rating task {task!r}")
+            version = session.scalar(
+                select(TestSetVersion).where(
+                    TestSetVersion.test_set_id == row.test_set_id,
+                    TestSetVersion.version == row.base_version,
+                )
+            )
+            query = None if version is None else session.get(Query, (version.id, pair.query_id))
+            document = None
+            if version is not None and version.corpus_id is not None:
+                document = session.get(Document, (version.corpus_id, pair.doc_id))
+            fields: dict[str, str] = {}
+            if document is not None and document.fields:
+                fields.update({str(k): _text(v) for k, v in document.fields.items()})
+            hit = _hit_fields(session, row.run_id, pair.query_id, pair.doc_id)
+            fields.update({str(k): _text(v) for k, v in hit.items()})
+            title = document.title if document is not None else fields.pop("title", "")
+            text = document.text if document is not None else fields.pop("text", "")
+            return PairView(
+                pair.id,
+                pair.query_id,
+                "" if query is None else query.text,
+                pair.doc_id,
+                pair.rank,
+                title or "",
+                text or "",
+                fields,
+            )
+
+    def rating_judge_grades(self, task: str, judge: str) -> dict[tuple[str, str], int]:
+        """(query id, doc id) → the grade of ``llm:JUDGE`` in the test set's latest version,
+        for the task's pairs that the judge graded."""
+        from evalplat.db.models import Judgment, Rating
+
+        with self.session() as session:
+            row = _task(session, task)
+            version_id = session.scalar(
+                select(TestSetVersion.id)
+                .where(TestSetVersion.test_set_id == row.test_set_id)
+                .order_by(TestSetVersion.version.desc())
+                .limit(1)
+            )
+            pairs = select(RatingPair.query_id, RatingPair.doc_id).where(
+                RatingPair.task_id == row.id
+            )
+            wanted = {(str(q), str(d)) for q, d in session.execute(pairs)}
+            found: dict[tuple[str, str], int] = {}
+            for table in (Judgment, Rating):
+                for q, d, g in session.execute(
+                    select(table.query_id, table.doc_id, table.grade).where(
+                        table.test_set_version_id == version_id, table.source == f"llm:{judge}"
+                    )
+                ):
+                    if (str(q), str(d)) in wanted:
+                        found[(str(q), str(d))] = int(g)
+        return found
+
+    def mark_rating_task_closed(self, task: str, version: int) -> None:
+        with self.session(write=True) as session:
+            row = _task(session, task)
+            row.status, row.closed_at, row.closed_version = "closed", utcnow(), version
+
+
+def _task(session: Session, name: str) -> RatingTask:
+    task = session.scalar(select(RatingTask).where(RatingTask.name == name))
+    if task is None:
+        raise NotFoundError(f"no rating task named {name!r}")
+    return task
+
+
+def _open_task(session: Session, name: str) -> RatingTask:
+    task = _task(session, name)
+    if task.status != "open":
+        raise InputError(f"rating task {name!r} is closed: its grades are a test set version")
+    return task
+
+
+def _task_info(session: Session, task: RatingTask) -> RatingTaskInfo:
+    test_set = session.get(TestSet, task.test_set_id)
+    pairs = session.scalar(
+        select(func.count()).select_from(RatingPair).where(RatingPair.task_id == task.id)
+    )
+    return RatingTaskInfo(
+        id=task.id,
+        name=task.name,
+        test_set="" if test_set is None else test_set.name,
+        base_version=task.base_version,
+        run_id=task.run_id,
+        scale=(task.scale_low, task.scale_high),
+        raters_per_pair=task.raters_per_pair,
+        show_rank=task.show_rank,
+        grade_rule=task.grade_rule,
+        judge=task.judge,
+        status=task.status,
+        pairs=int(pairs or 0),
+        closed_version=task.closed_version,
+    )
+
+
+def _hit_fields(session: Session, run_id: int | None, query_id: str, doc_id: str) -> dict[str, Any]:
+    if run_id is None:
+        return {}
+    fields = session.scalar(
+        select(Result.fields).where(
+            Result.run_id == run_id, Result.query_id == query_id, Result.doc_id == doc_id
+        )
+    )
+    return fields if isinstance(fields, dict) else {}
+
+
+def _text(value: Any) -> str:
+    import json
+
+    return value if isinstance(value, str) else json.dumps(value, sort_keys=True)
