@@ -181,12 +181,8 @@ def serve(
     check_number(port, "--port", minimum=1, maximum=65535)
     if root_path and (not root_path.startswith("/") or root_path.endswith("/")):
         raise InputError(f"--root-path must start with / and not end with one, got {root_path!r}")
-    try:
-        import uvicorn
-    except ImportError:
-        raise InputError(
-            "`rate serve` needs the rate extra: pip install 'evalplat[rate]'"
-        ) from None
+    import uvicorn
+
     store = open_store(db)
     echo_err(f"serving rating tasks on http://{host}:{port}{root_path}/ (Ctrl-C stops)")
     uvicorn.run(
