@@ -89,12 +89,13 @@ def create_app(store: Store) -> Starlette:
     from starlette.applications import Starlette
     from starlette.middleware import Middleware
 
-    from evalplat.rating.routes import ROUTES, forbidden
+    from evalplat.errors import NotFoundError
+    from evalplat.rating.routes import ROUTES, forbidden, not_found
 
     app = Starlette(
         routes=ROUTES,
         middleware=[Middleware(SecurityHeaders)],
-        exception_handlers={Forbidden: forbidden},
+        exception_handlers={Forbidden: forbidden, NotFoundError: not_found},
     )
     app.state.store = store
     app.state.templates = templates()

@@ -44,6 +44,14 @@ def forbidden(request: Request, _error: Exception) -> Response:
     return _page(request, "forbidden.html", status=403)
 
 
+def not_found(request: Request, _error: Exception) -> Response:
+    """A pair that is not on the rater's list (another rater took it): back to the task."""
+    task = request.path_params.get("task")
+    if task is None:
+        return Response("not found", status_code=404, media_type="text/plain")
+    return RedirectResponse(str(request.url_for("home", task=task)), status_code=303)
+
+
 def enter(request: Request) -> Response:
     task = live_task(request)
     token = request.path_params["token"]

@@ -67,12 +67,14 @@ Given = dict[int, tuple[int | None, bool, str]]  # pair id -> (grade, unsure, no
 
 
 def _rater_state(store: Store, task: RatingTaskInfo, rater: str) -> tuple[list[int], Given]:
+    import pandas as pd
+
     pairs = store.rating_pairs(task.name)
     grades = store.rating_grades(task.name)
     order = assigned_pairs([int(p) for p in pairs["pair_id"]], grades, rater, task.raters_per_pair)
     mine = grades[grades["rater"] == rater]
     given = {
-        int(p): (None if g is None or g != g else int(g), bool(u), n or "")
+        int(p): (None if pd.isna(g) else int(g), bool(u), n or "")
         for p, g, u, n in zip(
             mine["pair_id"],
             mine["grade"].astype(object),
@@ -152,6 +154,8 @@ def task_overview(store: Store, task: RatingTaskInfo) -> Overview:
 
 
 def disagreement_rows(store: Store, task: RatingTaskInfo) -> list[Disagreement]:
+    import pandas as pd
+
     pairs = store.rating_pairs(task.name).set_index("pair_id")
     found = disagreements(store.rating_grades(task.name))
     rows = []
@@ -161,7 +165,7 @@ def disagreement_rows(store: Store, task: RatingTaskInfo) -> list[Disagreement]:
             Disagreement(
                 store.rating_pair_view(task.name, pair_id),
                 grades,
-                None if settled is None or settled != settled else int(settled),
+                None if pd.isna(settled) else int(settled),
             )
         )
     return rows
