@@ -71,7 +71,9 @@ def test_a_rater_grades_a_task_by_keyboard_alone(
         grades = store.rating_grades("t")
     assert len(grades) == UNJUDGED and set(grades["rater"]) == {"ana"}
     assert len(set(seen)) == UNJUDGED
-    assert all(int(g) == wanted(d, "ana") for d, g in zip(grades["doc_id"], grades["grade"]))
+    assert all(
+        int(g) == wanted(d, "ana") for d, g in zip(grades["doc_id"], grades["grade"], strict=True)
+    )
     assert grades.loc[grades["doc_id"] == first, "note"].tolist() == ["looks relevant"]
     assert not grades["unsure"].any()
 
