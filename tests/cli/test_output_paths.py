@@ -69,6 +69,7 @@ INPUTS = {
     (("alerts", "deliver"), "--project"), (("alerts", "test"), "--project"),
     (("judge", "grade"), "--project"), (("judge", "calibrate"), "--project"),
     (("events", "import"), "files"), (("events", "attach"), "files"), (("run",), "--project"),
+    (("rate", "task"), "--pairs"), (("rate", "task"), "--guidelines"),
 }  # fmt: skip
 
 
