@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 
     from evalplat.store import Store
     from evalplat.store.rating import InviteInfo, RatingTaskInfo
+    from evalplat.store.rating_views import RaterState
 
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
@@ -64,9 +65,12 @@ class SecurityHeaders:
             await self.app(scope, receive, send)
             return
 
+        static = scope["path"].startswith("/static/")  # cached: see routes.static
+
         async def with_headers(message: MutableMapping[str, Any]) -> None:
             if message["type"] == "http.response.start":
-                message["headers"] = [*message.get("headers", []), *SECURITY_HEADERS]
+                headers = SECURITY_HEADERS[:-1] if static else SECURITY_HEADERS
+                message["headers"] = [*message.get("headers", []), *headers]
             await send(message)
 
         await self.app(scope, receive, with_headers)
@@ -102,27 +106,34 @@ def create_app(store: Store) -> Starlette:
     return app
 
 
-def live_task(request: Request) -> RatingTaskInfo:
-    """The task the path names; a missing one is 403 like a bad token (names stay private)."""
-    from evalplat.errors import NotFoundError
-
+def rater_state(
+    request: Request, pair_id: int | None = None, token: str | None = None
+) -> RaterState:
+    """The state behind the request's cookie for the task its path names (or behind
+    ``token``, from an invite link): a live invite of this very task, else 403."""
     store: Store = request.app.state.store
-    try:
-        return store.rating_task(request.path_params["task"])
-    except NotFoundError:
-        raise Forbidden from None
-
-
-def invite_for(request: Request, task: RatingTaskInfo, token: str | None = None) -> InviteInfo:
-    """The live invite of ``task`` behind the request's cookie (or ``token``), else 403."""
-    store: Store = request.app.state.store
-    token = token if token is not None else request.cookies.get(cookie_name(task.id))
+    task = request.path_params["task"]
+    token = token if token is not None else request.cookies.get(cookie_name(task))
     if not token or len(token) > 200:
         raise Forbidden
-    invite = store.rating_invite(token_hash(token))
-    if invite is None or invite.task != task.name:
+    state = store.rating_state(task, token_hash(token), pair_id)
+    if state is None:
         raise Forbidden
-    return invite
+    return state
+
+
+def rater_access(request: Request) -> tuple[RatingTaskInfo, InviteInfo]:
+    """The task and live invite behind the request's cookie, without the task's pairs and
+    grades (for posts); else 403."""
+    store: Store = request.app.state.store
+    task = request.path_params["task"]
+    token = request.cookies.get(cookie_name(task))
+    if not token or len(token) > 200:
+        raise Forbidden
+    found = store.rating_access(task, token_hash(token))
+    if found is None:
+        raise Forbidden
+    return found
 
 
 def check_csrf(request: Request, invite: InviteInfo) -> None:

@@ -21,7 +21,7 @@ from starlette.routing import Route
 
 from evalplat.errors import InputError
 from evalplat.inputs.validation import check_free_text
-from evalplat.rating.app import Forbidden, check_csrf, invite_for, live_task
+from evalplat.rating.app import Forbidden, check_csrf, rater_access, rater_state
 from evalplat.rating.tokens import cookie_name
 
 if TYPE_CHECKING:
@@ -53,13 +53,12 @@ def not_found(request: Request, _error: Exception) -> Response:
 
 
 def enter(request: Request) -> Response:
-    task = live_task(request)
     token = request.path_params["token"]
-    invite_for(request, task, token)
-    home = request.url_for("home", task=task.name)
+    state = rater_state(request, token=token)
+    home = request.url_for("home", task=state.task.name)
     response = RedirectResponse(str(home), status_code=303)
     response.set_cookie(
-        cookie_name(task.id),
+        cookie_name(state.task.name),
         token,
         path=home.path,
         httponly=True,
@@ -71,15 +70,16 @@ def enter(request: Request) -> Response:
 
 
 def _state(request: Request) -> tuple[Store, RatingTaskInfo, InviteInfo]:
-    task = live_task(request)
-    return request.app.state.store, task, invite_for(request, task)
+    state = rater_state(request)
+    return request.app.state.store, state.task, state.invite
 
 
 def home(request: Request) -> Response:
     from evalplat.rating.screen import next_pair
 
-    store, task, invite = _state(request)
-    pair_id = next_pair(store, task, invite.rater)
+    state = rater_state(request)
+    task, invite = state.task, state.invite
+    pair_id = next_pair(state)
     if pair_id is None:
         return _page(request, "done.html", task=task, invite=invite)
     return RedirectResponse(str(request.url_for("pair", task=task.name, pair_id=pair_id)), 303)
@@ -88,8 +88,9 @@ def home(request: Request) -> Response:
 def pair(request: Request) -> Response:
     from evalplat.rating.screen import screen
 
-    store, task, invite = _state(request)
-    view = screen(store, task, invite.rater, _pair_id(request))
+    state = rater_state(request, _pair_id(request))
+    task, invite = state.task, state.invite
+    view = screen(request.app.state.store, state)
     urls = {
         name: None if to is None else str(request.url_for("pair", task=task.name, pair_id=to))
         for name, to in (("prev", view.prev_id), ("next", view.next_id))
@@ -112,7 +113,8 @@ def pair(request: Request) -> Response:
 async def grade(request: Request) -> Response:
     from evalplat.rating.screen import judge_grade
 
-    store, task, invite = await run_in_threadpool(_state, request)
+    store = request.app.state.store
+    task, invite = await run_in_threadpool(rater_access, request)
     check_csrf(request, invite)
     try:
         body = await request.json()
@@ -129,7 +131,8 @@ async def grade(request: Request) -> Response:
 
 
 async def settle(request: Request) -> Response:
-    store, task, invite = await run_in_threadpool(_state, request)
+    store = request.app.state.store
+    task, invite = await run_in_threadpool(rater_access, request)
     check_csrf(request, invite)
     if invite.role != "lead":
         raise Forbidden
@@ -207,7 +210,8 @@ def static(request: Request) -> Response:
     if name not in STATIC:
         return Response("not found", status_code=404, media_type="text/plain")
     body = (data_dir("templates") / "rate" / name).read_bytes()
-    return Response(body, media_type=STATIC[name])
+    # the script and style change only with evalplat: cached for an hour, not fetched per pair
+    return Response(body, media_type=STATIC[name], headers={"cache-control": "max-age=3600"})
 
 
 def _pair_id(request: Request) -> int:

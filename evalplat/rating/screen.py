@@ -23,7 +23,8 @@ from evalplat.testsets.raters import weighted_kappa
 
 if TYPE_CHECKING:
     from evalplat.store import Store
-    from evalplat.store.rating import PairView, RatingTaskInfo
+    from evalplat.store.rating import RatingTaskInfo
+    from evalplat.store.rating_views import PairView, RaterState
 
 
 @dataclass(frozen=True)
@@ -66,12 +67,11 @@ class Disagreement:
 Given = dict[int, tuple[int | None, bool, str]]  # pair id -> (grade, unsure, note)
 
 
-def _rater_state(store: Store, task: RatingTaskInfo, rater: str) -> tuple[list[int], Given]:
+def _rater_state(state: RaterState) -> tuple[list[int], Given]:
     import pandas as pd
 
-    pairs = store.rating_pairs(task.name)
-    grades = store.rating_grades(task.name)
-    order = assigned_pairs([int(p) for p in pairs["pair_id"]], grades, rater, task.raters_per_pair)
+    task, rater, grades = state.task, state.invite.rater, state.grades
+    order = assigned_pairs(state.pair_ids, grades, rater, task.raters_per_pair)
     mine = grades[grades["rater"] == rater]
     given = {
         int(p): (None if pd.isna(g) else int(g), bool(u), n or "")
@@ -86,23 +86,25 @@ def _rater_state(store: Store, task: RatingTaskInfo, rater: str) -> tuple[list[i
     return order, given
 
 
-def next_pair(store: Store, task: RatingTaskInfo, rater: str) -> int | None:
+def next_pair(state: RaterState) -> int | None:
     """The first pair on the rater's list they have not graded: where a reload resumes."""
-    order, given = _rater_state(store, task, rater)
+    order, given = _rater_state(state)
     return next((p for p in order if p not in given), None)
 
 
-def screen(store: Store, task: RatingTaskInfo, rater: str, pair_id: int) -> Screen:
+def screen(store: Store, state: RaterState) -> Screen:
+    """The screen of ``state``'s pair (``state.view``) for its rater."""
     from evalplat.errors import NotFoundError
 
-    order, given = _rater_state(store, task, rater)
-    if pair_id not in order:
-        raise NotFoundError(f"pair {pair_id} is not on {rater}'s list")
+    order, given = _rater_state(state)
+    if state.view is None or state.view.pair_id not in order:
+        raise NotFoundError("that pair is not on the rater's list")
+    pair_id = state.view.pair_id
     at = order.index(pair_id)
     grade, unsure, note = given.get(pair_id, (None, False, ""))
-    judged = judge_grade(store, task, pair_id) if pair_id in given else None
+    judged = judge_grade(store, state.task, pair_id) if pair_id in given else None
     return Screen(
-        pair=store.rating_pair_view(task.name, pair_id),
+        pair=state.view,
         position=at + 1,
         total=len(order),
         graded=sum(1 for p in order if p in given),

@@ -32,6 +32,7 @@ def same_secret(given: str | None, expected: str) -> bool:
     return given is not None and hmac.compare_digest(given.encode(), expected.encode())
 
 
-def cookie_name(task_id: int) -> str:
-    """One cookie per task, so that a rater of two tasks holds both invites."""
-    return f"{COOKIE_PREFIX}{task_id}"
+def cookie_name(task: str) -> str:
+    """One cookie per task, so that a rater of two tasks holds both invites; named by a hash
+    of the task's name, which may hold characters a cookie name cannot."""
+    return COOKIE_PREFIX + hashlib.sha256(task.encode("utf-8")).hexdigest()[:16]

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import func, select, update
 
-from evalplat.db.models import Document, Query, Result, TestSet, TestSetVersion
+from evalplat.db.models import Query, TestSet
 from evalplat.db.rating import (
     RatingGrade,
     RatingGuidelines,
@@ -58,20 +58,6 @@ class InviteInfo:
     role: str
     csrf: str
     expires_at: datetime
-
-
-@dataclass(frozen=True)
-class PairView:
-    """What the rating screen shows of one pair (every text untrusted)."""
-
-    pair_id: int
-    query_id: str
-    query: str
-    doc_id: str
-    rank: int | None
-    title: str
-    text: str
-    fields: dict[str, str]
 
 
 class RatingMixin(StoreBase):
@@ -225,28 +211,10 @@ class RatingMixin(StoreBase):
 
     def rating_grades(self, task: str) -> pd.DataFrame:
         """``pair_id, query_id, doc_id, rater, grade, unsure, note`` of every grade given."""
-        import pandas as pd
+        from evalplat.store.rating_views import grades_frame
 
         with self.session() as session:
-            task_id = _task(session, task).id
-            rows = session.execute(
-                select(
-                    RatingGrade.pair_id,
-                    RatingPair.query_id,
-                    RatingPair.doc_id,
-                    RatingGrade.rater,
-                    RatingGrade.grade,
-                    RatingGrade.unsure,
-                    RatingGrade.note,
-                )
-                .join(RatingPair, RatingPair.id == RatingGrade.pair_id)
-                .where(RatingPair.task_id == task_id)
-                .order_by(RatingGrade.pair_id, RatingGrade.rater)
-            ).all()
-        columns = ["pair_id", "query_id", "doc_id", "rater", "grade", "unsure", "note"]
-        frame = pd.DataFrame([tuple(r) for r in rows], columns=columns)
-        frame["grade"] = frame["grade"].astype("Int64")
-        return frame
+            return grades_frame(session, _task(session, task).id)
 
     def record_rating_grade(
         self, task: str, pair_id: int, rater: str, grade: int | None, unsure: bool, note: str | None
@@ -299,70 +267,6 @@ class RatingMixin(StoreBase):
             ).all()
         return sorted(names)
 
-    def rating_pair_view(self, task: str, pair_id: int) -> PairView:
-        """The query text, the document (title, text, fields) and the fields the task's run
-        stored with the hit, for one pair of the task."""
-        with self.session() as session:
-            row = _task(session, task)
-            pair = session.get(RatingPair, pair_id)
-            if pair is None or pair.task_id != row.id:
-                raise NotFoundError(f"pair {pair_id} is not in rating task {task!r}")
-            version = session.scalar(
-                select(TestSetVersion).where(
-                    TestSetVersion.test_set_id == row.test_set_id,
-                    TestSetVersion.version == row.base_version,
-                )
-            )
-            query = None if version is None else session.get(Query, (version.id, pair.query_id))
-            document = None
-            if version is not None and version.corpus_id is not None:
-                document = session.get(Document, (version.corpus_id, pair.doc_id))
-            fields: dict[str, str] = {}
-            if document is not None and document.fields:
-                fields.update({str(k): _text(v) for k, v in document.fields.items()})
-            hit = _hit_fields(session, row.run_id, pair.query_id, pair.doc_id)
-            fields.update({str(k): _text(v) for k, v in hit.items()})
-            title = document.title if document is not None else fields.pop("title", "")
-            text = document.text if document is not None else fields.pop("text", "")
-            return PairView(
-                pair.id,
-                pair.query_id,
-                "" if query is None else query.text,
-                pair.doc_id,
-                pair.rank,
-                title or "",
-                text or "",
-                fields,
-            )
-
-    def rating_judge_grades(self, task: str, judge: str) -> dict[tuple[str, str], int]:
-        """(query id, doc id) → the grade of ``llm:JUDGE`` in the test set's latest version,
-        for the task's pairs that the judge graded."""
-        from evalplat.db.models import Judgment, Rating
-
-        with self.session() as session:
-            row = _task(session, task)
-            version_id = session.scalar(
-                select(TestSetVersion.id)
-                .where(TestSetVersion.test_set_id == row.test_set_id)
-                .order_by(TestSetVersion.version.desc())
-                .limit(1)
-            )
-            pairs = select(RatingPair.query_id, RatingPair.doc_id).where(
-                RatingPair.task_id == row.id
-            )
-            wanted = {(str(q), str(d)) for q, d in session.execute(pairs)}
-            found: dict[tuple[str, str], int] = {}
-            for table in (Judgment, Rating):
-                for q, d, g in session.execute(
-                    select(table.query_id, table.doc_id, table.grade).where(
-                        table.test_set_version_id == version_id, table.source == f"llm:{judge}"
-                    )
-                ):
-                    if (str(q), str(d)) in wanted:
-                        found[(str(q), str(d))] = int(g)
-        return found
-
     def mark_rating_task_closed(self, task: str, version: int) -> None:
         with self.session(write=True) as session:
             row = _task(session, task)
@@ -388,10 +292,14 @@ def _task_info(session: Session, task: RatingTask) -> RatingTaskInfo:
     pairs = session.scalar(
         select(func.count()).select_from(RatingPair).where(RatingPair.task_id == task.id)
     )
+    return task_info(task, "" if test_set is None else test_set.name, int(pairs or 0))
+
+
+def task_info(task: RatingTask, test_set: str, pairs: int) -> RatingTaskInfo:
     return RatingTaskInfo(
         id=task.id,
         name=task.name,
-        test_set="" if test_set is None else test_set.name,
+        test_set=test_set,
         base_version=task.base_version,
         run_id=task.run_id,
         scale=(task.scale_low, task.scale_high),
@@ -400,23 +308,6 @@ def _task_info(session: Session, task: RatingTask) -> RatingTaskInfo:
         grade_rule=task.grade_rule,
         judge=task.judge,
         status=task.status,
-        pairs=int(pairs or 0),
+        pairs=pairs,
         closed_version=task.closed_version,
     )
-
-
-def _hit_fields(session: Session, run_id: int | None, query_id: str, doc_id: str) -> dict[str, Any]:
-    if run_id is None:
-        return {}
-    fields = session.scalar(
-        select(Result.fields).where(
-            Result.run_id == run_id, Result.query_id == query_id, Result.doc_id == doc_id
-        )
-    )
-    return fields if isinstance(fields, dict) else {}
-
-
-def _text(value: Any) -> str:
-    import json
-
-    return value if isinstance(value, str) else json.dumps(value, sort_keys=True)
