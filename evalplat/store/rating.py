@@ -230,6 +230,8 @@ class RatingMixin(StoreBase):
                     RatingGrade.pair_id == pair_id, RatingGrade.rater == rater
                 )
             )
+            if existing is None and _raters_of(session, pair_id) >= row.raters_per_pair:
+                raise InputError(f"pair {pair_id} already has its {row.raters_per_pair} rater(s)")
             if existing is None:
                 existing = RatingGrade(pair_id=pair_id, rater=rater)
                 session.add(existing)
@@ -278,6 +280,13 @@ def _task(session: Session, name: str) -> RatingTask:
     if task is None:
         raise NotFoundError(f"no rating task named {name!r}")
     return task
+
+
+def _raters_of(session: Session, pair_id: int) -> int:
+    counted = session.scalar(
+        select(func.count()).select_from(RatingGrade).where(RatingGrade.pair_id == pair_id)
+    )
+    return int(counted or 0)
 
 
 def _open_task(session: Session, name: str) -> RatingTask:
