@@ -65,7 +65,8 @@ class SecurityHeaders:
             await self.app(scope, receive, send)
             return
 
-        static = scope["path"].startswith("/static/")  # cached: see routes.static
+        # the script and the style are cached (routes.static); the path holds the root path
+        static = scope["path"].endswith(("/static/rate.js", "/static/rate.css"))
 
         async def with_headers(message: MutableMapping[str, Any]) -> None:
             if message["type"] == "http.response.start":

@@ -48,7 +48,7 @@
             busy = false;
             return;
           }
-          if (advance && !d.judge) { go(d.nextUrl); return; }
+          if (advance) { go(d.nextUrl); return; }
           busy = false;
         })
         .catch(function (error) { status.textContent = "not saved: " + error.message; busy = false; });
