@@ -21,6 +21,7 @@ LAYERS: dict[str, int] = {
     "running": 5,
     "demo": 5,
     "judging": 5,
+    "rating": 5,
     "store": 4,
     "comparison": 4,
     "reports": 4,

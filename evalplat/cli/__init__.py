@@ -110,6 +110,7 @@ _COMMAND_MODULES: list[tuple[str, str | None]] = [
     ("evalplat.cli.queries", None),
     ("evalplat.cli.leaderboard", None),
     ("evalplat.cli.sweep", None),
+    ("evalplat.cli.rate", "rate"),
 ]
 
 # The module behind each name the root accepts, so that a command line loads and converts the

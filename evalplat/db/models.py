@@ -44,6 +44,13 @@ from sqlalchemy.orm import Mapped, mapped_column, relationship
 from evalplat.db.events import OnlineAttachment, OnlineEvent, OnlineInterleaved, OnlineQuery
 from evalplat.db.judge_grades import JudgeCalibration, JudgeGrade
 from evalplat.db.operations import Alert, AlertDelivery, AlertOutbox, Lock, RunTarget
+from evalplat.db.rating import (
+    RatingGrade,
+    RatingGuidelines,
+    RatingInvite,
+    RatingPair,
+    RatingTask,
+)
 from evalplat.db.schema import (
     ALERT_KINDS,
     ALERT_STATES,
@@ -96,6 +103,11 @@ __all__ = [
     "Query",
     "QueryScore",
     "Rating",
+    "RatingGrade",
+    "RatingGuidelines",
+    "RatingInvite",
+    "RatingPair",
+    "RatingTask",
     "Result",
     "ResultCopy",
     "Run",

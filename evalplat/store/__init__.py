@@ -22,6 +22,8 @@ from evalplat.store.online_agreement import OnlineAgreement, OnlineAgreementMixi
 from evalplat.store.online_queries import OnlineQueriesMixin
 from evalplat.store.outbox import OutboxMixin
 from evalplat.store.query_health import QueryHealthMixin
+from evalplat.store.rating import RatingMixin
+from evalplat.store.rating_views import RatingViewsMixin
 from evalplat.store.result_fields import ResultFieldsMixin
 from evalplat.store.runs import EvaluationRecord, QueryOutcome, RunInfo, RunsMixin
 from evalplat.store.targets import TargetsMixin
@@ -65,5 +67,7 @@ class Store(
     QueryHealthMixin,
     TargetsMixin,
     LeaderboardMixin,
+    RatingMixin,
+    RatingViewsMixin,
 ):
     """Everything the CLI can do, as methods (see the mixins for each noun)."""

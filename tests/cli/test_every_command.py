@@ -836,6 +836,12 @@ OFFLINE_COMMANDS: dict[tuple[str, ...], tuple[Form, Form | None]] = {
 ELSEWHERE: dict[tuple[str, ...], str] = {
     ("demo",): "tests/test_demo.py::test_demo_builds_a_project_reports_regressions_and_exits_0",
     ("sweep",): "tests/sweep/test_sweep_cli.py::test_the_text_output_ends_with_the_compare_command",
+    # a rating task lives through its commands in order (a task, invites, the server, close)
+    **{
+        ("rate", verb): "tests/rating/test_cli.py::test_a_task_lives_through_every_rate_command"
+        for verb in ("task", "invite", "revoke", "status", "close")
+    },
+    ("rate", "serve"): "tests/rating/test_cli.py::test_rate_serve_answers_on_the_given_port",
 }
 
 

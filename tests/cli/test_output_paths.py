@@ -76,6 +76,7 @@ INPUTS = {
     (("judge", "grade"), "--project"), (("judge", "calibrate"), "--project"),
     (("events", "import"), "files"), (("events", "attach"), "files"), (("run",), "--project"),
     (("online", "agreement"), "--project"), (("report", "site"), "--project"),
+    (("rate", "task"), "--pairs"), (("rate", "task"), "--guidelines"),
 }  # fmt: skip
 
 

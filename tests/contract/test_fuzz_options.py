@@ -43,6 +43,11 @@ OPTIONS: list[tuple[tuple[str, ...], str, list[str]]] = [
     (SWEEP, "--concurrency", [*WHOLE, "1001"]),
     (("testset", "from-events", "t", "--model", "ctr"), "--thresholds",
      ["x", "0.3,0.1", "nan,1", "inf", "-1,0.5", "0.1,,0.2", "\u0661"]),
+    (("rate", "task", "x", "-t", "t", "--from-run", "A"), "--k", [*WHOLE, "100001"]),
+    (("rate", "task", "x", "-t", "t", "--from-run", "A"), "--raters-per-pair", [*WHOLE, "21"]),
+    (("rate", "invite", "x", "ana"), "--days", [*NOT_A_NUMBER, "0", "-1", "367"]),
+    # only values refused before the server starts: an accepted port would serve for ever
+    (("rate", "serve"), "--port", ["x", "", "nan", "1.5", "-1", "0", "65536", HUGE_INT]),
 ]  # fmt: skip
 CASES = [(args, option, value) for args, option, values in OPTIONS for value in values]
 

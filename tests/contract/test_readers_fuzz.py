@@ -7,6 +7,7 @@ fails the example. Hypothesis is derandomized (the same examples on every run) a
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -194,3 +195,19 @@ def test_project_files(cli: Callable[..., Any], db_url: str, base: Path, data: b
     path = base / "evalplat.toml"
     path.write_bytes(data)
     check(cli, db_url, "nightly", "--dry-run", "--project", str(path))
+
+
+TASK_NAMES = itertools.count()
+
+
+@FUZZ
+@given(data=st.data())
+def test_pair_lists_and_guidelines_of_a_rating_task(
+    cli: Callable[..., Any], db_url: str, base: Path, data: st.DataObject
+) -> None:
+    pairs, guidelines = base / "pairs.csv", base / "guide.md"
+    pairs.write_bytes(data.draw(garbage("j.csv")))
+    guidelines.write_bytes(data.draw(st.binary(max_size=200) | token_lines))
+    task = f"fuzz-{next(TASK_NAMES)}"  # a new task each time: a name is taken once
+    check(cli, db_url, "rate", "task", task, "-t", "ok", "--pairs", str(pairs),
+          "--guidelines", str(guidelines))  # fmt: skip

@@ -1,0 +1,253 @@
+"""What a rating task is made of and what it gives back: its pairs, who rates what in which
+order, progress and agreement while it runs, and the test set version it becomes.
+
+- **Order**: each rater sees the task's pairs in an order of their own, a shuffle seeded by
+  the rater's name, so position bias averages out across raters and a reload finds the same
+  order.
+- **Assignment**: with ``raters_per_pair`` n, a rater's list is the pairs they graded plus the
+  pairs fewer than n other raters have graded; a pair leaves the lists of the others once n
+  raters graded it.
+- **Closing**: every grade (not the "unsure" ones) becomes a judgment whose ``source`` is the
+  rater's name, added to the test set's latest version as ``testset import --add`` does
+  (``evalplat.judging.review.add_judgments``), resolved by the task's grade rule. A pair a lead
+  settled goes in with the lead's grade alone (source ``lead:NAME``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from dataclasses import dataclass
+from itertools import combinations
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from evalplat.errors import InputError
+from evalplat.inputs.validation import check_number, check_source
+from evalplat.store.refs import check_name
+from evalplat.testsets.raters import check_grade_rule, krippendorff_alpha, weighted_kappa
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from evalplat.store import ImportOutcome, Store
+    from evalplat.store.rating import RatingTaskInfo
+
+DEFAULT_SCALE = (0, 3)
+ROLES = ("rater", "lead")
+
+
+def parse_scale(text: str) -> tuple[int, int]:
+    """``0-3`` → (0, 3): single digits, as grades are given with one key."""
+    low, sep, high = text.partition("-")
+    if not sep or not (low.isdigit() and high.isdigit()) or len(low) != 1 or len(high) != 1:
+        raise InputError(f"--scale must be LOW-HIGH with single digits (e.g. 0-3), got {text!r}")
+    if int(low) >= int(high):
+        raise InputError(f"--scale {text}: the lowest grade must be below the highest")
+    return int(low), int(high)
+
+
+def scale_of(judgments: pd.DataFrame) -> tuple[int, int]:
+    """The test set's scale: its lowest to its highest grade, when both are single digits
+    and differ; else 0-3."""
+    if judgments.empty:
+        return DEFAULT_SCALE
+    low, high = int(judgments["grade"].min()), int(judgments["grade"].max())
+    return (low, high) if 0 <= low < high <= 9 else DEFAULT_SCALE
+
+
+def check_rater(name: str) -> str:
+    """A rater's name becomes their judgments' source: a short name that is no model's."""
+    check_source(name)
+    if not name.strip() or name.strip() != name or "/" in name:
+        raise InputError(f"rater name {name!r}: no leading or trailing spaces, no '/'")
+    if name.startswith(("llm:", "clicks:", "lead:")):
+        raise InputError(f"rater name {name!r} looks like a model's or a lead's source")
+    return name
+
+
+def create_task(
+    store: Store,
+    name: str,
+    testset: str,
+    *,
+    run: str | None = None,
+    k: int = 10,
+    pair_file: Path | None = None,
+    scale: str | None = None,
+    raters_per_pair: int = 1,
+    show_rank: bool = False,
+    grade_rule: str = "mean",
+    judge: str | None = None,
+    guidelines: Path | None = None,
+) -> RatingTaskInfo:
+    """A task of the unjudged top ``k`` of ``run``, or of the pairs listed in ``pair_file``."""
+    from evalplat.formats.pair_files import read_pair_list
+
+    check_name(name, "rating task")
+    if "/" in name:
+        raise InputError(f"rating task name {name!r} must not contain '/' (it is part of a URL)")
+    check_grade_rule(grade_rule)
+    check_number(raters_per_pair, "--raters-per-pair", minimum=1, maximum=20)
+    if (run is None) == (pair_file is None):
+        raise InputError("give the pairs with one of --from-run RUN or --pairs FILE")
+    text = None
+    if guidelines is not None:
+        from evalplat.formats.text_files import decode_text
+
+        try:
+            text = decode_text(guidelines.read_bytes(), guidelines)
+        except OSError as error:
+            raise InputError(f"cannot read: {error.strerror}", path=guidelines) from None
+    run_id = None
+    if pair_file is not None:
+        pairs = read_pair_list(pair_file)
+    else:
+        run_id = store.resolve_run(str(run))
+        pairs = store.unjudged(run_id, k)[["query_id", "doc_id", "rank"]]
+        if pairs.empty:
+            raise InputError(f"run {run_id} has no unjudged documents in its top {k}")
+    bounds = parse_scale(scale) if scale else scale_of(store.load_test_set(testset).judgments)
+    return store.create_rating_task(
+        name,
+        testset,
+        pairs,
+        run_id=run_id,
+        scale=bounds,
+        raters_per_pair=raters_per_pair,
+        show_rank=show_rank,
+        grade_rule=grade_rule,
+        judge=judge,
+        guidelines=text,
+    )
+
+
+def rater_order(pair_ids: list[int], rater: str) -> list[int]:
+    """The task's pairs in ``rater``'s own order (module doc)."""
+    seed = int.from_bytes(hashlib.sha256(rater.encode("utf-8")).digest()[:8], "big")
+    ordered = sorted(pair_ids)
+    random.Random(seed).shuffle(ordered)
+    return ordered
+
+
+def assigned_pairs(
+    pair_ids: list[int], grades: pd.DataFrame, rater: str, raters_per_pair: int
+) -> list[int]:
+    """The pairs on ``rater``'s list, in their order (module doc)."""
+    mine = set(grades.loc[grades["rater"] == rater, "pair_id"])
+    others = grades[grades["rater"] != rater].groupby("pair_id")["rater"].nunique()
+    full = set(others[others >= raters_per_pair].index)
+    return [p for p in rater_order(pair_ids, rater) if p in mine or p not in full]
+
+
+@dataclass(frozen=True)
+class RaterProgress:
+    rater: str
+    graded: int
+    unsure: int
+    assigned: int
+
+
+@dataclass(frozen=True)
+class RaterAgreement:
+    rater_a: str
+    rater_b: str
+    pairs: int
+    kappa: float | None  # linearly weighted Cohen's kappa over the task's scale
+    alpha: float | None  # Krippendorff's alpha, ordinal
+
+
+def progress(
+    pair_ids: list[int], grades: pd.DataFrame, raters: list[str], raters_per_pair: int
+) -> list[RaterProgress]:
+    """For every rater: graded, unsure and on their list (invited raters who have not started
+    count too)."""
+    result = []
+    for rater in sorted(set(raters) | set(grades["rater"])):
+        mine = grades[grades["rater"] == rater]
+        assigned = len(assigned_pairs(pair_ids, grades, rater, raters_per_pair))
+        unsure = int(mine["grade"].isna().sum())
+        result.append(RaterProgress(rater, len(mine) - unsure, unsure, assigned))
+    return result
+
+
+def agreement(grades: pd.DataFrame, scale: tuple[int, int]) -> list[RaterAgreement]:
+    """Every two raters' agreement over the pairs both graded (not unsure)."""
+    given = grades[grades["grade"].notna()]
+    result = []
+    for first, second in combinations(sorted(set(given["rater"])), 2):
+        a = given[given["rater"] == first][["pair_id", "grade"]]
+        b = given[given["rater"] == second][["pair_id", "grade"]]
+        both = a.merge(b, on="pair_id", suffixes=("_a", "_b"))
+        left = [int(g) for g in both["grade_a"]]
+        right = [int(g) for g in both["grade_b"]]
+        result.append(
+            RaterAgreement(
+                first,
+                second,
+                len(both),
+                weighted_kappa(left, right, scale),
+                krippendorff_alpha(left, right),
+            )
+        )
+    return result
+
+
+def disagreements(grades: pd.DataFrame) -> dict[int, dict[str, int]]:
+    """Pairs graded differently by two or more raters: pair id → rater → grade."""
+    given = grades[grades["grade"].notna()]
+    result: dict[int, dict[str, int]] = {}
+    for pair_id, group in given.groupby("pair_id"):
+        if group["grade"].nunique() > 1:
+            result[int(str(pair_id))] = {
+                str(r): int(g) for r, g in zip(group["rater"], group["grade"], strict=True)
+            }
+    return result
+
+
+def judgments_of(grades: pd.DataFrame, pairs: pd.DataFrame, leads: dict[int, str]) -> Any:
+    """The task's grades as judgments (``query_id, doc_id, grade, source``) (module doc)."""
+    import pandas as pd
+
+    settled = pairs[pairs["settled_grade"].notna()]
+    given = grades[grades["grade"].notna() & ~grades["pair_id"].isin(settled["pair_id"])]
+    rows = [
+        (q, d, int(g), r)
+        for q, d, g, r in zip(
+            given["query_id"], given["doc_id"], given["grade"], given["rater"], strict=True
+        )
+    ]
+    rows += [
+        (q, d, int(g), f"lead:{leads.get(int(p), 'lead')}")
+        for p, q, d, g in zip(
+            settled["pair_id"],
+            settled["query_id"],
+            settled["doc_id"],
+            settled["settled_grade"],
+            strict=True,
+        )
+    ]
+    frame = pd.DataFrame(rows, columns=["query_id", "doc_id", "grade", "source"])
+    return frame.astype({"grade": "int64"})
+
+
+def close_task(store: Store, name: str) -> ImportOutcome:
+    """The task's grades as a new version of its test set (module doc); then the task is
+    closed. Closing again after a failure in between gives the same version (same content)."""
+    from evalplat.judging.review import add_judgments
+
+    task = store.rating_task(name)
+    if task.status != "open":
+        raise InputError(f"rating task {name!r} is already closed (version {task.closed_version})")
+    pairs = store.rating_pairs(name)
+    grades = store.rating_grades(name)
+    added = judgments_of(grades, pairs, store.rating_settlers(name))
+    if added.empty:
+        raise InputError(f"rating task {name!r} has no grades yet: nothing to close into")
+    latest = store.test_set_version(task.test_set).version
+    content = add_judgments(store.load_test_set(task.test_set), added, task.grade_rule)
+    outcome = store.import_test_set(
+        task.test_set, content, source={"rating_task": name, "added_to": latest}, parent=latest
+    )
+    store.mark_rating_task_closed(name, outcome.version.version)
+    return outcome

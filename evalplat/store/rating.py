@@ -1,0 +1,322 @@
+"""Rating tasks in the store: tasks, invites, and each rater's grades, written as given.
+
+A grade is one row per (pair, rater), replaced when the rater grades the pair again, and
+committed before the answer goes back to the browser: a closed tab or a killed server loses
+nothing. How tasks are made, ordered and closed is ``evalplat.rating``; tables are
+``evalplat.db.rating``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import func, select, update
+
+from evalplat.db.models import Query, TestSet
+from evalplat.db.rating import (
+    RatingGrade,
+    RatingGuidelines,
+    RatingInvite,
+    RatingPair,
+    RatingTask,
+)
+from evalplat.errors import InputError, NotFoundError
+from evalplat.store.base import StoreBase, utcnow
+from evalplat.store.testsets import resolve_test_set_version
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from sqlalchemy.orm import Session
+
+
+@dataclass(frozen=True)
+class RatingTaskInfo:
+    id: int
+    name: str
+    test_set: str
+    base_version: int
+    run_id: int | None
+    scale: tuple[int, int]
+    raters_per_pair: int
+    show_rank: bool
+    grade_rule: str
+    judge: str | None
+    status: str
+    pairs: int
+    closed_version: int | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "scale": list(self.scale)}
+
+
+@dataclass(frozen=True)
+class InviteInfo:
+    task: str
+    rater: str
+    role: str
+    csrf: str
+    expires_at: datetime
+
+
+class RatingMixin(StoreBase):
+    def create_rating_task(
+        self,
+        name: str,
+        test_set: str,
+        pairs: pd.DataFrame,
+        *,
+        run_id: int | None,
+        scale: tuple[int, int],
+        raters_per_pair: int,
+        show_rank: bool,
+        grade_rule: str,
+        judge: str | None,
+        guidelines: str | None,
+    ) -> RatingTaskInfo:
+        """A new open task over ``pairs`` (``query_id, doc_id, rank``) of the latest version
+        of ``test_set``; ``guidelines`` (Markdown) replace the test set's, when given."""
+        with self.session(write=True) as session:
+            if session.scalar(select(RatingTask.id).where(RatingTask.name == name)) is not None:
+                raise InputError(f"a rating task named {name!r} already exists")
+            owner, version = resolve_test_set_version(session, test_set)
+            known = set(
+                session.scalars(
+                    select(Query.query_id).where(Query.test_set_version_id == version.id)
+                )
+            )
+            strangers = sorted(set(pairs["query_id"].astype(str)) - known)
+            if strangers:
+                raise InputError(
+                    f"query {strangers[0]!r} is not in {owner.name}@{version.version}: a task "
+                    "grades documents of the test set's own queries"
+                )
+            task = RatingTask(
+                name=name,
+                test_set_id=owner.id,
+                base_version=version.version,
+                run_id=run_id,
+                scale_low=scale[0],
+                scale_high=scale[1],
+                raters_per_pair=raters_per_pair,
+                show_rank=show_rank,
+                grade_rule=grade_rule,
+                judge=judge,
+                status="open",
+                created_at=utcnow(),
+            )
+            session.add(task)
+            session.flush()
+            session.add_all(
+                RatingPair(
+                    task_id=task.id,
+                    query_id=str(q),
+                    doc_id=str(d),
+                    rank=None if r is None or r != r else int(r),
+                )
+                for q, d, r in zip(pairs["query_id"], pairs["doc_id"], pairs["rank"], strict=True)
+            )
+            if guidelines is not None:
+                session.merge(
+                    RatingGuidelines(test_set_id=owner.id, markdown=guidelines, updated_at=utcnow())
+                )
+            session.flush()
+            return _task_info(session, task)
+
+    def rating_task(self, name: str) -> RatingTaskInfo:
+        with self.session() as session:
+            return _task_info(session, _task(session, name))
+
+    def rating_tasks(self) -> list[RatingTaskInfo]:
+        with self.session() as session:
+            tasks = session.scalars(select(RatingTask).order_by(RatingTask.id)).all()
+            return [_task_info(session, t) for t in tasks]
+
+    def rating_guidelines(self, task: str) -> str:
+        """The Markdown guidelines of the task's test set ("" when it has none)."""
+        with self.session() as session:
+            row = session.get(RatingGuidelines, _task(session, task).test_set_id)
+            return "" if row is None else row.markdown
+
+    def add_rating_invite(
+        self, task: str, rater: str, role: str, token_hash: str, csrf: str, expires_at: datetime
+    ) -> None:
+        with self.session(write=True) as session:
+            row = _task(session, task)
+            if row.status != "open":
+                raise InputError(f"rating task {task!r} is closed: nobody can be invited")
+            session.add(
+                RatingInvite(
+                    task_id=row.id,
+                    rater=rater,
+                    role=role,
+                    token_hash=token_hash,
+                    csrf=csrf,
+                    created_at=utcnow(),
+                    expires_at=expires_at,
+                )
+            )
+
+    def revoke_rating_invites(self, task: str, rater: str) -> int:
+        """Revoke every live invite of ``rater`` to ``task``; how many were live."""
+        with self.session(write=True) as session:
+            task_id = _task(session, task).id
+            result = session.execute(
+                update(RatingInvite)
+                .where(
+                    RatingInvite.task_id == task_id,
+                    RatingInvite.rater == rater,
+                    RatingInvite.revoked_at.is_(None),
+                )
+                .values(revoked_at=utcnow())
+            )
+            return int(getattr(result, "rowcount", 0) or 0)
+
+    def rating_invite(self, token_hash: str) -> InviteInfo | None:
+        """The invite holding this token hash, if it is live: not revoked, not expired, and
+        its task still open. None for anything else (the caller answers 403)."""
+        with self.session() as session:
+            row = session.execute(
+                select(RatingInvite, RatingTask.name, RatingTask.status)
+                .join(RatingTask, RatingTask.id == RatingInvite.task_id)
+                .where(RatingInvite.token_hash == token_hash)
+            ).first()
+        if row is None:
+            return None
+        invite, task, status = row
+        if invite.revoked_at is not None or invite.expires_at <= utcnow() or status != "open":
+            return None
+        return InviteInfo(task, invite.rater, invite.role, invite.csrf, invite.expires_at)
+
+    def rating_pairs(self, task: str) -> pd.DataFrame:
+        """``pair_id, query_id, doc_id, rank, settled_grade`` of the task, by pair id."""
+        import pandas as pd
+
+        with self.session() as session:
+            task_id = _task(session, task).id
+            rows = session.execute(
+                select(
+                    RatingPair.id,
+                    RatingPair.query_id,
+                    RatingPair.doc_id,
+                    RatingPair.rank,
+                    RatingPair.settled_grade,
+                )
+                .where(RatingPair.task_id == task_id)
+                .order_by(RatingPair.id)
+            ).all()
+        columns = ["pair_id", "query_id", "doc_id", "rank", "settled_grade"]
+        return pd.DataFrame([tuple(r) for r in rows], columns=columns)
+
+    def rating_grades(self, task: str) -> pd.DataFrame:
+        """``pair_id, query_id, doc_id, rater, grade, unsure, note`` of every grade given."""
+        from evalplat.store.rating_views import grades_frame
+
+        with self.session() as session:
+            return grades_frame(session, _task(session, task).id)
+
+    def record_rating_grade(
+        self, task: str, pair_id: int, rater: str, grade: int | None, unsure: bool, note: str | None
+    ) -> None:
+        """Store ``rater``'s grade of the pair (replacing theirs), committed on return."""
+        with self.session(write=True) as session:
+            row = _open_task(session, task)
+            pair = session.get(RatingPair, pair_id)
+            if pair is None or pair.task_id != row.id:
+                raise NotFoundError(f"pair {pair_id} is not in rating task {task!r}")
+            existing = session.scalar(
+                select(RatingGrade).where(
+                    RatingGrade.pair_id == pair_id, RatingGrade.rater == rater
+                )
+            )
+            if existing is None and _raters_of(session, pair_id) >= row.raters_per_pair:
+                raise InputError(f"pair {pair_id} already has its {row.raters_per_pair} rater(s)")
+            if existing is None:
+                existing = RatingGrade(pair_id=pair_id, rater=rater)
+                session.add(existing)
+            existing.grade, existing.unsure, existing.note = grade, unsure, note
+            existing.graded_at = utcnow()
+
+    def settle_rating_pair(self, task: str, pair_id: int, grade: int, lead: str) -> None:
+        """The lead's final grade of a pair the raters disagree on."""
+        with self.session(write=True) as session:
+            row = _open_task(session, task)
+            pair = session.get(RatingPair, pair_id)
+            if pair is None or pair.task_id != row.id:
+                raise NotFoundError(f"pair {pair_id} is not in rating task {task!r}")
+            pair.settled_grade, pair.settled_by = grade, lead
+
+    def rating_settlers(self, task: str) -> dict[int, str]:
+        """pair id → the lead who settled it."""
+        with self.session() as session:
+            task_id = _task(session, task).id
+            rows = session.execute(
+                select(RatingPair.id, RatingPair.settled_by).where(
+                    RatingPair.task_id == task_id, RatingPair.settled_by.is_not(None)
+                )
+            ).all()
+        return {int(p): str(lead) for p, lead in rows}
+
+    def rating_raters(self, task: str) -> list[str]:
+        """Every name invited to the task as a rater (revoked or not)."""
+        with self.session() as session:
+            task_id = _task(session, task).id
+            names = session.scalars(
+                select(RatingInvite.rater)
+                .where(RatingInvite.task_id == task_id, RatingInvite.role == "rater")
+                .distinct()
+            ).all()
+        return sorted(names)
+
+    def mark_rating_task_closed(self, task: str, version: int) -> None:
+        with self.session(write=True) as session:
+            row = _task(session, task)
+            row.status, row.closed_at, row.closed_version = "closed", utcnow(), version
+
+
+def _task(session: Session, name: str) -> RatingTask:
+    task = session.scalar(select(RatingTask).where(RatingTask.name == name))
+    if task is None:
+        raise NotFoundError(f"no rating task named {name!r}")
+    return task
+
+
+def _raters_of(session: Session, pair_id: int) -> int:
+    counted = session.scalar(
+        select(func.count()).select_from(RatingGrade).where(RatingGrade.pair_id == pair_id)
+    )
+    return int(counted or 0)
+
+
+def _open_task(session: Session, name: str) -> RatingTask:
+    task = _task(session, name)
+    if task.status != "open":
+        raise InputError(f"rating task {name!r} is closed: its grades are a test set version")
+    return task
+
+
+def _task_info(session: Session, task: RatingTask) -> RatingTaskInfo:
+    test_set = session.get(TestSet, task.test_set_id)
+    pairs = session.scalar(
+        select(func.count()).select_from(RatingPair).where(RatingPair.task_id == task.id)
+    )
+    return task_info(task, "" if test_set is None else test_set.name, int(pairs or 0))
+
+
+def task_info(task: RatingTask, test_set: str, pairs: int) -> RatingTaskInfo:
+    return RatingTaskInfo(
+        id=task.id,
+        name=task.name,
+        test_set=test_set,
+        base_version=task.base_version,
+        run_id=task.run_id,
+        scale=(task.scale_low, task.scale_high),
+        raters_per_pair=task.raters_per_pair,
+        show_rank=task.show_rank,
+        grade_rule=task.grade_rule,
+        judge=task.judge,
+        status=task.status,
+        pairs=pairs,
+        closed_version=task.closed_version,
+    )

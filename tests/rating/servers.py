@@ -1,0 +1,37 @@
+"""The rating application served by a real uvicorn on 127.0.0.1, on a thread of the test."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from evalplat.rating.app import create_app
+from evalplat.store import Store
+
+
+@contextmanager
+def rating_server(url: str, root_path: str = "") -> Iterator[str]:
+    """Serve the rating app over the database at ``url``; yields its base URL."""
+    import uvicorn
+
+    with Store.open(url) as store:
+        config = uvicorn.Config(
+            create_app(store), host="127.0.0.1", port=0, log_level="warning", lifespan="off",
+            root_path=root_path,
+        )  # fmt: skip
+        server = uvicorn.Server(config)
+        thread = threading.Thread(target=server.run, daemon=True)
+        thread.start()
+        deadline = time.monotonic() + 10
+        while not server.started:
+            if time.monotonic() > deadline or not thread.is_alive():
+                raise RuntimeError("the rating server did not start")
+            time.sleep(0.01)
+        port = server.servers[0].sockets[0].getsockname()[1]
+        try:
+            yield f"http://127.0.0.1:{port}"
+        finally:
+            server.should_exit = True
+            thread.join(timeout=10)

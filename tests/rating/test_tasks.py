@@ -1,0 +1,71 @@
+"""The pure rules of a rating task: each rater's order, who gets which pair, what a closed
+task adds to the test set."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from evalplat.errors import InputError
+from evalplat.rating.tasks import (
+    assigned_pairs,
+    check_rater,
+    disagreements,
+    judgments_of,
+    parse_scale,
+    rater_order,
+    scale_of,
+)
+
+COLUMNS = ["pair_id", "query_id", "doc_id", "rater", "grade", "unsure", "note"]
+
+
+def grades(*rows: tuple[int, str, int | None]) -> pd.DataFrame:
+    frame = pd.DataFrame(
+        [(p, f"q{p}", f"d{p}", r, g, g is None, None) for p, r, g in rows], columns=COLUMNS
+    )
+    frame["grade"] = frame["grade"].astype("Int64")
+    return frame
+
+
+def test_each_rater_has_an_order_of_their_own_that_a_reload_finds_again() -> None:
+    pairs = list(range(1, 501))
+    ana, bo = rater_order(pairs, "ana"), rater_order(pairs, "bo")
+    assert sorted(ana) == pairs and sorted(bo) == pairs
+    assert ana != bo and ana != pairs
+    assert rater_order(list(reversed(pairs)), "ana") == ana
+
+
+def test_a_pair_leaves_the_other_lists_once_it_has_its_raters() -> None:
+    given = grades((1, "ana", 2), (1, "bo", 0), (2, "ana", 1))
+    assert set(assigned_pairs([1, 2, 3], given, "cy", 2)) == {2, 3}
+    assert set(assigned_pairs([1, 2, 3], given, "ana", 2)) == {1, 2, 3}
+    assert set(assigned_pairs([1, 2, 3], given, "cy", 1)) == {3}
+
+
+def test_disagreements_leave_out_the_unsure() -> None:
+    given = grades((1, "ana", 2), (1, "bo", 0), (2, "ana", 1), (2, "bo", None), (3, "bo", 1))
+    assert disagreements(given) == {1: {"ana": 2, "bo": 0}}
+
+
+def test_a_settled_pair_goes_in_with_the_leads_grade_alone() -> None:
+    given = grades((1, "ana", 2), (1, "bo", 0), (2, "ana", 1), (3, "bo", None))
+    pairs = pd.DataFrame(
+        {"pair_id": [1, 2, 3], "query_id": ["q1", "q2", "q3"], "doc_id": ["d1", "d2", "d3"],
+         "rank": [None] * 3, "settled_grade": [1, None, None]}
+    )  # fmt: skip
+    added = judgments_of(given, pairs, {1: "lee"})
+    assert added.values.tolist() == [["q2", "d2", 1, "ana"], ["q1", "d1", 1, "lead:lee"]]
+
+
+def test_scales_and_rater_names() -> None:
+    assert parse_scale("0-3") == (0, 3)
+    for bad in ("3-0", "0-10", "a-b", "03", "1-1"):
+        with pytest.raises(InputError):
+            parse_scale(bad)
+    assert scale_of(pd.DataFrame({"grade": [0, 2, 1]})) == (0, 2)
+    assert scale_of(pd.DataFrame({"grade": [1, 1]})) == (0, 3)
+    assert check_rater("ana") == "ana"
+    for bad in ("llm:gpt", "lead:x", " ana", "a/b", "x" * 41):
+        with pytest.raises(InputError):
+            check_rater(bad)
