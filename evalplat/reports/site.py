@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from evalplat.reports.data import HistoryPage, SiteEntry, SiteIndex
 from evalplat.reports.history_render import history_html
+from evalplat.reports.page_keys import PageKeys
 from evalplat.reports.render import (
     RUN_PAGES_PER_HISTORY,
     Links,
@@ -35,6 +36,9 @@ def write_site(store: Store, out_dir: str | Path) -> Path:
     ``compare_to`` config's baseline) when there is one. Every open or acknowledged alert's
     comparison has a page too, and its index row links it. Online comparisons (over sessions)
     have no page of their own: the history page shows them.
+
+    Run and comparison pages whose data and links did not change since the last write keep
+    their files (``evalplat.reports.page_keys``).
     """
     from evalplat.reports.gather import (
         TestSetCache,
@@ -51,7 +55,8 @@ def write_site(store: Store, out_dir: str | Path) -> Path:
     histories = [page for config in configs for page in gather_history(store, config)]
     run_ids = frozenset(h.run.id for p in histories for h in p.runs[-RUN_PAGES_PER_HISTORY:])
     history_of = {h.run.id: _history_path(p) for p in histories for h in p.runs}
-    pages = _ComparisonPages(store, out, TestSetCache(store), run_ids, history_of)
+    keys = PageKeys(out)
+    pages = _ComparisonPages(store, out, TestSetCache(store), run_ids, history_of, keys)
     pairs = [(h.config, h.test_set) for h in histories]
     health = write_health_pages(store, pairs, out, Links("../", index=True))
     entries: list[SiteEntry] = []
@@ -93,7 +98,11 @@ def write_site(store: Store, out_dir: str | Path) -> Path:
         for h in history.runs[-RUN_PAGES_PER_HISTORY:]:
             page_links = Links("../", run_ids, pages.by_candidate, history_path, index=True)
             run_page = gather_run(store, h.run.id, cache=pages.cache)
-            _write(out / f"runs/run-{h.run.id}.html", run_html(run_page, page_links))
+            keys.write(
+                f"runs/run-{h.run.id}.html",
+                (run_page, _followed(page_links, run_page.run.id)),
+                lambda: run_html(run_page, page_links),  # noqa: B023 (called right away)
+            )
     test_sets = sorted({h.test_set for h in histories})
     online = (  # only when online runs exist: a site without them reads nothing more
         write_online_pages(store, [t for t in test_sets if t != ONLINE_TEST_SET], out,
@@ -101,11 +110,18 @@ def write_site(store: Store, out_dir: str | Path) -> Path:
         if ONLINE_TEST_SET in test_sets else {}
     )  # fmt: skip
     index = SiteIndex(tuple(entries), tuple(alerts), newest, tuple(online.items()))
+    keys.save()
     return _write(out / "index.html", index_html(index))
 
 
 def _history_path(history: HistoryPage) -> str:
     return f"history/{slug(history.config)}--{slug(history.test_set)}.html"
+
+
+def _followed(links: Links, *run_ids: int) -> tuple[object, ...]:
+    """What a run or comparison page's links make of its HTML: the templates link the
+    history, the index and the page's own runs (``run_facts``), nothing else."""
+    return (links.root, links.history, links.index, tuple(links.run(r) for r in run_ids))
 
 
 def _run_link(run_id: int | None, written: frozenset[int]) -> str | None:
@@ -123,8 +139,9 @@ class _ComparisonPages:
         cache: TestSetCache,
         run_ids: frozenset[int],
         history_of: dict[int, str],
+        keys: PageKeys,
     ) -> None:
-        self.store, self.out, self.cache = store, out, cache
+        self.store, self.out, self.cache, self.keys = store, out, cache, keys
         self.run_ids, self.history_of = run_ids, history_of
         self.written: dict[int, str] = {}
         self.by_candidate: dict[int, str] = {}
@@ -153,7 +170,8 @@ class _ComparisonPages:
         path = f"compare/compare-{comparison_id}.html"
         page = gather_comparison(self.store, compared, cache=self.cache)
         links = Links("../", self.run_ids, {}, self.history_of.get(candidate), index=True)
-        _write(self.out / path, comparison_html(page, links))
+        followed = _followed(links, page.baseline.id, page.candidate.id)
+        self.keys.write(path, (page, followed), lambda: comparison_html(page, links))
         self.written[comparison_id] = path
         self.by_candidate.setdefault(candidate, path)
         return compared.baseline_run_id
