@@ -1,8 +1,10 @@
 """Per-query score frames as a comparison reads them: one column per metric, one row per query.
 
-``wide_scores`` pivots a tidy ``query_id, metric, value`` frame; ``choose_metrics`` decides
-which metrics are compared (and refuses a run that lacks one); ``judged_coverage`` is the
-judged-coverage figure each metric's guard reads (Judged@k and the unjudged share of the top k).
+``wide_scores`` pivots a tidy ``query_id, metric, value`` frame and ``paired_scores`` pairs
+two runs' (refusing different topics); ``choose_metrics`` decides which metrics are compared
+(and refuses a run that lacks one); ``paired_values`` is what a metric's mean and test read of
+the pair; ``judged_coverage`` is the judged-coverage figure each metric's guard reads (Judged@k
+and the unjudged share of the top k).
 """
 
 from __future__ import annotations
@@ -15,9 +17,11 @@ from evalplat.errors import InputError
 from evalplat.metrics.registry import Metric
 
 if TYPE_CHECKING:
+    import numpy as np
     import pandas as pd
+    from numpy.typing import NDArray
 
-__all__ = ["choose_metrics", "judged_coverage", "wide_scores"]
+__all__ = ["choose_metrics", "judged_coverage", "paired_scores", "paired_values", "wide_scores"]
 
 
 def wide_scores(scores: pd.DataFrame, side: str) -> pd.DataFrame:
@@ -42,6 +46,43 @@ def wide_scores(scores: pd.DataFrame, side: str) -> pd.DataFrame:
         index=pd.Index(np.asarray(query_ids, dtype=object), name="query_id"),
         columns=pd.Index(np.asarray(metric_names, dtype=object), name="metric"),
     )
+
+
+def paired_scores(
+    baseline: pd.DataFrame, candidate: pd.DataFrame
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Both runs' wide scores, rows in the same (the baseline's) query order; refused when the
+    runs were scored over different topics."""
+    wide_a, wide_b = wide_scores(baseline, "baseline"), wide_scores(candidate, "candidate")
+    if set(wide_a.index) != set(wide_b.index):
+        only_a = len(set(wide_a.index) - set(wide_b.index))
+        only_b = len(set(wide_b.index) - set(wide_a.index))
+        raise InputError(
+            f"the runs were scored over different topics ({only_a} only in the baseline, "
+            f"{only_b} only in the candidate): rescore both against one test set version"
+        )
+    return wide_a, wide_b.loc[wide_a.index]
+
+
+def paired_values(
+    metric: Metric,
+    a: NDArray[np.float64],
+    b: NDArray[np.float64],
+    weights: NDArray[np.float64] | None,
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64] | None]:
+    """The per-query values of ``metric`` a comparison pairs (for a measure with unknown
+    values, such as latency of a failed query, the queries known on both sides) and the
+    weights of its mean (only means are weighted, as in ``evaluate``; equal weights are no
+    weights, so they give exactly the unweighted figures)."""
+    import numpy as np
+
+    from evalplat.comparison import stats
+
+    if metric.spec.unknown_values:
+        known = ~(np.isnan(a) | np.isnan(b))
+        a, b = a[known], b[known]
+        weights = None if weights is None else weights[known]
+    return a, b, stats.query_weights(weights, a.size) if metric.aggregate == "mean" else None
 
 
 def choose_metrics(

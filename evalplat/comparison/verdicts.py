@@ -46,10 +46,15 @@ from evalplat.comparison.results import (
     TestName,
     Verdict,
 )
-from evalplat.comparison.scores import choose_metrics, judged_coverage, wide_scores
+from evalplat.comparison.scores import (
+    choose_metrics,
+    judged_coverage,
+    paired_scores,
+    paired_values,
+    wide_scores,
+)
 from evalplat.comparison.shared_draws import SharedDraws
 from evalplat.comparison.thresholds import beyond, gate_map, with_default_threshold
-from evalplat.errors import InputError
 from evalplat.metrics.registry import Metric
 
 if TYPE_CHECKING:
@@ -111,15 +116,7 @@ def compare_scores(
     options = options or CompareOptions()
     if by_session(baseline, metrics):  # online measures: different sessions, an unpaired test
         return compare_sessions(baseline, candidate, metrics, gates, options)
-    wide_a, wide_b = wide_scores(baseline, "baseline"), wide_scores(candidate, "candidate")
-    if set(wide_a.index) != set(wide_b.index):
-        only_a = len(set(wide_a.index) - set(wide_b.index))
-        only_b = len(set(wide_b.index) - set(wide_a.index))
-        raise InputError(
-            f"the runs were scored over different topics ({only_a} only in the baseline, "
-            f"{only_b} only in the candidate): rescore both against one test set version"
-        )
-    wide_b = wide_b.loc[wide_a.index]
+    wide_a, wide_b = paired_scores(baseline, candidate)
     chosen = choose_metrics(metrics, gates, wide_a, wide_b)
     gate_by_metric = gate_map(gates, chosen, options)
     query_tags = segments.tag_map(tags)
@@ -192,19 +189,10 @@ def _measure(
     """Everything but the corrected p-value and the verdict, as a row dict. With ``draws`` the
     randomization test and the bootstraps are registered there and filled in by its ``run``
     (one draw for all the rows of a comparison)."""
-    import numpy as np
-
     from evalplat.comparison import stats
     from evalplat.metrics.aggregate import aggregate
 
-    if metric.spec.unknown_values:
-        # pair only the units known on both sides (a failed query has no latency)
-        known = ~(np.isnan(a) | np.isnan(b))
-        a, b = a[known], b[known]
-        weights = None if weights is None else weights[known]
-    # only means are weighted (sums and percentiles are not, as in evaluate()); equal weights
-    # are no weights, so they give exactly the unweighted figures
-    w = stats.query_weights(weights, a.size) if metric.aggregate == "mean" else None
+    a, b, w = paired_values(metric, a, b, weights)
     mean_a, mean_b = aggregate(metric, a, w), aggregate(metric, b, w)
     delta = mean_b - mean_a
     d = b - a

@@ -187,9 +187,10 @@ def _compare(
     version: int,
 ) -> ComparisonResult | None:
     """Compare with the baseline (gated), both scored on test set ``version``; also log the
-    change since the previous night. Only the gates that apply to the test set (its query
-    ``tags``) gate; a metric the baseline lacks is scored for it first, or, when its results
-    were pruned, left out with its gates (``evalplat.nightly.scopes``)."""
+    change of each mean since the previous night (the deltas only, no stored comparison). Only
+    the gates that apply to the test set (its query ``tags``) gate; a metric the baseline lacks
+    is scored for it first, or, when its results were pruned, left out with its gates
+    (``evalplat.nightly.scopes``)."""
     baseline = store.baseline(spec.compare_to or spec.name, test_set)
     if baseline is None or baseline.run_id == run.id:
         emit(
@@ -236,15 +237,15 @@ def _compare(
     if previous is not None and previous != baseline.run_id and previous in ready:
         lacking = add_missing_metrics(store, run, previous, version, emit)
         since_metrics = [m for m in metrics if m not in lacking]
-        since = store.compare_runs(previous, run.id, metrics=since_metrics, options=options)
+        # for the log only: the deltas, not a stored comparison (tests, bound, overlap)
+        deltas = store.mean_deltas(previous, run.id, metrics=since_metrics)
         emit(
             {
                 "step": "since_previous",
                 "config": spec.name,
                 "testset": test_set,
                 "previous_run": previous,
-                "comparison": since.id,
-                "deltas": {m.metric: round(m.delta, 4) for m in since.metrics},
+                "deltas": {name: round(delta, 4) for name, delta in deltas.items()},
             }
         )
     return result

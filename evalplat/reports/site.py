@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from evalplat.reports.data import HistoryPage, SiteEntry, SiteIndex
 from evalplat.reports.history_render import history_html
+from evalplat.reports.page_keys import PageKeys
 from evalplat.reports.render import (
     RUN_PAGES_PER_HISTORY,
     Links,
@@ -40,6 +41,9 @@ def write_site(
     have no page of their own: the history page shows them. The "Offline vs online" pages show
     the (offline metric, KPI) pairs of ``agreement`` (the project's; a default without). Per
     test set, a leaderboard of every config's latest run (``evalplat.reports.leaderboard_page``).
+
+    Run and comparison pages whose data and links did not change since the last write keep
+    their files (``evalplat.reports.page_keys``).
     """
     from evalplat.reports.gather import (
         TestSetCache,
@@ -58,7 +62,8 @@ def write_site(
     histories = [page for config in configs for page in gather_history(store, config)]
     run_ids = frozenset(h.run.id for p in histories for h in p.runs[-RUN_PAGES_PER_HISTORY:])
     history_of = {h.run.id: _history_path(p) for p in histories for h in p.runs}
-    pages = _ComparisonPages(store, out, TestSetCache(store), run_ids, history_of)
+    keys = PageKeys(out)
+    pages = _ComparisonPages(store, out, TestSetCache(store), run_ids, history_of, keys)
     # query health is of test sets of queries: an online run's units are sessions
     pairs = [(h.config, h.test_set) for h in histories if h.test_set != ONLINE_TEST_SET]
     health = write_health_pages(store, pairs, out, Links("../", index=True))
@@ -101,7 +106,11 @@ def write_site(
         for h in history.runs[-RUN_PAGES_PER_HISTORY:]:
             page_links = Links("../", run_ids, pages.by_candidate, history_path, index=True)
             run_page = gather_run(store, h.run.id, cache=pages.cache)
-            _write(out / f"runs/run-{h.run.id}.html", run_html(run_page, page_links))
+            keys.write(
+                f"runs/run-{h.run.id}.html",
+                (run_page, _followed(page_links, run_page.run.id)),
+                lambda: run_html(run_page, page_links),  # noqa: B023 (called right away)
+            )
     test_sets = sorted({h.test_set for h in histories})
     online = (  # only when online runs exist: a site without them reads nothing more
         write_online_pages(store, [t for t in test_sets if t != ONLINE_TEST_SET], out,
@@ -117,11 +126,18 @@ def write_site(
         tuple(entries), tuple(alerts), newest, tuple(online.items()), interleaved,
         tuple(boards.items()),
     )  # fmt: skip
+    keys.save()
     return _write(out / "index.html", index_html(index))
 
 
 def _history_path(history: HistoryPage) -> str:
     return f"history/{slug(history.config)}--{slug(history.test_set)}.html"
+
+
+def _followed(links: Links, *run_ids: int) -> tuple[object, ...]:
+    """What a run or comparison page's links make of its HTML: the templates link the
+    history, the index and the page's own runs (``run_facts``), nothing else."""
+    return (links.root, links.history, links.index, tuple(links.run(r) for r in run_ids))
 
 
 def _run_link(run_id: int | None, written: frozenset[int]) -> str | None:
@@ -139,8 +155,9 @@ class _ComparisonPages:
         cache: TestSetCache,
         run_ids: frozenset[int],
         history_of: dict[int, str],
+        keys: PageKeys,
     ) -> None:
-        self.store, self.out, self.cache = store, out, cache
+        self.store, self.out, self.cache, self.keys = store, out, cache, keys
         self.run_ids, self.history_of = run_ids, history_of
         self.written: dict[int, str] = {}
         self.by_candidate: dict[int, str] = {}
@@ -169,7 +186,8 @@ class _ComparisonPages:
         path = f"compare/compare-{comparison_id}.html"
         page = gather_comparison(self.store, compared, cache=self.cache)
         links = Links("../", self.run_ids, {}, self.history_of.get(candidate), index=True)
-        _write(self.out / path, comparison_html(page, links))
+        followed = _followed(links, page.baseline.id, page.candidate.id)
+        self.keys.write(path, (page, followed), lambda: comparison_html(page, links))
         self.written[comparison_id] = path
         self.by_candidate.setdefault(candidate, path)
         return compared.baseline_run_id

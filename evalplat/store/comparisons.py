@@ -97,6 +97,29 @@ class StoredComparison:
 class ComparisonsMixin(GradeViewsMixin):
     # ── comparing ────────────────────────────────────────────────────────────────────────────
 
+    def mean_deltas(
+        self, baseline_ref: str | int, candidate_ref: str | int, *, metrics: Sequence[str]
+    ) -> dict[str, float]:
+        """Each metric's change of mean from one stored run to another, as ``compare_runs``
+        would report its delta, checked as it checks them, but nothing tested or stored
+        (``evalplat.comparison.deltas``): what a night logs since its previous night."""
+        from evalplat.comparison.deltas import mean_deltas
+
+        with self.session() as session:
+            ids = [resolve_run(session, ref) for ref in (baseline_ref, candidate_ref)]
+            evaluations = latest_evaluations(session, ids)
+            for run_id in ids:
+                run = session.get(Run, run_id)
+                if run is not None:
+                    check_comparable(session, run, evaluations.get(run_id), CompareOptions())
+            eval_a, eval_b = matching_evaluations(session, ids, evaluations)
+            check_same_version(session, ids, eval_a, eval_b)
+            test_set = version_name(session, eval_a)
+            weights, _ = query_facts(session, eval_a)
+        scores = self._scores(eval_a), self._scores(eval_b)
+        check_scored(scores, ids, test_set, metrics, None)
+        return mean_deltas(*scores, metrics, weights)
+
     def compare_runs(
         self,
         baseline_ref: str | int,

@@ -1,0 +1,108 @@
+"""Which pages of the report site are unchanged since it was last written, so they keep their
+files instead of being rendered again.
+
+A page's key is a digest of everything its HTML is made from: its data (the frozen page
+dataclass), the links it follows, and the code and templates that render it (a digest of
+``evalplat/reports/*.py``, ``templates/`` and the versions of evalplat and Jinja2). The site
+keeps the key of every page it wrote or kept in ``.page-keys.json`` next to ``index.html``. A
+page whose key is the stored one and whose file is still there, with the size it was written
+with, keeps that file: byte for byte what rendering it again would write, since rendering is a
+pure function of what the key digests. Anything else (no key file, a file deleted or edited, a
+new evalplat) renders the page.
+
+A run page is the page that stays the same night after night: a config's last 30 runs each
+have one, and only the newest is new.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import pickle
+from collections.abc import Callable
+from pathlib import Path
+
+KEYS_FILE = ".page-keys.json"
+
+
+class PageKeys:
+    """The site's page keys as last written (read from ``out``) and as written now."""
+
+    def __init__(self, out: Path) -> None:
+        self.out = out
+        self.old = _read(out / KEYS_FILE)
+        self.now: dict[str, list[object]] = {}
+        self.rendered = 0
+        self.kept = 0
+
+    def write(self, path: str, material: object, render: Callable[[], str]) -> Path:
+        """Write the page ``path`` (relative to the site) from ``render()`` unless its key
+        (a digest of ``material`` and of the rendering code) and its file are unchanged."""
+        from evalplat.reports.render import _write
+
+        key = page_key(material)
+        target = self.out / path
+        old = self.old.get(path)
+        if old is not None and old[0] == key and _size(target) == old[1]:
+            self.now[path] = old
+            self.kept += 1
+            return target
+        _write(target, render())
+        self.now[path] = [key, _size(target)]
+        self.rendered += 1
+        return target
+
+    def save(self) -> None:
+        """Store the keys of the pages written or kept by this write of the site (a page
+        the site no longer writes loses its key, so its file is rendered when it returns)."""
+        self.out.mkdir(parents=True, exist_ok=True)
+        text = json.dumps(self.now, sort_keys=True, separators=(",", ":"))
+        (self.out / KEYS_FILE).write_text(text + "\n", encoding="utf-8")
+
+
+def page_key(material: object) -> str:
+    """The digest of ``material`` (picklable page data and links) and the rendering code."""
+    digest = hashlib.blake2b(_code_digest().encode("ascii"), digest_size=20)
+    digest.update(pickle.dumps(material, protocol=5))
+    return digest.hexdigest()
+
+
+@functools.cache
+def _code_digest() -> str:
+    """Digest of what turns page data into HTML besides the data: the report modules, the
+    templates, and the versions of evalplat and Jinja2 (read once per process)."""
+    import jinja2
+
+    from evalplat import __version__
+    from evalplat.resources import data_dir
+
+    digest = hashlib.blake2b(f"{__version__} {jinja2.__version__}".encode(), digest_size=20)
+    sources = sorted(Path(__file__).resolve().parent.glob("*.py"))
+    templates = sorted(p for p in data_dir("templates").rglob("*") if p.is_file())
+    for path in (*sources, *templates):
+        digest.update(path.name.encode("utf-8") + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def _read(path: Path) -> dict[str, list[object]]:
+    """The stored keys, or none when the file is missing or not ours (then every page is
+    rendered, as on a first write)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {
+        str(name): value
+        for name, value in data.items()
+        if isinstance(value, list) and len(value) == 2
+    }
+
+
+def _size(path: Path) -> int | None:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return None
