@@ -340,6 +340,7 @@ class Season:
         assert result.exit_code == 0, f"interleaved day {day}: {result.stderr}"
         summary = json.loads(result.stdout)
         assert summary["unknown_configs"] == {} and summary["interleaved"] > 0, summary
+
     def online_pages_say_sessions(self, where: str) -> None:
         """The site shows the A/B arms' days (nights 10 to 12) as sessions: their run and history
         pages count sessions and searches, and no query-health page is written for them."""
