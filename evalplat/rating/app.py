@@ -2,9 +2,14 @@
 carries. The pages and the grade posts are ``evalplat.rating.routes``.
 
 **Who gets in.** An invite link (``/tasks/TASK/enter/TOKEN``) is checked against the stored
-hash of its token; a live invite of this very task sets a cookie holding the token (HttpOnly,
-``SameSite=Strict``, scoped to the task's path, ``Secure`` behind HTTPS) and redirects to the
-task, so the token leaves the address bar. Every later request is checked again the same way:
+hash of its token; for a live invite of this very task it shows a page naming the task and
+the rater, and nothing more: following a link logs nobody in, so a crafted link cannot make a
+person grade under someone else's invite (login CSRF). The page's focused button posts back a
+nonce that a ``SameSite=Strict`` cookie also holds (a cross-site page can neither read the
+nonce nor send the cookie; a ``Sec-Fetch-Site`` other than same-origin is refused too); only
+then is the task's cookie set, holding the token (HttpOnly, ``SameSite=Strict``, scoped to the
+task's path, ``Secure`` behind HTTPS), and the rater sent on to the task, so the token leaves
+the address bar. Every later request is checked again the same way:
 no token, a wrong one, an expired or revoked one, another task's, or a closed task all get 403.
 
 **Cross-site requests.** Grades are posted as JSON with the invite's anti-forgery value in the

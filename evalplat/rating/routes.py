@@ -1,6 +1,7 @@
 """The rating application's pages and posts (who gets in: ``evalplat.rating.app``).
 
-GET  /tasks/T/enter/TOKEN          an invite link: sets the task's cookie, on to the task
+GET  /tasks/T/enter/TOKEN          an invite link: a page naming the task and the rater
+POST /tasks/T/enter/TOKEN          its button (same origin, nonce): sets the task's cookie
 GET  /tasks/T/                     the rater's next ungraded pair (or "all done")
 GET  /tasks/T/pairs/ID             the rating screen for one pair
 POST /tasks/T/pairs/ID/grade       {"grade": 2 | null, "unsure": bool, "note": str}
@@ -14,6 +15,7 @@ GET  /static/rate.js | rate.css    the page's only script and style
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qs
 
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
@@ -22,7 +24,7 @@ from starlette.routing import Route
 from evalplat.errors import InputError
 from evalplat.inputs.validation import check_free_text
 from evalplat.rating.app import Forbidden, check_csrf, rater_access, rater_state
-from evalplat.rating.tokens import cookie_name
+from evalplat.rating.tokens import cookie_name, new_csrf, same_secret
 
 if TYPE_CHECKING:
     from starlette.requests import Request
@@ -31,6 +33,8 @@ if TYPE_CHECKING:
     from evalplat.store.rating import InviteInfo, RatingTaskInfo
 
 NOTE_MAX = 2000
+ENTER_COOKIE = "evalplat_enter"
+ENTER_SECONDS = 60 * 30  # the enter page's nonce: long enough to read the page and click
 STATIC = {"rate.js": "application/javascript", "rate.css": "text/css"}
 
 
@@ -53,10 +57,40 @@ def not_found(request: Request, _error: Exception) -> Response:
 
 
 def enter(request: Request) -> Response:
+    """The invite link shows which task and name it is for, and sets nothing but a nonce: a
+    crafted link cannot log anyone in as another person's invite (login CSRF)."""
     token = request.path_params["token"]
     state = rater_state(request, token=token)
+    nonce = new_csrf()
+    enter_url = request.url_for("enter", task=state.task.name, token=token)
+    response = _page(request, "enter.html", task=state.task, invite=state.invite,
+                     nonce=nonce, enter_url=str(enter_url))  # fmt: skip
+    response.set_cookie(
+        ENTER_COOKIE, nonce, path=enter_url.path, httponly=True, samesite="strict",
+        secure=request.url.scheme == "https", max_age=ENTER_SECONDS,
+    )  # fmt: skip
+    return response
+
+
+async def enter_post(request: Request) -> Response:
+    """The enter page's button: a same-origin form post carrying the nonce its cookie holds
+    (double submit; the cookie is ``SameSite=Strict``), then the task's cookie is set."""
+    token = request.path_params["token"]
+    if request.headers.get("sec-fetch-site", "same-origin") != "same-origin":
+        raise Forbidden
+    kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    body = await request.body()
+    if kind != "application/x-www-form-urlencoded" or len(body) > 1000:
+        raise Forbidden
+    given = parse_qs(body.decode("ascii", "replace")).get("nonce", [None])[0]
+    if not same_secret(given, request.cookies.get(ENTER_COOKIE, "")) or not given:
+        raise Forbidden
+    state = await run_in_threadpool(rater_state, request, None, token)
     home = request.url_for("home", task=state.task.name)
     response = RedirectResponse(str(home), status_code=303)
+    response.delete_cookie(
+        ENTER_COOKIE, path=request.url_for("enter", task=state.task.name, token=token).path
+    )
     response.set_cookie(
         cookie_name(state.task.name),
         token,
@@ -243,6 +277,7 @@ def _grade_body(body: Any, scale: tuple[int, int]) -> tuple[int | None, bool, st
 
 ROUTES = [
     Route("/tasks/{task}/enter/{token}", enter, name="enter"),
+    Route("/tasks/{task}/enter/{token}", enter_post, methods=["POST"], name="enter_post"),
     Route("/tasks/{task}/", home, name="home"),
     Route("/tasks/{task}/pairs/{pair_id}", pair, name="pair"),
     Route("/tasks/{task}/pairs/{pair_id}/grade", grade, methods=["POST"], name="grade"),

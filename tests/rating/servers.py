@@ -6,6 +6,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 from evalplat.rating.app import create_app
 from evalplat.store import Store
@@ -35,3 +36,12 @@ def rating_server(url: str, root_path: str = "") -> Iterator[str]:
         finally:
             server.should_exit = True
             thread.join(timeout=10)
+
+
+def open_invite(page: Any, link: str) -> None:
+    """Open an invite link in the browser and enter by keyboard: the page's button is focused,
+    so Enter posts it and the first pair (or "All done") follows."""
+    page.goto(link)
+    assert page.evaluate("document.activeElement.id") == "enter"
+    with page.expect_navigation():
+        page.keyboard.press("Enter")

@@ -23,9 +23,19 @@ def make_task(cli: Callable[..., Any], world: RateWorld, name: str, *options: st
     assert f"{UNJUDGED} pairs" in result.stdout
 
 
+def press_enter(client: httpx.Client, link: str) -> httpx.Response:
+    """Open an invite link (a page, no cookie for the task yet) and post its form back."""
+    page = client.get(link)
+    assert page.status_code == 200, page.text
+    nonce = re.search(r'name="nonce" value="([^"]+)"', page.text)
+    assert nonce
+    return client.post(link, data={"nonce": nonce.group(1)})
+
+
 def enter(client: httpx.Client, link: str) -> tuple[str, str]:
-    """Follow an invite link to the first pair: (its grade URL, the anti-forgery value)."""
-    entered = client.get(link)
+    """Follow an invite link and press its button, on to the first pair: (its grade URL, the
+    anti-forgery value)."""
+    entered = press_enter(client, link)
     assert entered.status_code == 303, entered.text
     page = client.get(entered.headers["location"], follow_redirects=True)
     assert page.status_code == 200
@@ -132,3 +142,38 @@ def test_closing_a_task_adds_a_version_with_each_rater_as_a_source(
     assert len(judgments) == 12 + 2  # the people's 12 kept, the two raters' added
     again = cli("rate", "close", "t", "--db", world.url)
     assert again.exit_code == 2 and "already closed" in again.stderr
+
+
+def test_an_invite_link_alone_logs_nobody_in(
+    cli: Callable[..., Any], world: RateWorld, invite: Callable[..., str]
+) -> None:
+    """Login CSRF: a crafted link, or a cross-site form posting it, sets no task cookie."""
+    make_task(cli, world, "t")
+    with rating_server(world.url) as base:
+        link = invite("t", "mallory", base)
+        with httpx.Client() as client:
+            page = client.get(link)
+            assert page.status_code == 200
+            assert 'id="enter-task">t<' in page.text and 'id="enter-rater">mallory<' in page.text
+            assert 'id="enter" autofocus' in page.text
+            assert not any(name.startswith("evalplat_rate_") for name in client.cookies)
+            assert client.get(f"{base}/tasks/t/").status_code == 403  # the link let nobody in
+            nonce = re.search(r'name="nonce" value="([^"]+)"', page.text)
+            assert nonce
+            # a cross-site form: the browser says so, or sends no SameSite=Strict nonce cookie
+            cross = client.post(link, data={"nonce": nonce.group(1)},
+                                headers={"Sec-Fetch-Site": "cross-site"})  # fmt: skip
+            assert cross.status_code == 403
+        with httpx.Client() as victim:  # the nonce was read elsewhere; this browser lacks it
+            stolen = victim.post(link, data={"nonce": nonce.group(1)})
+            assert stolen.status_code == 403
+            assert victim.post(link, data={"nonce": ""}).status_code == 403
+            assert not any(name.startswith("evalplat_rate_") for name in victim.cookies)
+            assert victim.get(f"{base}/tasks/t/").status_code == 403
+        with httpx.Client() as client:
+            client.get(link)
+            wrong = client.post(link, data={"nonce": "0" * 64})
+            assert wrong.status_code == 403
+            assert press_enter(client, link).status_code == 303
+            assert client.get(f"{base}/tasks/t/").status_code == 303
+            assert "evalplat_enter" not in client.cookies  # the nonce is spent

@@ -11,7 +11,7 @@ from typing import Any
 from evalplat.store import Store
 from evalplat.testsets.raters import krippendorff_alpha, weighted_kappa
 
-from .servers import rating_server
+from .servers import open_invite, rating_server
 from .test_access import make_task
 from .world import HOSTILE_TEXT, HOSTILE_TITLE, UNJUDGED, RateWorld
 
@@ -46,7 +46,7 @@ def test_a_rater_grades_a_task_by_keyboard_alone(
     make_task(cli, world, "t")
     with rating_server(world.url) as base:
         page = browser.new_page()
-        page.goto(invite("t", "ana", base))
+        open_invite(page, invite("t", "ana", base))
         assert page.locator("#position").inner_text() == f"1 / {UNJUDGED}"
         # a note by keyboard: n, type, Enter saves it with the grade given next
         page.keyboard.press("n")
@@ -85,7 +85,7 @@ def test_a_reload_mid_task_resumes_where_the_rater_was(
     with rating_server(world.url) as base:
         context = browser.new_context()
         page = context.new_page()
-        page.goto(invite("t", "ana", base))
+        open_invite(page, invite("t", "ana", base))
         done = grade_all(page, "ana", 3)
         page.close()  # the tab is closed mid-task
         again = context.new_page()
@@ -106,7 +106,7 @@ def test_two_raters_see_their_agreement(
         orders = {}
         for rater in ("ana", "bo"):
             page = browser.new_context().new_page()
-            page.goto(invite("t", rater, base))
+            open_invite(page, invite("t", rater, base))
             orders[rater] = grade_all(page, rater, UNJUDGED)
             assert page.locator("#done").is_visible()
         assert orders["ana"] != orders["bo"]  # each rater's own order
@@ -127,7 +127,7 @@ def test_a_revoked_link_is_refused(
     make_task(cli, world, "t")
     with rating_server(world.url) as base:
         page = browser.new_page()
-        page.goto(invite("t", "ana", base))
+        open_invite(page, invite("t", "ana", base))
         grade_all(page, "ana", 1)
         assert cli("rate", "revoke", "t", "ana", "--db", world.url).exit_code == 0
         response = page.reload()
@@ -149,7 +149,7 @@ def test_hostile_document_text_stays_inert(
         page = browser.new_page()
         errors: list[str] = []
         page.on("pageerror", lambda error: errors.append(str(error)))
-        page.goto(invite("t", "ana", base))
+        open_invite(page, invite("t", "ana", base))
         page.goto(f"{base}/tasks/t/pairs/{hostile}")
         assert page.locator("#title").inner_text() == HOSTILE_TITLE
         assert page.locator("#text").inner_text() == HOSTILE_TEXT

@@ -16,7 +16,7 @@ from evalplat.store import Store
 
 from ..alerts.servers import CaptureServer, capture_server
 from ..nightly.small_project import QUERIES, write_project
-from .servers import rating_server
+from .servers import open_invite, rating_server
 from .test_browser import doc_on
 
 
@@ -53,7 +53,7 @@ def test_a_needs_judgments_alert_is_resolved_by_grades_given_in_the_browser(
     assert f"{2 * QUERIES} pairs" in made.stdout and "grades 0-1" in made.stdout
     with rating_server(db_url) as base:
         page = browser.new_page()
-        page.goto(invite("unjudged-alpha", "lead", base, "--role", "lead"))
+        open_invite(page, invite("unjudged-alpha", "lead", base, "--role", "lead"))
         for _ in range(2 * QUERIES):
             relevant = doc_on(page).startswith("u")  # uN answers topic N; vN does not
             with page.expect_navigation():

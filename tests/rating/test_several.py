@@ -12,7 +12,7 @@ import httpx
 
 from evalplat.store import Store
 
-from .servers import rating_server
+from .servers import open_invite, rating_server
 from .test_access import enter, make_task
 from .test_browser import doc_on
 from .world import UNJUDGED, RateWorld
@@ -39,7 +39,7 @@ def test_the_judge_shows_only_after_the_person_graded_and_is_measured_against_pe
     make_task(cli, world, "t", "--judge", "stub")
     with rating_server(world.url) as base:
         page = browser.new_page()
-        page.goto(invite("t", "ana", base))
+        open_invite(page, invite("t", "ana", base))
         for n in range(UNJUDGED):
             doc = doc_on(page)
             assert page.locator("#judge").inner_text() == ""  # never before the person
@@ -85,7 +85,7 @@ def test_pairs_go_to_as_many_raters_as_asked_and_a_lead_settles_a_disagreement(
             enter(client, invite("t", "ana-2", base))
             assert client.get(f"{base}/tasks/t/disagreements").status_code == 403  # not a lead
         page = browser.new_page()
-        page.goto(invite("t", "lee", base, "--role", "lead"))
+        open_invite(page, invite("t", "lee", base, "--role", "lead"))
         page.goto(f"{base}/tasks/t/disagreements")
         row = page.locator("#disagreements tr").nth(1)
         assert "ana: 0" in row.inner_text() and "bo: 2" in row.inner_text()
