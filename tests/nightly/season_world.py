@@ -6,7 +6,10 @@ Test sets (small in queries, so that many nights stay fast):
   of the documents' text), tagged ``head`` (the first 10) or ``tail`` (the other 20). Each query
   has one relevant document ``dN`` and two judged non-relevant ones, ``n1`` and ``n2``. The
   documents ``xN`` match query N for the ``builtin`` searcher but nobody judged them: they are
-  what ``--add`` and the judge grade. Every document's text carries ``GRADE=g`` for the judge.
+  what ``--add`` and the judge grade. The documents ``yN`` (no word of any query, so the
+  ``builtin`` searcher never finds them) are what the ``fresh`` config's engine returns and
+  the raters of ``evalplat rate`` grade. Every document's text carries ``GRADE=g`` for the
+  judge.
 - ``catalog``: ``ITEMS`` queries ``item N``, untagged, judged like ``topics`` (its documents
   are there for the judge only).
 
@@ -53,6 +56,8 @@ def search(query, depth, mode="good", delay=0.0, **params):
         return [("n1", 2.0), ("n2", 1.0)]
     if mode == "empty":
         return []
+    if mode == "fresh":
+        return [("d" + n, 3.0), ("y" + n, 2.0), ("n1", 1.0), ("n2", 0.5)]
     return [("d" + n, 3.0), ("n1", 2.0), ("n2", 1.0)]
 """
 
@@ -142,6 +147,7 @@ def write_testsets(folder: Path) -> None:
     docs = [("n1", 0, "miscellaneous notes"), ("n2", 0, "other notes")]
     for n in TOPICS:
         docs += [(f"d{n}", 1, f"topic {n} topic {n} manual"), (f"x{n}", 0, f"topic {n} appendix")]
+        docs.append((f"y{n}", 0, "unrelated leaflet"))
     (folder / "topics-docs.jsonl").write_text(
         "".join(
             json.dumps({"id": d, "title": d, "text": f"document {d} GRADE={g} {text}"}) + "\n"
@@ -178,6 +184,7 @@ class Plan:
     target: bool = True  # lexical's P@5 target
     segment: str = "tail"  # the segment gate's tag
     interleaving: bool = False  # lexical's interleaved experiment against prod, gated
+    fresh: bool = False  # the config ``fresh`` (new documents yN) and a P@5 target of it
 
 
 def project_text(folder: Path, plan: Plan, *, search_url: str, hook: str, judge_url: str) -> str:
@@ -236,6 +243,18 @@ metric = "Latency(p=95)"
     experiment = '\n[[online.interleaving]]\ncandidate = "lexical"\nbaseline = "prod"\n'
     # lexical finds dN and xN for query N: P@5 is 0.2 judged, 0.4 if xN were relevant
     target = '\n[[targets]]\nmetric = "P@5"\nmin = 0.25\nconfig = "lexical"\n'
+    # fresh finds dN and yN: P@5 is 0.2 judged, 0.4 if yN were relevant
+    fresh = f"""
+[[configs]]
+name = "fresh"
+searcher = "python"
+testsets = ["topics"]
+[configs.params]
+function = "engine:search"
+path = "{folder}"
+mode = "fresh"
+"""
+    fresh_target = '\n[[targets]]\nmetric = "P@5"\nmin = 0.25\nconfig = "fresh"\n'
     return f"""
 [[testsets]]
 name = "topics"
@@ -248,7 +267,7 @@ name = "catalog"
 qrels = "catalog-qrels.txt"
 queries = "catalog.tsv"
 docs = "catalog-docs.jsonl"
-{python}{lexical if plan.lexical else ""}{remote if plan.remote else ""}
+{python}{lexical if plan.lexical else ""}{remote if plan.remote else ""}{fresh * plan.fresh}
 [metrics]
 names = ["nDCG@10", "P@5"]
 
@@ -260,7 +279,7 @@ max_drop = 0.01
 metric = "online:CTR"
 max_relative_drop = 0.05
 {preference if plan.interleaving else ""}{gates if plan.more_gates else ""}\
-{target if plan.target else ""}
+{target if plan.target else ""}{fresh_target if plan.fresh else ""}
 [online]
 baseline = "prod"
 metrics = ["online:CTR"]

@@ -1,4 +1,4 @@
-"""A season unattended: one project lives through sixteen nights, on both databases.
+"""A season unattended: one project lives through eighteen nights, on both databases.
 
 The project (``season_world``): test sets ``topics`` (30 queries tagged head/tail, with
 documents) and ``catalog`` (20 untagged queries); on ``topics`` the configs ``prod`` (python),
@@ -39,6 +39,12 @@ The nights, and what each must end with:
 15. its next day, lexical's hits draw fewer clicks: one Preference alert opens     → exit 1
 16. the experiment's traffic ends while prod's A/B traffic goes on two more days: its
     alert is retired, and its last day is not judged again                        → exit 0
+17. the judge is off; a config ``fresh`` returns documents ``yN`` nobody graded: its P@5
+    target needs judgments, nothing alerts                                        → exit 0
+    (then ``rate task --from-run fresh@latest``, two raters invited, every pair graded over
+    the app's HTTP interface, the task closed: version 4)
+18. every config is scored on version 4; the raters found ``yN`` not relevant, so fresh's
+    target is credibly missed and opens its alert                                 → exit 0
 
 After every night: the exit code; the night's alert events are exactly the planted ones (no
 alert without a cause); over the season each alert has one ``opened`` event and at most one
@@ -389,6 +395,48 @@ class Season:
         with Store.open(self.db_url) as store:
             return max(v.version for v in store.test_set_versions(test_set))
 
+    def fresh_target(self) -> str:
+        """Tonight's verdict of the ``fresh`` config's P@5 target."""
+        assert self.outcome is not None
+        verdicts = [t["target_verdict"] for t in self.outcome.targets if t["config"] == "fresh"]
+        assert len(verdicts) == 1, verdicts
+        return str(verdicts[0])
+
+    def rate_in_the_app(self, task: str, raters: dict[str, int]) -> None:
+        """The team rates through the app, served by a real uvicorn on 127.0.0.1: one invite
+        per rater; each opens the link, posts its enter button (nonce), then grades every pair
+        on their list with ``raters[name]`` (JSON, the cookie, the anti-forgery header)."""
+        import re
+
+        import httpx
+
+        from ..rating.servers import rating_server
+
+        def found(pattern: str, text: str) -> str:
+            match = re.search(pattern, text)
+            assert match, f"rating {task}: {pattern} not on the page"
+            return match.group(1)
+
+        with rating_server(self.db_url) as base:
+            for rater, grade in raters.items():
+                made = self.cli("rate", "invite", task, rater, "--base-url", base,
+                                "--db", self.db_url)  # fmt: skip
+                assert made.exit_code == 0, made.stderr
+                link = made.stdout.strip()
+                with httpx.Client() as client:
+                    nonce = found(r'name="nonce" value="([^"]+)"', client.get(link).text)
+                    page = client.post(link, data={"nonce": nonce}, follow_redirects=True)
+                    while 'id="done"' not in page.text:
+                        grade_url = found(r'data-grade-url="([^"]+)"', page.text)
+                        csrf = found(r'data-csrf="([^"]+)"', page.text)
+                        posted = client.post(
+                            base + httpx.URL(grade_url).path, json={"grade": grade},
+                            headers={"X-Evalplat-CSRF": csrf},
+                        )  # fmt: skip
+                        assert posted.status_code == 200, posted.text
+                        page = client.get(f"{base}/tasks/{task}/", follow_redirects=True)
+                    assert page.status_code == 200
+
 
 @pytest.fixture
 def season(
@@ -544,3 +592,22 @@ def test_a_season_of_nights_converges_and_the_front_page_tells_the_truth(season:
     assert [step["verdict"] for step in judged] == ["ended"], judged
     opened = [i for i, h in s.ledger.items() if h[0] == "opened"]
     assert len(opened) == 8 and all(len(s.ledger[i]) == 2 for i in opened), s.ledger
+
+    # the rating loop: a config finds documents nobody graded (the judge is off now); its
+    # target needs judgments; two raters grade them in the app; the next night scores on the
+    # rated version and the target, now credibly missed, opens its alert
+    fresh = ("target", "fresh", "topics", "P@5")
+    s.plan.judge, s.plan.fresh = False, True
+    s.night(17, "a new config finds unjudged documents", code=0, events=[])
+    assert s.fresh_target() == UNSURE, "night 17: fresh's P@5 target should need judgments"
+    made = s.cli("rate", "task", "fresh-yn", "--testset", "topics", "--from-run", "fresh@latest",
+                 "--raters-per-pair", "2", "--grades", "max", "--db", s.db_url)  # fmt: skip
+    assert made.exit_code == 0 and "30 pairs" in made.stdout, (made.stdout, made.stderr)
+    s.rate_in_the_app("fresh-yn", {"ana": 0, "bo": 0})
+    closed = s.cli("rate", "close", "fresh-yn", "--db", s.db_url)
+    assert closed.exit_code == 0, closed.stderr
+    assert s.latest_version("topics") == 4, "after rating: the closed task adds version 4"
+    s.night(18, "the rated version scored", code=0, events=[(fresh[0], "opened", *fresh[1:])])
+    assert s.fresh_target() == MISSED, "night 18: fresh's P@5 target, rated, is missed"
+    versions = s.run_versions("topics")
+    assert set(versions.values()) == {4}, f"night 18: runs on topics scored on {versions}, not v4"
