@@ -199,3 +199,27 @@ def test_a_dry_run_says_what_the_online_step_would_compare(tmp_path: Path) -> No
     assert online["baseline"] == "control" and online["gates"] == ["online:CTR"]
     assert online["metrics"] == ["online:CTR", "online:MRR", "online:Abandonment"]
     assert not (tmp_path / "none.db").exists()
+
+
+def test_pages_lead_with_the_first_gated_online_kpi_else_ctr(
+    night: Night, db_url: str, tmp_path: Path
+) -> None:
+    from evalplat.reports.gather import gather_history
+
+    gated = ONLINE.replace('"online:CTR"\nmax_relative', '"online:MRR"\nmax_relative').format(
+        more=""
+    )
+    path = write_project(tmp_path / "gated", {"control": "good"}, extra_alerts=gated)
+    assert load_project(path).online_metrics()[0] == "online:MRR"
+    ungated = '[online]\nbaseline = "control"\nmetrics = ["online:Abandonment", "online:CTR"]\n'
+    path = write_project(tmp_path / "ungated", {"control": "good"}, extra_alerts=ungated)
+    assert load_project(path).online_metrics() == ["online:CTR", "online:Abandonment"]
+    # a night scores the arms: their history pages (and the index) lead with the gated KPI,
+    # not the alphabetically first online:Abandonment
+    night()
+    _import(db_url, tmp_path / "day1.jsonl", {"control": 1.0, "treatment": 1.0}, sessions=300,
+            seed=11)  # fmt: skip
+    night()
+    with Store.open(db_url) as store:
+        [page] = gather_history(store, "treatment", "online")
+    assert page.metrics[0] == "online:CTR" and "online:Abandonment" in page.metrics
