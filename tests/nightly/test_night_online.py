@@ -3,6 +3,7 @@ compared over sessions, and alerted on through the outbox like any regression.""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -95,6 +96,9 @@ def test_a_planted_ctr_drop_opens_exactly_one_online_alert(
     [alert] = server.accepted("/ok")[0].body["alerts"]
     assert alert["test_set"] == "online" and alert["test"] == "bootstrap"
     assert alert["relative_delta"] == pytest.approx(-0.1, abs=0.03)
+    assert "worst_queries" not in alert  # its units are sessions: the changes count them
+    assert re.fullmatch(r"A/B arms: \d+ sessions \(\d+ searches\) against \d+ "
+                        r"\(\d+ searches\) on 2026-03-01", alert["changes"][-1])  # fmt: skip
     assert night()[0] == 1  # the same day again: still open, nothing new sent
     assert len(server.received("/ok")) == 1
     # the next day the arms are alike again: the alert resolves, once
