@@ -1,16 +1,19 @@
 """Benchmark: how many sessions interleaving needs to find the better ranker, against an A/B test.
 
-Run: ``python scripts/bench_interleaving.py [--ranker-a nostem|degraded] [--margin M]
-[--method team_draft|balanced] [--reps N] [--draws N] [--seed N]``. Not part of the test suite.
+Run: ``python scripts/bench_interleaving.py [--ranker-a degraded|nostem] [--margin M]
+[--method team_draft|balanced] [--users homogeneous|varied|both] [--reps N] [--draws N]
+[--seed N] [--quick]``. Not part of the test suite; the default run takes a few minutes,
+``--quick`` (20 repetitions, 200 draws) well under one.
 
 The planted preference: ranker B is the demo's production config (builtin BM25, Porter stemming)
-and ranker A is worse: by default the demo's ``bm25-nostem`` (no stemming: a real system, 0.02
-lower nDCG@10 on Cranfield), or with ``--ranker-a degraded`` B's own top 10 where each position
-is, with probability ``--margin``, given B's next document from ranks 11-30 instead. Both rank
-Cranfield's 225 queries over its 1400 documents; users click by Cranfield's grades through the
-demo's click model (``evalplat.demo.events.DEMO_MODEL``: a position-biased cascade), searching 1
-or 2 uniformly drawn queries per session, the same users for both tests
-(``evalplat.events.synthetic``).
+and ranker A is worse: by default B's own top 10 where each position is, with probability
+``--margin``, given B's next document from ranks 11-30 instead, or with ``--ranker-a nostem``
+the demo's ``bm25-nostem`` (no stemming: a real system, 0.02 lower nDCG@10 on Cranfield). Both
+rank Cranfield's 225 queries over its 1400 documents; users click by Cranfield's grades through
+the demo's click model (``evalplat.demo.events.DEMO_MODEL``: a position-biased cascade),
+searching 1 or 2 queries per session, the same population for both tests. ``--users``:
+every user alike and queries uniformly drawn (``homogeneous``), users and queries that differ
+(``varied``: ``evalplat.events.population.Population``'s defaults), or both side by side.
 
 - **A/B test**: N sessions per arm, each arm's users see its own ranker; per session
   ``online:CTR`` (share of its searches with a click); the comparison ``evalplat compare`` runs on
