@@ -1,16 +1,19 @@
 """Benchmark: how many sessions interleaving needs to find the better ranker, against an A/B test.
 
-Run: ``python scripts/bench_interleaving.py [--ranker-a nostem|degraded] [--margin M]
-[--method team_draft|balanced] [--reps N] [--draws N] [--seed N]``. Not part of the test suite.
+Run: ``python scripts/bench_interleaving.py [--ranker-a degraded|nostem] [--margin M]
+[--method team_draft|balanced] [--users homogeneous|varied|both] [--reps N] [--draws N]
+[--seed N] [--quick]``. Not part of the test suite; the default run takes a few minutes,
+``--quick`` (20 repetitions, 200 draws) well under one.
 
 The planted preference: ranker B is the demo's production config (builtin BM25, Porter stemming)
-and ranker A is worse: by default the demo's ``bm25-nostem`` (no stemming: a real system, 0.02
-lower nDCG@10 on Cranfield), or with ``--ranker-a degraded`` B's own top 10 where each position
-is, with probability ``--margin``, given B's next document from ranks 11-30 instead. Both rank
-Cranfield's 225 queries over its 1400 documents; users click by Cranfield's grades through the
-demo's click model (``evalplat.demo.events.DEMO_MODEL``: a position-biased cascade), searching 1
-or 2 uniformly drawn queries per session, the same users for both tests
-(``evalplat.events.synthetic``).
+and ranker A is worse: by default B's own top 10 where each position is, with probability
+``--margin``, given B's next document from ranks 11-30 instead, or with ``--ranker-a nostem``
+the demo's ``bm25-nostem`` (no stemming: a real system, 0.02 lower nDCG@10 on Cranfield). Both
+rank Cranfield's 225 queries over its 1400 documents; users click by Cranfield's grades through
+the demo's click model (``evalplat.demo.events.DEMO_MODEL``: a position-biased cascade),
+searching 1 or 2 queries per session, the same population for both tests. ``--users``:
+every user alike and queries uniformly drawn (``homogeneous``), users and queries that differ
+(``varied``: ``evalplat.events.population.Population``'s defaults), or both side by side.
 
 - **A/B test**: N sessions per arm, each arm's users see its own ranker; per session
   ``online:CTR`` (share of its searches with a click); the comparison ``evalplat compare`` runs on
@@ -36,11 +39,15 @@ from collections.abc import Callable
 from dataclasses import replace
 
 import numpy as np
+from numpy.typing import NDArray
 
 from evalplat.comparison.sessions import bootstrap_two_sample
 from evalplat.demo.events import DEMO_MODEL
 from evalplat.events.interleaving import preference
+from evalplat.events.population import Population
 from evalplat.events.synthetic import (
+    CascadeModel,
+    InterleavedQueries,
     attraction_rows,
     interleaved_outcomes,
     interleaved_queries,
@@ -106,7 +113,7 @@ def _smallest(detects: Callable[[int], float], start: int, label: str) -> tuple[
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--ranker-a", choices=("nostem", "degraded"), default="nostem")
+    parser.add_argument("--ranker-a", choices=("nostem", "degraded"), default="degraded")
     parser.add_argument("--margin", type=float, default=0.2)
     parser.add_argument("--method", choices=("team_draft", "balanced"), default="team_draft")
     parser.add_argument("--reps", type=int, default=100)
@@ -117,7 +124,17 @@ def main() -> None:
         default=None,
         help="click chance of grades 0, 1, ... (default: the demo's model)",
     )
+    parser.add_argument(
+        "--users",
+        choices=("homogeneous", "varied", "both"),
+        default="both",
+        help="every user alike, users and queries that differ (evalplat.events.population), "
+        "or both, printed side by side",
+    )
+    parser.add_argument("--quick", action="store_true", help="20 repetitions, 200 draws")
     args = parser.parse_args()
+    if args.quick:
+        args.reps, args.draws = 20, 200
     model = DEMO_MODEL
     if args.attraction:
         chances = [float(x) for x in args.attraction.split(",")]
@@ -133,67 +150,82 @@ def main() -> None:
     a, b = [r[:DEPTH] for r in a], [r[:DEPTH] for r in b]
     rows_a = attraction_rows(a, grades, model, DEPTH)
     rows_b = attraction_rows(b, grades, model, DEPTH)
-
-    def ab(n: int) -> float:
-        hits = 0
-        for rep in range(args.reps):
-            rng = np.random.default_rng([args.seed, n, rep, 1])
-            ctr_a = session_ctr(rows_a, n, model, rng)
-            ctr_b = session_ctr(rows_b, n, model, rng)
-            p, _ = bootstrap_two_sample(ctr_a, ctr_b, n=args.draws, seed=rep)
-            hits += p < ALPHA and ctr_b.mean() > ctr_a.mean()
-        return hits / args.reps
-
     tests = interleaved_queries(a, b, grades, model, method=args.method, depth=DEPTH)
-
-    def interleaved(n: int) -> float:
-        hits = 0
-        for rep in range(args.reps):
-            rng = np.random.default_rng([args.seed, n, rep, 2])
-            won = interleaved_outcomes(tests, n, model, rng)
-            outcomes = np.array(["b", "tie", "a"])[won + 1].tolist()
-            result = preference(outcomes, draws=args.draws, seed=rep)
-            hits += result.p_value < ALPHA and result.delta < 0
-        return hits / args.reps
-
-    ctr_a, ctr_b = (float(session_ctr(r, 200_000, model, np.random.default_rng(9)).mean())
-                    for r in (rows_a, rows_b))  # fmt: skip
+    same = interleaved_queries(b, b, grades, model, method=args.method, depth=DEPTH)
+    populations = {"homogeneous": None, "varied": Population(seed=args.seed)}
+    chosen = list(populations) if args.users == "both" else [args.users]
     print(f"ranker A: {args.ranker_a}"
           + (f" (margin {args.margin})" if args.ranker_a == "degraded" else "")
-          + f", ranker B: porter; CTR per session A {ctr_a:.4f}, B {ctr_b:.4f} "
-          f"(200,000 simulated sessions each)")  # fmt: skip
-    print(
-        f"finding the sessions for {POWER:.0%} detection at p < {ALPHA} "
-        f"({args.reps} repetitions per N, {args.draws} bootstrap draws):"
-    )
-    t0 = time.perf_counter()
-    ab_n, ab_power = _smallest(ab, 250, "A/B on CTR, per arm")
-    t1 = time.perf_counter()
-    il_n, il_power = _smallest(interleaved, 25, f"interleaved ({args.method})")
-    t2 = time.perf_counter()
-    aa_n = 2 * ab_n
-    false_alarms = 0.0
-    same = interleaved_queries(b, b, grades, model, method=args.method, depth=DEPTH)
-    for rep in range(args.reps):
-        rng = np.random.default_rng([args.seed, aa_n, rep, 3])
-        won = interleaved_outcomes(same, aa_n, model, rng)
-        outcome = preference(np.array(["b", "tie", "a"])[won + 1].tolist(), draws=10, seed=rep)
-        false_alarms += outcome.p_value < ALPHA
-    t3 = time.perf_counter()
+          + f", ranker B: porter; {args.reps} repetitions per N, {args.draws} draws")  # fmt: skip
+    results = [
+        _measure(args, name, populations[name], model, (rows_a, rows_b), tests, same)
+        for name in chosen
+    ]
     print()
-    print(f"{'test':<34}{'sessions needed':>16}{'detected':>10}{'seconds':>9}")
-    print(f"{'A/B on online:CTR (both arms)':<34}{2 * ab_n:>16,}{ab_power:>10.0%}{t1 - t0:>9.1f}")
-    print(f"{'interleaved, ' + args.method:<34}{il_n:>16,}{il_power:>10.0%}{t2 - t1:>9.1f}")
-    print(f"ratio: the A/B test needs {2 * ab_n / il_n:.1f}x the sessions of interleaving")
-    print(
-        f"A/A interleaved, {aa_n:,} sessions: p < {ALPHA} in {false_alarms / args.reps:.1%} "
-        f"of {args.reps} repetitions ({t3 - t2:.1f} s)"
-    )
+    print(f"{'users':<13}{'CTR A / B':>16}{'A/B sessions':>14}{'interleaved':>13}{'ratio':>8}"
+          f"{'A/A p<0.05':>12}{'seconds':>9}")  # fmt: skip
+    for name, ctr, ab_n, il_n, false_alarms, seconds in results:
+        print(f"{name:<13}{ctr:>16}{ab_n:>14,}{il_n:>13,}{ab_n / il_n:>7.1f}x"
+              f"{false_alarms:>12.1%}{seconds:>9.0f}")  # fmt: skip
+    print(f"A/B sessions: both arms; A/A: the interleaved test on identical rankers at the A/B "
+          f"test's sessions, share of {args.reps} repetitions with p < {ALPHA}")  # fmt: skip
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     print(
         f"measured in {time.perf_counter() - began:.0f} s on {os.cpu_count()} cores, load "
         f"average {load} at the end (a shared machine slows the seconds, not the counts)"
     )
+
+
+def _measure(
+    args: argparse.Namespace,
+    name: str,
+    population: Population | None,
+    model: CascadeModel,
+    rows: tuple[NDArray[np.float64], NDArray[np.float64]],
+    tests: InterleavedQueries,
+    same: InterleavedQueries,
+) -> tuple[str, str, int, int, float, float]:
+    """One user model's row: CTRs, sessions each test needs, the A/A false-positive rate."""
+    began = time.perf_counter()
+    rows_a, rows_b = rows
+
+    def ab(n: int) -> float:
+        hits = 0
+        for rep in range(args.reps):
+            rng = np.random.default_rng([args.seed, n, rep, 1])
+            ctr_a = session_ctr(rows_a, n, model, rng, population=population)
+            ctr_b = session_ctr(rows_b, n, model, rng, population=population)
+            p, _ = bootstrap_two_sample(ctr_a, ctr_b, n=args.draws, seed=rep)
+            hits += p < ALPHA and ctr_b.mean() > ctr_a.mean()
+        return hits / args.reps
+
+    def interleaved(n: int) -> float:
+        hits = 0
+        for rep in range(args.reps):
+            rng = np.random.default_rng([args.seed, n, rep, 2])
+            won = interleaved_outcomes(tests, n, model, rng, population=population)
+            outcomes = np.array(["b", "tie", "a"])[won + 1].tolist()
+            result = preference(outcomes, draws=args.draws, seed=rep)
+            hits += result.p_value < ALPHA and result.delta < 0
+        return hits / args.reps
+
+    ctr_a, ctr_b = (
+        float(session_ctr(r, 200_000, model, np.random.default_rng(9), population=population)
+              .mean())
+        for r in rows
+    )  # fmt: skip
+    print(f"{name} users: CTR per session A {ctr_a:.4f}, B {ctr_b:.4f} (200,000 sessions each)")
+    ab_n, _ = _smallest(ab, 250, f"{name}, A/B on CTR, per arm")
+    il_n, _ = _smallest(interleaved, 25, f"{name}, interleaved ({args.method})")
+    aa_n = 2 * ab_n
+    false_alarms = 0.0
+    for rep in range(args.reps):
+        rng = np.random.default_rng([args.seed, aa_n, rep, 3])
+        won = interleaved_outcomes(same, aa_n, model, rng, population=population)
+        outcome = preference(np.array(["b", "tie", "a"])[won + 1].tolist(), draws=10, seed=rep)
+        false_alarms += outcome.p_value < ALPHA
+    return (name, f"{ctr_a:.4f} / {ctr_b:.4f}", 2 * ab_n, il_n, false_alarms / args.reps,
+            time.perf_counter() - began)  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -51,6 +52,15 @@ def test_demo_builds_a_project_reports_regressions_and_exits_0(
     versus = (folder / "reports" / "online" / "cranfield.html").read_text(encoding="utf-8")
     assert "3 versions have both: bm25-and@1, bm25-nostem@1, bm25-porter@1" in versus
     assert versus.count("<td>bm25-") == 6 + 3  # three A/B pairs of two arms, three coverage rows
+    # agreement: the pairs the project chose (its gated offline metrics against its [online]
+    # metrics), each "too few versions (3)" with no figure; not every metric against every KPI
+    table = versus[versus.index('id="agreement-table"') :].split("</table>")[0]
+    cells = r'<tr>\s*<td>([^<]+)</td><td>([^<]+)</td><td class="num">(\d+)</td>\s*'
+    rows = re.findall(cells + r'<td colspan="4" class="muted status">([^<]+)</td>', table)
+    kpis = ["online:CTR", "online:MRR", "online:Abandonment", "online:Conversion"]
+    assert [(m, k) for m, k, _, _ in rows] == [(m, k) for m in ("nDCG@10", "AP") for k in kpis]
+    assert {(n, status) for _, _, n, status in rows} == {("3", "too few versions (3)")}
+    assert table.count("<tr") == 1 + len(rows)  # the header and the chosen pairs, no others
     assert 'href="online/cranfield.html"' in Path(data["report"]).read_text(encoding="utf-8")
 
     assert data["night"] == 1 and [a["config"] for a in data["open_alerts"]] == [

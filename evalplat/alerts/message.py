@@ -32,6 +32,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+ONLINE = "online"  # the test set of online runs (``evalplat.store.testsets.ONLINE_TEST_SET``)
+
 EVENTS = ("opened", "resolved", "retired", "test")
 KINDS = ("regression", "needs_judgments", "operational", "target", "drift")
 # The words of a title, per kind: (opened, resolved). A retired alert's title says "Retired".
@@ -185,9 +187,12 @@ class AlertMessage:
     # ── plain data ───────────────────────────────────────────────────────────────────────────
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready fields (snake_case); ``worst_queries`` as a list of objects with delta."""
+        """JSON-ready fields (snake_case); ``worst_queries`` as a list of objects with delta,
+        left out of an online alert (its units are sessions: ``changes`` counts them)."""
         data = asdict(self)
         data["worst_queries"] = [{**asdict(q), "delta": q.delta} for q in self.worst_queries]
+        if self.test_set == ONLINE and not self.worst_queries:
+            del data["worst_queries"]
         data["changes"] = list(self.changes)
         data["facts"] = [dict(f) for f in data.pop("run_facts")]
         return data

@@ -344,6 +344,7 @@ class ComparisonResult:
     facts: tuple[Fact, ...] = ()
     sessions: tuple[int, int] | None = None
     days: tuple[str | None, str | None] | None = None
+    searches: tuple[int | None, int | None] | None = None  # of two online runs, when recorded
 
     @property
     def online(self) -> bool:
@@ -351,14 +352,19 @@ class ComparisonResult:
         return self.sessions is not None
 
     def size_text(self) -> str:
-        """``225 queries``, or ``600 sessions against 580`` for two A/B arms (with the days)."""
+        """``225 queries``, or ``600 sessions (1020 searches) against 580 (990 searches)`` for
+        two A/B arms (searches when recorded, with the days)."""
         if self.sessions is None:
             return f"{self.queries} queries"
         days = ""
         if self.days is not None and any(self.days):
             first, second = self.days
             days = f" on {first}" if first == second else f", days {first} and {second}"
-        return f"{self.sessions[0]} sessions against {self.sessions[1]}{days}"
+        searches = self.searches or (None, None)
+        a, b = (
+            "" if count is None else f" ({count} searches)" for count in searches
+        )  # fmt: skip
+        return f"{self.sessions[0]} sessions{a} against {self.sessions[1]}{b}{days}"
 
     def metric(self, name: str) -> MetricComparison:
         for item in self.metrics:
@@ -434,10 +440,12 @@ class ComparisonResult:
         if self.sessions is None:
             return {"unit": "query", "queries": self.queries}
         days = self.days or (None, None)
+        searches = self.searches or (None, None)
         return {
             "unit": "session",
             "sessions": {"baseline": self.sessions[0], "candidate": self.sessions[1]},
             "days": {"baseline": days[0], "candidate": days[1]},
+            "searches": {"baseline": searches[0], "candidate": searches[1]},
         }
 
 

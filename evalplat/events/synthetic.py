@@ -41,6 +41,7 @@ from evalplat.events.interleaving import (
     interleave,
     rounds,
 )
+from evalplat.events.population import Population
 
 if TYPE_CHECKING:
     import numpy as np
@@ -290,16 +291,30 @@ def _searches(sessions: int, queries: int, max_searches: int, rng: np.random.Gen
     return session, rng.integers(0, queries, session.size)
 
 
+def _shown(
+    attraction: NDArray[np.float64], sessions: int, max_searches: int,
+    rng: np.random.Generator, population: Population | None,
+) -> tuple[NDArray[np.float64], NDArray[np.int64]]:  # fmt: skip
+    """(the click chances of each search's hits, the session of each search)."""
+    if population is None:
+        session, query = _searches(sessions, attraction.shape[0], max_searches, rng)
+        return attraction[query], session
+    session, query, factor = population.searches(sessions, attraction.shape[0], max_searches,
+                                                 rng)  # fmt: skip
+    return population.attraction(attraction[query], factor), session
+
+
 def session_ctr(
     attraction: NDArray[np.float64], sessions: int, model: CascadeModel,
-    rng: np.random.Generator, *, max_searches: int = 2,
+    rng: np.random.Generator, *, max_searches: int = 2, population: Population | None = None,
 ) -> NDArray[np.float64]:  # fmt: skip
     """Per simulated session of one A/B arm (``attraction``: :func:`attraction_rows` of the
-    arm's rankings), its share of searches with a click: ``online:CTR``'s per-session value."""
+    arm's rankings), its share of searches with a click: ``online:CTR``'s per-session value.
+    With a ``population`` its users and queries differ (``evalplat.events.population``)."""
     import numpy as np
 
-    session, query = _searches(sessions, attraction.shape[0], max_searches, rng)
-    clicked = cascade_clicks(attraction[query], model, rng).any(axis=1)
+    shown, session = _shown(attraction, sessions, max_searches, rng, population)
+    clicked = cascade_clicks(shown, model, rng).any(axis=1)
     return np.bincount(session, weights=clicked, minlength=sessions) / np.bincount(
         session, minlength=sessions
     )
@@ -346,17 +361,26 @@ def interleaved_queries(
 
 def interleaved_outcomes(
     queries: InterleavedQueries, sessions: int, model: CascadeModel, rng: np.random.Generator,
-    *, max_searches: int = 2,
+    *, max_searches: int = 2, population: Population | None = None,
 ) -> NDArray[np.int8]:  # fmt: skip
     """Per simulated session of an interleaved test, +1 when ranker A won more of its
     searches, -1 when B did, 0 for a tie (``interleaving.combine``). Each search draws its
     query and its coin flips from ``rng``, which picks one of the query's interleavings: the
-    same lists, as likely, as ``interleave`` with a fresh seed gives."""
+    same lists, as likely, as ``interleave`` with a fresh seed gives. With a ``population`` its
+    users and queries differ (``evalplat.events.population``)."""
     import numpy as np
 
-    session, query = _searches(sessions, queries.sides.shape[0], max_searches, rng)
+    if population is None:
+        session, query = _searches(sessions, queries.sides.shape[0], max_searches, rng)
+        factor = None
+    else:
+        session, query, factor = population.searches(sessions, queries.sides.shape[0],
+                                                     max_searches, rng)  # fmt: skip
     coin = rng.integers(0, queries.sides.shape[1], query.size)
-    clicks = cascade_clicks(queries.attraction[query, coin], model, rng)
+    shown = queries.attraction[query, coin]
+    if population is not None and factor is not None:
+        shown = population.attraction(shown, factor)
+    clicks = cascade_clicks(shown, model, rng)
     if queries.method == "team_draft":
         won = credit_many(queries.sides[query, coin], clicks)
     else:

@@ -147,7 +147,6 @@ def _details(day: PreferenceDay, gate: Gate) -> dict[str, Any]:
         "test": "bootstrap",
         "baseline_run": None,
         "candidate_run": day.run_id,
-        "worst_queries": [],
         "comparison_id": None,
         "changes": [
             f"interleaved on {day.day}: {day.candidate} against {day.baseline}, "

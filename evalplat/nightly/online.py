@@ -194,10 +194,13 @@ def _details(
         "test": metric.test,
         "baseline_run": baseline.id,
         "candidate_run": candidate.id,
-        "worst_queries": [],
         "comparison_id": result.id,
         "changes": [
-            f"A/B on {baseline.started_at.date().isoformat()}: {_ref(arm)} against {_ref(baseline)}"
-            for arm in [candidate, *(other for other in arms if other.id != candidate.id)]
+            *(
+                f"A/B on {baseline.started_at.date().isoformat()}: {_ref(arm)} against "
+                f"{_ref(baseline)}"
+                for arm in [candidate, *(other for other in arms if other.id != candidate.id)]
+            ),
+            f"A/B arms: {result.size_text()}",
         ],
     }

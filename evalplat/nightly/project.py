@@ -145,11 +145,14 @@ class Project:
         return [g for g in self.gates if is_online(g.metric)]
 
     def online_metrics(self) -> list[str]:
-        """The online measures a night scores: ``[online] metrics`` and the gated ones."""
+        """The online measures a night scores: the gated ones first (pages lead with the first),
+        else ``online:CTR`` when asked, then ``[online] metrics`` and the others."""
         if self.online is None:
             return []
-        names = [*self.online.metrics, *(n for n in self.metrics if is_online(n)),
-                 *(g.metric for g in self.online_gates())]  # fmt: skip
+        asked = [*self.online.metrics, *(n for n in self.metrics if is_online(n))]
+        gated = [g.metric for g in self.online_gates() if g.metric != PREFERENCE]
+        lead = gated or [n for n in asked if n == "online:CTR"]
+        names = [*lead, *asked, *(g.metric for g in self.online_gates())]
         return [n for n in dict.fromkeys(names) if n != PREFERENCE]
 
     def _with_gains(self, test_set: str, name: str) -> str:

@@ -182,6 +182,8 @@ def gather_history(
 ) -> list[HistoryPage]:
     """One history page per test set the config ran on (or only ``test_set``), each with at
     most the ``limit`` most recent finished runs."""
+    from evalplat.store.testsets import ONLINE_TEST_SET
+
     points = store.history(config, test_set)
     infos = {info.id: info for info in store.list_runs(config)}
     labels: dict[int, str | None] = {}
@@ -214,7 +216,9 @@ def gather_history(
     for name, runs in sorted(by_test_set.items()):
         runs = runs[-limit:]
         present = {metric for r in runs for metric in r.means}
-        order = [m for m in chosen.get(name, []) if m in present]
+        # online runs scored before they recorded their order lead with online:CTR
+        wanted = chosen.get(name) or (["online:CTR"] if name == ONLINE_TEST_SET else [])
+        order = [m for m in wanted if m in present]
         order += sorted(present - set(order))
         shown = [p for p in points if p.test_set == name and p.run_id in {r.run.id for r in runs}]
         segments = _segment_lines(store, shown, order[0]) if order else {}

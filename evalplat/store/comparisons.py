@@ -162,6 +162,7 @@ class ComparisonsMixin(GradeViewsMixin):
             check_same_version(session, ids, eval_a, eval_b)
             labels = [_label(session, run_id) for run_id in ids]
             days = _online_days(session, ids)
+            searches = _online_searches(session, ids)
             test_set = version_name(session, eval_a)
             changes = run_changes(session, ids[0], ids[1])
             pruned = any(run is not None and run.results_pruned_at for run in runs)
@@ -243,6 +244,7 @@ class ComparisonsMixin(GradeViewsMixin):
             changes=changes,
             facts=tuple(facts),
             days=days if result.online else None,
+            searches=searches if result.online else None,
         )
 
     def load_comparison(self, comparison_id: int) -> ComparisonResult:
@@ -262,6 +264,7 @@ class ComparisonsMixin(GradeViewsMixin):
             ]
             labels = [_label(session, run_id) for run_id in run_ids]
             days = _online_days(session, run_ids)
+            searches = _online_searches(session, run_ids)
             test_set = version_name(session, row.baseline_evaluation_id)
             stored = {m.metric: m for m in metric_rows}
             saved_options = dict(row.options)
@@ -335,6 +338,7 @@ class ComparisonsMixin(GradeViewsMixin):
             changes=changes,
             facts=tuple(facts),
             days=days if fresh.online else None,
+            searches=searches if fresh.online else None,
         )
 
     def recent_comparisons(self, test_set: str, limit: int) -> list[StoredComparison]:
@@ -430,6 +434,17 @@ def _online_days(session: Session, run_ids: Sequence[int]) -> tuple[str | None, 
         ).one()
         days.append(started.date().isoformat() if trigger == ONLINE_TRIGGER else None)
     return days[0], days[1]
+
+
+def _online_searches(session: Session, run_ids: Sequence[int]) -> tuple[int | None, int | None]:
+    """The searches of each online run's window (its options); None where not recorded."""
+    counts: list[int | None] = []
+    for run_id in run_ids:
+        options = session.execute(select(Run.options).where(Run.id == run_id)).scalar_one()
+        span = options.get("online") if isinstance(options, dict) else None
+        searches = span.get("searches") if isinstance(span, dict) else None
+        counts.append(searches if isinstance(searches, int) else None)
+    return counts[0], counts[1]
 
 
 def _label(session: Session, run_id: int) -> str:

@@ -286,7 +286,8 @@ class EventsMixin(EventSourcesMixin):
                 session.add(run)
                 session.flush()
             run.queries_total = scores.sessions
-            run.options = {"online": span}
+            # the measures in the order asked: the first is the one pages lead with
+            run.options = {"online": span, "metrics": list(scores.means)}
             means = {m: v for m, v in scores.means.items() if v[1] > 0}
             insert_evaluation(
                 session,

@@ -62,16 +62,22 @@ def test_listings_and_run_json_count_sessions_searches_and_days(
 def test_compare_and_history_of_two_arms_say_sessions_and_days(db_url: str, tmp_path: Path) -> None:
     ab._world(db_url, tmp_path)
     text = _cli("online", "compare", "arm1", "arm2", "-m", "online:CTR", "--db", db_url)
-    assert "A/B arms  300 sessions against 300 on 2026-03-02" in text
+    runs = json.loads(_cli("runs", "list", "--json", "--db", db_url))
+    arm = {(r["config"], r.get("day")): r["searches"] for r in runs if r["unit"] == "session"}
+    first, second = arm[("arm1", "2026-03-02")], arm[("arm2", "2026-03-02")]
+    assert (f"A/B arms  300 sessions ({first} searches) against 300 ({second} searches) "
+            "on 2026-03-02") in text  # fmt: skip
     assert "queries" not in text and "w/t/l" not in text and "judged" not in text
     data = json.loads(_cli("online", "compare", "arm1", "arm2", "--json", "--db", db_url))
     assert data["unit"] == "session" and "queries" not in data
     assert data["sessions"] == {"baseline": 300, "candidate": 300}
     assert data["days"] == {"baseline": "2026-03-02", "candidate": "2026-03-02"}
+    assert data["searches"] == {"baseline": first, "candidate": second}
     # the stored comparison reads back the same
     again = json.loads(_cli("compare", str(data["baseline_run_id"]),
                             str(data["candidate_run_id"]), "--json", "--db", db_url))  # fmt: skip
     assert (again["unit"], again["sessions"]) == ("session", data["sessions"])
+    assert again["searches"] == data["searches"]
     offline = json.loads(_cli("compare", "arm1@1", "arm2@1", "--json", "--db", db_url))
     assert (offline["unit"], offline["queries"]) == ("query", 2) and "sessions" not in offline
 

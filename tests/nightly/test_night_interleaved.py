@@ -91,6 +91,7 @@ def test_a_credibly_worse_candidate_opens_one_alert_resolved_then_retired(
     [message] = server.accepted("/ok")[0].body["alerts"]
     assert message["test_set"] == "online" and message["candidate"] < 0
     assert "sessions" in message["changes"][0] and "quer" not in message["changes"][0]
+    assert "worst_queries" not in message  # sessions, not queries: the changes count them
     assert night()[0] == 1  # the same day again: still open, nothing new sent
     assert len(_alerts(server)) == 1
     with Store.open(db_url) as store:

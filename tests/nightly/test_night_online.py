@@ -3,6 +3,7 @@ compared over sessions, and alerted on through the outbox like any regression.""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -95,6 +96,9 @@ def test_a_planted_ctr_drop_opens_exactly_one_online_alert(
     [alert] = server.accepted("/ok")[0].body["alerts"]
     assert alert["test_set"] == "online" and alert["test"] == "bootstrap"
     assert alert["relative_delta"] == pytest.approx(-0.1, abs=0.03)
+    assert "worst_queries" not in alert  # its units are sessions: the changes count them
+    assert re.fullmatch(r"A/B arms: \d+ sessions \(\d+ searches\) against \d+ "
+                        r"\(\d+ searches\) on 2026-03-01", alert["changes"][-1])  # fmt: skip
     assert night()[0] == 1  # the same day again: still open, nothing new sent
     assert len(server.received("/ok")) == 1
     # the next day the arms are alike again: the alert resolves, once
@@ -199,3 +203,27 @@ def test_a_dry_run_says_what_the_online_step_would_compare(tmp_path: Path) -> No
     assert online["baseline"] == "control" and online["gates"] == ["online:CTR"]
     assert online["metrics"] == ["online:CTR", "online:MRR", "online:Abandonment"]
     assert not (tmp_path / "none.db").exists()
+
+
+def test_pages_lead_with_the_first_gated_online_kpi_else_ctr(
+    night: Night, db_url: str, tmp_path: Path
+) -> None:
+    from evalplat.reports.gather import gather_history
+
+    gated = ONLINE.replace('"online:CTR"\nmax_relative', '"online:MRR"\nmax_relative').format(
+        more=""
+    )
+    path = write_project(tmp_path / "gated", {"control": "good"}, extra_alerts=gated)
+    assert load_project(path).online_metrics()[0] == "online:MRR"
+    ungated = '[online]\nbaseline = "control"\nmetrics = ["online:Abandonment", "online:CTR"]\n'
+    path = write_project(tmp_path / "ungated", {"control": "good"}, extra_alerts=ungated)
+    assert load_project(path).online_metrics() == ["online:CTR", "online:Abandonment"]
+    # a night scores the arms: their history pages (and the index) lead with the gated KPI,
+    # not the alphabetically first online:Abandonment
+    night()
+    _import(db_url, tmp_path / "day1.jsonl", {"control": 1.0, "treatment": 1.0}, sessions=300,
+            seed=11)  # fmt: skip
+    night()
+    with Store.open(db_url) as store:
+        [page] = gather_history(store, "treatment", "online")
+    assert page.metrics[0] == "online:CTR" and "online:Abandonment" in page.metrics
