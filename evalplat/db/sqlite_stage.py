@@ -117,8 +117,11 @@ def staged_insert(
 def staged_read(raw: Any, sql: str, parameters: Sequence[Any]) -> pa.Table | None:
     """The rows of the query ``sql`` on the session connection ``raw`` as an Arrow table, read
     by the driver from a scratch copy; None when that cannot be done (the connection is inside
-    a transaction and cannot detach, no temporary folder, the driver missing, or a column whose
-    type changes part-way: the driver types columns by their first rows)."""
+    a transaction and cannot detach, a scratch file it cannot attach or write, no temporary
+    folder, the driver missing, or a column whose type changes part-way: the driver
+    types columns by their first rows)."""
+    import sqlite3
+
     if raw.in_transaction:
         return None
     try:
@@ -148,7 +151,7 @@ def staged_read(raw: Any, sql: str, parameters: Sequence[Any]) -> pa.Table | Non
             reader.execute("SELECT * FROM rows")
             table: pa.Table = reader.fetch_arrow_table()
         return table
-    except (adbc.Error, OSError):  # a type change part-way surfaces as Arrow's OSError
+    except (sqlite3.Error, adbc.Error, OSError):  # a type change part-way: Arrow's OSError
         return None
     finally:
         with contextlib.suppress(OSError):

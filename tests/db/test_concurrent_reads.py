@@ -15,9 +15,10 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
-from sqlalchemy import Column, Engine, Integer, MetaData, Table, func, select, text
+from sqlalchemy import Column, Engine, Integer, MetaData, Table, column, func, select, text
 from sqlalchemy.orm import Session
 
 from evalplat.db.bulk import read_frame
@@ -109,3 +110,22 @@ def test_the_sqlite_read_goes_through_the_columnar_driver(pairs: tuple[Engine, T
     assert arrow is not None
     assert arrow.column(0).to_pylist() == list(range(100))
     assert arrow.column(1).to_pylist() == [-i for i in range(100)]
+
+
+def test_a_read_only_database_is_read_through_a_scratch_copy(tmp_path: Path) -> None:
+    """``mode=ro`` holds for the database, not for the scratch file it attaches."""
+    path = tmp_path / "ro.db"
+    writable = create_db_engine(f"sqlite:///{path}")
+    with writable.begin() as connection:
+        connection.execute(text("CREATE TABLE t (a INTEGER, b TEXT)"))
+        connection.execute(text("INSERT INTO t VALUES (1, 'x'), (2, NULL)"))
+    writable.dispose()
+    engine = create_db_engine(f"sqlite:///{path}", read_only=True)
+    query = select(column("a"), column("b")).select_from(text("t")).order_by(column("a"))
+    with Session(engine) as session:
+        raw = session.connection().connection.driver_connection
+        assert staged_read(raw, "SELECT a, b FROM t", []) is not None
+        frame = read_frame(session, query, ["a", "b"], {"a": "int64", "b": "str"})
+    engine.dispose()
+    assert frame["a"].tolist() == [1, 2]
+    assert frame["b"].iloc[0] == "x" and frame["b"].isna().tolist() == [False, True]
