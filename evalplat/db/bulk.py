@@ -11,7 +11,8 @@ transaction (a failed write leaves nothing, whatever the backend):
 - **SQLite** writes a few rows with the DB-API ``executemany`` over plain tuples, whose loop runs
   in C; thousands of rows go through an Arrow scratch file that the session's connection copies
   from (``evalplat.db.sqlite_stage``). It reads through ``adbc-driver-sqlite`` straight into
-  Arrow (``fetchall`` when it cannot).
+  Arrow from a scratch copy the session's connection writes (``fetchall`` when it cannot); the
+  driver never opens the evalplat database itself (``evalplat.db.sqlite_stage``).
 
 Both sort a large write by the table's primary key first: the database then appends to its key
 index instead of splitting pages all over it.
@@ -28,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy.orm import Session
 
 from evalplat.db.models import Base
-from evalplat.db.sqlite_stage import can_stage, staged_insert
+from evalplat.db.sqlite_stage import can_stage, staged_insert, staged_read
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -264,10 +265,10 @@ def read_frame(
         return _copy_out(raw, compiled, columns, types)
     parameters = compiled.construct_params()
     positional = [parameters[name] for name in compiled.positiontup or []]
-    if not session.info.get("wrote"):  # committed data only: another connection sees it too
-        arrow = _adbc_sqlite(session, str(compiled), positional, columns)
-        if arrow is not None:
-            return typed_frame(arrow, types)
+    arrow = staged_read(raw, str(compiled), positional)
+    if arrow is not None:
+        frame = arrow.rename_columns(list(columns)).to_pandas()
+        return typed_frame(frame, types)
     cursor = raw.cursor()
     try:
         rows = cursor.execute(str(compiled), positional).fetchall()
@@ -276,31 +277,6 @@ def read_frame(
     values = list(zip(*rows, strict=True)) if rows else [() for _ in columns]
     frame = pd.DataFrame(dict(zip(columns, values, strict=True)))
     return typed_frame(frame, types)
-
-
-def _adbc_sqlite(
-    session: Session, sql: str, parameters: list[Any], columns: Sequence[str]
-) -> pd.DataFrame | None:
-    """Read through ``adbc-driver-sqlite`` (straight into Arrow, about 5x faster than building
-    a million Python tuples) on a connection of its own; None when it cannot: an in-memory or
-    URI-named database, the driver missing, or a column whose type changes part-way (the
-    driver types columns by their first rows)."""
-    bind: Any = session.get_bind()
-    database = bind.url.database
-    if not database or database == ":memory:" or database.startswith("file:"):
-        return None
-    try:
-        import adbc_driver_sqlite.dbapi as adbc
-    except ImportError:
-        return None
-    try:
-        with adbc.connect(database) as connection, connection.cursor() as cursor:
-            cursor.execute(sql, parameters or None)
-            table = cursor.fetch_arrow_table()
-    except (adbc.Error, OSError):  # a type change part-way surfaces as Arrow's OSError
-        return None
-    frame: pd.DataFrame = table.rename_columns(list(columns)).to_pandas()
-    return frame
 
 
 def _copy_out(

@@ -8,6 +8,15 @@ one ``INSERT ... SELECT`` from that file, attached under a name of its own: the 
 evalplat database only through the session's transaction, so a failed write (or a rollback)
 leaves nothing there.
 
+Reads go the other way (``staged_read``): the session's connection copies the query's rows
+into a scratch file with one ``CREATE TABLE ... AS SELECT`` and detaches it, then the driver
+reads that file straight into Arrow. The driver bundles a second copy of SQLite, and two copies
+in one process must never open the same file: POSIX locks belong to the process, so the second
+copy takes the first's locks for its own, checkpoints and deletes the write-ahead log under it
+when it closes, and its ``close`` drops every lock the first holds ("How To Corrupt An SQLite
+Database File", sections 2.2 and 2.2.1). Here it only ever opens scratch files that no other
+connection has open.
+
 The scratch file is unlinked as soon as it has been copied (the connection keeps its handle
 until it closes); a file the system will not unlink while open is removed when the session
 closes (``leftover_files``).
@@ -103,6 +112,50 @@ def staged_insert(
             os.unlink(path)
         except OSError:  # still open and the system will not unlink it: after the session
             session.info.setdefault(LEFTOVER_FILES, []).append(path)
+
+
+def staged_read(raw: Any, sql: str, parameters: Sequence[Any]) -> pa.Table | None:
+    """The rows of the query ``sql`` on the session connection ``raw`` as an Arrow table, read
+    by the driver from a scratch copy; None when that cannot be done (the connection is inside
+    a transaction and cannot detach, a scratch file it cannot attach or write, no temporary
+    folder, the driver missing, or a column whose type changes part-way: the driver
+    types columns by their first rows)."""
+    import sqlite3
+
+    if raw.in_transaction:
+        return None
+    try:
+        import adbc_driver_sqlite.dbapi as adbc
+    except ImportError:
+        return None
+    try:
+        handle, path = tempfile.mkstemp(prefix="evalplat-read-", suffix=".db")
+    except OSError:  # no writable temporary folder
+        return None
+    os.close(handle)
+    schema = f"evalplat_read_{uuid.uuid4().hex[:12]}"
+    try:
+        cursor = raw.cursor()
+        try:
+            cursor.execute(f"ATTACH DATABASE ? AS {schema}", (path,))
+            try:
+                cursor.execute(f"PRAGMA {schema}.journal_mode=OFF")
+                cursor.execute(f"PRAGMA {schema}.synchronous=OFF")
+                cursor.execute(f"CREATE TABLE {schema}.rows AS {sql}", list(parameters))
+            finally:
+                cursor.execute(f"DETACH DATABASE {schema}")
+        finally:
+            cursor.close()
+        # the session's connection has closed the file: the driver's copy is alone on it
+        with adbc.connect(path) as connection, connection.cursor() as reader:
+            reader.execute("SELECT * FROM rows")
+            table: pa.Table = reader.fetch_arrow_table()
+        return table
+    except (sqlite3.Error, adbc.Error, OSError):  # a type change part-way: Arrow's OSError
+        return None
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
 
 
 def remove_leftovers(info: dict[str, Any]) -> None:
