@@ -62,6 +62,12 @@ def test_a_due_sweep_runs_once_a_week_and_never_alerts(tmp_path: Path, db_url: s
     order = [s["step"] for s in steps]
     assert order.index("sweep") > max(i for i, s in enumerate(order) if s == "run")
     assert order.index("sweep") < order.index("report")
+    site = tmp_path / "site"
+    index = (site / "index.html").read_text(encoding="utf-8")
+    assert "web~" not in index and 'href="leaderboard/topics.html"' in index
+    board = (site / "leaderboard" / "topics.html").read_text(encoding="utf-8")
+    assert all(f"web~mode={mode}" in board for mode in ("first10", "good", "first20"))
+    assert len(list((site / "history").glob("web_mode_*--topics.html"))) == 3
 
     outcome, steps = _night(path, db_url)
     assert outcome.exit_code == 0 and _sweeps(steps) == []
