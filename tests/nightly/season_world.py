@@ -178,6 +178,7 @@ class Plan:
     target: bool = True  # lexical's P@5 target
     segment: str = "tail"  # the segment gate's tag
     interleaving: bool = False  # lexical's interleaved experiment against prod, gated
+    sweep: bool = False  # a weekly [[sweeps]] entry over lexical's operator on topics
 
 
 def project_text(folder: Path, plan: Plan, *, search_url: str, hook: str, judge_url: str) -> str:
@@ -236,6 +237,10 @@ metric = "Latency(p=95)"
     experiment = '\n[[online.interleaving]]\ncandidate = "lexical"\nbaseline = "prod"\n'
     # lexical finds dN and xN for query N: P@5 is 0.2 judged, 0.4 if xN were relevant
     target = '\n[[targets]]\nmetric = "P@5"\nmin = 0.25\nconfig = "lexical"\n'
+    sweep = (
+        '\n[[sweeps]]\nconfig = "lexical"\ntestset = "topics"\n'
+        'grid = { operator = ["or", "and"] }\nfolds = 2\nevery = "week"\n'
+    )
     return f"""
 [[testsets]]
 name = "topics"
@@ -260,7 +265,7 @@ max_drop = 0.01
 metric = "online:CTR"
 max_relative_drop = 0.05
 {preference if plan.interleaving else ""}{gates if plan.more_gates else ""}\
-{target if plan.target else ""}
+{target if plan.target else ""}{sweep if plan.sweep else ""}
 [online]
 baseline = "prod"
 metrics = ["online:CTR"]

@@ -1,4 +1,4 @@
-"""A season unattended: one project lives through sixteen nights, on both databases.
+"""A season unattended: one project lives through nineteen nights, on both databases.
 
 The project (``season_world``): test sets ``topics`` (30 queries tagged head/tail, with
 documents) and ``catalog`` (20 untagged queries); on ``topics`` the configs ``prod`` (python),
@@ -39,6 +39,12 @@ The nights, and what each must end with:
 15. its next day, lexical's hits draw fewer clicks: one Preference alert opens     → exit 1
 16. the experiment's traffic ends while prod's A/B traffic goes on two more days: its
     alert is retired, and its last day is not judged again                        → exit 0
+17. a weekly ``[[sweeps]]`` entry over lexical's ``operator`` is added: it is due, runs after
+    the configs (one ``sweep`` line, in-sample and held-out gains), alerts nothing, and its
+    settings (``lexical~operator=...``) have no index row                          → exit 0
+18. the next night it is not due: no ``sweep`` line                               → exit 0
+19. its last sweep moved a week back (as a week of nights would): due again, it searches
+    nothing new (its settings' runs are reused)                                   → exit 0
 
 After every night: the exit code; the night's alert events are exactly the planted ones (no
 alert without a cause); over the season each alert has one ``opened`` event and at most one
@@ -63,6 +69,7 @@ import json
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -369,6 +376,26 @@ class Season:
         assert self.ledger[alert_id] == ["opened"], f"alert {alert_id}: {self.ledger[alert_id]}"
         self.ledger[alert_id].append("resolved")
 
+    def sweep_lines(self, where: str, count: int) -> list[dict[str, Any]]:
+        """Tonight's ``sweep`` lines: ``count`` of them, each with its gains and no error,
+        and no index row of a sweep's setting."""
+        lines = [step for step in self.steps if step["step"] == "sweep"]
+        assert len(lines) == count, f"{where}: sweep lines {lines}, expected {count}"
+        for line in lines:
+            assert "error" not in line and {"in_sample_gain", "held_out_gain"} <= set(line), line
+        rows = read_index(self.folder / "site" / "index.html").rows
+        settings = [r["data-config"] for r in rows if "~" in r["data-config"]]
+        assert not settings, f"{where}: index rows of a sweep's settings {settings}"
+        return lines
+
+    def move_last_sweep(self, winner: int, days: int) -> None:
+        """Move the time of the sweep's last run ``days`` back, as that many nights would."""
+        spec = load_project(self.folder / "evalplat.toml").sweeps[0]
+        with Store.open(self.db_url) as store:
+            last = store.last_sweep(spec.config, spec.key)
+            assert last is not None, "no sweep recorded"
+            store.note_sweep(spec.key, winner, last - timedelta(days=days))
+
     def alert_of(self, kind: str, config: str, test_set: str, metric: str) -> int:
         subject = (kind, config, test_set, metric)
         found = [i for i, s in self.subjects.items() if s == subject]
@@ -544,3 +571,14 @@ def test_a_season_of_nights_converges_and_the_front_page_tells_the_truth(season:
     assert [step["verdict"] for step in judged] == ["ended"], judged
     opened = [i for i, h in s.ledger.items() if h[0] == "opened"]
     assert len(opened) == 8 and all(len(s.ledger[i]) == 2 for i in opened), s.ledger
+
+    s.plan.sweep = True
+    s.night(17, "a weekly sweep is due", code=0, events=[])
+    first = s.sweep_lines("night 17", 1)[0]
+    assert first["settings"] == 2 and first["searched"] == 2, first
+    s.night(18, "the sweep is not due", code=0, events=[])
+    s.sweep_lines("night 18", 0)
+    s.move_last_sweep(first["winner_run"], days=7)
+    s.night(19, "a week later the sweep is due again", code=0, events=[])
+    again = s.sweep_lines("night 19", 1)[0]
+    assert again["searched"] == 0 and again["cached"] == 2, again
