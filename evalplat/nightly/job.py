@@ -10,9 +10,9 @@ or JSON lines). The exit code is the contract:
 - 1: a regression was confirmed (an unacknowledged regression alert is open for a config of
   this project), or, with ``fail_on_target``, a run missed a target
   (``evalplat.nightly.targets``);
-- 3: a run could not complete, the night's judge failed (``evalplat.nightly.judging``), the
-  reports could not be written, or an alert event is left undelivered in the outbox for a
-  channel of the project file (3 beats 1).
+- 3: a run could not complete, the night's judge failed (``evalplat.nightly.judging``), a
+  due sweep failed (``evalplat.nightly.sweeps``), the reports could not be written, or an
+  alert event is left undelivered in the outbox for a channel of the project file (3 beats 1).
 
 A config that fails operationally (its backend is down, its run failed) is isolated: the failure
 is logged, stored as an ``operational`` alert (opened once per outage, resolved by the first
@@ -159,6 +159,9 @@ def _night(
         for night in ours:
             _isolated(night, outcome, night.finish, versions[test_set], contents, outcome)
     store.check_lock()
+    if project.sweeps and not _sweeps(store, project, versions, emit):
+        outcome.exit_code = 3
+    store.check_lock()
     if project.online is not None:
         _online(store, project, channels, emit, outcome)
     store.check_lock()
@@ -233,6 +236,13 @@ def _online(
         comparison_summary(config, ONLINE_TEST_SET, result) for config, result in night.comparisons
     ]
     outcome.alerts += [event_summary(event) for event in night.events]
+
+
+def _sweeps(store: Store, project: Project, versions: dict[str, int], emit: LogFunction) -> bool:
+    """The ``[[sweeps]]`` due tonight (``evalplat.nightly.sweeps``); False when one failed."""
+    from evalplat.nightly.sweeps import sweep_night
+
+    return sweep_night(store, project, versions, emit)
 
 
 def _retire(

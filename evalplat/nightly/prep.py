@@ -198,6 +198,12 @@ def dry_run_night(
             )
             for test_set in spec.testsets:
                 emit({"step": "run", "config": spec.name, "testset": test_set, "dry_run": True})
+        if project.sweeps:
+            from evalplat.nightly.sweeps import due_sweeps
+            from evalplat.store.base import utcnow
+
+            for entry in due_sweeps(store, project, utcnow()):
+                emit({**entry, "dry_run": True})
         if project.online is not None:
             emit({"step": "online", "dry_run": True, "baseline": project.online.baseline,
                   "metrics": project.online_metrics(),

@@ -25,7 +25,8 @@ from evalplat.inputs.toml_lines import header_line, key_line
 from evalplat.judging.spec import JudgeSpec
 
 PROJECT_FILE = "evalplat.toml"
-_ARRAYS = ("testsets", "configs", "gates", "alerts", "judges", "targets", "online.interleaving")
+_ARRAYS = ("testsets", "configs", "gates", "alerts", "judges", "targets", "online.interleaving",
+           "sweeps")  # fmt: skip
 ONLINE_KEYS = ("baseline", "metrics", "min_sessions", "retire_after_days", "interleaving",
                "agreement")  # fmt: skip
 PREFERENCE = "online:Preference"  # scored from interleaved searches, not from an arm's log
@@ -85,6 +86,28 @@ class OnlineSpec:
 
 
 @dataclass(frozen=True)
+class SweepSpec:
+    """``[[sweeps]]``: a sweep of a config's params the nightly runs when it is due
+    (``evalplat.nightly.sweeps``). ``grid`` holds ``--grid`` texts (``param=[v1, v2]``);
+    ``every`` is ``"week"`` (due when none ran in the last 7 days) or a weekday name."""
+
+    config: str
+    testset: str
+    grid: tuple[str, ...]
+    metric: str | None = None
+    folds: int = 5
+    seed: int = 0
+    max_runs: int = 50
+    strategy: str = "grid"
+    every: str = "week"
+
+    @property
+    def key(self) -> str:
+        """What names this entry in the store: its config, test set and grid."""
+        return f"{self.config} on {self.testset}: {' '.join(self.grid)}"
+
+
+@dataclass(frozen=True)
 class Project:
     path: Path
     database_url: str | None
@@ -110,6 +133,7 @@ class Project:
     events: Warehouse | None = None
     # the test set each of ``gates`` names (its ``testset`` key), None: every test set
     gate_testsets: tuple[str | None, ...] = ()
+    sweeps: tuple[SweepSpec, ...] = ()
 
     @property
     def folder(self) -> Path:

@@ -70,6 +70,7 @@ class Reader:
             "nightly",
             "online",
             "events",
+            "sweeps",
         }
         for key in data:
             if key not in known:
@@ -166,6 +167,9 @@ class Reader:
         from evalplat.events.warehouse import read_warehouse
 
         events = read_warehouse(data.get("events"), self.fail)
+        from evalplat.nightly.project_sweeps import read_sweeps
+
+        sweeps = read_sweeps(self.tables(data, "sweeps"), self.fail, configs)
         return Project(
             path=self.file,
             database_url=url,
@@ -185,6 +189,7 @@ class Reader:
             online=online,
             events=events,
             gate_testsets=read_gate_testsets(data, gates, set(names), self.fail),
+            sweeps=sweeps,
         )
 
     def tables(self, data: dict[str, Any], key: str) -> list[dict[str, Any]]:

@@ -29,6 +29,12 @@ if TYPE_CHECKING:
     from evalplat.store import Store
 
 
+# A sweep's settings are configs ``CONFIG~param=value,...`` (``evalplat.running.sweep_plan``):
+# the index leaves them out (dozens of rows a week would bury the configs the team runs); the
+# test set's leaderboard page, linked from the index, ranks them with every other config.
+SETTING_MARK = "~"
+
+
 def write_site(
     store: Store, out_dir: str | Path, agreement: Sequence[tuple[str, str]] | None = None
 ) -> Path:
@@ -41,6 +47,7 @@ def write_site(
     have no page of their own: the history page shows them. The "Offline vs online" pages show
     the (offline metric, KPI) pairs of ``agreement`` (the project's; a default without). Per
     test set, a leaderboard of every config's latest run (``evalplat.reports.leaderboard_page``).
+    A sweep's settings have history and run pages and leaderboard rows, but no index row.
 
     Run and comparison pages whose data and links did not change since the last write keep
     their files (``evalplat.reports.page_keys``).
@@ -72,6 +79,8 @@ def write_site(
     for history in histories:
         latest = history.runs[-1]
         newest = max(newest, latest.run.started_at)
+        if SETTING_MARK in history.config:  # a sweep's setting: on the leaderboard, not a row
+            continue
         compared = pages.write(latest.comparison_id)
         primary = history.metrics[0] if history.metrics else None
         own = next((h.run.id for h in history.runs if h.is_baseline), None)

@@ -26,6 +26,7 @@ from evalplat.store.rating import RatingMixin
 from evalplat.store.rating_views import RatingViewsMixin
 from evalplat.store.result_fields import ResultFieldsMixin
 from evalplat.store.runs import EvaluationRecord, QueryOutcome, RunInfo, RunsMixin
+from evalplat.store.sweep_records import SweepRecordsMixin
 from evalplat.store.targets import TargetsMixin
 from evalplat.store.testsets import ImportOutcome, TestSetsMixin, TestSetVersionInfo
 
@@ -69,5 +70,6 @@ class Store(
     LeaderboardMixin,
     RatingMixin,
     RatingViewsMixin,
+    SweepRecordsMixin,
 ):
     """Everything the CLI can do, as methods (see the mixins for each noun)."""

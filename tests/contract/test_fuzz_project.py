@@ -99,6 +99,17 @@ agreement = [["nDCG@10", "online:CTR"]]
 candidate = "prod"
 baseline = "bm25"
 
+[[sweeps]]
+config = "bm25"
+testset = "main"
+grid = { operator = ["or", "and"] }
+metric = "nDCG@10"
+folds = 2
+seed = 0
+max_runs = 4
+strategy = "grid"
+every = "week"
+
 [reports]
 dir = "reports"
 base_url = "https://example.com/r/"
@@ -168,6 +179,15 @@ BAD: dict[str, list[str]] = {
     "base_url": ['"ftp://x"', "1", '""'],
     "keep_results_days": WHOLE,
     "min_queries": WHOLE,
+    "grid": ["1", "{}", "[]", "{ operator = \"or\" }", "{ operator = [] }",
+             "{ nosuch = [1, 2] }", "{ operator = [\"xor\"] }", "{ operator = [[1]] }",
+             "{ weights = { title = [inf] } }", "{ weights = { title = [-1] } }",
+             "{ operator = [\"or\", \"and\"], tokenizer = [\"porter\", \"ascii\", \"x\"] }"],
+    "folds": [*WHOLE, "1"],
+    "seed": ["-1", "1.5", "true", '"1"', "inf", "4294967296"],
+    "max_runs": [*WHOLE, "10001"],
+    "strategy": ['"nosuch"', "1", '""'],
+    "every": ['"day"', "1", '""', '"weekly"', "[]"],
 }  # fmt: skip
 LINES = BASE.splitlines()
 

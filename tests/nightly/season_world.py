@@ -185,6 +185,7 @@ class Plan:
     segment: str = "tail"  # the segment gate's tag
     interleaving: bool = False  # lexical's interleaved experiment against prod, gated
     fresh: bool = False  # the config ``fresh`` (new documents yN) and a P@5 target of it
+    sweep: bool = False  # a weekly [[sweeps]] entry over lexical's operator on topics
 
 
 def project_text(folder: Path, plan: Plan, *, search_url: str, hook: str, judge_url: str) -> str:
@@ -255,6 +256,10 @@ path = "{folder}"
 mode = "fresh"
 """
     fresh_target = '\n[[targets]]\nmetric = "P@5"\nmin = 0.25\nconfig = "fresh"\n'
+    sweep = (
+        '\n[[sweeps]]\nconfig = "lexical"\ntestset = "topics"\n'
+        'grid = { operator = ["or", "and"] }\nfolds = 2\nevery = "week"\n'
+    )
     return f"""
 [[testsets]]
 name = "topics"
@@ -279,7 +284,7 @@ max_drop = 0.01
 metric = "online:CTR"
 max_relative_drop = 0.05
 {preference if plan.interleaving else ""}{gates if plan.more_gates else ""}\
-{target if plan.target else ""}{fresh_target if plan.fresh else ""}
+{target if plan.target else ""}{fresh_target if plan.fresh else ""}{sweep if plan.sweep else ""}
 [online]
 baseline = "prod"
 metrics = ["online:CTR"]

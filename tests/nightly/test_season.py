@@ -1,4 +1,4 @@
-"""A season unattended: one project lives through eighteen nights, on both databases.
+"""A season unattended: one project lives through twenty-one nights, on both databases.
 
 The project (``season_world``): test sets ``topics`` (30 queries tagged head/tail, with
 documents) and ``catalog`` (20 untagged queries); on ``topics`` the configs ``prod`` (python),
@@ -45,6 +45,12 @@ The nights, and what each must end with:
     the app's HTTP interface, the task closed: version 4)
 18. every config is scored on version 4; the raters found ``yN`` not relevant, so fresh's
     target is credibly missed and opens its alert                                 → exit 0
+19. a weekly ``[[sweeps]]`` entry over lexical's ``operator`` is added: it is due, runs after
+    the configs (one ``sweep`` line, in-sample and held-out gains), alerts nothing, and its
+    settings (``lexical~operator=...``) have no index row                          → exit 0
+20. the next night it is not due: no ``sweep`` line                               → exit 0
+21. its last sweep moved a week back (as a week of nights would): due again, it searches
+    nothing new (its settings' runs are reused)                                   → exit 0
 
 After every night: the exit code; the night's alert events are exactly the planted ones (no
 alert without a cause); over the season each alert has one ``opened`` event and at most one
@@ -69,6 +75,7 @@ import json
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -375,6 +382,26 @@ class Season:
         assert self.ledger[alert_id] == ["opened"], f"alert {alert_id}: {self.ledger[alert_id]}"
         self.ledger[alert_id].append("resolved")
 
+    def sweep_lines(self, where: str, count: int) -> list[dict[str, Any]]:
+        """Tonight's ``sweep`` lines: ``count`` of them, each with its gains and no error,
+        and no index row of a sweep's setting."""
+        lines = [step for step in self.steps if step["step"] == "sweep"]
+        assert len(lines) == count, f"{where}: sweep lines {lines}, expected {count}"
+        for line in lines:
+            assert "error" not in line and {"in_sample_gain", "held_out_gain"} <= set(line), line
+        rows = read_index(self.folder / "site" / "index.html").rows
+        settings = [r["data-config"] for r in rows if "~" in r["data-config"]]
+        assert not settings, f"{where}: index rows of a sweep's settings {settings}"
+        return lines
+
+    def move_last_sweep(self, winner: int, days: int) -> None:
+        """Move the time of the sweep's last run ``days`` back, as that many nights would."""
+        spec = load_project(self.folder / "evalplat.toml").sweeps[0]
+        with Store.open(self.db_url) as store:
+            last = store.last_sweep(spec.config, spec.key)
+            assert last is not None, "no sweep recorded"
+            store.note_sweep(spec.key, winner, last - timedelta(days=days))
+
     def alert_of(self, kind: str, config: str, test_set: str, metric: str) -> int:
         subject = (kind, config, test_set, metric)
         found = [i for i, s in self.subjects.items() if s == subject]
@@ -611,3 +638,14 @@ def test_a_season_of_nights_converges_and_the_front_page_tells_the_truth(season:
     assert s.fresh_target() == MISSED, "night 18: fresh's P@5 target, rated, is missed"
     versions = s.run_versions("topics")
     assert set(versions.values()) == {4}, f"night 18: runs on topics scored on {versions}, not v4"
+
+    s.plan.sweep = True
+    s.night(19, "a weekly sweep is due", code=0, events=[])
+    first = s.sweep_lines("night 19", 1)[0]
+    assert first["settings"] == 2 and first["searched"] == 2, first
+    s.night(20, "the sweep is not due", code=0, events=[])
+    s.sweep_lines("night 20", 0)
+    s.move_last_sweep(first["winner_run"], days=7)
+    s.night(21, "a week later the sweep is due again", code=0, events=[])
+    again = s.sweep_lines("night 21", 1)[0]
+    assert again["searched"] == 0 and again["cached"] == 2, again
