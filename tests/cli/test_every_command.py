@@ -677,6 +677,18 @@ DATABASE_COMMANDS: dict[tuple[str, ...], tuple[Form, Form | None]] = {
             ),
         ),
     ),
+    # the interleaved analysis itself: tests/events/test_interleaved_import.py and
+    # tests/nightly/test_night_interleaved.py; here, a log without interleaved searches
+    ("online", "preference"): (
+        Form(
+            lambda w: _scored(w, "online", "preference", "web", "prod"),
+            shows("web against prod: no interleaved searches"),
+        ),
+        Form(
+            lambda w: _scored(w, "online", "preference", "web", "prod", "--json"),
+            holds(lambda d, w: (d["candidate"], d["baseline"], d["days"]) == ("web", "prod", [])),
+        ),
+    ),
     ("alerts", "list"): (
         Form(db_args("alerts", "list", "--config", "prod"), shows("prod", "AP", "0.7500 → 0.2500")),
         Form(
