@@ -19,7 +19,6 @@ from evalplat.reports.compared import (
     side_by_side_queries,
 )
 from evalplat.reports.data import (
-    AlertRow,
     HistoryPage,
     HistoryRun,
     RunHeader,
@@ -29,6 +28,7 @@ from evalplat.reports.data import (
     history_page,
     run_page,
 )
+from evalplat.reports.index_data import AlertRow
 
 if TYPE_CHECKING:
     import pandas as pd

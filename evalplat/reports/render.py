@@ -33,8 +33,9 @@ from typing import TYPE_CHECKING, Any
 
 from evalplat.reports import charts
 from evalplat.reports.compared import ComparisonPage, comparison_page
-from evalplat.reports.data import QueryTable, RunHeader, RunPage, SiteIndex
+from evalplat.reports.data import QueryTable, RunHeader, RunPage
 from evalplat.reports.history_render import history_html
+from evalplat.reports.index_data import SiteIndex
 
 if TYPE_CHECKING:
     import jinja2

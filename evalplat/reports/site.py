@@ -11,8 +11,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from evalplat.reports.data import HistoryPage, SiteEntry, SiteIndex
+from evalplat.reports.data import HistoryPage
 from evalplat.reports.history_render import history_html
+from evalplat.reports.index_data import SiteEntry, SiteIndex
 from evalplat.reports.page_keys import PageKeys
 from evalplat.reports.render import (
     RUN_PAGES_PER_HISTORY,

@@ -39,7 +39,6 @@ from evalplat.comparison.verdicts import (
     MetricComparison,
     compare_scores,
 )
-from evalplat.db.bulk import read_frame
 from evalplat.db.models import (
     Comparison,
     ComparisonMetric,
@@ -47,7 +46,6 @@ from evalplat.db.models import (
     ConfigVersion,
     Evaluation,
     Query,
-    QueryScore,
     Run,
     TestSet,
     TestSetVersion,
@@ -67,7 +65,7 @@ from evalplat.store.events import ONLINE_TRIGGER
 from evalplat.store.grade_views import GradeViewsMixin
 from evalplat.store.history import HistoryPoint
 from evalplat.store.run_facts import read_facts, stored_facts
-from evalplat.store.run_reads import SCORE_TYPES
+from evalplat.store.run_reads import scores_of
 from evalplat.store.run_rows import latest_evaluations, resolve_run
 from evalplat.store.segments import load_segments, query_facts, save_segments
 
@@ -398,14 +396,7 @@ class ComparisonsMixin(GradeViewsMixin):
 
     def _scores(self, evaluation_id: int) -> pd.DataFrame:
         with self.session() as session:
-            return read_frame(
-                session,
-                select(QueryScore.query_id, QueryScore.metric, QueryScore.value).where(
-                    QueryScore.evaluation_id == evaluation_id
-                ),
-                ["query_id", "metric", "value"],
-                SCORE_TYPES,
-            )
+            return scores_of(session, evaluation_id)
 
 
 def _bounded(

@@ -32,13 +32,11 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from evalplat.comparison.verdicts import CompareOptions
-from evalplat.db.bulk import read_frame
 from evalplat.db.models import (
     Baseline,
     Config,
     ConfigVersion,
     Evaluation,
-    QueryScore,
     Run,
     TestSet,
     TestSetVersion,
@@ -48,7 +46,7 @@ from evalplat.store.base import StoreBase
 from evalplat.store.baselines import adopt_first_baselines
 from evalplat.store.comparable import check_comparable, version_name
 from evalplat.store.refs import parse_version_ref
-from evalplat.store.run_reads import SCORE_TYPES
+from evalplat.store.run_reads import scores_of
 from evalplat.store.run_rows import evaluation_on, latest_evaluations, resolve_run
 from evalplat.store.segments import query_facts
 
@@ -175,14 +173,7 @@ class LeaderboardMixin(StoreBase):
 
     def _board_scores(self, evaluation_id: int) -> pd.DataFrame:
         with self.session() as session:
-            return read_frame(
-                session,
-                select(QueryScore.query_id, QueryScore.metric, QueryScore.value).where(
-                    QueryScore.evaluation_id == evaluation_id
-                ),
-                ["query_id", "metric", "value"],
-                SCORE_TYPES,
-            )
+            return scores_of(session, evaluation_id)
 
 
 def _latest_runs(

@@ -61,19 +61,10 @@ class RatingViewsMixin(StoreBase):
         from evalplat.store.rating import InviteInfo, task_info
 
         with self.session() as session:
-            row = session.execute(
-                select(RatingTask, RatingInvite, TestSet.name)
-                .join(RatingInvite, RatingInvite.task_id == RatingTask.id)
-                .join(TestSet, TestSet.id == RatingTask.test_set_id)
-                .where(RatingTask.name == task, RatingInvite.token_hash == token_hash)
-            ).first()
-            if row is None:
+            live = _live_invite(session, task, token_hash)
+            if live is None:
                 return None
-            found, invite, test_set = row
-            if invite.revoked_at is not None or invite.expires_at <= utcnow():
-                return None
-            if found.status != "open":
-                return None
+            found, invite, test_set = live
             pair_ids = list(
                 session.scalars(select(RatingPair.id).where(RatingPair.task_id == found.id))
             )
@@ -94,19 +85,10 @@ class RatingViewsMixin(StoreBase):
         from evalplat.store.rating import InviteInfo, task_info
 
         with self.session() as session:
-            row = session.execute(
-                select(RatingTask, RatingInvite, TestSet.name)
-                .join(RatingInvite, RatingInvite.task_id == RatingTask.id)
-                .join(TestSet, TestSet.id == RatingTask.test_set_id)
-                .where(RatingTask.name == task, RatingInvite.token_hash == token_hash)
-            ).first()
-        if row is None:
+            live = _live_invite(session, task, token_hash)
+        if live is None:
             return None
-        found, invite, test_set = row
-        if invite.revoked_at is not None or invite.expires_at <= utcnow():
-            return None
-        if found.status != "open":
-            return None
+        found, invite, test_set = live
         return (
             task_info(found, test_set, 0),
             InviteInfo(found.name, invite.rater, invite.role, invite.csrf, invite.expires_at),
@@ -222,3 +204,24 @@ def _hit_fields(session: Session, run_id: int | None, pair: RatingPair) -> dict[
 
 def _text(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+
+
+def _live_invite(
+    session: Session, task: str, token_hash: str
+) -> tuple[RatingTask, RatingInvite, str] | None:
+    """The task and its invite holding ``token_hash`` with the task's test set, in one query;
+    None when there is no such invite, or it is revoked or expired, or the task is closed."""
+    row = session.execute(
+        select(RatingTask, RatingInvite, TestSet.name)
+        .join(RatingInvite, RatingInvite.task_id == RatingTask.id)
+        .join(TestSet, TestSet.id == RatingTask.test_set_id)
+        .where(RatingTask.name == task, RatingInvite.token_hash == token_hash)
+    ).first()
+    if row is None:
+        return None
+    found, invite, test_set = row
+    if invite.revoked_at is not None or invite.expires_at <= utcnow():
+        return None
+    if found.status != "open":
+        return None
+    return found, invite, test_set

@@ -108,14 +108,7 @@ class RunReadsMixin(StoreBase):
         """Per-query scores of the run's latest evaluation: ``query_id, metric, value``."""
         with self.session() as session:
             evaluation_id = latest_evaluations(session, [run_id]).get(run_id)
-            return read_frame(
-                session,
-                select(QueryScore.query_id, QueryScore.metric, QueryScore.value)
-                .where(QueryScore.evaluation_id == evaluation_id)
-                .order_by(QueryScore.metric, QueryScore.query_id),
-                ["query_id", "metric", "value"],
-                SCORE_TYPES,
-            )
+            return scores_of(session, evaluation_id, ordered=True)
 
     # ── retention ────────────────────────────────────────────────────────────────────────────
 
@@ -149,6 +142,19 @@ class RunReadsMixin(StoreBase):
                     update(Run).where(Run.id.in_(run_ids)).values(results_pruned_at=now)
                 )
             return run_ids
+
+
+def scores_of(
+    session: Session, evaluation_id: int | None, *, ordered: bool = False
+) -> pd.DataFrame:
+    """Per-query scores of one evaluation: ``query_id, metric, value`` (by metric and query
+    when ``ordered``)."""
+    query = select(QueryScore.query_id, QueryScore.metric, QueryScore.value).where(
+        QueryScore.evaluation_id == evaluation_id
+    )
+    if ordered:
+        query = query.order_by(QueryScore.metric, QueryScore.query_id)
+    return read_frame(session, query, ["query_id", "metric", "value"], SCORE_TYPES)
 
 
 def _results_of(

@@ -22,16 +22,14 @@ from evalplat.comparison.verdicts import (
 )
 from evalplat.reports.compared import ComparisonPage, comparison_page
 from evalplat.reports.data import (
-    AlertRow,
     HistoryPage,
     HistoryRun,
     RunHeader,
     RunPage,
-    SiteEntry,
-    SiteIndex,
     history_page,
     run_page,
 )
+from evalplat.reports.index_data import AlertRow, SiteEntry, SiteIndex
 from evalplat.reports.online_page import OfflineOnlinePage
 
 HOSTILE = "<script>alert(1)</script>"

@@ -6,7 +6,7 @@ from dataclasses import replace
 
 from evalplat.comparison.leaderboard import Leaderboard
 from evalplat.reports import index_html
-from evalplat.reports.data import SiteIndex
+from evalplat.reports.index_data import SiteIndex
 from evalplat.reports.leaderboard_page import interval_chart, leaderboard_html
 from evalplat.reports.render import Links
 

@@ -15,7 +15,8 @@ import pytest
 
 from evalplat.reports import comparison_html, history_html, index_html, run_html
 from evalplat.reports.compared import ComparisonPage
-from evalplat.reports.data import HistoryPage, RunPage, SiteIndex
+from evalplat.reports.data import HistoryPage, RunPage
+from evalplat.reports.index_data import SiteIndex
 from evalplat.reports.online_page import OfflineOnlinePage
 from evalplat.reports.render import Links, script_json
 

@@ -1,0 +1,60 @@
+"""The front page's data: one row per (config, test set), the open alerts, and the pages the
+index links (offline vs online, interleaved experiments, leaderboards).
+
+:func:`evalplat.reports.site.write_site` fills it; ``index_html`` renders it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from evalplat.reports.data import RunHeader
+
+
+@dataclass(frozen=True)
+class AlertRow:
+    id: int
+    config: str
+    test_set: str
+    metric: str
+    state: str
+    opened_at: str
+    summary: str
+    kind: str = "regression"
+    comparison_id: int | None = None  # the comparison that raised it (or last saw it)
+    run_id: int | None = None  # the candidate run it names: an operational alert's failed run
+    link: str | None = None  # its page on the site, relative to the index
+
+
+@dataclass(frozen=True)
+class SiteEntry:
+    """One (config, test set) line of the site index, with links relative to the index."""
+
+    latest: RunHeader
+    primary: str | None
+    primary_value: float | None
+    trend: tuple[float | None, ...]
+    verdict: str | None
+    run_link: str
+    history_link: str
+    comparison_link: str | None
+    baseline_id: int | None  # the run the verdict was decided against
+    health_link: str | None = None  # the query-health page, when the config ran in its window
+    # the latest run's target verdicts: how many are met, at risk and missed
+    targets: Mapping[str, int] = field(default_factory=dict)
+    baseline_config: str | None = None  # its config: another one's for a ``compare_to`` config
+
+
+@dataclass(frozen=True)
+class SiteIndex:
+    entries: tuple[SiteEntry, ...]
+    alerts: tuple[AlertRow, ...]
+    generated_from: str  # the newest run's time: the page never says "now"
+    online: tuple[tuple[str, str], ...] = ()  # (test set, its "Offline vs online" page)
+    interleaved: str | None = None  # the "Interleaved experiments" page, when there is one
+    leaderboards: tuple[tuple[str, str], ...] = ()  # (test set, its leaderboard page)
+
+    @property
+    def has_targets(self) -> bool:
+        return any(e.targets for e in self.entries)
