@@ -19,7 +19,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from evalplat.events.interleaving import Outcome, Preference, credit, credit_balanced, preference
+from evalplat.events.interleaving import (
+    Outcome,
+    Preference,
+    combine,
+    credit,
+    credit_balanced,
+    preference,
+)
 
 CANDIDATE, BASELINE = "a", "b"  # the candidate takes side "a": ΔAB is its preference
 _VALUE = {"a": 0.5, "tie": 0.0, "b": -0.5}
@@ -63,13 +70,6 @@ def search_outcome(search: Search, clicked: Iterable[int]) -> Outcome:
     return credit(teams, places, a=CANDIDATE, b=BASELINE)
 
 
-def session_outcome(outcomes: Sequence[Outcome]) -> Outcome:
-    """The session goes to the side that won more of its searches; a tie otherwise."""
-    a = sum(1 for o in outcomes if o == "a")
-    b = sum(1 for o in outcomes if o == "b")
-    return "a" if a > b else "b" if b > a else "tie"
-
-
 def days(
     searches: Sequence[Search],
     clicks: Mapping[str, Sequence[int]],
@@ -90,7 +90,7 @@ def days(
     result = []
     for start in sorted(by_day):
         sessions = sorted(by_day[start].items())
-        outcomes = [session_outcome(found) for _, found in sessions]
+        outcomes = [combine(found) for _, found in sessions]  # a session: who won more searches
         result.append(
             Day(
                 start=start,
