@@ -1,7 +1,8 @@
 """Benchmark: how many sessions interleaving needs to find the better ranker, against an A/B test.
 
 Run: ``python scripts/bench_interleaving.py [--ranker-a degraded|nostem] [--margin M]
-[--method team_draft|balanced] [--users homogeneous|varied|both] [--reps N] [--draws N]
+[--method team_draft|balanced] [--users homogeneous|varied|published|both|all] [--reps N]
+[--draws N]
 [--seed N] [--quick]``. Not part of the test suite; the default run takes a few minutes,
 ``--quick`` (20 repetitions, 200 draws) well under one.
 
@@ -13,7 +14,10 @@ rank Cranfield's 225 queries over its 1400 documents; users click by Cranfield's
 the demo's click model (``evalplat.demo.events.DEMO_MODEL``: a position-biased cascade),
 searching 1 or 2 queries per session, the same population for both tests. ``--users``:
 every user alike and queries uniformly drawn (``homogeneous``), users and queries that differ
-(``varied``: ``evalplat.events.population.Population``'s defaults), or both side by side.
+(``varied``: ``evalplat.events.population.Population``'s defaults), both side by side, or
+``published``: ``Population.published()``'s sessions and users clicking by
+``evalplat.events.synthetic.PUBLISHED_MODEL`` (fitted to published click figures); ``all``:
+the three. Each user model's log is described beside the published figures first.
 
 - **A/B test**: N sessions per arm, each arm's users see its own ranker; per session
   ``online:CTR`` (share of its searches with a click); the comparison ``evalplat compare`` runs on
@@ -46,9 +50,11 @@ from evalplat.demo.events import DEMO_MODEL
 from evalplat.events.interleaving import preference
 from evalplat.events.population import Population
 from evalplat.events.synthetic import (
+    PUBLISHED_MODEL,
     CascadeModel,
     InterleavedQueries,
     attraction_rows,
+    click_profile,
     interleaved_outcomes,
     interleaved_queries,
     session_ctr,
@@ -57,6 +63,9 @@ from evalplat.resources import bundled_testset
 from evalplat.searchers.builtin import BuiltinSearcher
 from evalplat.searchers.kinds import SearchContext
 
+# What published logs show (docs/online.md gives the sources).
+PUBLISHED = {"searches_per_session": 2.02, "clicks_per_search": 0.95,
+             "two_clicks_or_more": 0.23, "clicks_at_position_1": 0.496}  # fmt: skip
 POWER = 0.8
 ALPHA = 0.05
 DEPTH = 10
@@ -126,10 +135,10 @@ def main() -> None:
     )
     parser.add_argument(
         "--users",
-        choices=("homogeneous", "varied", "both"),
+        choices=("homogeneous", "varied", "published", "both", "all"),
         default="both",
         help="every user alike, users and queries that differ (evalplat.events.population), "
-        "or both, printed side by side",
+        "both side by side, users and clicks from published log figures, or all three",
     )
     parser.add_argument("--quick", action="store_true", help="20 repetitions, 200 draws")
     args = parser.parse_args()
@@ -148,19 +157,26 @@ def main() -> None:
         planted = np.random.default_rng(args.seed)
         a = [_degraded(ranking, args.margin, planted) for ranking in b]
     a, b = [r[:DEPTH] for r in a], [r[:DEPTH] for r in b]
-    rows_a = attraction_rows(a, grades, model, DEPTH)
-    rows_b = attraction_rows(b, grades, model, DEPTH)
-    tests = interleaved_queries(a, b, grades, model, method=args.method, depth=DEPTH)
-    same = interleaved_queries(b, b, grades, model, method=args.method, depth=DEPTH)
-    populations = {"homogeneous": None, "varied": Population(seed=args.seed)}
-    chosen = list(populations) if args.users == "both" else [args.users]
+    populations: dict[str, tuple[Population | None, CascadeModel]] = {
+        "homogeneous": (None, model),
+        "varied": (Population(seed=args.seed), model),
+        "published": (Population.published(seed=args.seed), PUBLISHED_MODEL),
+    }
+    chosen = {"both": ["homogeneous", "varied"], "all": list(populations)}.get(
+        args.users, [args.users]
+    )
     print(f"ranker A: {args.ranker_a}"
           + (f" (margin {args.margin})" if args.ranker_a == "degraded" else "")
           + f", ranker B: porter; {args.reps} repetitions per N, {args.draws} draws")  # fmt: skip
-    results = [
-        _measure(args, name, populations[name], model, (rows_a, rows_b), tests, same)
-        for name in chosen
-    ]
+    results = []
+    for name in chosen:
+        population, clicks = populations[name]
+        rows_a = attraction_rows(a, grades, clicks, DEPTH)
+        rows_b = attraction_rows(b, grades, clicks, DEPTH)
+        tests = interleaved_queries(a, b, grades, clicks, method=args.method, depth=DEPTH)
+        same = interleaved_queries(b, b, grades, clicks, method=args.method, depth=DEPTH)
+        _describe(name, rows_b, clicks, population)
+        results.append(_measure(args, name, population, clicks, (rows_a, rows_b), tests, same))
     print()
     print(f"{'users':<13}{'CTR A / B':>16}{'A/B sessions':>14}{'interleaved':>13}{'ratio':>8}"
           f"{'A/A p<0.05':>12}{'seconds':>9}")  # fmt: skip
@@ -174,6 +190,17 @@ def main() -> None:
         f"measured in {time.perf_counter() - began:.0f} s on {os.cpu_count()} cores, load "
         f"average {load} at the end (a shared machine slows the seconds, not the counts)"
     )
+
+
+def _describe(name: str, rows_b: NDArray[np.float64], model: CascadeModel,
+              population: Population | None) -> None:  # fmt: skip
+    """Print what ranker B's log looks like under this user model, beside published logs."""
+    profile = click_profile(rows_b, 200_000, model, np.random.default_rng(7),
+                            population=population)  # fmt: skip
+    print(f"{name} users on ranker B (200,000 sessions; published logs in brackets): "
+          + ", ".join(f"{key.replace('_', ' ')} {value:.3f}"
+                      + (f" [{PUBLISHED[key]}]" if key in PUBLISHED else "")
+                      for key, value in profile.items()))  # fmt: skip
 
 
 def _measure(

@@ -17,11 +17,15 @@ interleaved_outcomes` simulate searches by users of one cascade click model. Wit
   every user;
 - **noise clicks**: an examined hit is clicked with at least probability ``noise`` whatever its
   grade (misclicks, clicks on snippets that look relevant and are not);
+- **sessions differ in length** (optional): with ``single_search`` and ``mean_searches`` set,
+  a session runs one search with probability ``single_search`` and otherwise 2 or more, one
+  plus a geometric count whose mean makes the sessions' mean ``mean_searches``; without them a
+  session runs 1 to ``max_searches`` searches, each as likely;
 - **position bias** stays the cascade's (users scan top down and leave).
 
 Both the A/B arms and an interleaved test draw their users and queries from the same
 population. The default parameters are assumptions, stated in ``docs/online.md``, not fitted
-figures.
+figures; :meth:`Population.published` takes what published measurements of real logs give.
 """
 
 from __future__ import annotations
@@ -46,6 +50,8 @@ class Population:
     difficulty: float = 0.5
     noise: float = 0.02
     seed: int = 0
+    single_search: float | None = None
+    mean_searches: float | None = None
 
     def __post_init__(self) -> None:
         if self.user_a <= 0 or self.user_b <= 0:
@@ -54,6 +60,49 @@ class Population:
             raise InputError("zipf and difficulty must be 0 or more")
         if not 0.0 <= self.noise <= 1.0:
             raise InputError("noise must be between 0 and 1")
+        if (self.single_search is None) != (self.mean_searches is None):
+            raise InputError("single_search and mean_searches go together")
+        if self.single_search is not None and self.mean_searches is not None:
+            if not 0.0 <= self.single_search < 1.0:
+                raise InputError("single_search must be at least 0 and less than 1")
+            if not 2.0 - self.single_search <= self.mean_searches < float("inf"):
+                raise InputError("mean_searches must be at least 2 - single_search: a session "
+                                 "of more than one search has at least two")  # fmt: skip
+
+    @classmethod
+    def published(cls, seed: int = 0) -> Population:
+        """Users and queries with what published measurements of real search logs give, and
+        the stated assumptions where none does (each source in ``docs/online.md``):
+
+        - session length, **published**: 77 % of sessions run one query and a session runs
+          2.02 queries on average (Silverstein, Henzinger, Marais & Moricz, "Analysis of a
+          very large web search engine query log", SIGIR Forum 33(1), 1999: an AltaVista log
+          of about 285 million sessions);
+        - users' propensity Beta(0.6, 0.9), query difficulty 0.5, noise clicks 0.02:
+          **assumptions** (no source found gives per-user click-rate spread, per-query
+          spread or a misclick rate);
+        - Zipf exponent 1: an **assumption**, the shape query logs are described by
+          (rank times frequency constant), not a figure fitted to a log.
+
+        The click model that goes with it (:data:`evalplat.events.synthetic.PUBLISHED_MODEL`)
+        is fitted to published click figures."""
+        return cls(user_a=0.6, user_b=0.9, zipf=1.0, difficulty=0.5, noise=0.02, seed=seed,
+                   single_search=0.77, mean_searches=2.02)  # fmt: skip
+
+    def session_lengths(
+        self, sessions: int, max_searches: int, rng: np.random.Generator
+    ) -> NDArray[np.int64]:
+        """The number of searches of each session (module doc: 1 to ``max_searches`` each as
+        likely, or, with ``single_search`` and ``mean_searches``, 1 or 2 and more)."""
+        if self.single_search is None or self.mean_searches is None:
+            return rng.integers(1, max_searches + 1, sessions)
+        import numpy as np
+
+        longer = (self.mean_searches - self.single_search) / (1.0 - self.single_search)
+        extra = rng.geometric(1.0 / (longer - 1.0), sessions)  # 1, 2, ...: mean longer - 1
+        counts: NDArray[np.int64] = np.where(rng.random(sessions) < self.single_search, 1,
+                                             1 + extra).astype(np.int64)  # fmt: skip
+        return counts
 
     def query_weights(self, queries: int) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """(the chance that a search is for each query, each query's difficulty factor)."""
@@ -75,7 +124,7 @@ class Population:
         if sessions < 1 or max_searches < 1 or queries < 1:
             raise InputError("sessions, queries and max_searches must be 1 or more")
         chance, difficulty = self.query_weights(queries)
-        counts = rng.integers(1, max_searches + 1, sessions)
+        counts = self.session_lengths(sessions, max_searches, rng)
         session = np.repeat(np.arange(sessions), counts)
         query = rng.choice(queries, size=session.size, p=chance)
         mean = self.user_a / (self.user_a + self.user_b)

@@ -66,6 +66,20 @@ class CascadeModel:
             raise InputError("click model probabilities must be between 0 and 1")
 
 
+# The cascade whose logs look like published ones (docs/online.md), with users of
+# ``Population.published()`` on the demo's production ranking of Cranfield: fitted, on a grid,
+# to 0.95 clicks per search and 23 % of searches with two clicks or more (Yandex logs) and
+# 49.6 % of clicks on position 1 (the MSN Search 2006 log); the demo's attraction times 6,
+# capped at 1, then patience and stopping after a click. Fitted to those figures, never to the
+# number of sessions a test needs.
+PUBLISHED_MODEL = CascadeModel(
+    attraction={0: 0.24, 1: 1.0, 2: 1.0, 3: 1.0, 4: 1.0},
+    purchase={3: 0.1, 4: 0.25},
+    patience=0.35,
+    stop_after_click=0.4,
+)
+
+
 @dataclass(frozen=True)
 class Arm:
     """One arm of the test: the config that serves it, what it shows, how much users look."""
@@ -318,6 +332,27 @@ def session_ctr(
     return np.bincount(session, weights=clicked, minlength=sessions) / np.bincount(
         session, minlength=sessions
     )
+
+
+def click_profile(
+    attraction: NDArray[np.float64], sessions: int, model: CascadeModel,
+    rng: np.random.Generator, *, max_searches: int = 2, population: Population | None = None,
+) -> dict[str, float]:  # fmt: skip
+    """What a log of one arm looks like, to set beside published logs: searches per session,
+    the share of searches with no click and with two clicks or more, and the share of all
+    clicks that land on position 1."""
+    import numpy as np
+
+    shown, session = _shown(attraction, sessions, max_searches, rng, population)
+    clicks = cascade_clicks(shown, model, rng)
+    per_search = clicks.sum(axis=1)
+    return {
+        "searches_per_session": session.size / sessions,
+        "no_click": float(np.mean(per_search == 0)),
+        "two_clicks_or_more": float(np.mean(per_search >= 2)),
+        "clicks_per_search": float(per_search.mean()),
+        "clicks_at_position_1": float(clicks[:, 0].sum() / max(1, clicks.sum())),
+    }
 
 
 @dataclass(frozen=True)

@@ -70,3 +70,60 @@ def test_both_tests_see_the_better_ranker_and_an_a_a_test_sees_none() -> None:
                                 population=population)  # fmt: skip
     wins, losses = int((even == 1).sum()), int((even == -1).sum())
     assert abs(wins - losses) < 4 * np.sqrt(wins + losses)
+
+
+def test_published_sessions_have_the_logged_length_and_are_seeded() -> None:
+    population = Population.published(seed=2)
+    counts = population.session_lengths(200_000, 2, np.random.default_rng(5))
+    assert float((counts == 1).mean()) == pytest.approx(0.77, abs=0.005)
+    assert float(counts.mean()) == pytest.approx(2.02, abs=0.03)
+    assert counts.max() > 2  # not bounded by max_searches
+    again = Population.published(seed=2).session_lengths(200_000, 2, np.random.default_rng(5))
+    assert np.array_equal(again, counts)
+    session, query, factor = population.searches(5_000, 40, 2, np.random.default_rng(6))
+    lengths = population.session_lengths(5_000, 2, np.random.default_rng(6))
+    assert np.array_equal(np.bincount(session, minlength=5_000), lengths)
+    twice = population.searches(5_000, 40, 2, np.random.default_rng(6))
+    assert np.array_equal(twice[1], query) and np.array_equal(twice[2], factor)
+
+
+def test_without_published_lengths_sessions_run_one_to_max_searches() -> None:
+    counts = Population(seed=2).session_lengths(10_000, 3, np.random.default_rng(5))
+    assert set(np.unique(counts).tolist()) == {1, 2, 3}
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"single_search": 0.77},
+        {"mean_searches": 2.0},
+        {"single_search": 1.0, "mean_searches": 2.0},
+        {"single_search": -0.1, "mean_searches": 2.0},
+        {"single_search": 0.5, "mean_searches": 1.4},
+        {"single_search": 0.5, "mean_searches": float("inf")},
+        {"single_search": float("nan"), "mean_searches": 2.0},
+    ],
+)
+def test_impossible_session_lengths_are_refused(options: dict[str, float]) -> None:
+    with pytest.raises(InputError):
+        Population(**options)
+
+
+def test_published_model_clicks_more_and_more_often_twice_than_the_demo() -> None:
+    from evalplat.demo.events import DEMO_MODEL
+    from evalplat.events.synthetic import PUBLISHED_MODEL, click_profile
+
+    grades = [{f"d{q}-{i}": 2 if i in (1, 4) else 0 for i in range(10)} for q in range(30)]
+    rankings = [[f"d{q}-{i}" for i in range(10)] for q in range(30)]
+    population = Population.published(seed=1)
+    published = click_profile(attraction_rows(rankings, grades, PUBLISHED_MODEL, 10), 20_000,
+                              PUBLISHED_MODEL, np.random.default_rng(3),
+                              population=population)  # fmt: skip
+    demo = click_profile(attraction_rows(rankings, grades, DEMO_MODEL, 10), 20_000, DEMO_MODEL,
+                         np.random.default_rng(3), population=population)  # fmt: skip
+    assert published["searches_per_session"] == pytest.approx(2.02, abs=0.06)
+    assert published["clicks_per_search"] > demo["clicks_per_search"]
+    assert published["two_clicks_or_more"] > demo["two_clicks_or_more"]
+    assert 0.0 < published["no_click"] < 1.0
+    total = published["no_click"] + published["two_clicks_or_more"]
+    assert total <= 1.0  # one click or none or more: shares of the same searches
