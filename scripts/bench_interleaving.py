@@ -131,7 +131,8 @@ def main() -> None:
     parser.add_argument(
         "--attraction",
         default=None,
-        help="click chance of grades 0, 1, ... (default: the demo's model)",
+        help="click chance of grades 0, 1, ... (default: the demo's model; the published "
+        "users keep their fitted model)",
     )
     parser.add_argument(
         "--users",
