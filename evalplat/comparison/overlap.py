@@ -202,8 +202,9 @@ def _ranked(parts: list[tuple[Any, Any, Any]]) -> tuple[pd.DataFrame, pd.DataFra
     frames = []
     for queries, docs, ranks in parts:
         q, d, r = queries.astype(np.int64), docs.astype(np.int64), ranks
-        order = np.lexsort((r, q))  # by query, then rank; stable for equal ranks
-        q, d = q[order], d[order]
+        if not _in_order(q, r):  # stored results come by query, then rank, already
+            order = np.lexsort((r, q))  # by query, then rank; stable for equal ranks
+            q, d = q[order], d[order]
         first = np.flatnonzero(np.r_[True, q[1:] != q[:-1]]) if len(q) else np.zeros(0, int)
         sizes = np.diff(np.r_[first, len(q)])
         pos = np.arange(len(q)) - np.repeat(first, sizes) + 1
@@ -233,9 +234,7 @@ def _overlap_block(
 
     a, len_a = coded(ranked_a)
     b, len_b = coded(ranked_b)
-    common = a.merge(b, on=["q", "d"], suffixes=("_a", "_b"))
-    q_common = common["q"].to_numpy()
-    pos_a, pos_b = common["pos_a"].to_numpy(), common["pos_b"].to_numpy()
+    q_common, pos_a, pos_b = _common(a, b)
 
     # Jaccard@k
     inter = np.bincount(q_common[(pos_a <= k) & (pos_b <= k)], minlength=n)
@@ -246,6 +245,43 @@ def _overlap_block(
     rbo_values = _rbo_block(q_common, np.maximum(pos_a, pos_b), len_a, len_b, n, p)
     taus = _kendall_block(a, b, top_a, top_b, n, k)
     return list(zip(query_ids, jaccard, rbo_values, taus, strict=True))
+
+
+def _in_order(q: Any, r: Any) -> bool:
+    """Are the rows by query, then rank (ties kept in place), as ``np.lexsort`` puts them?"""
+    import numpy as np
+
+    if len(q) < 2:
+        return True
+    step = np.diff(q)
+    return bool(((step > 0) | ((step == 0) & (np.diff(r) >= 0))).all())
+
+
+def _common(a: pd.DataFrame, b: pd.DataFrame) -> tuple[Any, Any, Any]:
+    """The documents both rankings of a query hold: their query code and their position in
+    each (``q, pos_a, pos_b``, in no set order: the callers count them).
+
+    Each (query, document) is one integer; both sides sorted by it, one search finds the
+    common ones. A side that repeats a document in a query falls back to the join, whose
+    every-pair rows the callers then count as before."""
+    import numpy as np
+
+    q_a, d_a, q_b, d_b = (f[c].to_numpy(dtype=np.int64) for f in (a, b) for c in ("q", "d"))
+    width = int(max(d_a.max(initial=0), d_b.max(initial=0))) + 1
+    key_a, key_b = q_a * width + d_a, q_b * width + d_b
+    by_a, by_b = np.argsort(key_a, kind="stable"), np.argsort(key_b, kind="stable")
+    sorted_a, sorted_b = key_a[by_a], key_b[by_b]
+    if (sorted_a[1:] == sorted_a[:-1]).any() or (sorted_b[1:] == sorted_b[:-1]).any():
+        common = a.merge(b, on=["q", "d"], suffixes=("_a", "_b"))
+        return (common["q"].to_numpy(), common["pos_a"].to_numpy(),
+                common["pos_b"].to_numpy())  # fmt: skip
+    if not len(sorted_a) or not len(sorted_b):
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, empty
+    at = np.minimum(np.searchsorted(sorted_b, sorted_a), len(sorted_b) - 1)
+    hit = sorted_b[at] == sorted_a
+    rows_a, rows_b = by_a[hit], by_b[at[hit]]
+    return q_a[rows_a], a["pos"].to_numpy()[rows_a], b["pos"].to_numpy()[rows_b]
 
 
 def _rbo_block(
