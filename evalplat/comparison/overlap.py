@@ -189,8 +189,15 @@ def _coded_positions(coded: CodedPair) -> tuple[pd.DataFrame, pd.DataFrame, list
     import numpy as np
 
     sides = (coded.baseline, coded.candidate)
-    answered = np.unique(np.concatenate([side.query for side in sides]))
-    parts = [(np.searchsorted(answered, side.query), side.doc, side.value) for side in sides]
+    seen = np.zeros(len(coded.queries), dtype=bool)
+    for side in sides:
+        seen[side.query] = True
+    answered = np.flatnonzero(seen)
+    if len(answered) == len(seen):  # every query answered: the codes stay as they are
+        parts = [(side.query, side.doc, side.value) for side in sides]
+    else:
+        renumber = np.cumsum(seen) - 1
+        parts = [(renumber[side.query], side.doc, side.value) for side in sides]
     return *_ranked(parts), [coded.queries[int(i)] for i in answered]
 
 
@@ -339,8 +346,11 @@ def _kendall_block(
     width = int(sizes.max()) if n else 0
     slot = np.arange(len(q)) - np.repeat(np.cumsum(sizes) - sizes, sizes)
     valid = np.zeros((n, width), dtype=bool)
-    xs = np.zeros((n, width), dtype=np.int64)
-    ys = np.zeros((n, width), dtype=np.int64)
+    # positions run to k + 1: one byte holds them and their differences (the sums below
+    # count in 64 bits), an eighth of the memory the pairwise arrays take in int64
+    small = np.int8 if k < 63 else np.int64
+    xs = np.zeros((n, width), dtype=small)
+    ys = np.zeros((n, width), dtype=small)
     valid[q, slot], xs[q, slot], ys[q, slot] = True, x, y
     pair = valid[:, :, None] & valid[:, None, :] & np.triu(np.ones((width, width), bool), 1)
     sx = np.sign(xs[:, :, None] - xs[:, None, :])
@@ -349,12 +359,9 @@ def _kendall_block(
     x_ties = (pair & (sx == 0)).sum(axis=(1, 2))
     y_ties = (pair & (sy == 0)).sum(axis=(1, 2))
     total = sizes * (sizes - 1) // 2
-    taus: list[float | None] = []
-    for i in range(n):
-        tot, xt, yt = int(total[i]), int(x_ties[i]), int(y_ties[i])
-        if sizes[i] < 2 or top_a[i] == 0 or top_b[i] == 0 or xt == tot or yt == tot:
-            taus.append(None)
-            continue
-        tau = int(concordance[i]) / np.sqrt(tot - xt) / np.sqrt(tot - yt)
-        taus.append(float(np.minimum(1.0, max(-1.0, tau))))
-    return taus
+    defined = (sizes >= 2) & (top_a > 0) & (top_b > 0) & (x_ties < total) & (y_ties < total)
+    # the scalar formula's operations, element by element: the same values to the bit
+    left = np.sqrt(np.where(defined, total - x_ties, 1).astype(np.float64))
+    right = np.sqrt(np.where(defined, total - y_ties, 1).astype(np.float64))
+    tau = np.minimum(1.0, np.maximum(-1.0, concordance.astype(np.float64) / left / right))
+    return [float(t) if ok else None for t, ok in zip(tau.tolist(), defined.tolist(), strict=True)]
