@@ -14,7 +14,9 @@ aside, which differ from one stored comparison to the next). Run from the reposi
         --source /path/to/older/checkout --source . --repeat 5
 
 Each ``--source`` is put first on ``PYTHONPATH``; the command runs from a scratch folder so that
-the working directory does not shadow it.
+the working directory does not shadow it. With ``--yardstick DIR`` each round also times Y,
+``evalplat evaluate`` (from the last ``--source``) of the 1M-line run ``bench_evaluate.py``
+writes once into ``DIR``, and every tree's medians are printed as multiples of Y's.
 """
 
 from __future__ import annotations
@@ -69,14 +71,14 @@ def build(url: str, queries: int) -> tuple[int, int]:
 _VOLATILE = re.compile(rb"comparison \d+|\d{4}-\d\d-\d\d[ T]\d\d:\d\d(:\d\d(\.\d+)?)?(\+00:00)?")
 
 
-def timed(source: Path, command: list[str], page: Path) -> tuple[float, float]:
+def timed(source: Path, command: list[str], page: Path | None) -> tuple[float, float]:
     """(wall time, CPU time: user + system) of one run of the command."""
     env = dict(os.environ, PYTHONPATH=str(source))
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     with tempfile.TemporaryDirectory() as scratch:
         subprocess.run(
-            [*command, "--report", str(page)],
+            [*command, *([] if page is None else ["--report", str(page)])],
             check=True,
             stdout=subprocess.DEVNULL,
             env=env,
@@ -96,6 +98,9 @@ def main() -> None:
     parser.add_argument("--runs", default="1,2", help="the pair's run ids (default 1,2)")
     parser.add_argument("--source", action="append", type=Path, help="source tree, repeatable")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument(
+        "--yardstick", type=Path, help="also time Y (evaluate of 1M lines) from this workload dir"
+    )
     args = parser.parse_args()
     if args.build:
         baseline, candidate = build(args.db, args.queries)
@@ -106,12 +111,21 @@ def main() -> None:
     command = [sys.executable, "-c", "from evalplat.cli import main; main()", "compare"]
     command += [baseline, candidate, "--metric", "nDCG@10", "--metric", "AP", "--db", args.db]
     timings: dict[Path, list[tuple[float, float]]] = {s: [] for s in sources}
+    yardstick = None if args.yardstick is None else evaluate_command(args.yardstick.resolve())
+    ys: list[tuple[float, float]] = []
     with tempfile.TemporaryDirectory() as name:
         pages = {s: Path(name) / f"page{i}.html" for i, s in enumerate(sources)}
         # alternate the trees so that a change in the machine's load weighs on each alike
         for _ in range(args.repeat):
             for source in sources:
                 timings[source].append(timed(source, command, pages[source]))
+            if yardstick is not None:
+                ys.append(timed(sources[-1], yardstick, None))
+        if ys:
+            y_wall = statistics.median(wall for wall, _ in ys)
+            y_cpu = statistics.median(cpu for _, cpu in ys)
+            print(f"Y (evaluate, 1M lines): wall median {y_wall:.2f} s, CPU median {y_cpu:.2f} s "
+                  f"[{', '.join(f'{w:.2f}/{c:.2f}' for w, c in ys)}]", flush=True)  # fmt: skip
         first = _VOLATILE.sub(b"", pages[sources[0]].read_bytes())
         for source in sources:
             walls = [wall for wall, _ in timings[source]]
@@ -122,9 +136,27 @@ def main() -> None:
                 f"{statistics.median(walls):.2f}), CPU {min(cpus):.2f}-{max(cpus):.2f} s (median "
                 f"{statistics.median(cpus):.2f}), {args.repeat} runs "
                 f"[{', '.join(f'{w:.2f}/{c:.2f}' for w, c in timings[source])}]; page "
-                f"{'the same' if same else 'DIFFERENT'}",
+                f"{'the same' if same else 'DIFFERENT'}"
+                + (
+                    f"; {statistics.median(walls) / y_wall:.1f} Y wall, "
+                    f"{statistics.median(cpus) / y_cpu:.1f} Y CPU (goal 2 Y)"
+                    if ys
+                    else ""
+                ),
                 flush=True,
             )
+
+
+def evaluate_command(folder: Path) -> list[str]:
+    """Y's command line: ``evaluate`` of the 1M-line run and qrels of ``bench_evaluate.py``
+    (written into ``folder`` on first use), with that benchmark's measures."""
+    from bench_evaluate import METRICS as MEASURES  # scripts/bench_evaluate.py
+    from bench_evaluate import generate
+
+    qrels, run = generate(folder, 100)
+    measures = [arg for name in MEASURES for arg in ("-m", name)]
+    return [sys.executable, "-c", "from evalplat.cli import main; main()", "evaluate",
+            "--qrels", str(qrels), "--run", str(run), *measures, "--format", "json"]  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -63,7 +63,8 @@ class GradeViews:
 
 def model_sources(judgments: pd.DataFrame) -> set[str]:
     """The judges whose grades ``judgments`` (with ``source``) holds."""
-    sources = judgments["source"].dropna().astype(str)
+    # each distinct source once: a version's million judgments name a handful
+    sources = judgments["source"].dropna().astype(str).unique()
     return {s[len(MODEL_PREFIX) :] for s in sources if s.startswith(MODEL_PREFIX)}
 
 

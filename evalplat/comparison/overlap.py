@@ -189,8 +189,15 @@ def _coded_positions(coded: CodedPair) -> tuple[pd.DataFrame, pd.DataFrame, list
     import numpy as np
 
     sides = (coded.baseline, coded.candidate)
-    answered = np.unique(np.concatenate([side.query for side in sides]))
-    parts = [(np.searchsorted(answered, side.query), side.doc, side.value) for side in sides]
+    seen = np.zeros(len(coded.queries), dtype=bool)
+    for side in sides:
+        seen[side.query] = True
+    answered = np.flatnonzero(seen)
+    if len(answered) == len(seen):  # every query answered: the codes stay as they are
+        parts = [(side.query, side.doc, side.value) for side in sides]
+    else:
+        renumber = np.cumsum(seen) - 1
+        parts = [(renumber[side.query], side.doc, side.value) for side in sides]
     return *_ranked(parts), [coded.queries[int(i)] for i in answered]
 
 
@@ -202,8 +209,9 @@ def _ranked(parts: list[tuple[Any, Any, Any]]) -> tuple[pd.DataFrame, pd.DataFra
     frames = []
     for queries, docs, ranks in parts:
         q, d, r = queries.astype(np.int64), docs.astype(np.int64), ranks
-        order = np.lexsort((r, q))  # by query, then rank; stable for equal ranks
-        q, d = q[order], d[order]
+        if not _in_order(q, r):  # stored results come by query, then rank, already
+            order = np.lexsort((r, q))  # by query, then rank; stable for equal ranks
+            q, d = q[order], d[order]
         first = np.flatnonzero(np.r_[True, q[1:] != q[:-1]]) if len(q) else np.zeros(0, int)
         sizes = np.diff(np.r_[first, len(q)])
         pos = np.arange(len(q)) - np.repeat(first, sizes) + 1
@@ -233,9 +241,7 @@ def _overlap_block(
 
     a, len_a = coded(ranked_a)
     b, len_b = coded(ranked_b)
-    common = a.merge(b, on=["q", "d"], suffixes=("_a", "_b"))
-    q_common = common["q"].to_numpy()
-    pos_a, pos_b = common["pos_a"].to_numpy(), common["pos_b"].to_numpy()
+    q_common, pos_a, pos_b = _common(a, b)
 
     # Jaccard@k
     inter = np.bincount(q_common[(pos_a <= k) & (pos_b <= k)], minlength=n)
@@ -246,6 +252,43 @@ def _overlap_block(
     rbo_values = _rbo_block(q_common, np.maximum(pos_a, pos_b), len_a, len_b, n, p)
     taus = _kendall_block(a, b, top_a, top_b, n, k)
     return list(zip(query_ids, jaccard, rbo_values, taus, strict=True))
+
+
+def _in_order(q: Any, r: Any) -> bool:
+    """Are the rows by query, then rank (ties kept in place), as ``np.lexsort`` puts them?"""
+    import numpy as np
+
+    if len(q) < 2:
+        return True
+    step = np.diff(q)
+    return bool(((step > 0) | ((step == 0) & (np.diff(r) >= 0))).all())
+
+
+def _common(a: pd.DataFrame, b: pd.DataFrame) -> tuple[Any, Any, Any]:
+    """The documents both rankings of a query hold: their query code and their position in
+    each (``q, pos_a, pos_b``, in no set order: the callers count them).
+
+    Each (query, document) is one integer; both sides sorted by it, one search finds the
+    common ones. A side that repeats a document in a query falls back to the join, whose
+    every-pair rows the callers then count as before."""
+    import numpy as np
+
+    q_a, d_a, q_b, d_b = (f[c].to_numpy(dtype=np.int64) for f in (a, b) for c in ("q", "d"))
+    width = int(max(d_a.max(initial=0), d_b.max(initial=0))) + 1
+    key_a, key_b = q_a * width + d_a, q_b * width + d_b
+    by_a, by_b = np.argsort(key_a, kind="stable"), np.argsort(key_b, kind="stable")
+    sorted_a, sorted_b = key_a[by_a], key_b[by_b]
+    if (sorted_a[1:] == sorted_a[:-1]).any() or (sorted_b[1:] == sorted_b[:-1]).any():
+        common = a.merge(b, on=["q", "d"], suffixes=("_a", "_b"))
+        return (common["q"].to_numpy(), common["pos_a"].to_numpy(),
+                common["pos_b"].to_numpy())  # fmt: skip
+    if not len(sorted_a) or not len(sorted_b):
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, empty
+    at = np.minimum(np.searchsorted(sorted_b, sorted_a), len(sorted_b) - 1)
+    hit = sorted_b[at] == sorted_a
+    rows_a, rows_b = by_a[hit], by_b[at[hit]]
+    return q_a[rows_a], a["pos"].to_numpy()[rows_a], b["pos"].to_numpy()[rows_b]
 
 
 def _rbo_block(
@@ -303,8 +346,11 @@ def _kendall_block(
     width = int(sizes.max()) if n else 0
     slot = np.arange(len(q)) - np.repeat(np.cumsum(sizes) - sizes, sizes)
     valid = np.zeros((n, width), dtype=bool)
-    xs = np.zeros((n, width), dtype=np.int64)
-    ys = np.zeros((n, width), dtype=np.int64)
+    # positions run to k + 1: one byte holds them and their differences (the sums below
+    # count in 64 bits), an eighth of the memory the pairwise arrays take in int64
+    small = np.int8 if k < 63 else np.int64
+    xs = np.zeros((n, width), dtype=small)
+    ys = np.zeros((n, width), dtype=small)
     valid[q, slot], xs[q, slot], ys[q, slot] = True, x, y
     pair = valid[:, :, None] & valid[:, None, :] & np.triu(np.ones((width, width), bool), 1)
     sx = np.sign(xs[:, :, None] - xs[:, None, :])
@@ -313,12 +359,9 @@ def _kendall_block(
     x_ties = (pair & (sx == 0)).sum(axis=(1, 2))
     y_ties = (pair & (sy == 0)).sum(axis=(1, 2))
     total = sizes * (sizes - 1) // 2
-    taus: list[float | None] = []
-    for i in range(n):
-        tot, xt, yt = int(total[i]), int(x_ties[i]), int(y_ties[i])
-        if sizes[i] < 2 or top_a[i] == 0 or top_b[i] == 0 or xt == tot or yt == tot:
-            taus.append(None)
-            continue
-        tau = int(concordance[i]) / np.sqrt(tot - xt) / np.sqrt(tot - yt)
-        taus.append(float(np.minimum(1.0, max(-1.0, tau))))
-    return taus
+    defined = (sizes >= 2) & (top_a > 0) & (top_b > 0) & (x_ties < total) & (y_ties < total)
+    # the scalar formula's operations, element by element: the same values to the bit
+    left = np.sqrt(np.where(defined, total - x_ties, 1).astype(np.float64))
+    right = np.sqrt(np.where(defined, total - y_ties, 1).astype(np.float64))
+    tau = np.minimum(1.0, np.maximum(-1.0, concordance.astype(np.float64) / left / right))
+    return [float(t) if ok else None for t, ok in zip(tau.tolist(), defined.tolist(), strict=True)]

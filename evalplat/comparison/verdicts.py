@@ -185,10 +185,13 @@ def _measure(
     *,
     weights: NDArray[np.float64] | None = None,
     draws: SharedDraws | None = None,
+    interval: bool = True,
 ) -> dict[str, Any]:
     """Everything but the corrected p-value and the verdict, as a row dict. With ``draws`` the
     randomization test and the bootstraps are registered there and filled in by its ``run``
-    (one draw for all the rows of a comparison)."""
+    (one draw for all the rows of a comparison). Without ``interval`` the bootstrap interval
+    of a mean is not drawn (``ci_low`` and ``ci_high`` stay None): the optimistic bound
+    decides on the test's p-value alone."""
     from evalplat.comparison import stats
     from evalplat.metrics.aggregate import aggregate
 
@@ -216,16 +219,18 @@ def _measure(
         scale = float(a.size) if metric.aggregate == "sum" else 1.0
         if draws is None:
             p_value = _p_value(test, a, b, options, w)
-            low, high = stats.bootstrap_ci(d, n=options.bootstrap, seed=options.seed,
-                                           level=options.ci_level, weights=w)  # fmt: skip
-            ci = (low * scale, high * scale)
+            if interval:
+                low, high = stats.bootstrap_ci(d, n=options.bootstrap, seed=options.seed,
+                                               level=options.ci_level, weights=w)  # fmt: skip
+                ci = (low * scale, high * scale)
         else:
             if test == "randomization":
                 x = stats.weighted_differences(d, w)
                 pending.append(lambda row: draws.randomization(row, x))
             else:
                 p_value = _p_value(test, a, b, options, w)
-            pending.append(lambda row: draws.mean_interval(row, d, w, scale))
+            if interval:
+                pending.append(lambda row: draws.mean_interval(row, d, w, scale))
     counts = stats.wins_ties_losses(
         a, b, tolerance=options.tie_tolerance, higher_is_better=metric.higher_is_better
     )
@@ -328,9 +333,9 @@ def _optimistic(
         a = wide_a[name].to_numpy(dtype=np.float64)
         b = wide_b[name].to_numpy(dtype=np.float64)
         gate = gate_by_metric.get(name)
-        rows.append(
-            _measure(metric, a, b, gate, options, (None, None, None), weights=w, draws=draws)
-        )
+        # its interval is never shown: only the p-value decides the bound's verdict
+        rows.append(_measure(metric, a, b, gate, options, (None, None, None), weights=w,
+                             draws=draws, interval=False))  # fmt: skip
     draws.run()
     _correct(rows)
     result = {}

@@ -51,13 +51,14 @@ def score_coded(
         return None
     inside = qrels_topic >= 0
     qrels_topic, qrels_key, grade = qrels_topic[inside], qrels_key[inside], grade[inside]
-    if not _unique(qrels_key):
+    # keys come grouped by query: a stable sort (a merge of sorted runs) is the cheap one
+    by_key = np.argsort(qrels_key, kind="stable")
+    ordered = qrels_key[by_key]
+    if _repeats(ordered):
         return None
     if grade.size and (grade.max() > np.iinfo(np.int32).max or grade.min() <= UNJUDGED):
         return None
     grade32 = grade.astype(np.int32)
-    by_key = np.argsort(qrels_key)
-    ordered = qrels_key[by_key]
     n = len(topics)
     judgments = Judgments(n, qrels_topic.astype(np.int32), grade32)
     scored: list[pd.DataFrame] = []
@@ -66,17 +67,21 @@ def score_coded(
             return None
         inside = run_topic >= 0
         run_topic, run_key, rank = run_topic[inside], run_key[inside], rank[inside]
-        if not _unique(run_key):
+        by_run = np.argsort(run_key, kind="stable")
+        run_sorted = run_key[by_run]
+        if _repeats(run_sorted):
             return None
         run_grade = np.full(len(run_key), UNJUDGED, dtype=np.int32)
         if len(ordered) and len(run_key):
-            position = np.minimum(np.searchsorted(ordered, run_key), len(ordered) - 1)
-            found = ordered[position] == run_key
-            run_grade[found] = grade32[by_key[position[found]]]
-        order = np.lexsort((rank.astype(np.float64), run_topic))
-        inputs = MeasureInputs(
-            n, Ranking(n, run_topic[order].astype(np.int32), run_grade[order]), judgments
-        )
+            # both sides sorted: the search walks the judgments once instead of jumping about
+            position = np.minimum(np.searchsorted(ordered, run_sorted), len(ordered) - 1)
+            found = ordered[position] == run_sorted
+            run_grade[by_run[found]] = grade32[by_key[position[found]]]
+        topic32, grades = run_topic.astype(np.int32), run_grade
+        if not _in_order(run_topic, rank):  # stored results come by query then rank already
+            order = np.lexsort((rank.astype(np.float64), run_topic))
+            topic32, grades = topic32[order], grades[order]
+        inputs = MeasureInputs(n, Ranking(n, topic32, grades), judgments)
         values, means = measure(chosen, inputs, np.ones(n, dtype=bool), np.ones(n))
         evaluation = Evaluation(chosen, list(topics), values, means, {"ordering": "given"})
         scored.append(evaluation.per_query)
@@ -86,5 +91,19 @@ def score_coded(
 def _unique(keys: NDArray[np.int64]) -> bool:
     import numpy as np
 
-    ordered = np.sort(keys)
-    return not bool((ordered[1:] == ordered[:-1]).any())
+    return not _repeats(np.sort(keys, kind="stable"))
+
+
+def _repeats(ordered: NDArray[np.int64]) -> bool:
+    """Does the sorted ``ordered`` hold a value twice?"""
+    return bool((ordered[1:] == ordered[:-1]).any())
+
+
+def _in_order(topic: NDArray[np.int64], rank: NDArray[np.int64]) -> bool:
+    """Are the rows by topic, then rank (ties kept in place), as ``np.lexsort`` would put them?"""
+    import numpy as np
+
+    if len(topic) < 2:
+        return True
+    step = np.diff(topic)
+    return bool(((step > 0) | ((step == 0) & (np.diff(rank) >= 0))).all())

@@ -94,7 +94,8 @@ def check_scored(
     wanted = [str(parse(str(m))) for m in metrics or ()]
     wanted += [str(parse(g.metric)) for g in gates or ()]
     for side, frame, run_id in zip(("baseline", "candidate"), scores, ids, strict=True):
-        scored = [str(name) for name in dict.fromkeys(frame["metric"])]
+        # unique() keeps the order of first appearance, as walking the rows would
+        scored = [str(name) for name in frame["metric"].unique()]
         missing = [name for name in dict.fromkeys(wanted) if name not in scored]
         if missing:
             listed = " ".join(f"-m '{name}'" for name in [*scored, *missing])

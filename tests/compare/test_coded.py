@@ -84,3 +84,59 @@ def test_a_repeated_document_is_refused_as_the_text_path_refuses_it() -> None:
     with pytest.raises(InputError, match="duplicate doc id in one ranking") as fast:
         optimistic_bound(judgments, baseline, candidate, METRICS, topics, coded=coded)
     assert str(fast.value) == str(text.value)
+
+
+@pytest.mark.parametrize("seed", [6, 7])
+def test_rows_in_stored_order_score_as_shuffled_rows_do(seed: int) -> None:
+    """Stored results come by query then rank, and the coded path then skips its sorts: the
+    bound and the overlap must not tell that order from a shuffled one."""
+    judgments, baseline, candidate, topics = _world(seed)
+    stored = [
+        frame.sort_values(["query_id", "rank"], kind="stable").reset_index(drop=True)
+        for frame in (baseline, candidate)
+    ]
+    shuffled_codes = code_pair(judgments, baseline, candidate, topics)
+    stored_codes = code_pair(judgments, *stored, topics)
+    assert not np.array_equal(shuffled_codes.baseline.value, stored_codes.baseline.value)
+
+    summary, frame = rank_overlap(baseline, candidate, coded=shuffled_codes)
+    stored_summary, stored_frame = rank_overlap(*stored, coded=stored_codes)
+    assert stored_summary == summary
+    pd.testing.assert_frame_equal(stored_frame, frame, check_exact=True)
+
+    text = optimistic_bound(judgments, baseline, candidate, METRICS, topics)
+    fast = optimistic_bound(judgments, *stored, METRICS, topics, coded=stored_codes)
+    pd.testing.assert_frame_equal(fast.baseline, text.baseline, check_exact=True)
+    pd.testing.assert_frame_equal(fast.candidate, text.candidate, check_exact=True)
+
+
+def test_common_documents_are_the_join_of_both_rankings() -> None:
+    """The sorted search finds the rows the two-column join finds; a ranking that repeats a
+    document takes the join itself."""
+    from evalplat.comparison.overlap import _common
+
+    rng = np.random.default_rng(8)
+
+    def ranking(size: int) -> pd.DataFrame:
+        q = rng.integers(0, 30, size=size)
+        d = rng.integers(0, 60, size=size)
+        frame = pd.DataFrame({"q": q, "d": d}).drop_duplicates().reset_index(drop=True)
+        return frame.assign(pos=rng.permutation(len(frame)) + 1)
+
+    def rows(found: tuple[np.ndarray, np.ndarray, np.ndarray]) -> list[tuple[int, int, int]]:
+        return sorted(zip(*(part.tolist() for part in found), strict=True))
+
+    a, b = ranking(400), ranking(400)
+    joined = a.merge(b, on=["q", "d"], suffixes=("_a", "_b"))
+    expected = rows((joined["q"].to_numpy(), joined["pos_a"].to_numpy(),
+                     joined["pos_b"].to_numpy()))  # fmt: skip
+    assert len(expected) > 20
+    assert rows(_common(a, b)) == expected
+
+    repeated = pd.concat([a, a.iloc[:3]], ignore_index=True)
+    joined = repeated.merge(b, on=["q", "d"], suffixes=("_a", "_b"))
+    assert rows(_common(repeated, b)) == rows(
+        (joined["q"].to_numpy(), joined["pos_a"].to_numpy(), joined["pos_b"].to_numpy())
+    )
+    empty = a.iloc[:0]
+    assert rows(_common(empty, b)) == []
