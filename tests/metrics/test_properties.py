@@ -145,7 +145,7 @@ def test_key_lookup_finds_exactly_the_keys_a_dictionary_finds(size: int) -> None
 def test_booleans_unpack_any_slice_of_a_bitmap(offset: int) -> None:
     import pyarrow as pa
 
-    from evalplat.metrics.build import booleans
+    from evalplat.metrics.arrow_columns import booleans
 
     values = np.random.default_rng(offset).random(41) < 0.5
     array = pa.array(values).slice(offset)
