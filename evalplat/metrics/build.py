@@ -19,10 +19,12 @@ import pyarrow.compute as pc
 from evalplat.errors import InputError
 from evalplat.metrics.arrow_columns import arrow, combined, numeric, topic_codes
 from evalplat.metrics.doc_keys import StringColumn
+from evalplat.metrics.key_table import KeyTable
 from evalplat.metrics.ordering import score_order
 from evalplat.metrics.pair_keys import (
     Collision,
     DuplicateError,
+    match_pairs,
     same_pairs,
     unique_pair_keys,
 )
@@ -134,60 +136,17 @@ def _join_fingerprints(
     run_topic: NDArray[np.int32],
     run_docs: StringColumn,
 ) -> NDArray[np.int32]:
-    from concurrent.futures import ThreadPoolExecutor
-
-    # NumPy releases the GIL in these passes: the run's keys are made and checked on another
-    # core while the judgments' are here (the judgments' error, if any, still comes first)
-    with ThreadPoolExecutor(1) as pool:
-        run_side = pool.submit(unique_pair_keys, run_topic, run_docs, run, "doc id in one ranking")
-        qrels_docs = StringColumn.of(combined(qrels.column("doc_id")))
-        qrels_keys = unique_pair_keys(qrels_topic, qrels_docs, qrels, "judgment")
-        run_keys = run_side.result()
-    result = np.full(len(run_keys), UNJUDGED, dtype=np.int32)
-    if len(qrels_keys) == 0 or len(run_keys) == 0:
-        return result
-    rows, matched = _lookup(qrels_keys, run_keys)
+    qrels_docs = StringColumn.of(combined(qrels.column("doc_id")))
+    # the judgments first, so that their error, if any, is the one reported
+    qrels_keys = unique_pair_keys(qrels_topic, qrels_docs, qrels, "judgment")
+    result = np.full(run.num_rows, UNJUDGED, dtype=np.int32)
+    rows, matched = match_pairs(
+        run_topic, run_docs, run, "doc id in one ranking", KeyTable(qrels_keys)
+    )
     if not same_pairs(run, rows, qrels, matched, run_topic, qrels_topic).all():
         raise Collision
     result[rows] = grades[matched]
     return result
-
-
-def _lookup(
-    table_keys: NDArray[np.int64], keys: NDArray[np.int64]
-) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-    """(positions in ``keys``, positions in ``table_keys``) of the keys found in the table.
-
-    A direct-address table on the low key bits (keys are mixed, so those are uniform) answers
-    most lookups with two gathers. Keys whose slot several table keys share are looked up by a
-    binary search among those table keys only, in sorted order (random probes into millions of
-    keys miss the cache on every step; sorted ones walk it). ``table_keys`` must be unique.
-    """
-    bits = max(16, min(25, (8 * len(table_keys)).bit_length()))
-    mask = np.int64((1 << bits) - 1)
-    table_slot = table_keys & mask
-    slots = np.full(1 << bits, -1, dtype=np.int32)
-    own = np.arange(len(table_keys), dtype=np.int32)
-    slots[table_slot] = own  # the last writer wins
-    lost = slots[table_slot] != own
-    slots[table_slot[lost]] = -2  # shared slot: answered by the binary search below
-    entry = slots[keys & mask]
-    direct = np.flatnonzero(entry >= 0)
-    found = table_keys[entry[direct]] == keys[direct]
-    rows, matched = direct[found], entry[direct[found]].astype(np.int64)
-    shared = np.flatnonzero(entry == -2)
-    if len(shared):
-        crowded = np.flatnonzero(slots[table_slot] == -2)  # the table keys of shared slots
-        by_key = crowded[np.argsort(table_keys[crowded])]
-        ordered = table_keys[by_key]
-        needles = keys[shared]
-        in_order = np.argsort(needles)
-        position = np.searchsorted(ordered, needles[in_order])
-        position[position == len(ordered)] = 0
-        hits = np.flatnonzero(ordered[position] == needles[in_order])
-        rows = np.concatenate((rows, shared[in_order[hits]]))
-        matched = np.concatenate((matched, by_key[position[hits]]))
-    return rows, matched
 
 
 def _join_exact(

@@ -1,13 +1,20 @@
-"""(topic, doc) pairs as 64-bit keys, checked for repeats.
+"""(topic, doc) pairs as 64-bit keys, checked for repeats on both cores.
 
 A pair's key is its doc id's fingerprint (:class:`~evalplat.metrics.doc_keys.StringColumn`)
 mixed with a scaled topic code. Equal pairs always get equal keys; a key shared by two different
 pairs (a clash, probability ~2^-64 per pair) is told apart from a real repeat on the strings.
 
+The run's keys are made, looked up among the judgments' keys and sorted in one pass
+(:func:`match_pairs`): in two parts of a million rows or more, one per core (NumPy releases the
+GIL in each step), each part in blocks small enough to stay in the cache. Repeats inside a part
+show in its sorted keys; across parts only when a topic has rows in both, which a run written
+topic by topic never has, because the parts are cut where the topic changes. Anything suspicious
+goes to the full check on all keys, which names the pair.
 """
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -20,8 +27,13 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
     from evalplat.metrics.doc_keys import StringColumn
+    from evalplat.metrics.key_table import KeyTable
 
 _TOPIC_STEP = np.uint64(0xD6E8FEB86659FD93)
+# below this many rows one core keys the pairs: a thread costs more than it saves
+_PARALLEL_ROWS = 1 << 20
+# rows keyed and looked up at a time: their temporaries (0.5 MB each) stay in the cache
+_BLOCK_ROWS = 1 << 16
 
 
 class DuplicateError(Exception):
@@ -38,11 +50,13 @@ class Collision(Exception):
     """Internal: two different (topic, doc) pairs share a key; use the exact path."""
 
 
-def pair_keys(topic: NDArray[np.int32], docs: StringColumn) -> NDArray[np.int64]:
-    """The key of each (topic, doc) row."""
+def pair_keys(
+    topic: NDArray[np.int32], docs: StringColumn, out: NDArray[np.uint64] | None = None
+) -> NDArray[np.int64]:
+    """The key of each (topic, doc) row, written into ``out`` when given."""
     salt = topic.astype(np.uint64)
     salt *= _TOPIC_STEP
-    keys: NDArray[np.int64] = docs.fingerprint(salt).view(np.int64)
+    keys: NDArray[np.int64] = docs.fingerprint(salt, out=out).view(np.int64)
     return keys
 
 
@@ -56,6 +70,82 @@ def unique_pair_keys(
     return keys
 
 
+def match_pairs(
+    topic: NDArray[np.int32], docs: StringColumn, table: pa.Table, kind: str, judged: KeyTable
+) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """(rows, positions in ``judged``) of the rows whose key is in ``judged``; raises as
+    :func:`unique_pair_keys` does.
+
+    Each block of rows is keyed and looked up while it is in the cache, with temporaries the
+    size of a block that the allocator hands out again (a fresh 10M-element array is 80 MB
+    of pages for the kernel to zero); each part's keys are sorted in place for the check.
+    """
+    n = len(topic)
+    split = _split_point(topic) if n >= _PARALLEL_ROWS else 0
+
+    def part(
+        start: int, stop: int
+    ) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
+        keys = np.empty(stop - start, dtype=np.int64)
+        rows, matched = [np.zeros(0, dtype=np.int64)], [np.zeros(0, dtype=np.int64)]
+        for low in range(start, stop, _BLOCK_ROWS):
+            block = slice(low, min(low + _BLOCK_ROWS, stop))
+            out = keys[low - start : block.stop - start].view(np.uint64)
+            found, where = judged.find(pair_keys(topic[block], docs.part(block), out))
+            rows.append(found + low)
+            matched.append(where)
+        keys.sort()
+        return keys, np.concatenate(rows), np.concatenate(matched)
+
+    if split == 0:
+        parts = [part(0, n)]
+    else:
+        with ThreadPoolExecutor(1) as pool:
+            later = pool.submit(part, split, n)
+            parts = [part(0, split), later.result()]
+    suspect = any(_repeats(keys) for keys, _, _ in parts)
+    if not suspect and split and _share_topics(topic, split):
+        suspect = _meet(parts[0][0], parts[1][0])
+    rows = np.concatenate([found for _, found, _ in parts])
+    matched = np.concatenate([where for _, _, where in parts])
+    del parts
+    if suspect:  # the full check names the pair, or says two pairs share a key
+        check_unique(pair_keys(topic, docs), table, topic, kind)
+    return rows, matched
+
+
+def _split_point(topic: NDArray[np.int32]) -> int:
+    """A row near the middle where the topic changes (0 when there is none)."""
+    middle = len(topic) // 2
+    window = 1 << 16
+    for start in range(middle, len(topic), window):
+        changes = np.flatnonzero(topic[start : start + window] != topic[start - 1])
+        if len(changes):
+            return start + int(changes[0])
+    return middle  # one topic past the middle: the parts share it and are checked across
+
+
+def _repeats(ordered: NDArray[np.int64]) -> bool:
+    return bool((ordered[1:] == ordered[:-1]).any())
+
+
+def _share_topics(topic: NDArray[np.int32], split: int) -> bool:
+    """Whether a topic has rows on both sides of ``split``."""
+    width = int(topic.max(initial=-1)) + 1
+    before = np.bincount(topic[:split], minlength=width) > 0
+    after = np.bincount(topic[split:], minlength=width) > 0
+    return bool((before & after).any())
+
+
+def _meet(first: NDArray[np.int64], second: NDArray[np.int64]) -> bool:
+    """Whether two sorted arrays share a value (sorted needles walk the table in order)."""
+    if len(first) == 0 or len(second) == 0:
+        return False
+    position = np.searchsorted(first, second)
+    position[position == len(first)] = 0
+    return bool((first[position] == second).any())
+
+
 def check_unique(
     keys: NDArray[np.int64], table: pa.Table, topic: NDArray[np.int32], kind: str
 ) -> None:
@@ -64,7 +154,7 @@ def check_unique(
     A plain sort (much cheaper than an argsort) decides; rows are located only on a clash.
     """
     ordered = np.sort(keys)
-    if not (ordered[1:] == ordered[:-1]).any():
+    if not _repeats(ordered):
         return
     order = np.argsort(keys, kind="stable")
     ordered = keys[order]
