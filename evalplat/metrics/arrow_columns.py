@@ -25,16 +25,24 @@ def topic_codes(ids: pa.ChunkedArray | pa.Array, topics: pa.Array) -> NDArray[np
 
 
 def filled(codes: pa.ChunkedArray | pa.Array) -> NDArray[np.int32]:
-    """int32 codes with nulls as -1, read from the Arrow buffers."""
-    array = combined(codes)
-    values = np.frombuffer(array.buffers()[1], dtype=np.int32)[
-        array.offset : array.offset + len(array)
-    ].copy()
-    if array.null_count:
-        # the validity bitmap, unpacked by hand (converting a BooleanArray imports pandas)
-        bitmap = np.frombuffer(array.buffers()[0], dtype=np.uint8)
-        valid = np.unpackbits(bitmap, bitorder="little")[array.offset : array.offset + len(array)]
-        values[valid == 0] = -1
+    """int32 codes with nulls as -1, copied once from the Arrow buffers of each chunk."""
+    chunks = codes.chunks if isinstance(codes, pa.ChunkedArray) else [codes]
+    values = np.empty(len(codes), dtype=np.int32)
+    at = 0
+    for chunk in chunks:
+        n = len(chunk)
+        if n == 0:
+            continue
+        part = values[at : at + n]
+        part[...] = np.frombuffer(chunk.buffers()[1], dtype=np.int32)[
+            chunk.offset : chunk.offset + n
+        ]
+        if chunk.null_count:
+            # the validity bitmap, unpacked by hand (converting a BooleanArray imports pandas)
+            bitmap = np.frombuffer(chunk.buffers()[0], dtype=np.uint8)
+            valid = np.unpackbits(bitmap, count=chunk.offset + n, bitorder="little")
+            part[valid[chunk.offset :] == 0] = -1
+        at += n
     return values
 
 
