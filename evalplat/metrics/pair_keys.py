@@ -78,24 +78,32 @@ def match_pairs(
 
     Each block of rows is keyed and looked up while it is in the cache, with temporaries the
     size of a block that the allocator hands out again (a fresh 10M-element array is 80 MB
-    of pages for the kernel to zero); each part's keys are sorted in place for the check.
+    of pages for the kernel to zero). When each topic's rows are one stretch (a run written
+    topic by topic), blocks end where topics end and each is sorted in place for the check
+    while it is in the cache; otherwise each part's keys are sorted whole.
     """
     n = len(topic)
     split = _split_point(topic) if n >= _PARALLEL_ROWS else 0
+    changes = np.flatnonzero(topic[1:] != topic[:-1]) + 1  # rows where a new topic starts
+    # each topic in one stretch of rows: a repeat stays inside its topic's block
+    grouped = n == 0 or np.bincount(topic[np.append(0, changes)]).max() <= 1
 
-    def part(
-        start: int, stop: int
-    ) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
+    def part(start: int, stop: int) -> tuple[bool, NDArray[np.int64], list[NDArray[np.int64]]]:
         keys = np.empty(stop - start, dtype=np.int64)
-        rows, matched = [np.zeros(0, dtype=np.int64)], [np.zeros(0, dtype=np.int64)]
-        for low in range(start, stop, _BLOCK_ROWS):
-            block = slice(low, min(low + _BLOCK_ROWS, stop))
-            out = keys[low - start : block.stop - start].view(np.uint64)
-            found, where = judged.find(pair_keys(topic[block], docs.part(block), out))
-            rows.append(found + low)
-            matched.append(where)
-        keys.sort()
-        return keys, np.concatenate(rows), np.concatenate(matched)
+        repeats = False
+        found: list[NDArray[np.int64]] = [np.zeros((2, 0), dtype=np.int64)]
+        for low, high in _blocks(changes if grouped else None, start, stop):
+            block = keys[low - start : high - start]
+            rows, where = judged.find(pair_keys(topic[low:high], docs.part(slice(low, high)),
+                                                block.view(np.uint64)))  # fmt: skip
+            found.append(np.stack((rows + low, where)))
+            if grouped:  # sorted while in the cache
+                block.sort()
+                repeats = repeats or _repeats(block)
+        if not grouped:
+            keys.sort()
+            repeats = _repeats(keys)
+        return repeats, keys, found
 
     if split == 0:
         parts = [part(0, n)]
@@ -103,15 +111,30 @@ def match_pairs(
         with ThreadPoolExecutor(1) as pool:
             later = pool.submit(part, split, n)
             parts = [part(0, split), later.result()]
-    suspect = any(_repeats(keys) for keys, _, _ in parts)
-    if not suspect and split and _share_topics(topic, split):
-        suspect = _meet(parts[0][0], parts[1][0])
-    rows = np.concatenate([found for _, found, _ in parts])
-    matched = np.concatenate([where for _, _, where in parts])
+    suspect = any(repeats for repeats, _, _ in parts)
+    if not suspect and split and not grouped and _share_topics(topic, split):
+        suspect = _meet(parts[0][1], parts[1][1])
+    joined = np.concatenate([pair for _, _, found in parts for pair in found], axis=1)
     del parts
+    rows, matched = joined[0], joined[1]
     if suspect:  # the full check names the pair, or says two pairs share a key
         check_unique(pair_keys(topic, docs), table, topic, kind)
     return rows, matched
+
+
+def _blocks(changes: NDArray[np.int64] | None, start: int, stop: int) -> list[tuple[int, int]]:
+    """Row ranges of about ``_BLOCK_ROWS`` covering ``start:stop``; with ``changes`` (the rows
+    where a topic starts) each range ends where a topic does, so it holds whole topics."""
+    if changes is None:
+        return [(low, min(low + _BLOCK_ROWS, stop)) for low in range(start, stop, _BLOCK_ROWS)]
+    ranges = []
+    low = start
+    while low < stop:
+        at = int(np.searchsorted(changes, low + _BLOCK_ROWS))
+        high = min(int(changes[at]), stop) if at < len(changes) else stop
+        ranges.append((low, high))
+        low = high
+    return ranges
 
 
 def _split_point(topic: NDArray[np.int32]) -> int:
@@ -122,7 +145,7 @@ def _split_point(topic: NDArray[np.int32]) -> int:
         changes = np.flatnonzero(topic[start : start + window] != topic[start - 1])
         if len(changes):
             return start + int(changes[0])
-    return middle  # one topic past the middle: the parts share it and are checked across
+    return 0  # one topic from the middle on: one part
 
 
 def _repeats(ordered: NDArray[np.int64]) -> bool:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -66,3 +68,18 @@ def test_the_split_falls_where_the_topic_changes() -> None:
     assert topic[split] != topic[split - 1]
     assert not pair_keys._share_topics(topic, split)
     assert pair_keys._share_topics(np.array([0, 1, 0, 1], dtype=np.int32), 2)
+
+
+def test_one_topic_past_the_middle_is_one_part() -> None:
+    topic = np.array([0, 1, 2, 2, 2, 2, 2, 2], dtype=np.int32)
+    assert pair_keys._split_point(topic) == 0
+
+
+def test_blocks_of_a_grouped_run_hold_whole_topics(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(pair_keys, "_BLOCK_ROWS", 4)
+    topic = np.repeat(np.arange(5, dtype=np.int32), [3, 4, 1, 6, 2])
+    changes = np.flatnonzero(topic[1:] != topic[:-1]) + 1
+    blocks = pair_keys._blocks(changes, 0, len(topic))
+    assert blocks[0][0] == 0 and blocks[-1][1] == len(topic)
+    for (_, high), (low, _) in itertools.pairwise(blocks):
+        assert high == low and topic[low] != topic[low - 1]
