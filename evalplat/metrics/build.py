@@ -10,94 +10,33 @@ order (trec_eval compares docnos with ``strcmp``); the run's rank column is igno
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from evalplat.errors import InputError
+from evalplat.metrics.arrow_columns import arrow, combined, numeric, topic_codes
 from evalplat.metrics.doc_keys import StringColumn
+from evalplat.metrics.key_table import KeyTable
 from evalplat.metrics.ordering import score_order
+from evalplat.metrics.pair_keys import (
+    Collision,
+    DuplicateError,
+    match_pairs,
+    same_pairs,
+    unique_pair_keys,
+)
 from evalplat.metrics.ranking import UNJUDGED, Judgments, Ranking
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
 
-class DuplicateError(Exception):
-    """Internal: a duplicate pair was found; the caller names the line or the pair."""
-
-    def __init__(self, kind: str, query_id: str, doc_id: str) -> None:
-        super().__init__(kind, query_id, doc_id)
-        self.kind = kind
-        self.query_id = query_id
-        self.doc_id = doc_id
-
-
-def topic_codes(ids: pa.ChunkedArray | pa.Array, topics: pa.Array) -> NDArray[np.int32]:
-    """Code of each id in ``topics`` (sorted unique strings), -1 when absent."""
-    codes = pc.index_in(ids, value_set=topics)
-    return _filled(codes)
-
-
-def _filled(codes: pa.ChunkedArray | pa.Array) -> NDArray[np.int32]:
-    """int32 codes with nulls as -1, read from the Arrow buffers (``fill_null`` imports pandas)."""
-    array = _combined(codes)
-    values = np.frombuffer(array.buffers()[1], dtype=np.int32)[
-        array.offset : array.offset + len(array)
-    ].copy()
-    if array.null_count:
-        # the validity bitmap, unpacked by hand (converting a BooleanArray imports pandas)
-        bitmap = np.frombuffer(array.buffers()[0], dtype=np.uint8)
-        valid = np.unpackbits(bitmap, bitorder="little")[array.offset : array.offset + len(array)]
-        values[valid == 0] = -1
-    return values
-
-
-def numeric(values: pa.ChunkedArray | pa.Array, dtype: type[np.generic]) -> NDArray[Any]:
-    """A null-free numeric Arrow column as numpy, straight from its buffers.
-
-    ``Array.to_numpy`` would import pandas (half a second of the command's start-up).
-    """
-    array = _combined(values)
-    if array.null_count:
-        raise InputError("missing values in a numeric column")
-    arrow_dtype = np.dtype(array.type.to_pandas_dtype())
-    raw = np.frombuffer(array.buffers()[1], dtype=arrow_dtype)
-    return raw[array.offset : array.offset + len(array)].astype(dtype, copy=False)
-
-
-def booleans(values: pa.ChunkedArray | pa.Array) -> NDArray[np.bool_]:
-    """A null-free Arrow boolean column as numpy, unpacked from its bitmap (no pandas)."""
-    array = _combined(values)
-    if array.null_count:
-        raise InputError("missing values in a boolean column")
-    bits = np.frombuffer(array.buffers()[1], dtype=np.uint8)
-    unpacked = np.unpackbits(bits, count=array.offset + len(array), bitorder="little")
-    return unpacked[array.offset :].view(np.bool_)
-
-
-def arrow(values: NDArray[Any]) -> pa.Array:
-    """A numpy array of int64 or bool as Arrow, without ``pa.array`` (which imports pandas)."""
-    if values.dtype == np.bool_:
-        packed = np.packbits(values, bitorder="little")
-        return pa.Array.from_buffers(pa.bool_(), len(values), [None, pa.py_buffer(packed)])
-    data = np.ascontiguousarray(values, dtype=np.int64)
-    return pa.Array.from_buffers(pa.int64(), len(data), [None, pa.py_buffer(data)])
-
-
-def _combined(values: pa.ChunkedArray | pa.Array) -> pa.Array:
-    if isinstance(values, pa.ChunkedArray):
-        if values.num_chunks == 1:
-            return values.chunk(0)
-        return values.combine_chunks() if values.num_chunks else pa.array([], values.type)
-    return values
-
-
 def _dictionary(values: pa.ChunkedArray | pa.Array) -> tuple[NDArray[np.int64], pa.Array]:
     """(code per value, dictionary); one chunk first, so there is one dictionary to unify."""
-    encoded = pc.dictionary_encode(_combined(values))
+    encoded = pc.dictionary_encode(combined(values))
     return numeric(encoded.indices, np.int64), encoded.dictionary
 
 
@@ -166,10 +105,10 @@ def build(
     if grade.size and (grade.max() > np.iinfo(np.int32).max or grade.min() <= UNJUDGED):
         raise InputError("grades must fit in 32 bits")
     grade32 = grade.astype(np.int32)
-    run_docs = StringColumn.of(_combined(run.column("doc_id")))
+    run_docs = StringColumn.of(combined(run.column("doc_id")))
     try:
         run_grade = _join_fingerprints(qrels, qrels_topic, grade32, run, run_topic, run_docs)
-    except _Collision:
+    except Collision:
         run_grade = _join_exact(qrels, qrels_topic, grade32, run, run_topic)
     # after the join, not beside it: the order's temporary arrays and the keys' together were
     # the evaluation's peak memory (about 230 MB more at 10M lines)
@@ -179,69 +118,14 @@ def build(
     judgments = Judgments(len(topics), qrels_topic, grade32)
     ranking = Ranking(len(topics), run_topic, run_grade)
     if with_docs:  # measures of documents need each row's doc id (``with_docs``)
-        docs = _combined(run.column("doc_id"))
+        docs = combined(run.column("doc_id"))
         ranking.doc_ids = docs if order is None else docs.take(arrow(order))
     return judgments, ranking, run_only
 
 
 def _with_single_chunk(table: pa.Table, name: str) -> pa.Table:
     index = table.column_names.index(name)
-    return table.set_column(index, name, pa.chunked_array([_combined(table.column(name))]))
-
-
-class _Collision(Exception):
-    """Internal: two different (topic, doc) pairs share a key; use the exact path."""
-
-
-def _pair_keys(topic: NDArray[np.int32], docs: StringColumn) -> NDArray[np.int64]:
-    salt = topic.astype(np.uint64)
-    salt *= _TOPIC_STEP
-    keys: NDArray[np.int64] = docs.fingerprint(salt).view(np.int64)
-    return keys
-
-
-_TOPIC_STEP = np.uint64(0xD6E8FEB86659FD93)
-
-
-def _same_pairs(
-    left: pa.Table,
-    left_rows: NDArray[np.int64],
-    right: pa.Table,
-    right_rows: NDArray[np.int64],
-    left_topic: NDArray[np.int32],
-    right_topic: NDArray[np.int32],
-) -> NDArray[np.bool_]:
-    """Whether each (left row, right row) pair has the same topic and the same doc id."""
-    if len(left_rows) == 0:
-        return np.zeros(0, dtype=bool)
-    docs_left = _combined(left.column("doc_id")).take(arrow(left_rows))
-    docs_right = _combined(right.column("doc_id")).take(arrow(right_rows))
-    same_doc = booleans(pc.equal(docs_left, docs_right))
-    same: NDArray[np.bool_] = same_doc & (left_topic[left_rows] == right_topic[right_rows])
-    return same
-
-
-def _check_unique(
-    keys: NDArray[np.int64], table: pa.Table, topic: NDArray[np.int32], kind: str
-) -> None:
-    """Raise ``DuplicateError`` (a real repeat) or ``_Collision`` (a fingerprint clash).
-
-    A plain sort (much cheaper than an argsort) decides; rows are located only on a clash.
-    """
-    ordered = np.sort(keys)
-    if not (ordered[1:] == ordered[:-1]).any():
-        return
-    order = np.argsort(keys, kind="stable")
-    ordered = keys[order]
-    clash = np.flatnonzero(ordered[1:] == ordered[:-1])
-    first, second = order[clash], order[clash + 1]
-    real = _same_pairs(table, first, table, second, topic, topic)
-    if real.any():
-        row = int(second[np.argmax(real)])
-        raise DuplicateError(
-            kind, str(table.column("query_id")[row]), str(table.column("doc_id")[row])
-        )
-    raise _Collision
+    return table.set_column(index, name, pa.chunked_array([combined(table.column(name))]))
 
 
 def _join_fingerprints(
@@ -252,68 +136,17 @@ def _join_fingerprints(
     run_topic: NDArray[np.int32],
     run_docs: StringColumn,
 ) -> NDArray[np.int32]:
-    from concurrent.futures import ThreadPoolExecutor
-
-    # NumPy releases the GIL in these passes: the run's keys are made and checked on another
-    # core while the judgments' are here (the judgments' error, if any, still comes first)
-    with ThreadPoolExecutor(1) as pool:
-        run_side = pool.submit(_unique_keys, run_topic, run_docs, run, "doc id in one ranking")
-        qrels_docs = StringColumn.of(_combined(qrels.column("doc_id")))
-        qrels_keys = _unique_keys(qrels_topic, qrels_docs, qrels, "judgment")
-        run_keys = run_side.result()
-    result = np.full(len(run_keys), UNJUDGED, dtype=np.int32)
-    if len(qrels_keys) == 0 or len(run_keys) == 0:
-        return result
-    rows, matched = _lookup(qrels_keys, run_keys)
-    if not _same_pairs(run, rows, qrels, matched, run_topic, qrels_topic).all():
-        raise _Collision
+    qrels_docs = StringColumn.of(combined(qrels.column("doc_id")))
+    # the judgments first, so that their error, if any, is the one reported
+    qrels_keys = unique_pair_keys(qrels_topic, qrels_docs, qrels, "judgment")
+    result = np.full(run.num_rows, UNJUDGED, dtype=np.int32)
+    rows, matched = match_pairs(
+        run_topic, run_docs, run, "doc id in one ranking", KeyTable(qrels_keys)
+    )
+    if not same_pairs(run, rows, qrels, matched, run_topic, qrels_topic).all():
+        raise Collision
     result[rows] = grades[matched]
     return result
-
-
-def _unique_keys(
-    topic: NDArray[np.int32], docs: StringColumn, table: pa.Table, kind: str
-) -> NDArray[np.int64]:
-    keys = _pair_keys(topic, docs)
-    _check_unique(keys, table, topic, kind)
-    return keys
-
-
-def _lookup(
-    table_keys: NDArray[np.int64], keys: NDArray[np.int64]
-) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-    """(positions in ``keys``, positions in ``table_keys``) of the keys found in the table.
-
-    A direct-address table on the low key bits (keys are mixed, so those are uniform) answers
-    most lookups with two gathers. Keys whose slot several table keys share are looked up by a
-    binary search among those table keys only, in sorted order (random probes into millions of
-    keys miss the cache on every step; sorted ones walk it). ``table_keys`` must be unique.
-    """
-    bits = max(16, min(25, (8 * len(table_keys)).bit_length()))
-    mask = np.int64((1 << bits) - 1)
-    table_slot = table_keys & mask
-    slots = np.full(1 << bits, -1, dtype=np.int32)
-    own = np.arange(len(table_keys), dtype=np.int32)
-    slots[table_slot] = own  # the last writer wins
-    lost = slots[table_slot] != own
-    slots[table_slot[lost]] = -2  # shared slot: answered by the binary search below
-    entry = slots[keys & mask]
-    direct = np.flatnonzero(entry >= 0)
-    found = table_keys[entry[direct]] == keys[direct]
-    rows, matched = direct[found], entry[direct[found]].astype(np.int64)
-    shared = np.flatnonzero(entry == -2)
-    if len(shared):
-        crowded = np.flatnonzero(slots[table_slot] == -2)  # the table keys of shared slots
-        by_key = crowded[np.argsort(table_keys[crowded])]
-        ordered = table_keys[by_key]
-        needles = keys[shared]
-        in_order = np.argsort(needles)
-        position = np.searchsorted(ordered, needles[in_order])
-        position[position == len(ordered)] = 0
-        hits = np.flatnonzero(ordered[position] == needles[in_order])
-        rows = np.concatenate((rows, shared[in_order[hits]]))
-        matched = np.concatenate((matched, by_key[position[hits]]))
-    return rows, matched
 
 
 def _join_exact(
@@ -324,7 +157,7 @@ def _join_exact(
     run_topic: NDArray[np.int32],
 ) -> NDArray[np.int32]:
     """The reference join: one dictionary over the doc ids of both tables."""
-    docs = pa.concat_arrays([_combined(qrels.column("doc_id")), _combined(run.column("doc_id"))])
+    docs = pa.concat_arrays([combined(qrels.column("doc_id")), combined(run.column("doc_id"))])
     codes, dictionary = _dictionary(docs)
     width = max(len(dictionary), 1)
     qrels_keys = qrels_topic.astype(np.int64) * width + codes[: qrels.num_rows]

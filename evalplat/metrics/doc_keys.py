@@ -79,6 +79,10 @@ class StringColumn:
             data = np.concatenate([data, np.zeros(8, np.uint8)])
         return cls(data, offsets[:-1], np.diff(offsets))
 
+    def part(self, rows: slice) -> StringColumn:
+        """The ids of a range of rows (views, no copy)."""
+        return StringColumn(self.data, self.starts[rows], self.lengths[rows])
+
     def word(self, rows: NDArray[np.int64] | slice, index: int) -> NDArray[np.uint64]:
         """Big-endian bytes ``8*index .. 8*index+7`` of the selected ids, zero past each end."""
         starts = self.starts[rows] + 8 * index if index else self.starts[rows]
@@ -109,10 +113,16 @@ class StringColumn:
             loaded <<= bits
         return loaded
 
-    def fingerprint(self, salt: NDArray[np.uint64] | None = None) -> NDArray[np.uint64]:
+    def fingerprint(
+        self, salt: NDArray[np.uint64] | None = None, out: NDArray[np.uint64] | None = None
+    ) -> NDArray[np.uint64]:
         """One uint64 per id (and per ``salt`` value, e.g. a scaled topic code): equal inputs
-        give equal values."""
-        result = self.lengths.astype(np.uint64)
+        give equal values. Written into ``out`` when given."""
+        if out is None:
+            result = self.lengths.astype(np.uint64)
+        else:
+            result = out
+            result[...] = self.lengths
         result *= _STEP
         if salt is not None:
             result ^= salt

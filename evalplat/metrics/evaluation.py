@@ -114,7 +114,8 @@ def evaluate(
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from evalplat.metrics.build import DuplicateError, build
+    from evalplat.metrics.build import build
+    from evalplat.metrics.pair_keys import DuplicateError
     from evalplat.metrics.sources import MeasureInputs
 
     if missing not in ("zero", "skip"):

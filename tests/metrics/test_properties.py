@@ -112,12 +112,12 @@ def test_key_lookup_finds_exactly_the_table_keys(table: list[int], probes: list[
     """The join's direct-address lookup, including keys that share a slot (same low bits)."""
     import numpy as np
 
-    from evalplat.metrics.build import _lookup
+    from evalplat.metrics.key_table import KeyTable
 
     table_keys = np.array(table + [k + (1 << 30) for k in table[:3]], dtype=np.int64)
     table_keys = np.unique(table_keys)
     keys = np.array(probes + table_keys.tolist()[::2], dtype=np.int64)
-    rows, matched = _lookup(table_keys, keys)
+    rows, matched = KeyTable(table_keys).find(keys)
     where = {int(k): i for i, k in enumerate(table_keys)}
     expected = {i: where[int(k)] for i, k in enumerate(keys) if int(k) in where}
     assert dict(zip(rows.tolist(), matched.tolist(), strict=True)) == expected
@@ -126,7 +126,7 @@ def test_key_lookup_finds_exactly_the_table_keys(table: list[int], probes: list[
 @pytest.mark.parametrize("size", [10, 10_000, 200_000])
 def test_key_lookup_finds_exactly_the_keys_a_dictionary_finds(size: int) -> None:
     """Direct-address slots and the sorted search of shared slots answer like a dict."""
-    from evalplat.metrics.build import _lookup
+    from evalplat.metrics.key_table import KeyTable
 
     rng = np.random.default_rng(size)
     table = np.unique(rng.integers(-(2**62), 2**62, size=size))
@@ -134,7 +134,7 @@ def test_key_lookup_finds_exactly_the_keys_a_dictionary_finds(size: int) -> None
     absent = rng.integers(-(2**62), 2**62, size=size)
     keys = np.concatenate([rng.choice(table, size=2 * size), absent])
     rng.shuffle(keys)
-    rows, matched = _lookup(table, keys)
+    rows, matched = KeyTable(table).find(keys)
     where = {int(key): position for position, key in enumerate(table)}
     expected = {row: where[int(key)] for row, key in enumerate(keys) if int(key) in where}
     assert dict(zip(rows.tolist(), matched.tolist(), strict=True)) == expected
@@ -145,7 +145,7 @@ def test_key_lookup_finds_exactly_the_keys_a_dictionary_finds(size: int) -> None
 def test_booleans_unpack_any_slice_of_a_bitmap(offset: int) -> None:
     import pyarrow as pa
 
-    from evalplat.metrics.build import booleans
+    from evalplat.metrics.arrow_columns import booleans
 
     values = np.random.default_rng(offset).random(41) < 0.5
     array = pa.array(values).slice(offset)

@@ -167,9 +167,15 @@ def test_fingerprint_collisions_fall_back_to_the_exact_join(
     data = Path(__file__).resolve().parents[1] / "data" / "trec_eval"
     names = ["AP", "P@10", "nDCG@10", "Bpref", "NumRelRet"]
     expected = evaluate(data / "qrels.test", data / "results.test", names).means
-    monkeypatch.setattr(
-        StringColumn, "fingerprint", lambda self, salt=None: np.zeros(len(self.starts), np.uint64)
-    )
+
+    def one_fingerprint(
+        self: StringColumn, salt: object = None, out: np.ndarray | None = None
+    ) -> np.ndarray:
+        result = np.zeros(len(self.starts), np.uint64) if out is None else out
+        result[...] = 0
+        return result
+
+    monkeypatch.setattr(StringColumn, "fingerprint", one_fingerprint)
     assert evaluate(data / "qrels.test", data / "results.test", names).means == expected
 
 
