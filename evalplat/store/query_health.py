@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from evalplat.comparison.query_health import HealthInputs
     from evalplat.comparison.targets import Target
 
-_FINISHED = ("complete", "partial")
+FINISHED = ("complete", "partial")
 
 
 class QueryHealthMixin(StoreBase):
@@ -92,7 +92,7 @@ class QueryHealthMixin(StoreBase):
                 .join(Config, ConfigVersion.config_id == Config.id)
                 .join(TestSetVersion, Run.test_set_version_id == TestSetVersion.id)
                 .join(TestSet, TestSetVersion.test_set_id == TestSet.id)
-                .where(TestSet.name == test_set, Run.status.in_(_FINISHED), Run.started_at >= start)
+                .where(TestSet.name == test_set, Run.status.in_(FINISHED), Run.started_at >= start)
                 .order_by(Run.started_at, Run.id)
             ).all()
             runs = tuple(run_id for name, run_id, _ in window_runs if name == config)
