@@ -180,3 +180,29 @@ def test_a_run_page_follows_no_link_its_key_leaves_out(fixed_run_page: RunPage) 
     assert run_html(fixed_run_page, narrow) == run_html(fixed_run_page, wide)
     unlinked = Links("../", frozenset(), {}, "history/a.html", index=True)
     assert _followed(unlinked, run_id) != _followed(narrow, run_id)
+
+
+def test_the_health_pages_read_the_configs_latest_scores_once(
+    store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from evalplat.store import query_health
+
+    populate(store, tmp_path)
+    _second_config(store, tmp_path)
+    read: list[list[int]] = []
+    scores = query_health._scores
+
+    def counted(session: Any, evaluation_ids: list[int], metric: str) -> Any:
+        read.append(list(evaluation_ids))
+        return scores(session, evaluation_ids, metric)
+
+    monkeypatch.setattr(query_health, "_scores", counted)
+    window = timedelta(days=30)
+    first = store.query_health_inputs("docs-bm25", "mini", window)
+    second = store.query_health_inputs("docs-title", "mini", window)
+    # each config's own runs, and the peers (both configs' latest) once
+    assert len(read) == 3 and sorted(read[1]) == sorted(read[0][-1:] + read[2])
+    assert first.peers.equals(second.peers) and set(first.peers["config"]) == {
+        "docs-bm25",
+        "docs-title",
+    }
