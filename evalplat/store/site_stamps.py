@@ -55,6 +55,8 @@ class HealthWindowRun:
 
     config: str
     run_id: int
+    status: str  # a partial run resumed is complete, with more records
+    finished_at: datetime | None
     results_pruned_at: datetime | None
     evaluation_id: int | None
     targets_checked_at: datetime | None  # the newest target check kept with the run
@@ -104,8 +106,8 @@ class SiteStampsMixin(StoreBase):
         )
         with self.session() as session:
             rows = session.execute(
-                select(Config.name, Run.id, Run.results_pruned_at, latest.c.evaluation,
-                       newest_check.c.checked)
+                select(Config.name, Run.id, Run.status, Run.finished_at, Run.results_pruned_at,
+                       latest.c.evaluation, newest_check.c.checked)
                 .join(ConfigVersion, Run.config_version_id == ConfigVersion.id)
                 .join(Config, ConfigVersion.config_id == Config.id)
                 .join(TestSetVersion, Run.test_set_version_id == TestSetVersion.id)
