@@ -11,18 +11,22 @@ baseline); night 2, the one a team lives with, runs every config again, compares
 its baseline and writes the reports. With ``--nights 3`` or more, the later nights also log the
 change since the previous night and keep the older run pages. Each night is timed as a fresh
 process (``evalplat nightly --project``), wall and CPU time (user + system, the steadier figure
-on a shared machine), printed beside the yardsticks of issue 32. Run from the repository root::
+on a shared machine), printed beside the yardsticks of issue 32, and the report site's share of
+it (``render_site`` timed inside the night's process). Run from the repository root::
 
     python scripts/bench_nightly.py [--configs 20] [--queries 10000] [--nights 2]
-        [--postgres postgresql+psycopg://root@127.0.0.1:5432/postgres]
+        [--postgres postgresql+psycopg://root@127.0.0.1:5432/postgres] [--keep DIR]
 
 Not part of the test suite. With ``--postgres`` the database is a scratch one created on that
-server and dropped afterwards; otherwise an SQLite file in a temporary folder.
+server and dropped afterwards; otherwise an SQLite file in a temporary folder, or in ``--keep``
+(kept, with the run files, project and site, to profile a step again).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import resource
 import subprocess
 import sys
@@ -83,10 +87,31 @@ def project(folder: Path, url: str, configs: int) -> Path:
     return path
 
 
-def night(project_file: Path) -> tuple[float, float]:
+# The night's command, with the report site timed where the night calls it (wall, process CPU)
+# and the two figures written to stderr for ``night`` to pick up.
+NIGHT = """
+import sys, time
+import evalplat.reports as reports
+from evalplat.cli import main
+
+def timed(*args, _site=reports.render_site, **kwargs):
+    wall, cpu = time.perf_counter(), time.process_time()
+    try:
+        return _site(*args, **kwargs)
+    finally:
+        took = (time.perf_counter() - wall, time.process_time() - cpu)
+        print("bench-site %.3f %.3f" % took, file=sys.stderr)
+
+reports.render_site = timed
+main()
+"""
+
+
+def night(project_file: Path) -> tuple[float, float, tuple[float, float] | None]:
+    """Wall and CPU time of one night, and of its report site (None when not written)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    command = [sys.executable, "-c", "from evalplat.cli import main; main()", "nightly"]
+    command = [sys.executable, "-c", NIGHT, "nightly"]
     done = subprocess.run(
         [*command, "--project", str(project_file)],
         stdout=subprocess.DEVNULL,
@@ -99,7 +124,11 @@ def night(project_file: Path) -> tuple[float, float]:
     # 1: a regression alert, a night's ordinary outcome; but a crash exits 1 too
     if done.returncode not in (0, 1) or "Traceback" in done.stderr:
         raise SystemExit(f"nightly exited {done.returncode}: {done.stderr.strip()[-2000:]}")
-    return wall, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    site = None
+    for line in done.stderr.splitlines():
+        if line.startswith("bench-site "):
+            site = (float(line.split()[1]), float(line.split()[2]))
+    return wall, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime, site
 
 
 def _label(number: int) -> str:
@@ -116,9 +145,16 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=10_000)
     parser.add_argument("--nights", type=int, default=2, help="nights to run (at least 2)")
     parser.add_argument("--postgres", help="admin URL of a PostgreSQL server to use instead")
+    parser.add_argument("--keep", help="an empty folder to work in and keep (default: temporary)")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as name:
-        folder = Path(name)
+    with contextlib.ExitStack() as stack:
+        if args.keep:
+            folder = Path(args.keep).resolve()
+            folder.mkdir(parents=True, exist_ok=True)
+            if any(folder.iterdir()):
+                raise SystemExit(f"--keep {args.keep}: the folder is not empty")
+        else:
+            folder = Path(stack.enter_context(tempfile.TemporaryDirectory()))
         generate(folder, args.queries)
         start = time.perf_counter()
         for c in range(args.configs):
@@ -145,12 +181,14 @@ def main() -> None:
             )  # fmt: skip
             file = project(folder, rendered, args.configs)
             for number in range(1, args.nights + 1):
-                wall, cpu = night(file)
+                wall, cpu, site = night(file)
                 size = (args.configs, args.queries) == (20, 10_000) and not args.postgres
                 yardstick = f"  ({YARDSTICK[number]})" if size and number in YARDSTICK else ""
+                pages = "" if site is None else f"; site: wall {site[0]:.1f} s, CPU {site[1]:.1f} s"
                 print(
                     f"{_label(number)}: {args.configs} configs x {args.queries:,} queries: wall "
-                    f"{wall:.1f} s, CPU {cpu:.1f} s{yardstick}",
+                    f"{wall:.1f} s, CPU {cpu:.1f} s{pages}{yardstick}  "
+                    f"(load average {os.getloadavg()[0]:.1f})",
                     flush=True,
                 )
         finally:

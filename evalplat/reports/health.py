@@ -22,11 +22,13 @@ from evalplat.reports.data import Column, QueryTable, natural_key
 
 if TYPE_CHECKING:
     from evalplat.comparison.query_health import QueryHealth
+    from evalplat.reports.page_keys import PageKeys
     from evalplat.reports.render import Links
     from evalplat.store import Store
 
 SECTION_ROWS = 50  # rows shown per section; the table below has every query
 SITE_WINDOW = "30d"
+_SITE_SINCE = timedelta(days=30)
 
 
 @dataclass(frozen=True)
@@ -147,25 +149,33 @@ def render_health(
 
 
 def write_health_pages(
-    store: Store, pairs: list[tuple[str, str]], out: Path, links: Links
+    store: Store, pairs: list[tuple[str, str]], out: Path, links: Links, keys: PageKeys
 ) -> dict[tuple[str, str], str]:
     """The site's query-health pages, one per (config, test set) with a run in the window;
-    returns their paths relative to the site root."""
+    returns their paths relative to the site root.
+
+    A page is keyed by the window's runs of its test set (``Store.health_window``: every
+    config's, since the gaps and the top k compare configs), their latest evaluations, pruning
+    and target checks: while none of them changes, the page keeps its file unread."""
     from evalplat.comparison.query_health import query_health
     from evalplat.errors import NotFoundError
     from evalplat.reports.render import slug
 
     written: dict[tuple[str, str], str] = {}
+    windows = {t: store.health_window(t, _SITE_SINCE) for t in dict.fromkeys(t for _, t in pairs)}
     for config, test_set in pairs:
-        try:
-            inputs = store.query_health_inputs(
-                config, test_set, timedelta(days=30), window=SITE_WINDOW
-            )
-        except NotFoundError:  # no finished run in the window: no page
+        window = windows[test_set]
+        if not any(run.config == config for run in window):  # no finished run in the window
             continue
         path = f"health/{slug(config)}--{slug(test_set)}.html"
-        target = out / path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(health_html(health_page(query_health(inputs)), links), encoding="utf-8")
+        material = ("health", config, test_set, SITE_WINDOW, window, links.root, links.index)
+        if not keys.keep(path, material):
+            try:
+                inputs = store.query_health_inputs(
+                    config, test_set, _SITE_SINCE, window=SITE_WINDOW
+                )
+            except NotFoundError:  # no run of the window has scores: no page
+                continue
+            keys.put(path, material, health_html(health_page(query_health(inputs)), links))
         written[(config, test_set)] = path
     return written

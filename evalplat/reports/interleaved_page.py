@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from evalplat.reports.page_keys import PageKeys
     from evalplat.reports.render import Links
     from evalplat.store import PreferenceDay, Store
 
@@ -32,12 +33,12 @@ def interleaved_html(days: Sequence[PreferenceDay], links: Links | None = None) 
     return _render("interleaved.html", links, days=rows, history=history)
 
 
-def write_interleaved_page(store: Store, out: Path, links: Links) -> str | None:
-    """Write the site's page when an experiment has a stored day; its path under the site."""
+def write_interleaved_page(store: Store, out: Path, links: Links, keys: PageKeys) -> str | None:
+    """Write the site's page when an experiment has a stored day; its path under the site.
+    Keyed by its days (a night's gate verdict is kept on an evaluation, not stamped)."""
     days = store.preference_days()
     if not days:
         return None
-    target = out / PAGE
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(interleaved_html(days, links), encoding="utf-8")
+    material = ("interleaved", tuple(days), links.root, links.index)
+    keys.write(PAGE, material, lambda: interleaved_html(days, links))
     return PAGE

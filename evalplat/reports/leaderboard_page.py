@@ -19,7 +19,10 @@ from evalplat.reports.axes import padded_range
 from evalplat.reports.charts import _f, _open
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from evalplat.comparison.leaderboard import Leaderboard, MetricBoard
+    from evalplat.reports.page_keys import PageKeys
     from evalplat.reports.render import Links
     from evalplat.store import Store
 
@@ -83,21 +86,34 @@ def render_leaderboard(board: Leaderboard, out: str | Path) -> Path:
     return path
 
 
-def write_leaderboard_pages(store: Store, out: Path, links: Links) -> dict[str, str]:
+def write_leaderboard_pages(
+    store: Store,
+    out: Path,
+    links: Links,
+    keys: PageKeys,
+    stamps: Callable[..., tuple[object, ...]],
+) -> dict[str, str]:
     """The site's leaderboard pages, one per test set with two or more configs' runs on its
-    latest scored version; returns their paths relative to the site root by test set."""
+    latest scored version; returns their paths relative to the site root by test set.
+
+    A page is keyed by its runs' ``stamps`` (their rows and latest evaluations), the stored
+    baselines (which run is production) and which of its runs have a page: while none of them
+    changes, the page keeps its file and its scores are not read."""
     from evalplat.errors import EvalplatError
     from evalplat.reports.render import slug
 
     written: dict[str, str] = {}
+    baselines = store.site_stamps().baselines
     for test_set, refs in store.site_leaderboard_runs():
-        try:
-            board = store.leaderboard(refs)
-        except EvalplatError:  # no metric in common, say: the site goes on without the page
-            continue
         path = f"leaderboard/{slug(test_set)}.html"
-        target = out / path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(leaderboard_html(board, links), encoding="utf-8")
+        runs = [int(r) for r in refs]
+        material = ("leaderboard", test_set, refs, stamps(*runs), baselines, links.root,
+                    links.index, tuple(links.run(r) for r in runs))  # fmt: skip
+        if not keys.keep(path, material):
+            try:
+                board = store.leaderboard(refs)
+            except EvalplatError:  # no metric in common, say: the site goes on without it
+                continue
+            keys.put(path, material, leaderboard_html(board, links))
         written[test_set] = path
     return written

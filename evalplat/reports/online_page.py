@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from evalplat.comparison.query_clicks import QueryClicks
+    from evalplat.reports.page_keys import PageKeys
     from evalplat.reports.render import Links
     from evalplat.store import OnlineAgreement, Store
 
@@ -220,11 +221,13 @@ def write_online_pages(
     test_sets: Sequence[str],
     out: Path,
     links: Links,
+    keys: PageKeys,
     pairs: Sequence[tuple[str, str]] | None = None,
 ) -> dict[str, str]:
     """The site's pages, one per test set with at least one version run offline on it and
     online, of the (metric, KPI) ``pairs`` the project chose (``Store.online_agreement``'s
-    default without); returns {test set: path relative to the site root}."""
+    default without); returns {test set: path relative to the site root}. Keyed by their
+    gathered data (events and click judgments are not stamped): rendering is what is saved."""
     from evalplat.reports.render import slug
 
     written: dict[str, str] = {}
@@ -233,8 +236,7 @@ def write_online_pages(
         if not page.versions:
             continue
         path = f"online/{slug(test_set)}.html"
-        target = out / path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(offline_online_html(page, links), encoding="utf-8")
+        material = ("online", page, links.root, links.index)
+        keys.write(path, material, lambda: offline_online_html(page, links))  # noqa: B023
         written[test_set] = path
     return written

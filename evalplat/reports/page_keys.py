@@ -1,14 +1,17 @@
 """Which pages of the report site are unchanged since it was last written, so they keep their
-files instead of being rendered again.
+files instead of being gathered and rendered again.
 
-A page's key is a digest of everything its HTML is made from: its data (the frozen page
-dataclass), the links it follows, and the code and templates that render it (a digest of
-``evalplat/reports/*.py``, ``templates/`` and the versions of evalplat and Jinja2). The site
-keeps the key of every page it wrote or kept in ``.page-keys.json`` next to ``index.html``. A
-page whose key is the stored one and whose file is still there, with the size it was written
-with, keeps that file: byte for byte what rendering it again would write, since rendering is a
-pure function of what the key digests. Anything else (no key file, a file deleted or edited, a
-new evalplat) renders the page.
+A page's key is a digest of what identifies its content and of the code that makes it (a digest
+of every module of evalplat, ``templates/`` and the versions of evalplat and Jinja2). What
+identifies the content is, for the pages that are costly to gather (runs, comparisons, query
+health, leaderboards), the stamps of what they show (``Store.site_stamps``: run rows, latest
+evaluation ids, comparison ids and stored times, baselines, target checks), read before any of
+their data; for the others (histories, the index, the online pages), their gathered data. The
+site keeps the key of every page it wrote or kept in ``.page-keys.json`` next to ``index.html``.
+A page whose key is the stored one and whose file is still there, with the size it was written
+with, keeps that file: byte for byte what gathering and rendering it again would write, since
+both are pure functions of what the key digests. Anything else (no key file, a file deleted or
+edited, a new evalplat) renders the page.
 
 A run page is the page that stays the same night after night: a config's last 30 runs each
 have one, and only the newest is new.
@@ -38,18 +41,28 @@ class PageKeys:
 
     def write(self, path: str, material: object, render: Callable[[], str]) -> Path:
         """Write the page ``path`` (relative to the site) from ``render()`` unless its key
-        (a digest of ``material`` and of the rendering code) and its file are unchanged."""
+        (a digest of ``material`` and of the code) and its file are unchanged."""
+        if not self.keep(path, material):
+            self.put(path, material, render())
+        return self.out / path
+
+    def keep(self, path: str, material: object) -> bool:
+        """Whether the page ``path`` keeps its file: its key and its file are unchanged (then
+        it counts as written by this write of the site)."""
+        key = page_key(material)
+        old = self.old.get(path)
+        if old is None or old[0] != key or _size(self.out / path) != old[1]:
+            return False
+        self.now[path] = old
+        self.kept += 1
+        return True
+
+    def put(self, path: str, material: object, html: str) -> Path:
+        """Write the page ``path`` from ``html``, rendered from what ``material`` identifies."""
         from evalplat.reports.render import _write
 
-        key = page_key(material)
-        target = self.out / path
-        old = self.old.get(path)
-        if old is not None and old[0] == key and _size(target) == old[1]:
-            self.now[path] = old
-            self.kept += 1
-            return target
-        _write(target, render())
-        self.now[path] = [key, _size(target)]
+        target = _write(self.out / path, html)
+        self.now[path] = [page_key(material), _size(target)]
         self.rendered += 1
         return target
 
@@ -62,7 +75,7 @@ class PageKeys:
 
 
 def page_key(material: object) -> str:
-    """The digest of ``material`` (picklable page data and links) and the rendering code."""
+    """The digest of ``material`` (picklable stamps or page data, and links) and the code."""
     digest = hashlib.blake2b(_code_digest().encode("ascii"), digest_size=20)
     digest.update(pickle.dumps(material, protocol=5))
     return digest.hexdigest()
@@ -70,18 +83,21 @@ def page_key(material: object) -> str:
 
 @functools.cache
 def _code_digest() -> str:
-    """Digest of what turns page data into HTML besides the data: the report modules, the
-    templates, and the versions of evalplat and Jinja2 (read once per process)."""
+    """Digest of what turns stored rows into HTML besides the rows: every module of evalplat
+    (the store's reads and the comparison's computations shape a page as much as the report
+    modules), the templates, and the versions of evalplat and Jinja2 (read once per process)."""
     import jinja2
 
     from evalplat import __version__
     from evalplat.resources import data_dir
 
     digest = hashlib.blake2b(f"{__version__} {jinja2.__version__}".encode(), digest_size=20)
-    sources = sorted(Path(__file__).resolve().parent.glob("*.py"))
-    templates = sorted(p for p in data_dir("templates").rglob("*") if p.is_file())
-    for path in (*sources, *templates):
-        digest.update(path.name.encode("utf-8") + b"\0" + path.read_bytes() + b"\0")
+    package, templates = Path(__file__).resolve().parent.parent, data_dir("templates")
+    files = [(p.relative_to(package), p) for p in sorted(package.rglob("*.py"))]
+    files += [(Path("templates", p.relative_to(templates)), p)
+              for p in sorted(templates.rglob("*")) if p.is_file()]  # fmt: skip
+    for name, path in files:
+        digest.update(name.as_posix().encode("utf-8") + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()
 
 

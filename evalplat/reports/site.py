@@ -6,6 +6,7 @@ the layout is described in :mod:`evalplat.reports.render`.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -18,7 +19,6 @@ from evalplat.reports.page_keys import PageKeys
 from evalplat.reports.render import (
     RUN_PAGES_PER_HISTORY,
     Links,
-    _write,
     comparison_html,
     index_html,
     run_html,
@@ -27,7 +27,8 @@ from evalplat.reports.render import (
 
 if TYPE_CHECKING:
     from evalplat.reports.gather import TestSetCache
-    from evalplat.store import Store
+    from evalplat.store import RunInfo, Store
+    from evalplat.store.site_stamps import SiteStamps
 
 
 # A sweep's settings are configs ``CONFIG~param=value,...`` (``evalplat.running.sweep_plan``):
@@ -50,8 +51,10 @@ def write_site(
     test set, a leaderboard of every config's latest run (``evalplat.reports.leaderboard_page``).
     A sweep's settings have history and run pages and leaderboard rows, but no index row.
 
-    Run and comparison pages whose data and links did not change since the last write keep
-    their files (``evalplat.reports.page_keys``).
+    A page whose key did not change since the last write keeps its file
+    (``evalplat.reports.page_keys``): run, comparison, query-health and leaderboard pages are
+    keyed by the stamps of what they show, read before their data, so a kept one is neither
+    gathered nor rendered; the others by their gathered data.
     """
     from evalplat.reports.gather import (
         TestSetCache,
@@ -66,15 +69,17 @@ def write_site(
     from evalplat.store.testsets import ONLINE_TEST_SET
 
     out = Path(out_dir)
-    configs = sorted({info.config for info in store.list_runs()})
+    infos = {info.id: info for info in store.list_runs()}
+    configs = sorted({info.config for info in infos.values()})
     histories = [page for config in configs for page in gather_history(store, config)]
     run_ids = frozenset(h.run.id for p in histories for h in p.runs[-RUN_PAGES_PER_HISTORY:])
     history_of = {h.run.id: _history_path(p) for p in histories for h in p.runs}
     keys = PageKeys(out)
-    pages = _ComparisonPages(store, out, TestSetCache(store), run_ids, history_of, keys)
+    stamps = _Stamps(store.site_stamps(), infos)
+    pages = _ComparisonPages(store, out, TestSetCache(store), run_ids, history_of, keys, stamps)
     # query health is of test sets of queries: an online run's units are sessions
     pairs = [(h.config, h.test_set) for h in histories if h.test_set != ONLINE_TEST_SET]
-    health = write_health_pages(store, pairs, out, Links("../", index=True))
+    health = write_health_pages(store, pairs, out, Links("../", index=True), keys)
     entries: list[SiteEntry] = []
     newest = ""
     for history in histories:
@@ -112,32 +117,38 @@ def write_site(
     for history in histories:
         history_path = _history_path(history)
         links = Links("../", run_ids, pages.by_candidate, None, index=True)
-        _write(out / history_path, history_html(history, links))
+        # every run the history shows links its comparison page, when it has one
+        followed = (links.root, links.history, links.index, tuple(
+            (h.run.id, links.run(h.run.id), links.comparison(h.run.id)) for h in history.runs
+        ))  # fmt: skip
+        render = functools.partial(history_html, history, links)
+        keys.write(history_path, (history, followed), render)
         for h in history.runs[-RUN_PAGES_PER_HISTORY:]:
             page_links = Links("../", run_ids, pages.by_candidate, history_path, index=True)
-            run_page = gather_run(store, h.run.id, cache=pages.cache)
-            keys.write(
-                f"runs/run-{h.run.id}.html",
-                (run_page, _followed(page_links, run_page.run.id)),
-                lambda: run_html(run_page, page_links),  # noqa: B023 (called right away)
-            )
+            path = f"runs/run-{h.run.id}.html"
+            if not keys.keep(path, stamp := stamps.run(h.run.id, page_links)):
+                run_page = gather_run(store, h.run.id, cache=pages.cache)
+                keys.put(path, stamp, run_html(run_page, page_links))
     test_sets = sorted({h.test_set for h in histories})
     online = (  # only when online runs exist: a site without them reads nothing more
         write_online_pages(store, [t for t in test_sets if t != ONLINE_TEST_SET], out,
-                           Links("../", index=True), agreement)
+                           Links("../", index=True), keys, agreement)
         if ONLINE_TEST_SET in test_sets else {}
     )  # fmt: skip
     interleaved = (
-        write_interleaved_page(store, out, Links("../", index=True))
+        write_interleaved_page(store, out, Links("../", index=True), keys)
         if ONLINE_TEST_SET in test_sets else None
     )  # fmt: skip
-    boards = write_leaderboard_pages(store, out, Links("../", run_ids, index=True))
+    boards = write_leaderboard_pages(
+        store, out, Links("../", run_ids, index=True), keys, stamps.runs
+    )
     index = SiteIndex(
         tuple(entries), tuple(alerts), newest, tuple(online.items()), interleaved,
         tuple(boards.items()),
     )  # fmt: skip
+    written = keys.write("index.html", index, lambda: index_html(index))
     keys.save()
-    return _write(out / "index.html", index_html(index))
+    return written
 
 
 def _history_path(history: HistoryPage) -> str:
@@ -154,6 +165,29 @@ def _run_link(run_id: int | None, written: frozenset[int]) -> str | None:
     return f"runs/run-{run_id}.html" if run_id is not None and run_id in written else None
 
 
+class _Stamps:
+    """Key material of the pages keyed by what they show (``Store.site_stamps``), never by
+    their data: a run's row (status, times, error, pruning, means and the version scored on)
+    and its latest evaluation."""
+
+    def __init__(self, stored: SiteStamps, infos: dict[int, RunInfo]) -> None:
+        self.stored, self.infos = stored, infos
+
+    def runs(self, *run_ids: int) -> tuple[object, ...]:
+        return tuple((self.infos.get(r), self.stored.evaluations.get(r)) for r in run_ids)
+
+    def run(self, run_id: int, links: Links) -> tuple[object, ...]:
+        return ("run", run_id, self.runs(run_id), _followed(links, run_id))
+
+    def comparison(self, comparison_id: int, links: Links) -> tuple[object, ...] | None:
+        """None when the comparison is not stored (gone since an alert named it)."""
+        found = self.stored.comparisons.get(comparison_id)
+        if found is None:
+            return None
+        sides = (found.baseline_run_id, found.candidate_run_id)
+        return ("comparison", comparison_id, found, self.runs(*sides), _followed(links, *sides))
+
+
 class _ComparisonPages:
     """The site's comparison pages, each written once: by comparison id, and by candidate run
     (the first page written for a run is the one its history and run pages link)."""
@@ -166,8 +200,10 @@ class _ComparisonPages:
         run_ids: frozenset[int],
         history_of: dict[int, str],
         keys: PageKeys,
+        stamps: _Stamps,
     ) -> None:
         self.store, self.out, self.cache, self.keys = store, out, cache, keys
+        self.stamps = stamps
         self.run_ids, self.history_of = run_ids, history_of
         self.written: dict[int, str] = {}
         self.by_candidate: dict[int, str] = {}
@@ -183,6 +219,14 @@ class _ComparisonPages:
             return None
         if comparison_id in self.baselines:
             return self.baselines[comparison_id]
+        path = f"compare/compare-{comparison_id}.html"
+        stored = self.stamps.stored.comparisons.get(comparison_id)
+        links = Links("../", self.run_ids, {}, None if stored is None else
+                      self.history_of.get(stored.candidate_run_id), index=True)  # fmt: skip
+        stamp = self.stamps.comparison(comparison_id, links)
+        if stored is not None and self.keys.keep(path, stamp):  # the page it wrote last time
+            sides = (stored.baseline_run_id, stored.candidate_run_id)
+            return self._written(comparison_id, path, *sides)
         try:
             compared = self.store.load_comparison(comparison_id)
         except EvalplatError:  # gone since the alert named it: nothing to show
@@ -193,17 +237,23 @@ class _ComparisonPages:
         # an online comparison (over sessions) has no per-query page; its history shows it
         if compared.per_query is None or candidate is None:
             return compared.baseline_run_id
-        path = f"compare/compare-{comparison_id}.html"
         page = gather_comparison(self.store, compared, cache=self.cache)
-        links = Links("../", self.run_ids, {}, self.history_of.get(candidate), index=True)
-        followed = _followed(links, page.baseline.id, page.candidate.id)
-        self.keys.write(path, (page, followed), lambda: comparison_html(page, links))
+        self.keys.put(path, stamp, comparison_html(page, links))
+        return self._written(comparison_id, path, compared.baseline_run_id, candidate)
+
+    def _written(
+        self, comparison_id: int, path: str, baseline: int | None, candidate: int
+    ) -> int | None:
+        self.baselines[comparison_id] = baseline
         self.written[comparison_id] = path
         self.by_candidate.setdefault(candidate, path)
-        return compared.baseline_run_id
+        return baseline
 
     def config_of(self, run_id: int | None) -> str | None:
-        return None if run_id is None else self.store.run_info(run_id).config
+        if run_id is None:
+            return None
+        info = self.stamps.infos.get(run_id)
+        return (info if info is not None else self.store.run_info(run_id)).config
 
     def path(self, comparison_id: int | None) -> str | None:
         return None if comparison_id is None else self.written.get(comparison_id)

@@ -26,6 +26,7 @@ from evalplat.store.rating import RatingMixin
 from evalplat.store.rating_views import RatingViewsMixin
 from evalplat.store.result_fields import ResultFieldsMixin
 from evalplat.store.runs import EvaluationRecord, QueryOutcome, RunInfo, RunsMixin
+from evalplat.store.site_stamps import SiteStampsMixin
 from evalplat.store.sweep_records import SweepRecordsMixin
 from evalplat.store.targets import TargetsMixin
 from evalplat.store.testsets import ImportOutcome, TestSetsMixin, TestSetVersionInfo
@@ -66,6 +67,7 @@ class Store(
     OnlineAgreementMixin,
     OnlineQueriesMixin,
     QueryHealthMixin,
+    SiteStampsMixin,
     TargetsMixin,
     LeaderboardMixin,
     RatingMixin,

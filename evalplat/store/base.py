@@ -48,8 +48,9 @@ class StoreBase:
         self._results_cache: dict[int, tuple[Any, Any]] = {}
         # (run id, results) of a running run read whole to be scored: see ``finish_run``
         self._scored_results: tuple[int, Any] | None = None
-        # (key, top k of the configs' latest runs): see ``QueryHealthMixin``
+        # (key, top k of the configs' latest runs), (key, their scores): see ``QueryHealthMixin``
         self._top_cache: tuple[Any, Any] | None = None
+        self._peers_cache: tuple[Any, Any] | None = None
         # test set version id -> (its hash and creation time, judgments): see ``_judgments``
         self._judgments_cache: dict[int, tuple[Any, Any]] = {}
 

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from evalplat.comparison.query_health import HealthInputs
     from evalplat.comparison.targets import Target
 
-_FINISHED = ("complete", "partial")
+FINISHED = ("complete", "partial")
 
 
 class QueryHealthMixin(StoreBase):
@@ -49,6 +49,9 @@ class QueryHealthMixin(StoreBase):
     The top ``k`` of the configs' latest runs is the same for every config on a test set: the
     last one read is kept, keyed by those runs (and whether their results were pruned), the
     version and ``k``, so a report site with twenty configs reads it once, not twenty times.
+    So are those runs' scores of the metric read (the peers every config's gaps are measured
+    against), keyed by their evaluations and the metric: one read of twenty configs' scores,
+    not twenty.
     """
 
     def query_health_inputs(
@@ -92,7 +95,7 @@ class QueryHealthMixin(StoreBase):
                 .join(Config, ConfigVersion.config_id == Config.id)
                 .join(TestSetVersion, Run.test_set_version_id == TestSetVersion.id)
                 .join(TestSet, TestSetVersion.test_set_id == TestSet.id)
-                .where(TestSet.name == test_set, Run.status.in_(_FINISHED), Run.started_at >= start)
+                .where(TestSet.name == test_set, Run.status.in_(FINISHED), Run.started_at >= start)
                 .order_by(Run.started_at, Run.id)
             ).all()
             runs = tuple(run_id for name, run_id, _ in window_runs if name == config)
@@ -111,8 +114,12 @@ class QueryHealthMixin(StoreBase):
             ) or session.scalar(select(Run.test_set_version_id).where(Run.id == runs[-1]))
             scores = _scores(session, [evaluations[r] for r in runs if r in evaluations], name)
             peer_evaluations = {evaluations[r]: c for c, r in latest_of.items() if r in evaluations}
-            peers = _scores(session, list(peer_evaluations), name)
-            peers["config"] = peers.pop("evaluation_id").map(peer_evaluations)
+            peers_key = (tuple(peer_evaluations.items()), name)
+            if self._peers_cache is None or self._peers_cache[0] != peers_key:
+                peers = _scores(session, list(peer_evaluations), name)
+                peers["config"] = peers.pop("evaluation_id").map(peer_evaluations)
+                self._peers_cache = (peers_key, peers[["config", "query_id", "value"]])
+            peers = self._peers_cache[1]
             records = read_frame(
                 session,
                 select(RunQuery.run_id, RunQuery.query_id, RunQuery.results_count)
@@ -151,7 +158,7 @@ class QueryHealthMixin(StoreBase):
             scores=scores,
             records=records,
             queries=queries,
-            peers=peers[["config", "query_id", "value"]],
+            peers=peers.copy(),
             top=top,
             k=k,
             window=window,

@@ -1,4 +1,4 @@
-"""A season unattended: one project lives through twenty-one nights, on both databases.
+"""A season unattended: one project lives through twenty-two nights, on both databases.
 
 The project (``season_world``): test sets ``topics`` (30 queries tagged head/tail, with
 documents) and ``catalog`` (20 untagged queries); on ``topics`` the configs ``prod`` (python),
@@ -51,6 +51,9 @@ The nights, and what each must end with:
 20. the next night it is not due: no ``sweep`` line                               → exit 0
 21. its last sweep moved a week back (as a week of nights would): due again, it searches
     nothing new (its settings' runs are reused)                                   → exit 0
+22. a quiet night: every page of the site it leaves, kept from earlier nights or written
+    tonight, is byte for byte what a fresh write of the site gives, and writing the site
+    again at once keeps every file                                                → exit 0
 
 After every night: the exit code; the night's alert events are exactly the planted ones (no
 alert without a cause); over the season each alert has one ``opened`` event and at most one
@@ -371,6 +374,26 @@ class Season:
         history = (site / "history" / "prod--online.html").read_text(encoding="utf-8")
         assert '<th scope="col">Sessions</th>' in history and "new judgments" not in history, where
 
+    def site_is_a_fresh_render(self, where: str) -> None:
+        """The night's site (pages kept by their keys included) equals a site written from
+        scratch, and writing it again at once gathers and renders nothing."""
+        from evalplat.nightly.project_online import agreement_pairs
+        from evalplat.reports import render_site
+
+        site, fresh = self.folder / "site", self.folder / "fresh-site"
+        agreement = agreement_pairs(load_project(self.folder / "evalplat.toml"))
+        with Store.open(self.db_url) as store:
+            render_site(store, fresh, agreement)
+            pages = sorted(p.relative_to(fresh) for p in fresh.rglob("*.html"))
+            assert len(pages) > 10, f"{where}: a fresh site of {len(pages)} pages"
+            for page in pages:
+                same = (site / page).read_bytes() == (fresh / page).read_bytes()
+                assert same, f"{where}: {page} differs from a fresh render"
+            before = {p: p.stat().st_mtime_ns for p in site.rglob("*.html")}
+            render_site(store, site, agreement)
+        changed = [p for p, t in before.items() if p.stat().st_mtime_ns != t]
+        assert not changed, f"{where}: written again with nothing new: {changed}"
+
     def resolve_by_hand(self, alert_id: int, note: str) -> None:
         """``evalplat alerts resolve ID --note``: its ``resolved`` event is announced once."""
         project = str(self.folder / "evalplat.toml")  # its channels announce the event
@@ -649,3 +672,6 @@ def test_a_season_of_nights_converges_and_the_front_page_tells_the_truth(season:
     s.night(21, "a week later the sweep is due again", code=0, events=[])
     again = s.sweep_lines("night 21", 1)[0]
     assert again["searched"] == 0 and again["cached"] == 2, again
+
+    s.night(22, "a quiet night", code=0, events=[])
+    s.site_is_a_fresh_render("after night 22")

@@ -1,10 +1,15 @@
-"""The site keeps the files of pages whose data and links did not change (SQLite and
-PostgreSQL): byte for byte a fresh render, re-rendered as soon as anything they show changes."""
+"""The site keeps the files of pages whose stamps, data and links did not change (SQLite and
+PostgreSQL): byte for byte a fresh render, without gathering the pages keyed by stamps, and
+rendered again as soon as anything they show changes."""
 
 from __future__ import annotations
 
 import os
+from datetime import timedelta
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from evalplat.reports.data import RunPage
 from evalplat.reports.page_keys import KEYS_FILE
@@ -41,13 +46,11 @@ def _same_files(site: Path, fresh: Path) -> None:
 def test_unchanged_run_and_comparison_pages_keep_their_files(store: Store, tmp_path: Path) -> None:
     from evalplat.reports import render_site
 
-    first, second = populate(store, tmp_path)
+    first, _ = populate(store, tmp_path)
     site = render_site(store, tmp_path / "site").parent
     _age(site)
     render_site(store, site)
-    # the history, health and index pages are rebuilt every time; the others were kept
-    assert _rendered(site) == {"health/docs-bm25--mini.html", "history/docs-bm25--mini.html",
-                               "index.html"}  # fmt: skip
+    assert _rendered(site) == set()  # nothing changed: every page kept its file
     _same_files(site, render_site(store, tmp_path / "fresh").parent)
 
     # a new night: its run page and comparison are new; the older run pages are kept
@@ -59,9 +62,88 @@ def test_unchanged_run_and_comparison_pages_keep_their_files(store: Store, tmp_p
     _age(site)
     render_site(store, site)
     rendered = _rendered(site)
-    assert f"runs/run-{third.id}.html" in rendered
-    assert f"runs/run-{first}.html" not in rendered and f"runs/run-{second}.html" not in rendered
-    assert f"compare/compare-{comparison.id}.html" in rendered
+    assert rendered == {
+        f"runs/run-{third.id}.html", f"compare/compare-{comparison.id}.html",
+        "history/docs-bm25--mini.html", "health/docs-bm25--mini.html", "index.html",
+    }  # fmt: skip
+    _same_files(site, render_site(store, tmp_path / "fresh2").parent)
+
+
+def _second_config(store: Store, folder: Path) -> int:
+    """A run of a second config, so that the test set has a leaderboard page."""
+    rankings = {"q1": ["d2", "d1"], "q2": ["d3"], "q3": ["d4"]}
+    return runner.import_run(
+        store, _write_run(folder / "t.run", rankings), "docs-title", "mini", label="t1",
+        metrics=["nDCG@10", "P@5", "Judged@10"],
+    ).id  # fmt: skip
+
+
+def _refuse_to_gather(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every read that gathers a stamp-keyed page's data fails the test when called."""
+    from evalplat.reports import gather
+
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("a page with an unchanged key was gathered")
+
+    for name in ("gather_run", "gather_comparison"):
+        monkeypatch.setattr(gather, name, refuse)
+    for name in ("load_comparison", "query_health_inputs", "leaderboard", "evaluation_scores"):
+        monkeypatch.setattr(Store, name, refuse)
+
+
+def test_unchanged_pages_are_not_gathered_again(
+    store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from evalplat.reports import render_site
+
+    populate(store, tmp_path)
+    _second_config(store, tmp_path)
+    site = render_site(store, tmp_path / "site").parent
+    pages = {p.relative_to(site).as_posix() for p in site.rglob("*.html")}
+    assert {"leaderboard/mini.html", "health/docs-title--mini.html"} <= pages
+    _age(site)
+    with monkeypatch.context() as patched:
+        _refuse_to_gather(patched)
+        render_site(store, site)
+    assert _rendered(site) == set()
+    _same_files(site, render_site(store, tmp_path / "fresh").parent)
+
+
+def test_a_rescored_or_pruned_run_renders_the_pages_that_show_it(
+    store: Store, tmp_path: Path
+) -> None:
+    from evalplat.reports import render_site
+    from evalplat.store.site_stamps import ComparisonStamp
+
+    first, second = populate(store, tmp_path)
+    other = _second_config(store, tmp_path)
+    (comparison,) = store.site_stamps().comparisons
+    assert store.site_stamps().comparisons[comparison] == ComparisonStamp(
+        first, second, store.site_stamps().comparisons[comparison].created_at
+    )
+    site = render_site(store, tmp_path / "site").parent
+
+    # the other config's run scored again: a new evaluation, the same results
+    runner.rescore(store, other, metrics=["nDCG@10", "P@5", "Judged@10", "AP"])
+    _age(site)
+    render_site(store, site)
+    assert _rendered(site) == {
+        f"runs/run-{other}.html",
+        "history/docs-title--mini.html",
+        "leaderboard/mini.html",
+        "health/docs-bm25--mini.html",
+        "health/docs-title--mini.html",
+    }  # fmt: skip  (the index shows the same figures: it keeps its file)
+    _same_files(site, render_site(store, tmp_path / "fresh").parent)
+
+    # the candidate's ranked results pruned: its run page and its comparison say so
+    later = store.run_info(second).finished_at + timedelta(days=2)  # type: ignore[operator]
+    assert second in store.prune_results(1, now=later)
+    _age(site)
+    render_site(store, site)
+    rendered = _rendered(site)
+    assert {f"runs/run-{second}.html", f"compare/compare-{comparison}.html"} <= rendered
+    assert f"runs/run-{first}.html" not in rendered  # a baseline keeps its results
     _same_files(site, render_site(store, tmp_path / "fresh2").parent)
 
 
@@ -98,3 +180,29 @@ def test_a_run_page_follows_no_link_its_key_leaves_out(fixed_run_page: RunPage) 
     assert run_html(fixed_run_page, narrow) == run_html(fixed_run_page, wide)
     unlinked = Links("../", frozenset(), {}, "history/a.html", index=True)
     assert _followed(unlinked, run_id) != _followed(narrow, run_id)
+
+
+def test_the_health_pages_read_the_configs_latest_scores_once(
+    store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from evalplat.store import query_health
+
+    populate(store, tmp_path)
+    _second_config(store, tmp_path)
+    read: list[list[int]] = []
+    scores = query_health._scores
+
+    def counted(session: Any, evaluation_ids: list[int], metric: str) -> Any:
+        read.append(list(evaluation_ids))
+        return scores(session, evaluation_ids, metric)
+
+    monkeypatch.setattr(query_health, "_scores", counted)
+    window = timedelta(days=30)
+    first = store.query_health_inputs("docs-bm25", "mini", window)
+    second = store.query_health_inputs("docs-title", "mini", window)
+    # each config's own runs, and the peers (both configs' latest) once
+    assert len(read) == 3 and sorted(read[1]) == sorted(read[0][-1:] + read[2])
+    assert first.peers.equals(second.peers) and set(first.peers["config"]) == {
+        "docs-bm25",
+        "docs-title",
+    }
