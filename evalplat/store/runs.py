@@ -67,6 +67,7 @@ if TYPE_CHECKING:
     import numpy as np
     import pyarrow as pa
     from numpy.typing import NDArray
+    from sqlalchemy.orm import Session
 
 __all__ = [
     "FINAL_STATUSES",
@@ -78,6 +79,17 @@ __all__ = [
     "RunsMixin",
     "resolve_run",
 ]
+
+
+def lock_run(session: Session, run_id: int) -> None:
+    """Check that the run exists and hold its row until the transaction ends (PostgreSQL's
+    ``FOR KEY SHARE``: no one deletes it meanwhile): what a foreign key on ``result.run_id``
+    did for every row, once for the write of all of them."""
+    found = session.scalar(
+        select(Run.id).where(Run.id == run_id).with_for_update(read=True, key_share=True)
+    )
+    if found is None:
+        raise NotFoundError(f"no run with id {run_id}")
 
 
 class RunsMixin(RunReadsMixin):
@@ -129,6 +141,7 @@ class RunsMixin(RunReadsMixin):
         ]
         result_columns = result_columns_of(run_id, outcomes)
         with self.session() as session:
+            lock_run(session, run_id)
             bulk_insert(
                 session,
                 RunQuery,
@@ -171,6 +184,7 @@ class RunsMixin(RunReadsMixin):
                     "attempts": 1, "results_count": counts}  # fmt: skip
         columns = {name: results.column(name) for name in RESULT_COLUMNS}
         with self.session() as session:
+            lock_run(session, run_id)
             insert_columns(session, RunQuery, outcomes, key_sorted=True)
             insert_columns(session, Result, {"run_id": run_id, **columns}, key_sorted=True)
             touch(session, run_id)
