@@ -1,8 +1,8 @@
 """Benchmark ``evalplat import-run`` of a 1M-line run file beside Y = ``evalplat evaluate``.
 
 The test set of ``bench_store.py`` (10,000 queries, about 100 judgments each) is imported once
-into a template database per backend; a TREC run file of 10,000 queries x 100 results is
-written next to it. Each repeat then runs, as fresh processes and for every source tree given
+into a template database per tree and backend (by that tree's code: each migrates its own
+schema); a TREC run file of 10,000 queries x 100 results is written next to it. Each repeat then runs, as fresh processes and for every source tree given
 with ``--source`` in turn (alternating, so a change in the machine's load weighs on each alike):
 
 - **Y**: ``evalplat evaluate --qrels QRELS --run RUN`` (the same file, no database);
@@ -100,6 +100,16 @@ def timed(source: Path, arguments: list[str]) -> tuple[float, float]:
     return wall, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
 
 
+def make_template(source: Path, url: str, qrels: Path, topics: Path) -> None:
+    """Import the test set into ``url`` with the code of ``source`` (its own schema)."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(source), str(Path(__file__).parent)]))
+    code = (
+        "import sys; from pathlib import Path; from bench_import_run import import_test_set; "
+        "import_test_set(sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3]))"
+    )
+    subprocess.run([sys.executable, "-c", code, url, str(qrels), str(topics)], check=True, env=env)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--folder", type=Path, required=True, help="keeps the generated files")
@@ -112,19 +122,22 @@ def main() -> None:
     folder = args.folder.resolve()
     qrels, topics, run = prepare(folder, args.queries)
     sources = [s.resolve() for s in args.source or [Path(".")]]
-    templates: dict[str, str] = {}
-    if not args.no_sqlite:
-        template = folder / "template.db"
-        if not template.exists():
-            import_test_set(f"sqlite:///{template}", qrels, topics)
-        templates["SQLite"] = str(template)
+    # one template per tree and backend: each tree's code migrates its own schema
+    templates: dict[tuple[Path, str], str] = {}
+    backends = ([] if args.no_sqlite else ["SQLite"]) + (["PostgreSQL"] if args.postgres else [])
     created: list[str] = []
-    if args.postgres:
-        name = f"evalplat_bir_{uuid.uuid4().hex[:8]}"
-        _admin(args.postgres, f'CREATE DATABASE "{name}"')
-        created.append(name)
-        import_test_set(_database_url(args.postgres, name), qrels, topics)
-        templates["PostgreSQL"] = name
+    for number, source in enumerate(sources):
+        if "SQLite" in backends:
+            template = folder / f"template{number}.db"
+            template.unlink(missing_ok=True)
+            make_template(source, f"sqlite:///{template}", qrels, topics)
+            templates[(source, "SQLite")] = str(template)
+        if "PostgreSQL" in backends:
+            name = f"evalplat_bir_{uuid.uuid4().hex[:8]}"
+            _admin(args.postgres, f'CREATE DATABASE "{name}"')
+            created.append(name)
+            make_template(source, _database_url(args.postgres, name), qrels, topics)
+            templates[(source, "PostgreSQL")] = name
     print(f"load average at start: {os.getloadavg()}", flush=True)
     timings: dict[tuple[Path, str], list[tuple[float, float]]] = {}
     evaluate = ["evaluate", "--qrels", str(qrels), "--run", str(run)]
@@ -132,7 +145,8 @@ def main() -> None:
         for _ in range(args.repeat):
             for source in sources:
                 timings.setdefault((source, "Y"), []).append(timed(source, evaluate))
-                for backend, template in templates.items():
+                for backend in backends:
+                    template = templates[(source, backend)]
                     if backend == "SQLite":
                         copy = folder / "import.db"
                         shutil.copyfile(template, copy)
@@ -147,14 +161,14 @@ def main() -> None:
                     timings.setdefault((source, backend), []).append(timed(source, command))
                     if backend != "SQLite":
                         _admin(args.postgres, f'DROP DATABASE "{created.pop()}" WITH (FORCE)')
+            print(f"load average: {os.getloadavg()}", flush=True)
     finally:
         for name in created:
             _admin(args.postgres, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    print(f"load average at end: {os.getloadavg()}")
     print(f"{'tree':<40}{'what':<12}{'wall s':>8}{'CPU s':>8}{'x Y':>7}  runs (wall/CPU)")
     for source in sources:
         y = statistics.median(w for w, _ in timings[(source, "Y")])
-        for what in ["Y", *templates]:
+        for what in ["Y", *backends]:
             runs = timings[(source, what)]
             wall = statistics.median(w for w, _ in runs)
             cpu = statistics.median(c for _, c in runs)
