@@ -2,8 +2,9 @@
 
 The test set of ``bench_store.py`` (10,000 queries, about 100 judgments each) is imported once
 into a template database per tree and backend (by that tree's code: each migrates its own
-schema); a TREC run file of 10,000 queries x 100 results is written next to it. Each repeat then runs, as fresh processes and for every source tree given
-with ``--source`` in turn (alternating, so a change in the machine's load weighs on each alike):
+schema); a TREC run file of 10,000 queries x 100 results is written next to it. Each repeat
+then runs, as fresh processes and for every source tree given with ``--source`` in turn
+(alternating, so a change in the machine's load weighs on each alike):
 
 - **Y**: ``evalplat evaluate --qrels QRELS --run RUN`` (the same file, no database);
 - **import-run** into a fresh copy of each template (SQLite: a copy of the file; PostgreSQL:
@@ -107,7 +108,9 @@ def make_template(source: Path, url: str, qrels: Path, topics: Path) -> None:
         "import sys; from pathlib import Path; from bench_import_run import import_test_set; "
         "import_test_set(sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3]))"
     )
-    subprocess.run([sys.executable, "-c", code, url, str(qrels), str(topics)], check=True, env=env)
+    # from the scripts folder: a working directory holding another tree would shadow it
+    command = [sys.executable, "-c", code, url, str(qrels), str(topics)]
+    subprocess.run(command, check=True, env=env, cwd=Path(__file__).parent)
 
 
 def main() -> None:
