@@ -111,3 +111,13 @@ def test_results_of_a_run_that_does_not_exist_are_refused(store: Store) -> None:
         store.record_outcomes(77, [QueryOutcome("q", "ok", [("d", 1.0)])])
     with pytest.raises(NotFoundError):
         store.load_results(77)
+
+
+def test_a_stored_version_without_a_grade_rule_is_known_to_grade_each_pair_once(
+    store: Store,
+) -> None:
+    store.import_test_set("topics", _content())
+    content = store.load_test_set("topics", documents=False)
+    assert content.grade_rule is None
+    assert "several_grades" in content.__dict__ and not content.several_grades
+    assert content.qrels is content.judgments
