@@ -311,11 +311,15 @@ class Result(Base):
 
     ``fields``: document field values read from the hit by the searcher (the ``http``
     searcher's ``hit_fields``), name -> JSON value; NULL when the searcher read none.
+
+    ``run_id`` has no foreign key: PostgreSQL checked one row by row, most of the time of
+    writing a million results. Every writer checks and locks the run's row once per
+    transaction instead (``evalplat.store.runs.lock_run``); nothing deletes runs.
     """
 
     __tablename__ = "result"
 
-    run_id: Mapped[int] = mapped_column(ForeignKey("run.id", ondelete="CASCADE"), primary_key=True)
+    run_id: Mapped[int] = mapped_column(Integer, primary_key=True)
     query_id: Mapped[str] = mapped_column(ExternalId, primary_key=True)
     rank: Mapped[int] = mapped_column(Integer, primary_key=True)
     doc_id: Mapped[str] = mapped_column(ExternalId)

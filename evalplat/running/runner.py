@@ -25,12 +25,11 @@ from evalplat.running.search_driver import (
     document_fields,
     drive,
     evaluation_record,
-    score_and_finish,
 )
 from evalplat.searchers import SearchContext, Searcher, get_kind, validate_config
 from evalplat.store.refs import VersionRef
 from evalplat.store.result_fields import field_names
-from evalplat.store.runs import IMPORT_KIND, QueryOutcome, RunInfo
+from evalplat.store.runs import IMPORT_KIND, RunInfo
 
 if TYPE_CHECKING:
     from evalplat.store import Store
@@ -250,49 +249,44 @@ def import_run(
     file have no results (they score 0); queries not in the test set are dropped and counted in
     the run's options as ``run_only_queries``.
     """
-    from evalplat.formats.trec import read_run
+    from evalplat.running.ranked_file import rank_run_file
 
     chosen = _with_coverage(metrics)
-    frame = read_run(path)
     test_set = store.test_set_version(test_set_ref)
     key = VersionRef(test_set.name, test_set.version)
-    content = store.load_test_set(key)
-    known = set(content.queries["query_id"])
-    run_only = sorted(set(frame["query_id"]) - known)
-    frame = frame[frame["query_id"].isin(known)]
-    if len(frame) == 0:  # checked before anything is written: such an import leaves nothing
+    content = store.load_test_set(key, documents=False)
+    # parsed and ranked once: the same columns are stored, scored and kept as the run's copy
+    ranked = rank_run_file(path, content.queries["query_id"])
+    run_only = ranked.run_only
+    if ranked.results.num_rows == 0:  # checked before anything is written: nothing is left
         shown = ", ".join(run_only[:3]) + (" ..." if len(run_only) > 3 else "")
         raise InputError(
             f"none of the run's {len(run_only)} queries ({shown}) is a query of test set "
             f"{key.name}@{key.version}; nothing imported",
             path=path,
         )
-    ranked = frame.sort_values(
-        ["query_id", "score", "doc_id"], ascending=[True, False, False], kind="stable"
-    )
     config_version_id = store.import_config_version(config, label)
     test_set_version_id = store.test_set_version_id(key)
-    depth = int(ranked.groupby("query_id").size().max()) if len(ranked) else 0
     options = {"metrics": chosen, "source": Path(path).name, "run_only_queries": len(run_only)}
     run_id = store.create_run(
         config_version_id,
         test_set_version_id,
-        depth=depth,
+        depth=ranked.depth,
         trigger="import",
         queries_total=len(content.queries),
         options=options,
     )
-    hits: dict[str, list[tuple[str, float | None]]] = {
-        qid: [] for qid in content.queries["query_id"]
-    }
-    for qid, doc_id, score in zip(
-        ranked["query_id"], ranked["doc_id"], ranked["score"], strict=True
-    ):
-        hits[qid].append((doc_id, float(score)))
-    outcomes = [QueryOutcome(qid, "ok", found) for qid, found in hits.items()]
-    for start in range(0, len(outcomes), 1000):
-        store.record_outcomes(run_id, outcomes[start : start + 1000])
-    return score_and_finish(store, run_id, content, chosen)
+    # a process killed from here on leaves a ``running`` run, never one that looks complete
+    store.record_ranked(run_id, ranked.query_ids, ranked.counts, ranked.results)
+    record = evaluation_record(
+        content,
+        ranked.results,
+        chosen,
+        test_set_version_id,
+        None,  # an imported run records no latency
+        document_fields(store, run_id, chosen),
+    )
+    return store.finish_run(run_id, "complete", evaluation=record, results=ranked.results)
 
 
 def create_searcher(

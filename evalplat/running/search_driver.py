@@ -48,6 +48,7 @@ from evalplat.store.runs import EvaluationRecord, QueryOutcome, RunInfo
 
 if TYPE_CHECKING:
     import pandas as pd
+    import pyarrow as pa
 
     from evalplat.store import Store
     from evalplat.testsets.content import TestSetContent
@@ -92,16 +93,17 @@ class RunSettings:
 
 def evaluation_record(
     content: TestSetContent,
-    results: pd.DataFrame,
+    results: pd.DataFrame | pa.Table,
     metrics: list[str],
     test_set_version_id: int,
     outcomes: pd.DataFrame | None = None,
     documents: pd.DataFrame | None = None,
 ) -> EvaluationRecord:
-    """Score ranked ``results`` (``query_id, doc_id, rank, score``) against ``content``'s
-    judgments with the evaluation engine, in the given (stored) order, over the test set's
-    queries as topics. Means are weighted by the queries' weights when any query has one (a
-    query without a weight counts 1), as comparisons weigh them.
+    """Score ranked ``results`` (``query_id, doc_id, rank, score``; a pyarrow Table must come
+    by query then rank) against ``content``'s judgments with the evaluation engine, in the
+    given (stored) order, over the test set's queries as topics. Means are weighted by the
+    queries' weights when any query has one (a query without a weight counts 1), as
+    comparisons weigh them.
 
     ``outcomes`` (``Store.run_outcomes``) are the run's records: measures that read them
     (``Latency``) are scored only when some query has a recorded latency, so an imported run
@@ -118,9 +120,13 @@ def evaluation_record(
     records = _records(outcomes)
     if records is None:
         metrics = [m for m in metrics if "records" not in parse(m).spec.inputs]
-    run_frame = results.sort_values(["query_id", "rank"], kind="stable")[
-        ["query_id", "doc_id", "rank", "score"]
-    ].reset_index(drop=True)
+    run_frame: pd.DataFrame | pa.Table
+    if isinstance(results, pd.DataFrame):
+        run_frame = results.sort_values(["query_id", "rank"], kind="stable")[
+            ["query_id", "doc_id", "rank", "score"]
+        ].reset_index(drop=True)
+    else:  # Arrow columns come by query and rank already (``import-run``'s)
+        run_frame = results.select(["query_id", "doc_id", "rank", "score"])
     topics = list(content.queries["query_id"])
     given = content.queries.dropna(subset=["weight"])
     weights = dict(zip(given["query_id"], given["weight"], strict=True)) if len(given) else None

@@ -50,6 +50,14 @@ def keep_results(session: Session, run_id: int, frame: pd.DataFrame) -> None:
         _write(session, ResultCopy, run_id, pa.Table.from_pandas(frame, preserve_index=False))
 
 
+def keep_result_table(session: Session, run_id: int, table: pa.Table) -> None:
+    """Store ``table`` (the run's whole results as Arrow columns, by query then rank) as the
+    run's copy, replacing any older one."""
+    drop_results(session, [run_id])
+    if table.num_rows:
+        _write(session, ResultCopy, run_id, table.select(list(RESULT_COLUMNS)))
+
+
 def read_results(session: Session, run_id: int, types: Mapping[str, str]) -> pd.DataFrame | None:
     """The run's copied results typed as ``read_frame`` types them, or None without a copy."""
     return _read(session, ResultCopy, run_id, types)

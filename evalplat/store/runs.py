@@ -41,7 +41,7 @@ from evalplat.errors import InputError, NotFoundError
 from evalplat.searchers.configs import content_hash
 from evalplat.store.base import claim_name, utcnow
 from evalplat.store.configs import resolve_config_version
-from evalplat.store.copies import drop_results, keep_results
+from evalplat.store.copies import RESULT_COLUMNS, drop_results, keep_result_table, keep_results
 from evalplat.store.refs import VersionRef, check_label, check_name, parse_version_ref
 from evalplat.store.run_reads import RunReadsMixin
 from evalplat.store.run_rows import (
@@ -64,7 +64,10 @@ from evalplat.store.run_rows import (
 from evalplat.store.testsets import resolve_test_set_version
 
 if TYPE_CHECKING:
-    pass
+    import numpy as np
+    import pyarrow as pa
+    from numpy.typing import NDArray
+    from sqlalchemy.orm import Session
 
 __all__ = [
     "FINAL_STATUSES",
@@ -76,6 +79,17 @@ __all__ = [
     "RunsMixin",
     "resolve_run",
 ]
+
+
+def lock_run(session: Session, run_id: int) -> None:
+    """Check that the run exists and hold its row until the transaction ends (PostgreSQL's
+    ``FOR KEY SHARE``: no one deletes it meanwhile): what a foreign key on ``result.run_id``
+    did for every row, once for the write of all of them."""
+    found = session.scalar(
+        select(Run.id).where(Run.id == run_id).with_for_update(read=True, key_share=True)
+    )
+    if found is None:
+        raise NotFoundError(f"no run with id {run_id}")
 
 
 class RunsMixin(RunReadsMixin):
@@ -127,6 +141,7 @@ class RunsMixin(RunReadsMixin):
         ]
         result_columns = result_columns_of(run_id, outcomes)
         with self.session() as session:
+            lock_run(session, run_id)
             bulk_insert(
                 session,
                 RunQuery,
@@ -151,6 +166,27 @@ class RunsMixin(RunReadsMixin):
                     .where(Run.id == run_id)
                     .values(queries_failed=Run.queries_failed + failed)
                 )
+            touch(session, run_id)
+
+    def record_ranked(
+        self,
+        run_id: int,
+        query_ids: Sequence[str],
+        counts: Sequence[int] | NDArray[np.int64],
+        results: pa.Table,
+    ) -> None:
+        """Store a whole ranked run in one transaction (``import-run``): an ``ok`` outcome for
+        each of ``query_ids`` with its number of results (``counts``), and ``results`` (Arrow
+        columns ``query_id, doc_id, rank, score`` in the table's key order: by query id in byte
+        order, then rank), written as they are. Also refreshes the heartbeat."""
+        self._scored_results = None
+        outcomes = {"run_id": run_id, "query_id": list(query_ids), "status": "ok",
+                    "attempts": 1, "results_count": counts}  # fmt: skip
+        columns = {name: results.column(name) for name in RESULT_COLUMNS}
+        with self.session() as session:
+            lock_run(session, run_id)
+            insert_columns(session, RunQuery, outcomes, key_sorted=True)
+            insert_columns(session, Result, {"run_id": run_id, **columns}, key_sorted=True)
             touch(session, run_id)
 
     def heartbeat(self, run_id: int) -> None:
@@ -201,12 +237,14 @@ class RunsMixin(RunReadsMixin):
         *,
         error: str | None = None,
         evaluation: EvaluationRecord | None = None,
+        results: pa.Table | None = None,
     ) -> RunInfo:
         """Set the final ``status`` and store the evaluation, atomically.
 
         Results this store read whole to score the run, with no batch stored since, become the
         finished run's kept results (``load_results``): its comparison does not read them again,
         and they are stored as the run's copy (``evalplat.store.copies``) for later reads.
+        ``results``: the run's whole results as stored (``record_ranked``), kept as its copy.
         """
         if status not in FINAL_STATUSES:
             raise ValueError(f"not a final run status: {status!r}")
@@ -224,6 +262,8 @@ class RunsMixin(RunReadsMixin):
             run.queries_failed = count_outcomes(session, run_id, "failed")
             if scored is not None:
                 keep_results(session, run_id, scored[1])
+            elif results is not None:
+                keep_result_table(session, run_id, results)
             session.flush()
             info = run_infos(session, [run])[0]
             stamp = (run.status, run.finished_at)
