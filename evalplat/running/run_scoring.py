@@ -8,12 +8,16 @@ in one transaction: a process killed at any moment leaves a ``running`` run that
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
-from evalplat.store.runs import EvaluationRecord, RunInfo
+from evalplat.store.run_reads import OUTCOME_TYPES
+from evalplat.store.run_rows import result_columns_of
+from evalplat.store.runs import EvaluationRecord, QueryOutcome, RunInfo
 
 if TYPE_CHECKING:
     import pandas as pd
+    import pyarrow as pa
 
     from evalplat.store import Store
     from evalplat.testsets.content import TestSetContent
@@ -105,11 +109,84 @@ def _records(outcomes: pd.DataFrame | None) -> pd.DataFrame | None:
     )
 
 
+class HeldRun:
+    """A run's outcomes and ranked results as this process searched them, kept in memory from
+    the search to the scoring, so that the run is not read back from the store.
+
+    ``whole``: nothing of the run was stored before this process searched it (a new run), so
+    what is held is the whole run. A resumed run holds only its newly searched queries and is
+    read back from the store to be scored. Results are held as Arrow columns, one table per
+    stored batch, the same columns the batch was written from.
+    """
+
+    def __init__(self, *, whole: bool) -> None:
+        self.whole = whole
+        self._outcomes: list[tuple[str, str, float | None, int, int, str | None]] = []
+        self._results: list[pa.Table] = []
+
+    def add(self, run_id: int, outcomes: Sequence[QueryOutcome]) -> dict[str, Any] | None:
+        """Hold a batch (when holding the whole run); return its result columns
+        (``result_columns_of``, held ones as Arrow arrays) for the store to write, None when it
+        has no results."""
+        import pyarrow as pa
+
+        columns = result_columns_of(run_id, outcomes)
+        if not self.whole:
+            return columns
+        self._outcomes += [
+            (o.query_id, o.status, o.latency_ms, o.attempts, len(o.hits), o.error) for o in outcomes
+        ]
+        if columns is None:
+            return None
+        held = {
+            "query_id": pa.array(columns["query_id"], pa.string()),
+            "doc_id": pa.array(columns["doc_id"], pa.string()),
+            "rank": pa.array(columns["rank"], pa.int64()),
+            "score": pa.array(columns["score"], pa.float64()),
+        }
+        self._results.append(pa.table(held))
+        return {**columns, **held}
+
+    def outcomes(self) -> pd.DataFrame:
+        """As ``Store.run_outcomes`` reads them: by query id, typed the same."""
+        import pandas as pd
+
+        from evalplat.db.bulk import typed_frame
+
+        rows = sorted(self._outcomes, key=lambda row: row[0])
+        frame = pd.DataFrame(rows, columns=list(OUTCOME_TYPES))
+        return typed_frame(frame, OUTCOME_TYPES)
+
+    def results(self) -> pd.DataFrame:
+        """As ``Store.load_results`` reads them: ``query_id, doc_id, rank, score`` by query id
+        (byte order, the store's) then rank, typed the same."""
+        import pyarrow as pa
+
+        from evalplat.db.bulk import typed_frame
+        from evalplat.store.run_reads import RESULT_TYPES
+
+        if self._results:
+            table = pa.concat_tables(self._results)
+        else:
+            schema = {"query_id": pa.string(), "doc_id": pa.string()}
+            schema |= {"rank": pa.int64(), "score": pa.float64()}
+            table = pa.schema(list(schema.items())).empty_table()
+        table = table.sort_by([("query_id", "ascending"), ("rank", "ascending")])
+        frame = table.select(list(RESULT_TYPES)).to_pandas()
+        return typed_frame(frame, RESULT_TYPES)
+
+
 def score_and_finish(
-    store: Store, run_id: int, content: TestSetContent, metrics: list[str]
+    store: Store,
+    run_id: int,
+    content: TestSetContent,
+    metrics: list[str],
+    held: HeldRun | None = None,
 ) -> RunInfo:
-    """Score the stored results and set the final status, in one transaction."""
-    outcomes = store.run_outcomes(run_id)
+    """Score the run's results and set the final status, in one transaction. The results and
+    outcomes are ``held``'s when it holds the whole run, else read from the store."""
+    whole = held is not None and held.whole
+    outcomes = held.outcomes() if held is not None and whole else store.run_outcomes(run_id)
     ok = int((outcomes["status"] == "ok").sum())
     failed = int((outcomes["status"] == "failed").sum())
     missing = len(content.queries) - ok - failed
@@ -120,15 +197,17 @@ def score_and_finish(
             run_id, "failed", error=f"all {failed + missing} queries failed{reason}"
         )
     info = store.run_info(run_id)
+    results = held.results() if held is not None and whole else store.load_results(run_id)
     record = evaluation_record(
         content,
-        store.load_results(run_id),
+        results,
         metrics,
         info.test_set_version_id,
         outcomes,
         document_fields(store, run_id, metrics),
     )
+    kept = results if whole else None
     if failed == 0 and missing == 0:
-        return store.finish_run(run_id, "complete", evaluation=record)
+        return store.finish_run(run_id, "complete", evaluation=record, results=kept)
     problem = f"{failed + missing} of {len(content.queries)} queries failed"
-    return store.finish_run(run_id, "partial", error=problem, evaluation=record)
+    return store.finish_run(run_id, "partial", error=problem, evaluation=record, results=kept)

@@ -86,7 +86,9 @@ def run(
             options=_options(chosen, settings),
         )
         queries = list(zip(content.queries["query_id"], content.queries["text"], strict=True))
-        return drive(store, run_id, searcher, queries, content, chosen, settings, progress)
+        return drive(
+            store, run_id, searcher, queries, content, chosen, settings, progress, new_run=True
+        )
 
 
 def resume(

@@ -16,10 +16,11 @@ leaves a ``running`` run that readers show as ``interrupted``, never one that lo
 
 from __future__ import annotations
 
+import queue
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -31,8 +32,14 @@ from evalplat.inputs.validation import (
     check_depth,
     check_number,
     result_id_problem,
+    result_ids_usable,
 )
-from evalplat.running.run_scoring import document_fields, evaluation_record, score_and_finish
+from evalplat.running.run_scoring import (
+    HeldRun,
+    document_fields,
+    evaluation_record,
+    score_and_finish,
+)
 from evalplat.searchers import (
     BackendUnavailableError,
     Hit,
@@ -84,8 +91,8 @@ class RunSettings:
     concurrency: int = 4
     rate_limit: float | None = None  # requests per second over all workers
     retry: RetryPolicy | None = None
-    batch_size: int = 200  # queries per committed batch
-    flush_seconds: float = 1.0  # ... or fewer, when this long has passed
+    batch_size: int = 2000  # queries per committed batch
+    flush_seconds: float = 2.0  # ... or fewer, when this long has passed
     heartbeat_seconds: float = 5.0
     cache_dir: Path | None = None
 
@@ -108,9 +115,14 @@ def drive(
     metrics: list[str],
     settings: RunSettings,
     progress: ProgressCallback | None,
+    *,
+    new_run: bool = False,
 ) -> RunInfo:
     """Check the backend, search, score and finish the run; every exit leaves a final status
-    (or, if the process dies, a heartbeat that goes stale)."""
+    (or, if the process dies, a heartbeat that goes stale). A ``new_run`` (nothing of it stored
+    before) is scored from the results held in memory as they were searched; a resumed one from
+    the store."""
+    held = HeldRun(whole=new_run)
     heartbeat = _Heartbeat(store, run_id, settings.heartbeat_seconds)
     heartbeat.start()
     try:
@@ -120,12 +132,12 @@ def drive(
             store.finish_run(run_id, "failed", error=str(error))
             raise BackendUnavailableError(f"{error} (run {run_id} marked failed)") from None
         try:
-            _search_all(store, run_id, searcher, queries, settings, progress)
+            _search_all(store, run_id, searcher, queries, settings, progress, held)
         except KeyboardInterrupt:
             store.finish_run(run_id, "interrupted", error="interrupted by the user (Ctrl-C)")
             raise RunInterruptedError(run_id) from None
         try:
-            return score_and_finish(store, run_id, content, metrics)
+            return score_and_finish(store, run_id, content, metrics, held)
         except Exception as error:
             # Scoring failed after the searching: keep the results, say why, let it surface.
             store.finish_run(run_id, "failed", error=f"scoring failed: {error}")
@@ -141,6 +153,7 @@ def _search_all(
     queries: list[tuple[str, str]],
     settings: RunSettings,
     progress: ProgressCallback | None,
+    held: HeldRun,
 ) -> None:
     policy = settings.retry or RetryPolicy(
         retries=3 if searcher.retries is None else searcher.retries
@@ -153,26 +166,30 @@ def _search_all(
     if progress is not None:
         progress(0, total)
     executor = ThreadPoolExecutor(settings.concurrency, thread_name_prefix="evalplat-search")
+    # finished searches arrive here as they finish: taking them costs nothing per query still
+    # pending (``wait`` on a set of 10,000 futures walks the set each time)
+    completed: queue.SimpleQueue[Future[QueryOutcome]] = queue.SimpleQueue()
     pending: set[Future[QueryOutcome]] = set()
     try:
-        pending = {
-            executor.submit(_search_one, searcher, qid, text, settings.depth, policy, limiter)
-            for qid, text in queries
-        }
-        while pending:
-            done, pending = wait(
-                pending, timeout=settings.flush_seconds, return_when=FIRST_COMPLETED
+        for qid, text in queries:
+            future = executor.submit(
+                _search_one, searcher, qid, text, settings.depth, policy, limiter
             )
+            future.add_done_callback(completed.put)
+            pending.add(future)
+        while pending:
+            done = _finished(completed, settings.flush_seconds)
+            pending.difference_update(done)
             batch.extend(future.result() for future in done)
             finished += len(done)
             now = time.monotonic()
             if len(batch) >= settings.batch_size or now - last_flush >= settings.flush_seconds:
-                store.record_outcomes(run_id, batch)
+                store.record_outcomes(run_id, batch, results=held.add(run_id, batch))
                 batch = []
                 last_flush = now
             if progress is not None and done:
                 progress(finished, total)
-        store.record_outcomes(run_id, batch)
+        store.record_outcomes(run_id, batch, results=held.add(run_id, batch))
         batch = []
     except KeyboardInterrupt:
         # Keep what already finished, so resume does not search it again.
@@ -182,6 +199,21 @@ def _search_all(
         raise
     finally:
         executor.shutdown(wait=False, cancel_futures=True)
+
+
+def _finished(
+    completed: queue.SimpleQueue[Future[QueryOutcome]], timeout: float
+) -> list[Future[QueryOutcome]]:
+    """The searches finished so far: waits up to ``timeout`` seconds for the first."""
+    try:
+        done = [completed.get(timeout=timeout)]
+    except queue.Empty:
+        return []
+    while True:
+        try:
+            done.append(completed.get_nowait())
+        except queue.Empty:
+            return done
 
 
 def search_unstored(
@@ -238,22 +270,31 @@ def _search_one(
         return QueryOutcome(query_id, "failed", attempts=attempts, error=_text(message))
     hits = hits[:depth]
     fields = None if fields is None else fields[:depth]
+    problem = _ranking_problem(hits)
+    if problem is not None:
+        return QueryOutcome(query_id, "failed", attempts=attempts, error=problem)
+    return QueryOutcome(
+        query_id, "ok", hits, latency_ms=latency_ms, attempts=attempts, fields=fields
+    )
+
+
+def _ranking_problem(hits: list[Hit]) -> str | None:
+    """Why a ranking cannot be stored (its first unusable or repeated doc id), or None. The
+    whole ranking is checked at once; only a ranking with a problem is walked id by id."""
+    if result_ids_usable([doc_id for doc_id, _ in hits]):
+        return None
     seen: set[str] = set()
     for doc_id, _ in hits:
         problem = result_id_problem(doc_id)
         if problem is not None:
             # Stored as it came, the id would break the database (or not fit its column):
             # the query fails, the run is partial, and `--resume` can finish it.
-            error_text = f"the engine returned an unusable doc id: {problem}"
-            return QueryOutcome(query_id, "failed", attempts=attempts, error=_text(error_text))
+            return _text(f"the engine returned an unusable doc id: {problem}")
         if doc_id in seen:
             # A ranking with a repeated document has no trec_eval meaning; say so, don't guess.
-            error_text = f"the engine returned document {doc_id!r} twice in one ranking"
-            return QueryOutcome(query_id, "failed", attempts=attempts, error=error_text)
+            return f"the engine returned document {doc_id!r} twice in one ranking"
         seen.add(doc_id)
-    return QueryOutcome(
-        query_id, "ok", hits, latency_ms=latency_ms, attempts=attempts, fields=fields
-    )
+    return None
 
 
 def _text(message: str) -> str:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 import socket
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import delete, select, update
@@ -64,7 +64,7 @@ from evalplat.store.run_rows import (
 from evalplat.store.testsets import resolve_test_set_version
 
 if TYPE_CHECKING:
-    pass
+    import pandas as pd
 
 __all__ = [
     "FINAL_STATUSES",
@@ -113,10 +113,18 @@ class RunsMixin(RunReadsMixin):
             session.flush()
             return run.id
 
-    def record_outcomes(self, run_id: int, outcomes: Sequence[QueryOutcome]) -> None:
+    def record_outcomes(
+        self,
+        run_id: int,
+        outcomes: Sequence[QueryOutcome],
+        *,
+        results: Mapping[str, Any] | None = None,
+    ) -> None:
         """Store a batch of finished queries (outcome rows + ranked results) in one transaction.
 
-        Ranks are the hits' positions, from 1. Also refreshes the heartbeat.
+        Ranks are the hits' positions, from 1. ``results``: the batch's result columns when the
+        caller made them already (``result_columns_of``, as lists or Arrow arrays). Also
+        refreshes the heartbeat.
         """
         if not outcomes:
             return
@@ -125,7 +133,7 @@ class RunsMixin(RunReadsMixin):
             (run_id, o.query_id, o.status, o.latency_ms, o.attempts, len(o.hits), o.error)
             for o in outcomes
         ]
-        result_columns = result_columns_of(run_id, outcomes)
+        result_columns = results if results is not None else result_columns_of(run_id, outcomes)
         with self.session() as session:
             bulk_insert(
                 session,
@@ -201,16 +209,21 @@ class RunsMixin(RunReadsMixin):
         *,
         error: str | None = None,
         evaluation: EvaluationRecord | None = None,
+        results: pd.DataFrame | None = None,
     ) -> RunInfo:
         """Set the final ``status`` and store the evaluation, atomically.
 
-        Results this store read whole to score the run, with no batch stored since, become the
-        finished run's kept results (``load_results``): its comparison does not read them again,
-        and they are stored as the run's copy (``evalplat.store.copies``) for later reads.
+        The run's whole results as scored become the finished run's kept results
+        (``load_results``): its comparison does not read them again, and they are stored as the
+        run's copy (``evalplat.store.copies``) for later reads. They are ``results`` when given
+        (the searching process held them, typed and ordered as ``load_results`` reads them),
+        else those this store read whole to score the run, with no batch stored since.
         """
         if status not in FINAL_STATUSES:
             raise ValueError(f"not a final run status: {status!r}")
         scored, self._scored_results = self._scored_results, None
+        if results is not None:
+            scored = (run_id, results)
         if scored is not None and scored[0] != run_id:
             scored = None
         with self.session() as session:
