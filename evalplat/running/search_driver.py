@@ -20,7 +20,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -165,22 +165,11 @@ def _search_all(
     last_flush = time.monotonic()
     if progress is not None:
         progress(0, total)
-    executor = ThreadPoolExecutor(settings.concurrency, thread_name_prefix="evalplat-search")
-    # finished searches arrive here as they finish: taking them costs nothing per query still
-    # pending (``wait`` on a set of 10,000 futures walks the set each time)
-    completed: queue.SimpleQueue[Future[QueryOutcome]] = queue.SimpleQueue()
-    pending: set[Future[QueryOutcome]] = set()
+    workers = _Workers(settings.concurrency, searcher, queries, settings.depth, policy, limiter)
     try:
-        for qid, text in queries:
-            future = executor.submit(
-                _search_one, searcher, qid, text, settings.depth, policy, limiter
-            )
-            future.add_done_callback(completed.put)
-            pending.add(future)
-        while pending:
-            done = _finished(completed, settings.flush_seconds)
-            pending.difference_update(done)
-            batch.extend(future.result() for future in done)
+        while finished < total:
+            done = workers.finished(settings.flush_seconds)
+            batch.extend(done)
             finished += len(done)
             now = time.monotonic()
             if len(batch) >= settings.batch_size or now - last_flush >= settings.flush_seconds:
@@ -193,27 +182,70 @@ def _search_all(
         batch = []
     except KeyboardInterrupt:
         # Keep what already finished, so resume does not search it again.
-        executor.shutdown(wait=False, cancel_futures=True)
-        batch.extend(f.result() for f in pending if f.done() and not f.cancelled())
+        workers.stop()
+        batch.extend(workers.finished(0))
         store.record_outcomes(run_id, batch)
         raise
     finally:
-        executor.shutdown(wait=False, cancel_futures=True)
+        workers.stop()
 
 
-def _finished(
-    completed: queue.SimpleQueue[Future[QueryOutcome]], timeout: float
-) -> list[Future[QueryOutcome]]:
-    """The searches finished so far: waits up to ``timeout`` seconds for the first."""
-    try:
-        done = [completed.get(timeout=timeout)]
-    except queue.Empty:
-        return []
-    while True:
+class _Workers:
+    """``concurrency`` threads that take the next query from a shared list, search it and put
+    its outcome on a queue, until the list is done or ``stop`` (the queries not started then are
+    never sent). One future per query, as a thread pool makes, cost more than a lookup searcher
+    answering it; the queue gives the main thread what finished without walking what did not."""
+
+    def __init__(
+        self,
+        concurrency: int,
+        searcher: Searcher,
+        queries: list[tuple[str, str]],
+        depth: int,
+        policy: RetryPolicy,
+        limiter: RateLimiter | None,
+    ) -> None:
+        self._next = iter(queries)
+        self._lock = threading.Lock()
+        self._stopped = threading.Event()
+        self._done: queue.SimpleQueue[QueryOutcome] = queue.SimpleQueue()
+        self._search = (searcher, depth, policy, limiter)
+        for number in range(min(concurrency, len(queries))):
+            thread = threading.Thread(
+                target=self._loop, name=f"evalplat-search-{number}", daemon=True
+            )
+            thread.start()
+
+    def _loop(self) -> None:
+        searcher, depth, policy, limiter = self._search
+        while not self._stopped.is_set():
+            with self._lock:
+                query = next(self._next, None)
+            if query is None:
+                return
+            try:
+                outcome = _search_one(searcher, query[0], query[1], depth, policy, limiter)
+            except BaseException as error:  # SystemExit from a user's searcher: one failed query
+                message = _text(f"{type(error).__name__}: {error}")
+                outcome = QueryOutcome(query[0], "failed", error=message)
+            self._done.put(outcome)
+
+    def finished(self, timeout: float) -> list[QueryOutcome]:
+        """The outcomes finished since the last call: waits up to ``timeout`` seconds for the
+        first (not at all with 0)."""
+        done: list[QueryOutcome] = []
         try:
-            done.append(completed.get_nowait())
+            done.append(self._done.get(timeout=timeout) if timeout else self._done.get_nowait())
         except queue.Empty:
             return done
+        while True:
+            try:
+                done.append(self._done.get_nowait())
+            except queue.Empty:
+                return done
+
+    def stop(self) -> None:
+        self._stopped.set()
 
 
 def search_unstored(
