@@ -19,7 +19,7 @@ from evalplat.testsets.content import TestSetContent
 # ids whose byte order differs from a case-insensitive or accent-aware one
 QUERY_IDS = ["q10", "Q2", "q2", "é1", "e2", "q1", "z0"]
 
-SEARCHER = '''
+SEARCHER = """
 def search(text, depth):
     if text == "boom":
         raise RuntimeError("the engine broke")
@@ -28,7 +28,7 @@ def search(text, depth):
     n = len(text)
     ranking = [("d%d" % ((n + k) % 9), None if k == 2 else float(10 - k)) for k in range(6)]
     return ranking[:depth]
-'''
+"""
 
 
 def _content() -> TestSetContent:
