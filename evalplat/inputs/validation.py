@@ -108,6 +108,26 @@ def result_id_problem(value: object) -> str | None:
     return None
 
 
+def result_ids_usable(values: list[Any]) -> bool:
+    """Whether every doc id of one ranking can be stored (``result_id_problem`` finds nothing)
+    and none repeats: the same rules checked over the whole ranking at once, at C speed. When
+    False, ``result_id_problem`` on each id tells which one and why."""
+    try:
+        joined = " ".join(values)  # a space is not a control character
+        joined.encode("utf-8")
+    except (TypeError, UnicodeEncodeError):
+        return False
+    if not values:
+        return True
+    lengths = list(map(len, values))
+    return (
+        min(lengths) > 0
+        and max(lengths) <= ID_MAX_LENGTH
+        and CONTROL.search(joined) is None
+        and len(set(values)) == len(values)
+    )
+
+
 def check_name(
     value: str,
     what: str,

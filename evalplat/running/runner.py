@@ -85,7 +85,9 @@ def run(
             options=_options(chosen, settings),
         )
         queries = list(zip(content.queries["query_id"], content.queries["text"], strict=True))
-        return drive(store, run_id, searcher, queries, content, chosen, settings, progress)
+        return drive(
+            store, run_id, searcher, queries, content, chosen, settings, progress, new_run=True
+        )
 
 
 def resume(
@@ -286,7 +288,7 @@ def import_run(
         None,  # an imported run records no latency
         document_fields(store, run_id, chosen),
     )
-    return store.finish_run(run_id, "complete", evaluation=record, results=ranked.results)
+    return store.finish_run(run_id, "complete", evaluation=record, result_table=ranked.results)
 
 
 def create_searcher(

@@ -1,4 +1,4 @@
-"""The search driver: search a run's queries, score the stored results, finish the run.
+"""The search driver: search a run's queries, have them scored, finish the run.
 
 ``drive`` checks the backend once (unusable → the run is ``failed`` and
 ``BackendUnavailableError`` is raised before any query is sent), then searches with a thread
@@ -9,18 +9,18 @@ committed in batches as they finish, from the main thread only (one writer, frie
 a heartbeat thread keeps the run visibly alive meanwhile.
 
 Final status: ``complete`` when every query succeeded, ``partial`` when some failed, ``failed``
-when none succeeded, ``interrupted`` on Ctrl-C (``RunInterruptedError``). Scores are computed
-from the *stored* results (the engine's order, ``ordering="given"``) and saved with the final
-status in one transaction: a process killed at any moment leaves a ``running`` run that readers
-show as ``interrupted``, never one that looks complete.
+when none succeeded, ``interrupted`` on Ctrl-C (``RunInterruptedError``). Scoring and the final
+status are ``evalplat.running.run_scoring``'s: one transaction, so a process killed at any moment
+leaves a ``running`` run that readers show as ``interrupted``, never one that looks complete.
 """
 
 from __future__ import annotations
 
+import queue
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -32,6 +32,13 @@ from evalplat.inputs.validation import (
     check_depth,
     check_number,
     result_id_problem,
+    result_ids_usable,
+)
+from evalplat.running.run_scoring import (
+    HeldRun,
+    document_fields,
+    evaluation_record,
+    score_and_finish,
 )
 from evalplat.searchers import (
     BackendUnavailableError,
@@ -44,15 +51,23 @@ from evalplat.searchers import (
     call_with_retries,
 )
 from evalplat.searchers.base import begin_request_timing, request_ms
-from evalplat.store.runs import EvaluationRecord, QueryOutcome, RunInfo
+from evalplat.store.runs import QueryOutcome, RunInfo
 
 if TYPE_CHECKING:
-    import pandas as pd
-    import pyarrow as pa
-
     from evalplat.store import Store
     from evalplat.testsets.content import TestSetContent
 
+
+__all__ = [
+    "ProgressCallback",
+    "RunInterruptedError",
+    "RunSettings",
+    "document_fields",
+    "drive",
+    "evaluation_record",
+    "score_and_finish",
+    "search_unstored",
+]
 
 ProgressCallback = Callable[[int, int], None]
 """Called from the main thread with (queries finished, queries to search)."""
@@ -76,8 +91,8 @@ class RunSettings:
     concurrency: int = 4
     rate_limit: float | None = None  # requests per second over all workers
     retry: RetryPolicy | None = None
-    batch_size: int = 200  # queries per committed batch
-    flush_seconds: float = 1.0  # ... or fewer, when this long has passed
+    batch_size: int = 2000  # queries per committed batch
+    flush_seconds: float = 2.0  # ... or fewer, when this long has passed
     heartbeat_seconds: float = 5.0
     cache_dir: Path | None = None
 
@@ -91,97 +106,6 @@ class RunSettings:
             check_number(self.rate_limit, "--rate-limit", minimum=RATE_LIMIT_MIN)
 
 
-def evaluation_record(
-    content: TestSetContent,
-    results: pd.DataFrame | pa.Table,
-    metrics: list[str],
-    test_set_version_id: int,
-    outcomes: pd.DataFrame | None = None,
-    documents: pd.DataFrame | None = None,
-) -> EvaluationRecord:
-    """Score ranked ``results`` (``query_id, doc_id, rank, score``; a pyarrow Table must come
-    by query then rank) against ``content``'s judgments with the evaluation engine, in the
-    given (stored) order, over the test set's queries as topics. Means are weighted by the
-    queries' weights when any query has one (a query without a weight counts 1), as
-    comparisons weigh them.
-
-    ``outcomes`` (``Store.run_outcomes``) are the run's records: measures that read them
-    (``Latency``) are scored only when some query has a recorded latency, so an imported run
-    has no latency scores rather than zeros; a query without one has no row for them.
-    ``documents`` (``Store.result_fields``) feed measures of document fields (``Diversity``).
-    """
-    import math
-
-    import pandas as pd
-
-    from evalplat.metrics.evaluation import evaluate
-    from evalplat.metrics.registry import parse
-
-    records = _records(outcomes)
-    if records is None:
-        metrics = [m for m in metrics if "records" not in parse(m).spec.inputs]
-    run_frame: pd.DataFrame | pa.Table
-    if isinstance(results, pd.DataFrame):
-        run_frame = results.sort_values(["query_id", "rank"], kind="stable")[
-            ["query_id", "doc_id", "rank", "score"]
-        ].reset_index(drop=True)
-    else:  # Arrow columns come by query and rank already (``import-run``'s)
-        run_frame = results.select(["query_id", "doc_id", "rank", "score"])
-    topics = list(content.queries["query_id"])
-    given = content.queries.dropna(subset=["weight"])
-    weights = dict(zip(given["query_id"], given["weight"], strict=True)) if len(given) else None
-    scored = evaluate(
-        content.qrels[["query_id", "doc_id", "grade"]],
-        run_frame,
-        metrics,
-        ordering="given",
-        topics=topics,
-        weights=weights,
-        records=records,
-        documents=documents,
-    )
-    per_query = scored.per_query
-    values = per_query["value"].astype(float)
-    scored_rows = values.notna()  # a measure with nothing to score for a query has no row
-    columns = pd.DataFrame(
-        {
-            "metric": per_query["metric"].astype(str)[scored_rows],
-            "query_id": per_query["query_id"].astype(str)[scored_rows],
-            "value": values[scored_rows],
-        }
-    ).reset_index(drop=True)
-    means = {
-        str(metric): (float(value), len(topics))
-        for metric, value in scored.means.items()
-        if not math.isnan(value)
-    }
-    options = {"ordering": "given", "metrics": metrics, "topics": len(topics)}
-    if weights is not None:
-        options["weighted"] = True
-    return EvaluationRecord(test_set_version_id, columns, means, options)
-
-
-def document_fields(store: Store, run_id: int, metrics: list[str]) -> pd.DataFrame | None:
-    """The run's document field values when a metric reads them, else None (not read)."""
-    from evalplat.metrics.registry import parse
-
-    fields = [
-        str(metric.param("field"))
-        for metric in (parse(m) for m in metrics)
-        if "documents" in metric.spec.inputs
-    ]
-    return store.result_fields(run_id, fields) if fields else None
-
-
-def _records(outcomes: pd.DataFrame | None) -> pd.DataFrame | None:
-    """The run's per-query records for the evaluation, or None when no latency was recorded."""
-    if outcomes is None or not len(outcomes) or outcomes["latency_ms"].isna().all():
-        return None
-    return outcomes[["query_id", "latency_ms", "results_count"]].rename(
-        columns={"results_count": "results"}
-    )
-
-
 def drive(
     store: Store,
     run_id: int,
@@ -191,9 +115,14 @@ def drive(
     metrics: list[str],
     settings: RunSettings,
     progress: ProgressCallback | None,
+    *,
+    new_run: bool = False,
 ) -> RunInfo:
     """Check the backend, search, score and finish the run; every exit leaves a final status
-    (or, if the process dies, a heartbeat that goes stale)."""
+    (or, if the process dies, a heartbeat that goes stale). A ``new_run`` (nothing of it stored
+    before) is scored from the results held in memory as they were searched; a resumed one from
+    the store."""
+    held = HeldRun(whole=new_run)
     heartbeat = _Heartbeat(store, run_id, settings.heartbeat_seconds)
     heartbeat.start()
     try:
@@ -203,12 +132,12 @@ def drive(
             store.finish_run(run_id, "failed", error=str(error))
             raise BackendUnavailableError(f"{error} (run {run_id} marked failed)") from None
         try:
-            _search_all(store, run_id, searcher, queries, settings, progress)
+            _search_all(store, run_id, searcher, queries, settings, progress, held)
         except KeyboardInterrupt:
             store.finish_run(run_id, "interrupted", error="interrupted by the user (Ctrl-C)")
             raise RunInterruptedError(run_id) from None
         try:
-            return score_and_finish(store, run_id, content, metrics)
+            return score_and_finish(store, run_id, content, metrics, held)
         except Exception as error:
             # Scoring failed after the searching: keep the results, say why, let it surface.
             store.finish_run(run_id, "failed", error=f"scoring failed: {error}")
@@ -224,6 +153,7 @@ def _search_all(
     queries: list[tuple[str, str]],
     settings: RunSettings,
     progress: ProgressCallback | None,
+    held: HeldRun,
 ) -> None:
     policy = settings.retry or RetryPolicy(
         retries=3 if searcher.retries is None else searcher.retries
@@ -235,36 +165,87 @@ def _search_all(
     last_flush = time.monotonic()
     if progress is not None:
         progress(0, total)
-    executor = ThreadPoolExecutor(settings.concurrency, thread_name_prefix="evalplat-search")
-    pending: set[Future[QueryOutcome]] = set()
+    workers = _Workers(settings.concurrency, searcher, queries, settings.depth, policy, limiter)
     try:
-        pending = {
-            executor.submit(_search_one, searcher, qid, text, settings.depth, policy, limiter)
-            for qid, text in queries
-        }
-        while pending:
-            done, pending = wait(
-                pending, timeout=settings.flush_seconds, return_when=FIRST_COMPLETED
-            )
-            batch.extend(future.result() for future in done)
+        while finished < total:
+            done = workers.finished(settings.flush_seconds)
+            batch.extend(done)
             finished += len(done)
             now = time.monotonic()
             if len(batch) >= settings.batch_size or now - last_flush >= settings.flush_seconds:
-                store.record_outcomes(run_id, batch)
+                store.record_outcomes(run_id, batch, results=held.add(run_id, batch))
                 batch = []
                 last_flush = now
             if progress is not None and done:
                 progress(finished, total)
-        store.record_outcomes(run_id, batch)
+        store.record_outcomes(run_id, batch, results=held.add(run_id, batch))
         batch = []
     except KeyboardInterrupt:
         # Keep what already finished, so resume does not search it again.
-        executor.shutdown(wait=False, cancel_futures=True)
-        batch.extend(f.result() for f in pending if f.done() and not f.cancelled())
+        workers.stop()
+        batch.extend(workers.finished(0))
         store.record_outcomes(run_id, batch)
         raise
     finally:
-        executor.shutdown(wait=False, cancel_futures=True)
+        workers.stop()
+
+
+class _Workers:
+    """``concurrency`` threads that take the next query from a shared list, search it and put
+    its outcome on a queue, until the list is done or ``stop`` (the queries not started then are
+    never sent). One future per query, as a thread pool makes, cost more than a lookup searcher
+    answering it; the queue gives the main thread what finished without walking what did not."""
+
+    def __init__(
+        self,
+        concurrency: int,
+        searcher: Searcher,
+        queries: list[tuple[str, str]],
+        depth: int,
+        policy: RetryPolicy,
+        limiter: RateLimiter | None,
+    ) -> None:
+        self._next = iter(queries)
+        self._lock = threading.Lock()
+        self._stopped = threading.Event()
+        self._done: queue.SimpleQueue[QueryOutcome] = queue.SimpleQueue()
+        self._search = (searcher, depth, policy, limiter)
+        for number in range(min(concurrency, len(queries))):
+            thread = threading.Thread(
+                target=self._loop, name=f"evalplat-search-{number}", daemon=True
+            )
+            thread.start()
+
+    def _loop(self) -> None:
+        searcher, depth, policy, limiter = self._search
+        while not self._stopped.is_set():
+            with self._lock:
+                query = next(self._next, None)
+            if query is None:
+                return
+            try:
+                outcome = _search_one(searcher, query[0], query[1], depth, policy, limiter)
+            except BaseException as error:  # SystemExit from a user's searcher: one failed query
+                message = _text(f"{type(error).__name__}: {error}")
+                outcome = QueryOutcome(query[0], "failed", error=message)
+            self._done.put(outcome)
+
+    def finished(self, timeout: float) -> list[QueryOutcome]:
+        """The outcomes finished since the last call: waits up to ``timeout`` seconds for the
+        first (not at all with 0)."""
+        done: list[QueryOutcome] = []
+        try:
+            done.append(self._done.get(timeout=timeout) if timeout else self._done.get_nowait())
+        except queue.Empty:
+            return done
+        while True:
+            try:
+                done.append(self._done.get_nowait())
+            except queue.Empty:
+                return done
+
+    def stop(self) -> None:
+        self._stopped.set()
 
 
 def search_unstored(
@@ -321,56 +302,36 @@ def _search_one(
         return QueryOutcome(query_id, "failed", attempts=attempts, error=_text(message))
     hits = hits[:depth]
     fields = None if fields is None else fields[:depth]
+    problem = _ranking_problem(hits)
+    if problem is not None:
+        return QueryOutcome(query_id, "failed", attempts=attempts, error=problem)
+    return QueryOutcome(
+        query_id, "ok", hits, latency_ms=latency_ms, attempts=attempts, fields=fields
+    )
+
+
+def _ranking_problem(hits: list[Hit]) -> str | None:
+    """Why a ranking cannot be stored (its first unusable or repeated doc id), or None. The
+    whole ranking is checked at once; only a ranking with a problem is walked id by id."""
+    if result_ids_usable([doc_id for doc_id, _ in hits]):
+        return None
     seen: set[str] = set()
     for doc_id, _ in hits:
         problem = result_id_problem(doc_id)
         if problem is not None:
             # Stored as it came, the id would break the database (or not fit its column):
             # the query fails, the run is partial, and `--resume` can finish it.
-            error_text = f"the engine returned an unusable doc id: {problem}"
-            return QueryOutcome(query_id, "failed", attempts=attempts, error=_text(error_text))
+            return _text(f"the engine returned an unusable doc id: {problem}")
         if doc_id in seen:
             # A ranking with a repeated document has no trec_eval meaning; say so, don't guess.
-            error_text = f"the engine returned document {doc_id!r} twice in one ranking"
-            return QueryOutcome(query_id, "failed", attempts=attempts, error=error_text)
+            return f"the engine returned document {doc_id!r} twice in one ranking"
         seen.add(doc_id)
-    return QueryOutcome(
-        query_id, "ok", hits, latency_ms=latency_ms, attempts=attempts, fields=fields
-    )
+    return None
 
 
 def _text(message: str) -> str:
     """An error message as free text the database stores (an engine may send NUL bytes)."""
     return message.replace("\x00", "\\x00").encode("utf-8", "backslashreplace").decode("utf-8")
-
-
-def score_and_finish(
-    store: Store, run_id: int, content: TestSetContent, metrics: list[str]
-) -> RunInfo:
-    """Score the stored results and set the final status, in one transaction."""
-    outcomes = store.run_outcomes(run_id)
-    ok = int((outcomes["status"] == "ok").sum())
-    failed = int((outcomes["status"] == "failed").sum())
-    missing = len(content.queries) - ok - failed
-    if ok == 0:
-        first = outcomes.loc[outcomes["status"] == "failed", "error"]
-        reason = f"; first error: {first.iloc[0]}" if len(first) else ""
-        return store.finish_run(
-            run_id, "failed", error=f"all {failed + missing} queries failed{reason}"
-        )
-    info = store.run_info(run_id)
-    record = evaluation_record(
-        content,
-        store.load_results(run_id),
-        metrics,
-        info.test_set_version_id,
-        outcomes,
-        document_fields(store, run_id, metrics),
-    )
-    if failed == 0 and missing == 0:
-        return store.finish_run(run_id, "complete", evaluation=record)
-    problem = f"{failed + missing} of {len(content.queries)} queries failed"
-    return store.finish_run(run_id, "partial", error=problem, evaluation=record)
 
 
 class _Heartbeat:

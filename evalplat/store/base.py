@@ -53,6 +53,11 @@ class StoreBase:
         self._peers_cache: tuple[Any, Any] | None = None
         # test set version id -> (its hash and creation time, judgments): see ``_judgments``
         self._judgments_cache: dict[int, tuple[Any, Any]] = {}
+        # (version and what was read, content) of the last test set loaded: ``load_test_set``
+        self._content_cache: tuple[Any, Any] | None = None
+        # an SQLite connection held open and idle while the store is (``_hold_sqlite_open``);
+        # None until the first session, False when there is none to hold
+        self._keeper: Any = None
 
     def _judgments(self, session: Session, version: Any) -> Any:
         """The ``judgment`` rows of ``version`` (a ``TestSetVersion``): ``query_id, doc_id,
@@ -144,6 +149,8 @@ class StoreBase:
         crash-recovery tests. Once a lock this store holds is lost (``lock_lost``), a session
         that wrote is rolled back with that error instead of committed.
         """
+        if self._keeper is None:
+            self._hold_sqlite_open()
         session = self._sessions()
         try:
             with session.begin():
@@ -172,7 +179,40 @@ class StoreBase:
             session.close()
             remove_leftovers(session.info)
 
+    def _hold_sqlite_open(self) -> None:
+        """Keep one connection to an SQLite file open, idle, for the store's life.
+
+        Every session opens a connection of its own and closes it (``NullPool``). When the last
+        connection to the file closes, SQLite checkpoints the write-ahead log into the database,
+        syncs it and deletes the log, and the next connection creates it again: a run that
+        commits a batch of results and refreshes its heartbeat many times paid that on each
+        commit. With this connection open the others close without it; SQLite still checkpoints
+        as the log grows (``wal_autocheckpoint``), and the last close (``close``) leaves the
+        database whole in one file. It never begins a transaction, so it holds no lock and no
+        snapshot that would keep other writers or the checkpoint waiting. A plain connection of
+        the driver, outside the engine's pool: nothing else uses it.
+        """
+        import sqlite3
+
+        database = sqlite_file(self.url)
+        if self.read_only or database is None or not database.exists():
+            self._keeper = False
+            return
+        keeper = sqlite3.connect(database, check_same_thread=False)
+        try:
+            # a first read puts it in write-ahead-log mode, in which it keeps the shared lock
+            # that tells the other connections' close they are not the last
+            keeper.execute("SELECT count(*) FROM sqlite_master").fetchall()
+        except sqlite3.Error:
+            keeper.close()
+            self._keeper = False
+            return
+        self._keeper = keeper
+
     def close(self) -> None:
+        keeper, self._keeper = self._keeper, False
+        if keeper:
+            keeper.close()
         self.engine.dispose()
 
     def __enter__(self) -> Self:

@@ -23,14 +23,15 @@ if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
 RESULT_TYPES = {"query_id": "str", "doc_id": "str", "rank": "int64", "score": "float64"}
+OUTCOME_TYPES = {"query_id": "str", "status": "str", "latency_ms": "float64",
+                 "attempts": "int64", "results_count": "int64", "error": "str"}  # fmt: skip
 SCORE_TYPES = {"query_id": "str", "metric": "str", "value": "float64"}
 
 
 class RunReadsMixin(StoreBase):
     def run_outcomes(self, run_id: int) -> pd.DataFrame:
         """Per-query outcomes: ``query_id, status, latency_ms, attempts, results_count, error``."""
-        types = {"query_id": "str", "status": "str", "latency_ms": "float64",
-                 "attempts": "int64", "results_count": "int64", "error": "str"}  # fmt: skip
+        types = OUTCOME_TYPES
         with self.session() as session:
             return read_frame(
                 session,

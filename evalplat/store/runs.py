@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 import socket
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import delete, select, update
@@ -65,6 +65,7 @@ from evalplat.store.testsets import resolve_test_set_version
 
 if TYPE_CHECKING:
     import numpy as np
+    import pandas as pd
     import pyarrow as pa
     from numpy.typing import NDArray
     from sqlalchemy.orm import Session
@@ -127,10 +128,18 @@ class RunsMixin(RunReadsMixin):
             session.flush()
             return run.id
 
-    def record_outcomes(self, run_id: int, outcomes: Sequence[QueryOutcome]) -> None:
+    def record_outcomes(
+        self,
+        run_id: int,
+        outcomes: Sequence[QueryOutcome],
+        *,
+        results: Mapping[str, Any] | None = None,
+    ) -> None:
         """Store a batch of finished queries (outcome rows + ranked results) in one transaction.
 
-        Ranks are the hits' positions, from 1. Also refreshes the heartbeat.
+        Ranks are the hits' positions, from 1. ``results``: the batch's result columns when the
+        caller made them already (``result_columns_of``, as lists or Arrow arrays). Also
+        refreshes the heartbeat.
         """
         if not outcomes:
             return
@@ -139,7 +148,7 @@ class RunsMixin(RunReadsMixin):
             (run_id, o.query_id, o.status, o.latency_ms, o.attempts, len(o.hits), o.error)
             for o in outcomes
         ]
-        result_columns = result_columns_of(run_id, outcomes)
+        result_columns = results if results is not None else result_columns_of(run_id, outcomes)
         with self.session() as session:
             lock_run(session, run_id)
             bulk_insert(
@@ -237,18 +246,24 @@ class RunsMixin(RunReadsMixin):
         *,
         error: str | None = None,
         evaluation: EvaluationRecord | None = None,
-        results: pa.Table | None = None,
+        results: pd.DataFrame | None = None,
+        result_table: pa.Table | None = None,
     ) -> RunInfo:
         """Set the final ``status`` and store the evaluation, atomically.
 
-        Results this store read whole to score the run, with no batch stored since, become the
-        finished run's kept results (``load_results``): its comparison does not read them again,
-        and they are stored as the run's copy (``evalplat.store.copies``) for later reads.
-        ``results``: the run's whole results as stored (``record_ranked``), kept as its copy.
+        The run's whole results as scored become the finished run's kept results
+        (``load_results``): its comparison does not read them again, and they are stored as the
+        run's copy (``evalplat.store.copies``) for later reads. They are ``results`` when given
+        (the searching process held them, typed and ordered as ``load_results`` reads them),
+        else those this store read whole to score the run, with no batch stored since.
+        ``result_table``: the run's whole results as stored by ``record_ranked``, kept as its
+        copy.
         """
         if status not in FINAL_STATUSES:
             raise ValueError(f"not a final run status: {status!r}")
         scored, self._scored_results = self._scored_results, None
+        if results is not None:
+            scored = (run_id, results)
         if scored is not None and scored[0] != run_id:
             scored = None
         with self.session() as session:
@@ -262,8 +277,8 @@ class RunsMixin(RunReadsMixin):
             run.queries_failed = count_outcomes(session, run_id, "failed")
             if scored is not None:
                 keep_results(session, run_id, scored[1])
-            elif results is not None:
-                keep_result_table(session, run_id, results)
+            elif result_table is not None:
+                keep_result_table(session, run_id, result_table)
             session.flush()
             info = run_infos(session, [run])[0]
             stamp = (run.status, run.finished_at)

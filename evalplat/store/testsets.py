@@ -174,13 +174,22 @@ class TestSetsMixin(StoreBase):
 
     def load_test_set(self, ref: str | VersionRef, *, documents: bool = True) -> TestSetContent:
         """The content of a version: queries, judgments and (unless ``documents=False``, for
-        steps that never show or search document text) documents, as DataFrames."""
+        steps that never show or search document text) documents, as DataFrames.
+
+        A version with one grade per pair never changes, and a night or a sweep runs many
+        configs on it: the last one loaded is kept and given again (keyed as the judgments are,
+        ``_judgments``), with what was computed of it since (``several_grades``, its hashes). The
+        content is shared: callers must not modify its frames in place."""
         import pandas as pd
 
         from evalplat.testsets.content import TestSetContent
 
         with self.session() as session:
             _, version = resolve_test_set_version(session, ref)
+            stamp = (version.id, version.content_hash, version.created_at, documents)
+            if self._content_cache is not None and self._content_cache[0] == stamp:
+                kept: TestSetContent = self._content_cache[1]
+                return kept
             queries = _frame(
                 session,
                 select(Query.query_id, Query.text, Query.weight, Query.tags)
@@ -194,8 +203,11 @@ class TestSetsMixin(StoreBase):
                 judgments = _ratings(session, version.id)
             else:
                 judgments = self._judgments(session, version)
-            corpus = None
+            corpus = corpus_hash = None
             if version.corpus_id is not None and documents:
+                corpus_hash = session.scalar(
+                    select(Corpus.content_hash).where(Corpus.id == version.corpus_id)
+                )
                 corpus = _frame(
                     session,
                     select(Document.doc_id, Document.title, Document.text, Document.fields)
@@ -211,12 +223,15 @@ class TestSetsMixin(StoreBase):
                 judgments=judgments,
                 documents=corpus,
                 grade_rule=version.grade_rule,
+                known_corpus_hash=corpus_hash,
             )
             if version.grade_rule is None:
                 # the judgment table's key holds one grade per pair: no need to look for
                 # repeated pairs among a million judgments (a pandas pass of 0.3-1 s)
                 content.__dict__["several_grades"] = False
-            return content
+        if version.grade_rule is None:  # raters' grades of a version can still arrive
+            self._content_cache = (stamp, content)
+        return content
 
     def document_text(
         self, ref: str | VersionRef, doc_ids: Sequence[str]

@@ -26,7 +26,7 @@ import hashlib
 import json
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -71,6 +71,8 @@ class TestSetContent:
     judgments: pd.DataFrame
     documents: pd.DataFrame | None = None
     grade_rule: str | None = None  # how several sources' grades of one pair resolve
+    # ``corpus_hash`` of ``documents`` when known already (the store keeps it with the corpus)
+    known_corpus_hash: str | None = field(default=None, repr=False)
 
     @property
     def qrels(self) -> pd.DataFrame:
@@ -119,6 +121,8 @@ class TestSetContent:
     def corpus_hash(self) -> str:
         if self.documents is None:
             raise InputError("this test set has no documents")
+        if self.known_corpus_hash is not None:
+            return self.known_corpus_hash
         documents = self.documents
         digest = hashlib.sha256(b"evalplat corpus v1\n")
         rows = [

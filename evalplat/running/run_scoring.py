@@ -1,0 +1,218 @@
+"""Scoring a searched run and setting its final status: ``score_and_finish``, and the
+evaluation record of ranked results (``evaluation_record``) that ``rescore`` stores too.
+
+Scores are computed in the engine's order (``ordering="given"``) and saved with the final status
+in one transaction: a process killed at any moment leaves a ``running`` run that readers show as
+``interrupted``, never one that looks complete.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from evalplat.store.run_reads import OUTCOME_TYPES
+from evalplat.store.run_rows import result_columns_of
+from evalplat.store.runs import EvaluationRecord, QueryOutcome, RunInfo
+
+if TYPE_CHECKING:
+    import pandas as pd
+    import pyarrow as pa
+
+    from evalplat.store import Store
+    from evalplat.testsets.content import TestSetContent
+
+
+def evaluation_record(
+    content: TestSetContent,
+    results: pd.DataFrame | pa.Table,
+    metrics: list[str],
+    test_set_version_id: int,
+    outcomes: pd.DataFrame | None = None,
+    documents: pd.DataFrame | None = None,
+) -> EvaluationRecord:
+    """Score ranked ``results`` (``query_id, doc_id, rank, score``; a pyarrow Table must come
+    by query then rank) against ``content``'s judgments with the evaluation engine, in the
+    given (stored) order, over the test set's queries as topics. Means are weighted by the
+    queries' weights when any query has one (a query without a weight counts 1), as
+    comparisons weigh them.
+
+    ``outcomes`` (``Store.run_outcomes``) are the run's records: measures that read them
+    (``Latency``) are scored only when some query has a recorded latency, so an imported run
+    has no latency scores rather than zeros; a query without one has no row for them.
+    ``documents`` (``Store.result_fields``) feed measures of document fields (``Diversity``).
+    """
+    import math
+
+    import pandas as pd
+
+    from evalplat.metrics.evaluation import evaluate
+    from evalplat.metrics.registry import parse
+
+    records = _records(outcomes)
+    if records is None:
+        metrics = [m for m in metrics if "records" not in parse(m).spec.inputs]
+    run_frame: pd.DataFrame | pa.Table
+    if isinstance(results, pd.DataFrame):
+        run_frame = results.sort_values(["query_id", "rank"], kind="stable")[
+            ["query_id", "doc_id", "rank", "score"]
+        ].reset_index(drop=True)
+    else:  # Arrow columns come by query and rank already (``import-run``'s)
+        run_frame = results.select(["query_id", "doc_id", "rank", "score"])
+    topics = list(content.queries["query_id"])
+    given = content.queries.dropna(subset=["weight"])
+    weights = dict(zip(given["query_id"], given["weight"], strict=True)) if len(given) else None
+    scored = evaluate(
+        content.qrels[["query_id", "doc_id", "grade"]],
+        run_frame,
+        metrics,
+        ordering="given",
+        topics=topics,
+        weights=weights,
+        records=records,
+        documents=documents,
+    )
+    per_query = scored.per_query
+    values = per_query["value"].astype(float)
+    scored_rows = values.notna()  # a measure with nothing to score for a query has no row
+    columns = pd.DataFrame(
+        {
+            "metric": per_query["metric"].astype(str)[scored_rows],
+            "query_id": per_query["query_id"].astype(str)[scored_rows],
+            "value": values[scored_rows],
+        }
+    ).reset_index(drop=True)
+    means = {
+        str(metric): (float(value), len(topics))
+        for metric, value in scored.means.items()
+        if not math.isnan(value)
+    }
+    options = {"ordering": "given", "metrics": metrics, "topics": len(topics)}
+    if weights is not None:
+        options["weighted"] = True
+    return EvaluationRecord(test_set_version_id, columns, means, options)
+
+
+def document_fields(store: Store, run_id: int, metrics: list[str]) -> pd.DataFrame | None:
+    """The run's document field values when a metric reads them, else None (not read)."""
+    from evalplat.metrics.registry import parse
+
+    fields = [
+        str(metric.param("field"))
+        for metric in (parse(m) for m in metrics)
+        if "documents" in metric.spec.inputs
+    ]
+    return store.result_fields(run_id, fields) if fields else None
+
+
+def _records(outcomes: pd.DataFrame | None) -> pd.DataFrame | None:
+    """The run's per-query records for the evaluation, or None when no latency was recorded."""
+    if outcomes is None or not len(outcomes) or outcomes["latency_ms"].isna().all():
+        return None
+    return outcomes[["query_id", "latency_ms", "results_count"]].rename(
+        columns={"results_count": "results"}
+    )
+
+
+class HeldRun:
+    """A run's outcomes and ranked results as this process searched them, kept in memory from
+    the search to the scoring, so that the run is not read back from the store.
+
+    ``whole``: nothing of the run was stored before this process searched it (a new run), so
+    what is held is the whole run. A resumed run holds only its newly searched queries and is
+    read back from the store to be scored. Results are held as Arrow columns, one table per
+    stored batch, the same columns the batch was written from.
+    """
+
+    def __init__(self, *, whole: bool) -> None:
+        self.whole = whole
+        self._outcomes: list[tuple[str, str, float | None, int, int, str | None]] = []
+        self._results: list[pa.Table] = []
+
+    def add(self, run_id: int, outcomes: Sequence[QueryOutcome]) -> dict[str, Any] | None:
+        """Hold a batch (when holding the whole run); return its result columns
+        (``result_columns_of``, held ones as Arrow arrays) for the store to write, None when it
+        has no results."""
+        import pyarrow as pa
+
+        columns = result_columns_of(run_id, outcomes)
+        if not self.whole:
+            return columns
+        self._outcomes += [
+            (o.query_id, o.status, o.latency_ms, o.attempts, len(o.hits), o.error) for o in outcomes
+        ]
+        if columns is None:
+            return None
+        held = {
+            "query_id": pa.array(columns["query_id"], pa.string()),
+            "doc_id": pa.array(columns["doc_id"], pa.string()),
+            "rank": pa.array(columns["rank"], pa.int64()),
+            "score": pa.array(columns["score"], pa.float64()),
+        }
+        self._results.append(pa.table(held))
+        return {**columns, **held}
+
+    def outcomes(self) -> pd.DataFrame:
+        """As ``Store.run_outcomes`` reads them: by query id, typed the same."""
+        import pandas as pd
+
+        from evalplat.db.bulk import typed_frame
+
+        rows = sorted(self._outcomes, key=lambda row: row[0])
+        frame = pd.DataFrame(rows, columns=list(OUTCOME_TYPES))
+        return typed_frame(frame, OUTCOME_TYPES)
+
+    def results(self) -> pd.DataFrame:
+        """As ``Store.load_results`` reads them: ``query_id, doc_id, rank, score`` by query id
+        (byte order, the store's) then rank, typed the same."""
+        import pyarrow as pa
+
+        from evalplat.db.bulk import typed_frame
+        from evalplat.store.run_reads import RESULT_TYPES
+
+        if self._results:
+            table = pa.concat_tables(self._results)
+        else:
+            schema = {"query_id": pa.string(), "doc_id": pa.string()}
+            schema |= {"rank": pa.int64(), "score": pa.float64()}
+            table = pa.schema(list(schema.items())).empty_table()
+        table = table.sort_by([("query_id", "ascending"), ("rank", "ascending")])
+        frame = table.select(list(RESULT_TYPES)).to_pandas()
+        return typed_frame(frame, RESULT_TYPES)
+
+
+def score_and_finish(
+    store: Store,
+    run_id: int,
+    content: TestSetContent,
+    metrics: list[str],
+    held: HeldRun | None = None,
+) -> RunInfo:
+    """Score the run's results and set the final status, in one transaction. The results and
+    outcomes are ``held``'s when it holds the whole run, else read from the store."""
+    whole = held is not None and held.whole
+    outcomes = held.outcomes() if held is not None and whole else store.run_outcomes(run_id)
+    ok = int((outcomes["status"] == "ok").sum())
+    failed = int((outcomes["status"] == "failed").sum())
+    missing = len(content.queries) - ok - failed
+    if ok == 0:
+        first = outcomes.loc[outcomes["status"] == "failed", "error"]
+        reason = f"; first error: {first.iloc[0]}" if len(first) else ""
+        return store.finish_run(
+            run_id, "failed", error=f"all {failed + missing} queries failed{reason}"
+        )
+    info = store.run_info(run_id)
+    results = held.results() if held is not None and whole else store.load_results(run_id)
+    record = evaluation_record(
+        content,
+        results,
+        metrics,
+        info.test_set_version_id,
+        outcomes,
+        document_fields(store, run_id, metrics),
+    )
+    kept = results if whole else None
+    if failed == 0 and missing == 0:
+        return store.finish_run(run_id, "complete", evaluation=record, results=kept)
+    problem = f"{failed + missing} of {len(content.queries)} queries failed"
+    return store.finish_run(run_id, "partial", error=problem, evaluation=record, results=kept)
