@@ -171,18 +171,20 @@ class SettingSearch:
 
 
 def _results_frame(run_id: int, outcomes: list[QueryOutcome]) -> pd.DataFrame:
-    """The run's ranked results as ``load_results`` reads them back: ``query_id, doc_id, rank,
-    score`` by query then rank, a missing score as NaN."""
+    """The run's ranked results with the columns and types ``load_results`` reads back:
+    ``query_id, doc_id, rank, score``, a missing score as NaN (``evaluation_record`` orders
+    them by query then rank)."""
     import pandas as pd
 
-    types = {"query_id": "str", "doc_id": "str", "rank": "int64", "score": "float64"}
     columns = result_columns_of(run_id, outcomes)
-    if columns is None:
-        return pd.DataFrame({name: pd.Series(dtype=kind) for name, kind in types.items()})
-    frame = pd.DataFrame({name: columns[name] for name in types})
-    frame["score"] = pd.to_numeric(frame["score"], errors="coerce").astype("float64")
-    frame["rank"] = frame["rank"].astype("int64")
-    return frame.sort_values(["query_id", "rank"], kind="stable").reset_index(drop=True)
+    return pd.DataFrame(
+        {
+            "query_id": pd.Series([] if columns is None else columns["query_id"], dtype=object),
+            "doc_id": pd.Series([] if columns is None else columns["doc_id"], dtype=object),
+            "rank": pd.Series([] if columns is None else columns["rank"], dtype="int64"),
+            "score": pd.Series([] if columns is None else columns["score"], dtype="float64"),
+        }
+    )
 
 
 def _outcomes_frame(outcomes: list[QueryOutcome]) -> pd.DataFrame:
