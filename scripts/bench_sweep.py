@@ -6,14 +6,19 @@ bundled Cranfield collection (225 queries, 1400 documents) into a fresh SQLite d
 ``--db``), then sweeps 50 settings of the builtin engine (2 tokenizers, 5 title and 5 text weights)
 and prints: the wall time, the engine's time (building the FTS5 indexes and answering queries,
 timed around the searcher's calls), and evalplat's own time (everything else: storing results,
-scoring, cross-validation, the bootstrap, the comparison) next to its yardstick, then the
-in-sample and held-out gains. With ``--concurrency 1`` (the default) the engine's time is wall
-time; with more, searches overlap and the split is not a sum. Not part of the test suite.
+scoring, cross-validation, the bootstrap, the comparison) next to its yardstick, each as wall
+time and as CPU time (user + sys of the process; the engine's measured on the threads that ran
+it), then the in-sample and held-out gains. The same sweep then runs again on the same database,
+every setting reused ("re-run"). With ``--concurrency 1`` (the default) the engine's time is
+wall time; with more, searches overlap and the split is not a sum. On a busy machine wall time
+waits for the processor: the load average is printed before and after. Not part of the test
+suite.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import tempfile
 import threading
 import time
@@ -29,20 +34,24 @@ GRID = ["tokenizer=porter,unicode61", "weights.title=0.5,1,2,3,5", "weights.text
 YARDSTICK_S = 10.0  # "seconds of evalplat's own time beyond the searches" (issue 30)
 
 _lock = threading.Lock()
-_engine_s = 0.0
+_engine = [0.0, 0.0]  # wall, CPU (of the threads that ran the engine)
 
 
 def _timed(method: Any) -> Any:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        global _engine_s
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.thread_time()
         try:
             return method(*args, **kwargs)
         finally:
             with _lock:
-                _engine_s += time.perf_counter() - start
+                _engine[0] += time.perf_counter() - start
+                _engine[1] += time.thread_time() - cpu
 
     return wrapper
+
+
+def _load() -> str:
+    return " ".join(f"{value:.1f}" for value in os.getloadavg())
 
 
 def main() -> None:
@@ -65,19 +74,32 @@ def main() -> None:
         store.add_config("bm25", "builtin", {})
         options = SweepOptions(settings=RunSettings(concurrency=args.concurrency, cache_dir=
                                Path(folder) / "cache"))  # fmt: skip
-        start = time.perf_counter()
-        plan = plan_sweep(store, "bm25", "cranfield", args.grid or GRID, options)
-        result = sweep(store, plan)
-        wall = time.perf_counter() - start
+        print(f"load average before: {_load()}")
+        timings = []
+        for _ in ("first", "re-run"):
+            _engine[:] = [0.0, 0.0]
+            start, cpu = time.perf_counter(), time.process_time()
+            plan = plan_sweep(store, "bm25", "cranfield", args.grid or GRID, options)
+            result = sweep(store, plan)
+            timings.append((time.perf_counter() - start, time.process_time() - cpu, *_engine))
+        print(f"load average after: {_load()}")
     held = result.held_out
-    own = wall - _engine_s
     print(f"settings {len(result.rows)} x queries {len(content.queries)}, "
           f"concurrency {args.concurrency}")  # fmt: skip
-    print(f"{'':28}{'measured':>10}{'yardstick':>12}")
-    print(f"{'wall time (s)':28}{wall:10.1f}{'':>12}")
-    print(f"{'engine: index + search (s)':28}{_engine_s:10.1f}{'':>12}")
-    print(f"{'evalplat own time (s)':28}{own:10.1f}{YARDSTICK_S:12.1f}")
-    print(f"{'per setting, own (s)':28}{own / len(result.rows):10.2f}")
+    print(f"{'':28}{'wall':>8}{'CPU':>8}{'re-run':>8}{'CPU':>8}{'yardstick':>11}")
+    (wall, cpu, engine, engine_cpu), (again, again_cpu, _, _) = timings
+    rows = [
+        ("sweep (s)", wall, cpu, again, again_cpu),
+        ("engine: index + search (s)", engine, engine_cpu, 0.0, 0.0),
+        ("evalplat own time (s)", wall - engine, cpu - engine_cpu, again, again_cpu),
+    ]
+    for name, *values in rows:
+        print(f"{name:28}" + "".join(f"{value:8.1f}" for value in values)
+              + (f"{YARDSTICK_S:11.1f}" if name.startswith("evalplat") else ""))  # fmt: skip
+    settings = len(result.rows)
+    print(f"{'per setting, own (s)':28}{(wall - engine) / settings:8.2f}"
+          f"{(cpu - engine_cpu) / settings:8.2f}{again / settings:8.2f}"
+          f"{again_cpu / settings:8.2f}")  # fmt: skip
     print(f"baseline {result.baseline} nDCG@10 {result.baseline_mean:.4f}; "
           f"in-sample best {result.winner} {held.in_sample_gain:+.4f}; "
           f"held-out {held.held_out_gain:+.4f} [{held.interval[0]:+.4f}, {held.interval[1]:+.4f}]"

@@ -6,6 +6,10 @@ A full run is reused when its config version has a ``complete`` run on the test 
 searched); one not scored with the sweep's metric on that version is rescored (no search). An
 early rung searches its subset without storing anything; a query that fails there scores 0,
 which only lowers that setting's chance to move on.
+
+A config version without any run there is searched by ``SettingSearch``
+(``evalplat.running.sweep_search``), which prepares the test set's shared parts once per sweep
+and scores each run from memory; its per-query values are kept here for cross-validation.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from evalplat.errors import NotFoundError, OperationalError
 from evalplat.running import runner
 from evalplat.running.search_driver import search_unstored
 from evalplat.running.sweep_plan import Setting, rung_queries
+from evalplat.running.sweep_search import SettingSearch
 from evalplat.searchers import validate_config
 from evalplat.store.refs import VersionRef
 
@@ -55,6 +60,8 @@ class RunSource:
         self.metrics = metrics
         self.metric = metrics[0]
         self.options = options
+        self._search: SettingSearch | None = None  # prepared at the first new run
+        self._values: dict[int, dict[str, float]] = {}  # run id -> values scored in memory
 
     def full(
         self, name: str, spec: tuple[str, dict[str, Any]] | None, version: int | None = None
@@ -62,10 +69,11 @@ class RunSource:
         """A complete run of config ``name`` (its version ``version``, or the version of
         ``(searcher, params)``, added when new), scored with the sweep's metrics."""
         if spec is not None:
-            config = self.store.add_config(name, spec[0], spec[1]).version
+            added = self.store.add_config(name, spec[0], spec[1])
+            config, new = added.version, added.created
         else:
-            config = self.store.config_version(VersionRef(name, version))
-        info, cached = self._complete_run(config)
+            config, new = self.store.config_version(VersionRef(name, version)), False
+        info, cached = self._complete_run(config, new)
         if info.status != "complete":
             raise OperationalError(
                 f"{config.name}@{config.version}: run {info.id} is {info.status} "
@@ -77,6 +85,9 @@ class RunSource:
 
     def values(self, run_id: int, query_ids: list[str]) -> list[float]:
         """The run's per-query values of the metric, in ``query_ids`` order (missing: 0)."""
+        kept = self._values.get(run_id)
+        if kept is not None:
+            return [kept.get(query_id, 0.0) for query_id in query_ids]
         scores = self.store.evaluation_scores(run_id)
         mine = scores[scores["metric"] == self.metric].set_index("query_id")["value"]
         return [float(v) for v in mine.reindex(query_ids).fillna(0.0)]
@@ -135,22 +146,28 @@ class RunSource:
                 return None if run is None else run.id
         return None
 
-    def _complete_run(self, config: ConfigVersionInfo) -> tuple[RunInfo, bool]:
-        found = self._find(config.name, config.version, complete_only=False)
+    def _complete_run(self, config: ConfigVersionInfo, new: bool) -> tuple[RunInfo, bool]:
+        """The config version's complete run, else its unfinished one resumed, else a new run
+        (``new``: the version was just added, so it has none to look for)."""
+        found = None if new else self._find(config.name, config.version, complete_only=False)
         if found is not None and found.status == "complete":
             return found, True
         if found is not None and found.status in ("partial", "failed", "interrupted"):
             return runner.resume(self.store, found.id, settings=self.options.settings), False
-        ref = VersionRef(config.name, config.version)
-        info = runner.run(
-            self.store,
-            ref,
-            self.test_set,
-            metrics=self.metrics,
-            settings=self.options.settings,
-            trigger=self.options.trigger,
-        )
-        return info, False
+        if self._search is None:
+            self._search = SettingSearch(
+                self.store,
+                self.test_set,
+                self.content,
+                self.metrics,
+                self.options.settings,
+                self.options.trigger,
+            )
+        version_id = self.store.config_version_id(VersionRef(config.name, config.version))
+        done = self._search.run(version_id, config.searcher, config.params)
+        if done.values is not None:
+            self._values[done.info.id] = done.values
+        return done.info, False
 
     def _find(self, name: str, version: int, *, complete_only: bool) -> RunInfo | None:
         """The newest complete run of ``name@version`` on the test set version, else (unless

@@ -8,11 +8,15 @@ first when the setting "knows" the query, else an irrelevant ``x``; so P@1 is 1 
 - ``luck`` (an integer): knows a query when a hash of (luck, query) falls under 0.45, a coin
   flipped anew for every setting: twenty of them are twenty noisy settings all truly worse than
   the baseline, and the best of them looks better than the baseline by chance alone.
+
+``PLANTED_STOP=SKILL:QUERY`` in the environment makes the setting of that skill raise
+``KeyboardInterrupt`` (as Ctrl-C does) when it is sent that query text.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 from typing import Any
 
 QUERIES = 60
@@ -23,6 +27,8 @@ def _unit(text: str) -> float:
 
 
 def search(query: str, depth: int, skill: float = 0.5, luck: int = -1, **_: Any) -> list[Any]:
+    if os.environ.get("PLANTED_STOP") == f"{skill}:{query}":
+        raise KeyboardInterrupt
     n = query.split()[-1]
     knows = _unit(f"{luck}:{n}") < 0.45 if luck >= 0 else _unit(n) < float(skill)
     return [(f"d{n}" if knows else "x", 1.0)][:depth]
