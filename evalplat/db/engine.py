@@ -9,7 +9,6 @@ from __future__ import annotations
 import contextlib
 import os
 import tomllib
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -138,28 +137,6 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
         cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.close()
-
-
-@contextlib.contextmanager
-def log_kept_open(engine: Engine) -> Iterator[None]:
-    """Keep one idle connection to a SQLite file open meanwhile, for work of many short sessions.
-
-    Each session has a connection of its own (``NullPool``), and the last connection to a WAL
-    database to close checkpoints the log into the file, syncing both, and deletes it for the
-    next session to create again: a few milliseconds of disk waits per session. With one more
-    connection open, closing a session's connection does none of that; SQLite's automatic
-    checkpoint (every 1000 pages of log) keeps the log short meanwhile, and closing the kept
-    connection at the end checkpoints the rest. It holds no transaction, so other writers and
-    readers, here or in another process, see no difference. Other databases: nothing to do.
-    """
-    if sqlite_file(str(engine.url)) is None:
-        yield
-        return
-    connection = engine.raw_connection()
-    try:
-        yield
-    finally:
-        connection.close()
 
 
 def describe_url(url: str) -> str:

@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from evalplat.comparison.tuning import HeldOut, assign_folds, cross_validate, verdict_line
-from evalplat.db.engine import log_kept_open
 from evalplat.errors import InputError
 from evalplat.inputs.validation import SEED_MAX, check_number
 from evalplat.metrics.registry import DEFAULT_METRICS, Metric, parse
@@ -220,10 +219,8 @@ def _search_space(
 
 
 def sweep(store: Store, plan: SweepPlan, progress: Progress | None = None) -> SweepResult:
-    """Run a checked sweep; see the module docstring for the steps. Its many short sessions
-    leave SQLite's log to the automatic checkpoint meanwhile (``log_kept_open``)."""
-    with log_kept_open(store.engine):
-        return _sweep(store, plan, progress or (lambda _: None))
+    """Run a checked sweep; see the module docstring for the steps."""
+    return _sweep(store, plan, progress or (lambda _: None))
 
 
 def _sweep(store: Store, plan: SweepPlan, say: Progress) -> SweepResult:
