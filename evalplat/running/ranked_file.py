@@ -54,7 +54,7 @@ def rank_run_file(path: str | Path, query_ids: Iterable[str]) -> RankedRun:
     import pyarrow.compute as pc
 
     from evalplat.formats.trec import read_run_table
-    from evalplat.metrics.build import arrow, numeric, topic_codes
+    from evalplat.metrics.arrow_columns import arrow, numeric, topic_codes
     from evalplat.metrics.doc_keys import StringColumn
     from evalplat.metrics.ordering import score_order
 
