@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from evalplat.metrics.registry import parse_all
+from evalplat.running.run_scoring import HeldRun
 from evalplat.running.runner import (
     COVERAGE_METRICS,
     SYSTEM_METRICS,
@@ -46,14 +47,13 @@ from evalplat.running.search_driver import (
 )
 from evalplat.searchers import BackendUnavailableError, SearchContext, get_kind, validate_config
 from evalplat.store.result_fields import field_names
-from evalplat.store.run_rows import result_columns_of
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from evalplat.store import Store
     from evalplat.store.refs import VersionRef
-    from evalplat.store.runs import QueryOutcome, RunInfo
+    from evalplat.store.runs import RunInfo
     from evalplat.testsets.content import TestSetContent
 
 
@@ -119,44 +119,44 @@ class SettingSearch:
             heartbeat = _Heartbeat(self.store, run_id, self.settings.heartbeat_seconds)
             heartbeat.start()
             try:
-                outcomes = self._search(run_id, engine)
-                if any(outcome.status != "ok" for outcome in outcomes):
+                held = self._search(run_id, engine)
+                outcomes = held.outcomes()
+                if (outcomes["status"] != "ok").any():
                     return NewRun(score_and_finish(self.store, run_id, self.content,
                                                    self.metrics), None)  # fmt: skip
                 try:
-                    return self._finish(run_id, outcomes)
+                    return self._finish(run_id, held, outcomes)
                 except Exception as error:
                     self.store.finish_run(run_id, "failed", error=f"scoring failed: {error}")
                     raise
             finally:
                 heartbeat.stop()
 
-    def _search(self, run_id: int, engine: Any) -> list[QueryOutcome]:
+    def _search(self, run_id: int, engine: Any) -> HeldRun:
         try:
             engine.check()
         except BackendUnavailableError as error:
             self.store.finish_run(run_id, "failed", error=str(error))
             raise BackendUnavailableError(f"{error} (run {run_id} marked failed)") from None
         queries = list(zip(self.query_ids, self.texts, strict=True))
-        outcomes: list[QueryOutcome] = []
+        held = HeldRun(whole=True)
         size = self.settings.batch_size
         try:
             for start in range(0, len(queries), size):
                 chunk = search_unstored(engine, queries[start : start + size], self.settings)
-                self.store.record_outcomes(run_id, chunk)
-                outcomes.extend(chunk)
+                self.store.record_outcomes(run_id, chunk, results=held.add(run_id, chunk))
         except KeyboardInterrupt:
             self.store.finish_run(run_id, "interrupted", error="interrupted by the user (Ctrl-C)")
             raise RunInterruptedError(run_id) from None
-        return outcomes
+        return held
 
-    def _finish(self, run_id: int, outcomes: list[QueryOutcome]) -> NewRun:
+    def _finish(self, run_id: int, held: HeldRun, outcomes: pd.DataFrame) -> NewRun:
         record = evaluation_record(
             self.content,
-            _results_frame(run_id, outcomes),
+            held.results(),
             self.metrics,
             self.test_set_version_id,
-            _outcomes_frame(outcomes),
+            outcomes,
             document_fields(self.store, run_id, self.metrics),
         )
         import pandas as pd
@@ -168,37 +168,3 @@ class SettingSearch:
         mine = scores.loc[scores["metric"] == self.metric]
         values = dict(zip(mine["query_id"].astype(str), mine["value"].astype(float), strict=True))
         return NewRun(info, values)
-
-
-def _results_frame(run_id: int, outcomes: list[QueryOutcome]) -> pd.DataFrame:
-    """The run's ranked results with the columns and types ``load_results`` reads back:
-    ``query_id, doc_id, rank, score``, a missing score as NaN (``evaluation_record`` orders
-    them by query then rank)."""
-    import pandas as pd
-
-    columns = result_columns_of(run_id, outcomes)
-    return pd.DataFrame(
-        {
-            "query_id": pd.Series([] if columns is None else columns["query_id"], dtype=object),
-            "doc_id": pd.Series([] if columns is None else columns["doc_id"], dtype=object),
-            "rank": pd.Series([] if columns is None else columns["rank"], dtype="int64"),
-            "score": pd.Series([] if columns is None else columns["score"], dtype="float64"),
-        }
-    )
-
-
-def _outcomes_frame(outcomes: list[QueryOutcome]) -> pd.DataFrame:
-    """The run's records as ``run_outcomes`` reads them back, by query id."""
-    import pandas as pd
-
-    frame = pd.DataFrame(
-        {
-            "query_id": [o.query_id for o in outcomes],
-            "status": [o.status for o in outcomes],
-            "latency_ms": pd.Series([o.latency_ms for o in outcomes], dtype="float64"),
-            "attempts": pd.Series([o.attempts for o in outcomes], dtype="int64"),
-            "results_count": pd.Series([len(o.hits) for o in outcomes], dtype="int64"),
-            "error": [o.error for o in outcomes],
-        }
-    )
-    return frame.sort_values("query_id", kind="stable").reset_index(drop=True)
