@@ -50,14 +50,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from evalplat.comparison.health_judge import ANNOTATION_COLUMNS, JudgeLists, judge_list
 from evalplat.comparison.query_flips import flips
 from evalplat.comparison.targets import Target
 from evalplat.errors import InputError
 
 _UNITS = {"h": 1 / 24, "d": 1, "w": 7}
-# The CSV annotators get back: the columns of ``evalplat unjudged``, so one workflow serves both;
-# a document's title and the start of its text, so it can be graded from the file.
-ANNOTATION_COLUMNS = ["query_id", "query", "doc_id", "rank", "title", "text"]
 
 
 def parse_since(text: str, option: str = "--since") -> timedelta:
@@ -184,11 +182,13 @@ def query_health(
     min_flips: int = 2,
     limit: int = 20,
     list_limit: int = 1000,
+    judge_lists: JudgeLists | None = None,
 ) -> QueryHealth:
     """The query health of ``inputs`` (see the module doc for every figure and section).
 
     ``limit`` bounds the weakest and strongest lists, ``list_limit`` the fix and judge lists
-    (an annotation batch, not the whole backlog)."""
+    (an annotation batch, not the whole backlog). ``judge_lists``: the site's, to rank the
+    configs' shared top k once for all their pages."""
     sign = 1.0 if inputs.higher_is_better else -1.0
     ids = _query_ids(inputs)
     top = inputs.top
@@ -226,7 +226,10 @@ def query_health(
     never = table.loc[table["zero_result_rate"] == 1.0, "query_id"]
     basis = _distance(table, weights, sign, inputs.target)
     fix, fix_documents = _fix_list(table, weights, inputs.config, top, list_limit, basis)
-    judge = _judge_list(top, table, weights, list_limit)
+    if judge_lists is None:
+        judge = judge_list(top, table, weights, list_limit)
+    else:
+        judge = judge_lists.get(top, table, weights, list_limit)
     return QueryHealth(
         config=inputs.config,
         test_set=inputs.test_set,
@@ -373,39 +376,3 @@ def _fix_list(
         ["_order", "rank"], kind="stable"
     )
     return fix, documents[ANNOTATION_COLUMNS].reset_index(drop=True)
-
-
-def _judge_list(
-    top: pd.DataFrame, table: pd.DataFrame, weights: np.ndarray, limit: int
-) -> pd.DataFrame:
-    columns = [*ANNOTATION_COLUMNS, "impact", "configs", "reason"]
-    unjudged = top[~top["judged"].astype(bool)]
-    if unjudged.empty:
-        return pd.DataFrame(columns=columns)
-    weight = pd.Series(weights, index=table["query_id"])
-    total = float(weights.sum()) or 1.0
-    rows = unjudged.assign(
-        impact=unjudged["query_id"].map(weight).fillna(1.0)
-        / np.log2(unjudged["rank"].to_numpy(dtype=float) + 1.0)
-        / total
-    )
-    pairs = rows.groupby(["query_id", "doc_id"], sort=False).agg(
-        rank=("rank", "min"), impact=("impact", "sum"), configs=("config", "nunique"),
-        title=("title", "first"), text=("text", "first"),
-    ).reset_index()  # fmt: skip
-    pairs = pairs.sort_values(
-        ["impact", "query_id", "doc_id"], ascending=[False, True, True], kind="stable"
-    ).head(limit)
-    # where each kept pair shows, "beta #1, gamma #3": text built for the kept pairs only
-    kept = rows.merge(pairs[["query_id", "doc_id"]], on=["query_id", "doc_id"])
-    kept = kept.sort_values(["config"], kind="stable")
-    shown = (
-        (kept["config"].astype(str) + " #" + kept["rank"].astype(str))
-        .groupby([kept["query_id"], kept["doc_id"]], sort=False)
-        .agg(", ".join)
-    )
-    pairs["reason"] = "unjudged at " + pd.Series(
-        list(zip(pairs["query_id"], pairs["doc_id"], strict=True)), index=pairs.index
-    ).map(shown)
-    pairs["query"] = pairs["query_id"].map(table.set_index("query_id")["query"]).fillna("")
-    return pairs[columns].reset_index(drop=True)

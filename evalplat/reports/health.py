@@ -157,11 +157,13 @@ def write_health_pages(
     A page is keyed by the window's runs of its test set (``Store.health_window``: every
     config's, since the gaps and the top k compare configs), their latest evaluations, pruning
     and target checks: while none of them changes, the page keeps its file unread."""
+    from evalplat.comparison.health_judge import JudgeLists
     from evalplat.comparison.query_health import query_health
     from evalplat.errors import NotFoundError
     from evalplat.reports.render import slug
 
     written: dict[tuple[str, str], str] = {}
+    judge_lists = JudgeLists()  # every config's page of a test set ranks the same top k
     windows = {t: store.health_window(t, _SITE_SINCE) for t in dict.fromkeys(t for _, t in pairs)}
     for config, test_set in pairs:
         window = windows[test_set]
@@ -176,6 +178,7 @@ def write_health_pages(
                 )
             except NotFoundError:  # no run of the window has scores: no page
                 continue
-            keys.put(path, material, health_html(health_page(query_health(inputs)), links))
+            health = query_health(inputs, judge_lists=judge_lists)
+            keys.put(path, material, health_html(health_page(health), links))
         written[(config, test_set)] = path
     return written
