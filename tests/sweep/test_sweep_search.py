@@ -1,19 +1,24 @@
 """A sweep's new runs are scored from the results it holds in memory: the scores are those of
 the stored results, an interrupted setting is left resumable, and a sweep killed at any commit
-leaves no run that looks complete and converges when run again."""
+leaves no run that looks complete and converges when run again. Searched one at a time, the
+queries run on the caller's thread with the outcomes a pool gives."""
 
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
 
 from evalplat.running import runner
 from evalplat.running.runner import RunInterruptedError, RunSettings
+from evalplat.running.search_driver import search_unstored
 from evalplat.running.sweep import SweepOptions, plan_sweep, sweep
+from evalplat.searchers.base import Hit, Searcher, SearchError, TransientSearchError
+from evalplat.searchers.retry import RetryPolicy
 from evalplat.store import Store
 
 from .conftest import ENGINE, planted_content
@@ -112,3 +117,39 @@ def test_a_sweep_killed_at_any_commit_converges_when_run_again(tmp_path: Path) -
             complete = sorted(run.config for run in runs if run.status == "complete")
             assert complete == ["engine", "engine~skill=0.9"], point
             assert result.winner == "skill=0.9", point  # type: ignore[attr-defined]
+
+
+class _Flaky(Searcher):
+    """Answers every query with its topic's documents; the first try of ``flaky`` times out
+    and ``broken`` always fails. Records the thread of each call."""
+
+    kind = "flaky"
+
+    def __init__(self) -> None:
+        self.threads: list[str] = []
+        self.tried: set[str] = set()
+
+    def search(self, query_id: str, text: str, depth: int) -> list[Hit]:
+        self.threads.append(threading.current_thread().name)
+        if query_id == "broken":
+            raise SearchError("the engine refused the query")
+        if query_id == "flaky" and query_id not in self.tried:
+            self.tried.add(query_id)
+            raise TransientSearchError("timed out")
+        return [(f"{query_id}-{n}", 1.0 / n) for n in range(1, depth + 1)]
+
+
+def test_one_at_a_time_searches_on_the_callers_thread_as_a_pool_would() -> None:
+    queries = [(q, f"text {q}") for q in ("a", "flaky", "broken", "b", "c")]
+    retry = RetryPolicy(retries=2, backoff=0.0, jitter=False)
+    outcomes = {}
+    for concurrency in (1, 3):
+        engine = _Flaky()
+        settings = RunSettings(concurrency=concurrency, depth=3, retry=retry)
+        got = search_unstored(engine, queries, settings)
+        outcomes[concurrency] = [(o.query_id, o.status, o.attempts, o.hits) for o in got]
+        on_caller = set(engine.threads) == {threading.current_thread().name}
+        assert on_caller == (concurrency == 1), engine.threads
+    assert outcomes[1] == outcomes[3]
+    assert [status for _, status, _, _ in outcomes[1]] == ["ok", "ok", "failed", "ok", "ok"]
+    assert outcomes[1][1][2] == 2  # the timed-out try was retried once
