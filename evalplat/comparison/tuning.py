@@ -10,7 +10,8 @@ will on the next queries: with many settings, the best mean is partly luck (the 
   first in the given order), and its per-query values on ``f`` minus the baseline's are kept;
 - every query is held out exactly once, so the held-out differences ``d_q`` cover the test set:
   the expected held-out gain is their (weighted) mean, with a percentile bootstrap interval
-  over queries (:func:`scipy.stats.bootstrap`, seeded).
+  over queries (:func:`evalplat.comparison.stats.bootstrap_ci`, seeded: the bootstrap of
+  ``compare``'s intervals).
 
 The in-sample gain is the best setting's mean over every query minus the baseline's: the number
 a tuning tool usually reports. Inputs are plain arrays, so this runs without a database.
@@ -26,6 +27,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from evalplat.comparison.stats import bootstrap_ci
 from evalplat.errors import InputError
 
 Array = npt.NDArray[np.float64]
@@ -87,8 +89,6 @@ def cross_validate(
     """``values``: one row per setting, one column per query; ``baseline``: one value per
     query; ``fold_of`` from :func:`assign_folds`. Means are weighted by ``weights`` when given
     (one per query)."""
-    from scipy.stats import bootstrap
-
     values = np.asarray(values, dtype=np.float64)
     baseline = np.asarray(baseline, dtype=np.float64)
     folds = np.asarray(fold_of)
@@ -107,20 +107,7 @@ def cross_validate(
         chosen.append(pick)
         held[test] = values[pick, test] - baseline[test]
     gain = float(held @ w / w.sum())
-    if np.ptp(held) == 0:
-        low = high = gain  # every resample is the same: the interval is a point
-    else:
-        result = bootstrap(
-            (held, w),
-            _weighted_mean,
-            paired=True,
-            vectorized=True,
-            n_resamples=resamples,
-            confidence_level=confidence,
-            method="percentile",
-            random_state=np.random.default_rng(seed),
-        )
-        low, high = float(result.confidence_interval.low), float(result.confidence_interval.high)
+    low, high = bootstrap_ci(held, resamples, seed, confidence, weights=w)
     return HeldOut(
         folds=int(folds.max()) + 1,
         best=best,
@@ -143,8 +130,3 @@ def verdict_line(result: HeldOut, best_label: str) -> str:
     worse = "is worse than" if high < 0 else "does not credibly beat"
     return (f"The best in-sample setting ({best_label}, {result.in_sample_gain:+.4f}) {worse} "
             f"the baseline on held-out queries: expected held-out gain {held}.")  # fmt: skip
-
-
-def _weighted_mean(values: Array, weights: Array, axis: int = -1) -> Array:
-    mean: Array = (values * weights).sum(axis=axis) / weights.sum(axis=axis)
-    return mean

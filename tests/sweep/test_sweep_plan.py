@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from evalplat.comparison.stats import bootstrap_ci
 from evalplat.comparison.tuning import assign_folds, cross_validate, verdict_line
 from evalplat.errors import InputError
 from evalplat.running.sweep_plan import (
@@ -135,3 +136,20 @@ def test_a_truly_better_setting_is_chosen_in_every_fold() -> None:
     assert result.held_out_gain == pytest.approx(result.in_sample_gain)
     same = cross_validate(values, baseline, assign_folds([""] * 200, 4, 0), seed=2)
     assert same == result
+
+
+def test_the_held_out_interval_is_compares_bootstrap_of_the_held_out_differences() -> None:
+    rng = np.random.default_rng(3)
+    baseline = rng.random(120)
+    better = baseline + rng.normal(0.05, 0.1, 120)
+    weights = np.where(np.arange(120) % 4 == 0, 3.0, 1.0)
+    folds = assign_folds([""] * 120, 3, 0)
+    result = cross_validate(
+        np.vstack([baseline, better]), baseline, folds, weights=weights, seed=5, resamples=3000
+    )
+    assert result.chosen == (1, 1, 1)  # so every held-out difference is better - baseline
+    expected = bootstrap_ci(better - baseline, 3000, 5, 0.95, weights=weights)
+    assert result.interval == expected
+    assert expected[0] < result.held_out_gain < expected[1]
+    point = cross_validate(np.vstack([baseline + 0.25]), baseline, folds, weights=weights)
+    assert point.interval[0] == point.interval[1] == pytest.approx(0.25)
