@@ -62,12 +62,12 @@ class JudgeLists:
     set: the store keeps it), weighted by the version's queries: it does not depend on whose page
     it is. A site with twenty configs would otherwise rank twenty configs' top k twenty times.
     The last list is kept with what it was made of (the ``top`` frame itself, the queries' ids,
-    text and weights, the sum of weights and the limit) and given again only when all of those
-    are the same; otherwise it is computed, as :func:`judge_list` does.
+    text and weights, and the limit) and given again only when all of those are the same;
+    otherwise it is computed, as :func:`judge_list` does.
     """
 
     def __init__(self) -> None:
-        self._last: tuple[pd.DataFrame, pd.DataFrame, float, int, pd.DataFrame] | None = None
+        self._last: tuple[pd.DataFrame, pd.DataFrame, int, pd.DataFrame] | None = None
 
     def get(
         self, top: pd.DataFrame, table: pd.DataFrame, weights: np.ndarray, limit: int
@@ -76,16 +76,9 @@ class JudgeLists:
         queries = pd.DataFrame(
             {"query_id": table["query_id"], "query": table["query"], "weight": weights}
         )
-        total = float(weights.sum())
         last = self._last
-        if (
-            last is not None
-            and last[0] is top
-            and last[2] == total
-            and last[3] == limit
-            and last[1].equals(queries)
-        ):
-            return last[4].copy()
+        if last is not None and last[0] is top and last[2] == limit and last[1].equals(queries):
+            return last[3].copy()
         judge = judge_list(top, table, weights, limit)
-        self._last = (top, queries, total, limit, judge)
+        self._last = (top, queries, limit, judge)
         return judge.copy()
