@@ -145,6 +145,15 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path, sqlite_template: Path
     yield url
 
 
+@pytest.fixture(autouse=True)
+def _output_to_a_pipe(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Commands under test write to a pipe, whose tables are never cut to a terminal's width:
+    a ``COLUMNS`` in the runner's environment (pytest-xdist's workers get ``COLUMNS=80``) would
+    make Rich wrap them."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+    monkeypatch.delenv("LINES", raising=False)
+
+
 @pytest.fixture
 def store(db_url: str) -> Iterator[Store]:
     with Store.open(db_url) as opened:
@@ -253,7 +262,18 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         )
         for line in _skip_problems:
             terminalreporter.write_line(f"  {line}", red=True)
-    if _postgres_problem:
+    problem = _postgres_problem or _postgres_skip(terminalreporter)
+    if problem:
         terminalreporter.write_line(
-            f"NOTE: PostgreSQL tests were skipped: {_postgres_problem}", yellow=True, bold=True
+            f"NOTE: PostgreSQL tests were skipped: {problem}", yellow=True, bold=True
         )
+
+
+def _postgres_skip(terminalreporter: pytest.TerminalReporter) -> str | None:
+    """Why PostgreSQL was skipped, from the skips' reasons: with pytest-xdist the fixture runs
+    in the workers, and only their reports reach the process that writes the summary."""
+    for report in terminalreporter.stats.get("skipped", []):
+        reason = _skip_reason(report).strip()
+        if reason.startswith("PostgreSQL not reachable"):
+            return reason.split("; set EVALPLAT_TEST_POSTGRES_URL")[0]
+    return None
