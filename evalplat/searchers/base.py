@@ -143,6 +143,9 @@ def hits_from_results(results: Any, source: str) -> list[Hit]:
     """
     if not isinstance(results, list | tuple):
         raise SearchError(f"{source} returned {type(results).__name__}, expected a list of hits")
+    plain = _plain_hits(results)
+    if plain is not None:
+        return plain
     hits: list[Hit] = []
     for rank, item in enumerate(results):
         if isinstance(item, Mapping):
@@ -166,3 +169,14 @@ def hits_from_results(results: Any, source: str) -> list[Hit]:
                 f"{source}: result {rank + 1} has a non-numeric score {shorten(repr(score))}"
             ) from None
     return hits
+
+
+def _plain_hits(results: list[Any] | tuple[Any, ...]) -> list[Hit] | None:
+    """The hits of ``[(str, float), ...]``, the common answer, checked a column at a time;
+    None for anything else, which ``hits_from_results`` takes item by item."""
+    if not results or set(map(type, results)) != {tuple} or set(map(len, results)) != {2}:
+        return None
+    doc_ids, scores = zip(*results, strict=True)
+    if set(map(type, doc_ids)) != {str} or not set(map(type, scores)) <= {float, int}:
+        return None
+    return list(zip(doc_ids, map(float, scores), strict=True))

@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from evalplat.errors import InputError
 from evalplat.searchers import SearchContext, SearchError, TransientSearchError, get_kind
@@ -125,3 +127,33 @@ def test_two_folders_with_a_module_of_the_same_name_each_get_their_own(
         assert [h[0] for h in again.search("q", "text", 10)] == ["from-first"]
     finally:
         sys.modules.pop(name, None)
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.one_of(st.text(max_size=5), st.integers(), st.none(), st.booleans()),
+            st.one_of(
+                st.floats(allow_nan=False), st.integers(-5, 5), st.none(), st.text(max_size=2)
+            ),
+        ),
+        max_size=8,
+    )
+)
+def test_plain_pairs_take_the_quick_path_to_the_same_hits(items: list[tuple[Any, Any]]) -> None:
+    """``[(str, float)]`` is checked a column at a time; the hits, or the error, are those of
+    the item-by-item reading whatever the mix of types."""
+    from evalplat.searchers import base
+
+    def read(quick: bool) -> Any:
+        kept = base._plain_hits
+        if not quick:
+            base._plain_hits = lambda results: None  # type: ignore[assignment]
+        try:
+            return base.hits_from_results(items, "engine")
+        except SearchError as error:
+            return str(error)
+        finally:
+            base._plain_hits = kept
+
+    assert read(quick=True) == read(quick=False)
