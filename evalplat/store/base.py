@@ -51,6 +51,8 @@ class StoreBase:
         # (key, top k of the configs' latest runs), (key, their scores): see ``QueryHealthMixin``
         self._top_cache: tuple[Any, Any] | None = None
         self._peers_cache: tuple[Any, Any] | None = None
+        # (test set version's id, hash and creation time, its queries frame): the same
+        self._queries_cache: tuple[Any, Any] | None = None
         # test set version id -> (its hash and creation time, judgments): see ``_judgments``
         self._judgments_cache: dict[int, tuple[Any, Any]] = {}
         # (version and what was read, content) of the last test set loaded: ``load_test_set``

@@ -128,14 +128,20 @@ class QueryHealthMixin(StoreBase):
                 ["run_id", "query_id", "results_count", "status"],
                 {"run_id": "int64", "query_id": "str", "results_count": "float64", "status": "str"},
             )
-            queries = pd.DataFrame(
-                session.execute(
-                    select(Query.query_id, Query.text, Query.weight, Query.tags).where(
-                        Query.test_set_version_id == version_id
-                    )
-                ).all(),
-                columns=["query_id", "text", "weight", "tags"],
-            )
+            # every config's page of the test set reads the same queries: read once per version
+            version = session.get(TestSetVersion, version_id)
+            stamp = (version_id, version.content_hash if version else None,
+                     version.created_at if version else None)  # fmt: skip
+            if self._queries_cache is None or self._queries_cache[0] != stamp:
+                self._queries_cache = (stamp, pd.DataFrame(
+                    session.execute(
+                        select(Query.query_id, Query.text, Query.weight, Query.tags).where(
+                            Query.test_set_version_id == version_id
+                        )
+                    ).all(),
+                    columns=["query_id", "text", "weight", "tags"],
+                ))  # fmt: skip
+            queries = self._queries_cache[1].copy()
             # every config's page of the test set reads the same top k: read once per store
             pruned = {run_id: when for _, run_id, when in window_runs}
             key = (tuple((r, c, pruned[r]) for c, r in latest_of.items()), version_id, k)
