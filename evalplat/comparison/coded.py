@@ -163,36 +163,41 @@ def coded_bound(
     import numpy as np
     import pandas as pd
 
-    from evalplat.metrics.coded_run import score_coded
+    from evalplat.metrics.coded_run import CodedScorer
 
     judged = coded.judgments.pairs(coded.docs)
     known = np.sort(judged)
     sides = {"baseline": coded.baseline, "candidate": coded.candidate}
     keys = {side: rows.pairs(coded.docs) for side, rows in sides.items()}
 
-    def unjudged(side: str, k: int) -> NDArray[np.int64]:
-        top: NDArray[np.int64] = keys[side][sides[side].value <= k]
+    def is_unjudged(side: str) -> NDArray[np.bool_]:
         if not len(known):
-            return top
-        at = np.minimum(np.searchsorted(known, top), len(known) - 1)
-        new: NDArray[np.int64] = top[known[at] != top]
+            return np.ones(len(keys[side]), dtype=bool)
+        at = np.minimum(np.searchsorted(known, keys[side]), len(known) - 1)
+        missing: NDArray[np.bool_] = known[at] != keys[side]
+        return missing
+
+    open_rows = {side: is_unjudged(side) for side in sides}
+
+    def unjudged(side: str, k: int) -> NDArray[np.int64]:
+        new: NDArray[np.int64] = keys[side][(sides[side].value <= k) & open_rows[side]]
         return new
 
+    runs = [(coded.topic[rows.query], keys[side], rows.value) for side, rows in sides.items()]
+    scorer = CodedScorer.of(
+        coded.topics, (coded.topic[coded.judgments.query], judged, coded.judgments.value), runs
+    )
+    if scorer is None:
+        return None
     frames: dict[str, list[pd.DataFrame]] = {"baseline": [], "candidate": []}
     depths: dict[str, int] = {}
     counts: tuple[dict[str, int], dict[str, int], dict[str, int]] = ({}, {}, {})
+    width = max(coded.docs, 1)
     for k, names in by_depth.items():
         new, base_new = unjudged("candidate", k), unjudged("baseline", k)
         # each pair once, the candidate's first; grade 1
         extra = pd.unique(np.concatenate([new, base_new]))
-        width = max(coded.docs, 1)
-        qrels = (
-            coded.topic[np.concatenate([coded.judgments.query, extra // width])],
-            np.concatenate([judged, extra]),
-            np.concatenate([coded.judgments.value, np.ones(len(extra), dtype=np.int64)]),
-        )
-        runs = [(coded.topic[rows.query], keys[side], rows.value) for side, rows in sides.items()]
-        scored = score_coded(coded.topics, qrels, runs, names)
+        scored = scorer.score(names, (coded.topic[extra // width], extra))
         if scored is None:
             return None
         for side, frame in zip(sides, scored, strict=True):

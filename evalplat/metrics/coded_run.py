@@ -36,56 +36,114 @@ def score_coded(
     each run: (topic code, pair key, rank) per result. A topic code is the index in ``topics``,
     -1 for a query that is not a topic; a pair key is one integer per (query, document).
     """
-    import numpy as np
+    scorer = CodedScorer.of(topics, qrels, runs)
+    return None if scorer is None else scorer.score(metrics)
 
-    from evalplat.metrics.evaluation import Evaluation, measure
-    from evalplat.metrics.ranking import UNJUDGED, Judgments, Ranking
-    from evalplat.metrics.registry import parse_all
-    from evalplat.metrics.sources import MeasureInputs
 
-    chosen = parse_all(list(metrics))
-    if any(not set(m.spec.inputs) <= _INPUTS for m in chosen):
-        return None
-    qrels_topic, qrels_key, grade = qrels
-    if not _unique(qrels_key[qrels_topic < 0]):
-        return None
-    inside = qrels_topic >= 0
-    qrels_topic, qrels_key, grade = qrels_topic[inside], qrels_key[inside], grade[inside]
-    # keys come grouped by query: a stable sort (a merge of sorted runs) is the cheap one
-    by_key = np.argsort(qrels_key, kind="stable")
-    ordered = qrels_key[by_key]
-    if _repeats(ordered):
-        return None
-    if grade.size and (grade.max() > np.iinfo(np.int32).max or grade.min() <= UNJUDGED):
-        return None
-    grade32 = grade.astype(np.int32)
-    n = len(topics)
-    judgments = Judgments(n, qrels_topic.astype(np.int32), grade32)
-    scored: list[pd.DataFrame] = []
-    for run_topic, run_key, rank in runs:
-        if not _unique(run_key[run_topic < 0]):
+class CodedScorer:
+    """``score_coded`` of the same runs and judgments again and again, each time with other
+    pairs added to the judgments at grade 1 (the optimistic bound's unjudged documents at each
+    depth): the judgments' sort and each run's lookup of its grades are done once."""
+
+    def __init__(
+        self,
+        topics: Sequence[str],
+        judged: tuple[NDArray[np.int32], NDArray[np.int32], NDArray[np.int64]],
+        runs: list[tuple[NDArray[np.int32], NDArray[np.int32], NDArray[np.int64]]],
+    ) -> None:
+        self.topics = list(topics)
+        self.judged = judged  # (topic, grade, sorted keys) of the judgments inside the topics
+        self.runs = runs  # (topic, grade from the judgments, key) per run, by topic and rank
+
+    @classmethod
+    def of(
+        cls,
+        topics: Sequence[str],
+        qrels: tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]],
+        runs: Sequence[tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]],
+    ) -> CodedScorer | None:
+        """The scorer of ``score_coded``'s arguments, or None when ``evaluate`` must decide."""
+        import numpy as np
+
+        from evalplat.metrics.ranking import UNJUDGED
+
+        qrels_topic, qrels_key, grade = qrels
+        if not _unique(qrels_key[qrels_topic < 0]):
             return None
-        inside = run_topic >= 0
-        run_topic, run_key, rank = run_topic[inside], run_key[inside], rank[inside]
-        by_run = np.argsort(run_key, kind="stable")
-        run_sorted = run_key[by_run]
-        if _repeats(run_sorted):
+        inside = qrels_topic >= 0
+        qrels_topic, qrels_key, grade = qrels_topic[inside], qrels_key[inside], grade[inside]
+        # keys come grouped by query: a stable sort (a merge of sorted runs) is the cheap one
+        by_key = np.argsort(qrels_key, kind="stable")
+        ordered = qrels_key[by_key]
+        if _repeats(ordered):
             return None
-        run_grade = np.full(len(run_key), UNJUDGED, dtype=np.int32)
-        if len(ordered) and len(run_key):
-            # both sides sorted: the search walks the judgments once instead of jumping about
-            position = np.minimum(np.searchsorted(ordered, run_sorted), len(ordered) - 1)
-            found = ordered[position] == run_sorted
-            run_grade[by_run[found]] = grade32[by_key[position[found]]]
-        topic32, grades = run_topic.astype(np.int32), run_grade
-        if not _in_order(run_topic, rank):  # stored results come by query then rank already
-            order = np.lexsort((rank.astype(np.float64), run_topic))
-            topic32, grades = topic32[order], grades[order]
-        inputs = MeasureInputs(n, Ranking(n, topic32, grades), judgments)
-        values, means = measure(chosen, inputs, np.ones(n, dtype=bool), np.ones(n))
-        evaluation = Evaluation(chosen, list(topics), values, means, {"ordering": "given"})
-        scored.append(evaluation.per_query)
-    return scored
+        if grade.size and (grade.max() > np.iinfo(np.int32).max or grade.min() <= UNJUDGED):
+            return None
+        grade32 = grade.astype(np.int32)
+        coded = []
+        for run_topic, run_key, rank in runs:
+            if not _unique(run_key[run_topic < 0]):
+                return None
+            inside = run_topic >= 0
+            run_topic, run_key, rank = run_topic[inside], run_key[inside], rank[inside]
+            by_run = np.argsort(run_key, kind="stable")
+            run_sorted = run_key[by_run]
+            if _repeats(run_sorted):
+                return None
+            run_grade = np.full(len(run_key), UNJUDGED, dtype=np.int32)
+            if len(ordered) and len(run_key):
+                # both sides sorted: the search walks the judgments once instead of jumping about
+                position = np.minimum(np.searchsorted(ordered, run_sorted), len(ordered) - 1)
+                found = ordered[position] == run_sorted
+                run_grade[by_run[found]] = grade32[by_key[position[found]]]
+            topic32 = run_topic.astype(np.int32)
+            if not _in_order(run_topic, rank):  # stored results come by query then rank already
+                order = np.lexsort((rank.astype(np.float64), run_topic))
+                topic32, run_grade, run_key = topic32[order], run_grade[order], run_key[order]
+            coded.append((topic32, run_grade, run_key))
+        return cls(topics, (qrels_topic.astype(np.int32), grade32, ordered), coded)
+
+    def score(
+        self,
+        metrics: Sequence[str],
+        extra: tuple[NDArray[np.int64], NDArray[np.int64]] | None = None,
+    ) -> list[pd.DataFrame] | None:
+        """Each run's per-query scores, with ``extra`` (topic code, pair key) judged at grade 1
+        after the judgments: pairs that are not judged, each once. None when ``evaluate`` must
+        decide."""
+        import numpy as np
+
+        from evalplat.metrics.evaluation import Evaluation, measure
+        from evalplat.metrics.ranking import UNJUDGED, Judgments, Ranking
+        from evalplat.metrics.registry import parse_all
+        from evalplat.metrics.sources import MeasureInputs
+
+        chosen = parse_all(list(metrics))
+        if any(not set(m.spec.inputs) <= _INPUTS for m in chosen):
+            return None
+        topic, grade, _ = self.judged
+        added = np.zeros(0, dtype=np.int64)
+        if extra is not None and len(extra[1]):
+            inside = extra[0] >= 0
+            added = np.sort(extra[1][inside])
+            topic = np.concatenate([topic, extra[0][inside].astype(np.int32)])
+            grade = np.concatenate([grade, np.ones(len(added), dtype=np.int32)])
+        n = len(self.topics)
+        judgments = Judgments(n, topic, grade)
+        scored: list[pd.DataFrame] = []
+        for run_topic, run_grade, run_key in self.runs:
+            grades = run_grade
+            if len(added):
+                open_rows = np.flatnonzero(run_grade == UNJUDGED)
+                keys = run_key[open_rows]
+                at = np.minimum(np.searchsorted(added, keys), len(added) - 1)
+                grades = run_grade.copy()
+                grades[open_rows[added[at] == keys]] = 1
+            inputs = MeasureInputs(n, Ranking(n, run_topic, grades), judgments)
+            values, means = measure(chosen, inputs, np.ones(n, dtype=bool), np.ones(n))
+            evaluation = Evaluation(chosen, self.topics, values, means, {"ordering": "given"})
+            scored.append(evaluation.per_query)
+        return scored
 
 
 def _unique(keys: NDArray[np.int64]) -> bool:
