@@ -42,6 +42,9 @@ def open_invite(page: Any, link: str) -> None:
     """Open an invite link in the browser and enter by keyboard: the page's button is focused,
     so Enter posts it and the first pair (or "All done") follows."""
     page.goto(link)
-    assert page.evaluate("document.activeElement.id") == "enter"
+    # autofocus is applied at the page's next rendering step, which may follow the load event
+    # on a busy machine: wait for it (a page that never focuses the button fails here)
+    page.wait_for_function("document.activeElement && document.activeElement.id === 'enter'",
+                           timeout=15_000)  # fmt: skip
     with page.expect_navigation():
         page.keyboard.press("Enter")
