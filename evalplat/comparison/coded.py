@@ -163,21 +163,14 @@ def coded_bound(
     import numpy as np
     import pandas as pd
 
-    from evalplat.metrics.coded_run import CodedScorer
+    from evalplat.metrics.coded_run import CodedScorer, find_sorted
 
     judged = coded.judgments.pairs(coded.docs)
     known = np.sort(judged)
     sides = {"baseline": coded.baseline, "candidate": coded.candidate}
     keys = {side: rows.pairs(coded.docs) for side, rows in sides.items()}
 
-    def is_unjudged(side: str) -> NDArray[np.bool_]:
-        if not len(known):
-            return np.ones(len(keys[side]), dtype=bool)
-        at = np.minimum(np.searchsorted(known, keys[side]), len(known) - 1)
-        missing: NDArray[np.bool_] = known[at] != keys[side]
-        return missing
-
-    open_rows = {side: is_unjudged(side) for side in sides}
+    open_rows = {side: ~find_sorted(known, keys[side])[1] for side in sides}
 
     def unjudged(side: str, k: int) -> NDArray[np.int64]:
         new: NDArray[np.int64] = keys[side][(sides[side].value <= k) & open_rows[side]]

@@ -182,11 +182,9 @@ class _Judged:
     def unjudged(self, top: pd.DataFrame) -> pd.DataFrame:
         """``query_id, doc_id`` of the rows of ``top`` (one of the frames given) without a
         judgment, in ``top``'s order."""
-        import numpy as np
+        from evalplat.metrics.coded_run import find_sorted
 
-        keys = self._keys[id(top)]
-        at = np.minimum(np.searchsorted(self._judged, keys), max(len(self._judged) - 1, 0))
-        found = self._judged[at] == keys if len(self._judged) else np.zeros(len(keys), bool)
+        _, found = find_sorted(self._judged, self._keys[id(top)])
         return top.loc[~found, ["query_id", "doc_id"]].reset_index(drop=True)
 
 

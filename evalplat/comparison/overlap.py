@@ -273,6 +273,8 @@ def _common(a: pd.DataFrame, b: pd.DataFrame) -> tuple[Any, Any, Any]:
     every-pair rows the callers then count as before."""
     import numpy as np
 
+    from evalplat.metrics.coded_run import find_sorted
+
     q_a, d_a, q_b, d_b = (f[c].to_numpy(dtype=np.int64) for f in (a, b) for c in ("q", "d"))
     width = int(max(d_a.max(initial=0), d_b.max(initial=0))) + 1
     key_a, key_b = q_a * width + d_a, q_b * width + d_b
@@ -285,8 +287,7 @@ def _common(a: pd.DataFrame, b: pd.DataFrame) -> tuple[Any, Any, Any]:
     if not len(sorted_a) or not len(sorted_b):
         empty = np.zeros(0, dtype=np.int64)
         return empty, empty, empty
-    at = np.minimum(np.searchsorted(sorted_b, sorted_a), len(sorted_b) - 1)
-    hit = sorted_b[at] == sorted_a
+    at, hit = find_sorted(sorted_b, sorted_a)
     rows_a, rows_b = by_a[hit], by_b[at[hit]]
     return q_a[rows_a], a["pos"].to_numpy()[rows_a], b["pos"].to_numpy()[rows_b]
 

@@ -91,11 +91,9 @@ class CodedScorer:
             if _repeats(run_sorted):
                 return None
             run_grade = np.full(len(run_key), UNJUDGED, dtype=np.int32)
-            if len(ordered) and len(run_key):
-                # both sides sorted: the search walks the judgments once instead of jumping about
-                position = np.minimum(np.searchsorted(ordered, run_sorted), len(ordered) - 1)
-                found = ordered[position] == run_sorted
-                run_grade[by_run[found]] = grade32[by_key[position[found]]]
+            # both sides sorted: the search walks the judgments once instead of jumping about
+            position, found = find_sorted(ordered, run_sorted)
+            run_grade[by_run[found]] = grade32[by_key[position[found]]]
             topic32 = run_topic.astype(np.int32)
             if not _in_order(run_topic, rank):  # stored results come by query then rank already
                 order = np.lexsort((rank.astype(np.float64), run_topic))
@@ -135,15 +133,27 @@ class CodedScorer:
             grades = run_grade
             if len(added):
                 open_rows = np.flatnonzero(run_grade == UNJUDGED)
-                keys = run_key[open_rows]
-                at = np.minimum(np.searchsorted(added, keys), len(added) - 1)
                 grades = run_grade.copy()
-                grades[open_rows[added[at] == keys]] = 1
+                grades[open_rows[find_sorted(added, run_key[open_rows])[1]]] = 1
             inputs = MeasureInputs(n, Ranking(n, run_topic, grades), judgments)
             values, means = measure(chosen, inputs, np.ones(n, dtype=bool), np.ones(n))
             evaluation = Evaluation(chosen, self.topics, values, means, {"ordering": "given"})
             scored.append(evaluation.per_query)
         return scored
+
+
+def find_sorted(
+    ordered: NDArray[np.int64], keys: NDArray[np.int64]
+) -> tuple[NDArray[np.intp], NDArray[np.bool_]]:
+    """Where each of ``keys`` is in the sorted ``ordered`` (a valid index, meaningful only where
+    found), and whether it is there."""
+    import numpy as np
+
+    if not len(ordered):
+        return np.zeros(len(keys), dtype=np.intp), np.zeros(len(keys), dtype=bool)
+    at = np.minimum(np.searchsorted(ordered, keys), len(ordered) - 1)
+    found: NDArray[np.bool_] = ordered[at] == keys
+    return at, found
 
 
 def _unique(keys: NDArray[np.int64]) -> bool:
