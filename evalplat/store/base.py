@@ -51,7 +51,7 @@ class StoreBase:
         # (key, top k of the configs' latest runs), (key, their scores): see ``QueryHealthMixin``
         self._top_cache: tuple[Any, Any] | None = None
         self._peers_cache: tuple[Any, Any] | None = None
-        # (test set version's id, hash and creation time, its queries frame): the same
+        # ((version id, (hash, creation time)), its queries frame): see ``QueryHealthMixin``
         self._queries_cache: tuple[Any, Any] | None = None
         # test set version id -> (its hash and creation time, judgments): see ``_judgments``
         self._judgments_cache: dict[int, tuple[Any, Any]] = {}

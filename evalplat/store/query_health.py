@@ -54,6 +54,30 @@ class QueryHealthMixin(StoreBase):
     not twenty.
     """
 
+    def _queries(self, session: Session, version_id: int | None) -> pd.DataFrame:
+        """``query_id, text, weight, tags`` of a test set version. Every config's page of the
+        test set reads the same queries, so the last version read is kept, keyed as
+        ``_judgments`` keys its judgments (hash and creation time). The frame is shared."""
+        import pandas as pd
+
+        version = None if version_id is None else session.get(TestSetVersion, version_id)
+        stamp = None if version is None else (version.content_hash, version.created_at)
+        cached = self._queries_cache
+        if stamp is not None and cached is not None and cached[0] == (version_id, stamp):
+            frame: pd.DataFrame = cached[1]
+            return frame
+        frame = pd.DataFrame(
+            session.execute(
+                select(Query.query_id, Query.text, Query.weight, Query.tags).where(
+                    Query.test_set_version_id == version_id
+                )
+            ).all(),
+            columns=["query_id", "text", "weight", "tags"],
+        )
+        if stamp is not None and not session.info.get("wrote"):  # committed rows only
+            self._queries_cache = ((version_id, stamp), frame)
+        return frame
+
     def query_health_inputs(
         self,
         config: str,
@@ -69,7 +93,6 @@ class QueryHealthMixin(StoreBase):
 
         The target the fix list measures against is ``target`` (on all queries, of the metric
         read), or else the one the latest run of the window was checked against, if any."""
-        import pandas as pd
 
         from evalplat.comparison.query_health import HealthInputs
 
@@ -128,20 +151,7 @@ class QueryHealthMixin(StoreBase):
                 ["run_id", "query_id", "results_count", "status"],
                 {"run_id": "int64", "query_id": "str", "results_count": "float64", "status": "str"},
             )
-            # every config's page of the test set reads the same queries: read once per version
-            version = session.get(TestSetVersion, version_id)
-            stamp = (version_id, version.content_hash if version else None,
-                     version.created_at if version else None)  # fmt: skip
-            if self._queries_cache is None or self._queries_cache[0] != stamp:
-                self._queries_cache = (stamp, pd.DataFrame(
-                    session.execute(
-                        select(Query.query_id, Query.text, Query.weight, Query.tags).where(
-                            Query.test_set_version_id == version_id
-                        )
-                    ).all(),
-                    columns=["query_id", "text", "weight", "tags"],
-                ))  # fmt: skip
-            queries = self._queries_cache[1].copy()
+            queries = self._queries(session, version_id).copy()
             # every config's page of the test set reads the same top k: read once per store
             pruned = {run_id: when for _, run_id, when in window_runs}
             key = (tuple((r, c, pruned[r]) for c, r in latest_of.items()), version_id, k)
