@@ -54,6 +54,7 @@ DEFAULT_POSTGRES_URL = "postgresql+psycopg://root@127.0.0.1:5432/test"
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 _postgres_problem: str | None = None
+_POSTGRES_HINT = "; set EVALPLAT_TEST_POSTGRES_URL to test it"  # ends a PostgreSQL skip's reason
 
 
 def postgres_admin_url() -> str:
@@ -98,7 +99,7 @@ def postgres_server() -> PostgresServer:
         _postgres_problem = f"PostgreSQL not reachable at {url} ({first})"
         if _postgres_required():
             pytest.fail(_postgres_problem + " and EVALPLAT_REQUIRE_POSTGRES is set")
-        pytest.skip(_postgres_problem + "; set EVALPLAT_TEST_POSTGRES_URL to test it")
+        pytest.skip(_postgres_problem + _POSTGRES_HINT)
     finally:
         engine.dispose()
     return PostgresServer(url)
@@ -275,5 +276,5 @@ def _postgres_skip(terminalreporter: pytest.TerminalReporter) -> str | None:
     for report in terminalreporter.stats.get("skipped", []):
         reason = _skip_reason(report).strip()
         if reason.startswith("PostgreSQL not reachable"):
-            return reason.split("; set EVALPLAT_TEST_POSTGRES_URL")[0]
+            return reason.removesuffix(_POSTGRES_HINT)
     return None
