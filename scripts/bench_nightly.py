@@ -1,8 +1,10 @@
 """Benchmark a whole ``evalplat nightly``: N configs over a Q-query test set, run-file searchers.
 
 Each config is a ``python`` searcher that answers from a TREC run file of its own
-(``bench_runfile_searcher.py``: the file is read once, then every query is a dictionary
-lookup), so the night measures evalplat, not a search engine. The test set is the one of
+(``bench_runfile_searcher.py``: each run file is turned into a ``marshal`` file of rankings
+before the first night; in a night the searcher reads that file once, then every query is a
+dictionary lookup), so the night measures evalplat, not a search engine. The searcher's own
+reading of its files is timed inside the night and printed beside it. The test set is the one of
 ``bench_store.py`` (100 judgments per query, grades 0-3); each run file holds ``DEPTH`` results
 per query, about half of them judged. The project writes its reports (one page per config).
 
@@ -36,6 +38,7 @@ import uuid
 from pathlib import Path
 
 import numpy as np
+from bench_runfile_searcher import prepare  # scripts/bench_runfile_searcher.py
 from bench_store import DOC_POOL, generate  # scripts/bench_store.py
 
 DEPTH = 100
@@ -79,8 +82,7 @@ def project(folder: Path, url: str, configs: int) -> Path:
             "[configs.params]",
             'function = "bench_runfile_searcher:search"',
             f'path = "{HERE}"',
-            f'run = "{folder / f"run{c:02d}.txt"}"',
-            f'queries = "{folder / "queries.tsv"}"',
+            f'rankings = "{folder / f"run{c:02d}.marshal"}"',
         ]
     path = folder / "evalplat.toml"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -107,8 +109,9 @@ main()
 """
 
 
-def night(project_file: Path) -> tuple[float, float, tuple[float, float] | None]:
-    """Wall and CPU time of one night, and of its report site (None when not written)."""
+def night(project_file: Path) -> tuple[float, float, tuple[float, float] | None, float]:
+    """Wall and CPU time of one night, of its report site (None when not written), and the
+    seconds the searchers spent reading their rankings."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     command = [sys.executable, "-c", NIGHT, "nightly"]
@@ -124,11 +127,14 @@ def night(project_file: Path) -> tuple[float, float, tuple[float, float] | None]
     # 1: a regression alert, a night's ordinary outcome; but a crash exits 1 too
     if done.returncode not in (0, 1) or "Traceback" in done.stderr:
         raise SystemExit(f"nightly exited {done.returncode}: {done.stderr.strip()[-2000:]}")
-    site = None
+    site, loading = None, 0.0
     for line in done.stderr.splitlines():
         if line.startswith("bench-site "):
             site = (float(line.split()[1]), float(line.split()[2]))
-    return wall, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime, site
+        elif line.startswith("bench-searcher-load "):
+            loading = float(line.split()[1])
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    return wall, cpu, site, loading
 
 
 def _label(number: int) -> str:
@@ -159,8 +165,10 @@ def main() -> None:
         start = time.perf_counter()
         for c in range(args.configs):
             write_run(folder / f"run{c:02d}.txt", args.queries, seed=100 + c)
+            prepare(str(folder / f"run{c:02d}.txt"), str(folder / "queries.tsv"),
+                    str(folder / f"run{c:02d}.marshal"))  # fmt: skip
         took = time.perf_counter() - start
-        print(f"{args.configs} run files written in {took:.1f} s", flush=True)
+        print(f"{args.configs} run files and their rankings written in {took:.1f} s", flush=True)
         admin = database = None
         if args.postgres:
             from sqlalchemy import create_engine, text
@@ -181,10 +189,11 @@ def main() -> None:
             )  # fmt: skip
             file = project(folder, rendered, args.configs)
             for number in range(1, args.nights + 1):
-                wall, cpu, site = night(file)
+                wall, cpu, site, loading = night(file)
                 size = (args.configs, args.queries) == (20, 10_000) and not args.postgres
                 yardstick = f"  ({YARDSTICK[number]})" if size and number in YARDSTICK else ""
                 pages = "" if site is None else f"; site: wall {site[0]:.1f} s, CPU {site[1]:.1f} s"
+                pages += f"; searchers reading their rankings: {loading:.1f} s"
                 print(
                     f"{_label(number)}: {args.configs} configs x {args.queries:,} queries: wall "
                     f"{wall:.1f} s, CPU {cpu:.1f} s{pages}{yardstick}  "
