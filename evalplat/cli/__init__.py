@@ -9,6 +9,7 @@ modules import heavy libraries inside their functions so that ``evalplat --help`
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 from collections.abc import Iterable
 from typing import Any, NoReturn
@@ -19,6 +20,14 @@ from typer.core import TyperGroup
 
 from evalplat.cli.common import close_stores
 from evalplat.errors import EvalplatError
+
+# NumPy asks the kernel for transparent huge pages for every array of 4 MiB or more. Where the
+# kernel compacts memory to find one at the first touch (``defrag`` set to ``madvise``, as on
+# Debian), a command that makes arrays of tens of millions of values spends much of its time
+# in the kernel: `evaluate` of a 10M-line run took 2.9-3.2 s instead of 3.6-4.0 s without the
+# advice, with as much memory (docs/performance.md). Set before NumPy is first imported, which
+# no command does before this module; a value the user set is kept.
+os.environ.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")
 
 
 class EvalplatGroup(TyperGroup):

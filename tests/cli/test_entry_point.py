@@ -3,6 +3,7 @@ command line loads the one command module it names."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from typing import Any
@@ -71,3 +72,21 @@ def test_help_and_a_mistyped_command_still_see_every_command(args: list[str]) ->
         assert done.returncode == 0 and all(f" {name} " in shown for name in MODULE_OF)
     else:
         assert done.returncode == 2 and "Did you mean 'evaluate'?" in shown
+
+
+@pytest.mark.parametrize(("given", "expected"), [(None, "False"), ("1", "True")])
+def test_a_command_asks_numpy_for_no_huge_pages_unless_the_user_did(
+    given: str | None, expected: str
+) -> None:
+    probe = (
+        "import sys; sys.argv = ['evalplat', 'metrics', 'list', '--json']\n"
+        "from evalplat.cli import main\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "import numpy._core.multiarray as multiarray\n"
+        "print(multiarray._get_madvise_hugepage(), file=sys.stderr)"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "NUMPY_MADVISE_HUGEPAGE"}
+    if given is not None:
+        env["NUMPY_MADVISE_HUGEPAGE"] = given
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env)
+    assert done.stderr.strip().splitlines()[-1] == expected
