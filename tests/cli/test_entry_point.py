@@ -52,16 +52,25 @@ def test_the_module_map_names_the_module_of_every_command() -> None:
     assert {name: {module} for name, module in MODULE_OF.items()} == found
 
 
-def test_a_command_line_loads_only_the_module_it_names() -> None:
+def _after_metrics_list(report: str, env: dict[str, str] | None = None) -> tuple[str, str]:
+    """stdout of ``evalplat metrics list --json`` run in a fresh process, and the last line of
+    its stderr, where ``report`` (Python, in that process, after the command) prints."""
     probe = (
         "import sys; sys.argv = ['evalplat', 'metrics', 'list', '--json']\n"
         "from evalplat.cli import main\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        f"{report}\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env)
+    return done.stdout, done.stderr.strip().splitlines()[-1]
+
+
+def test_a_command_line_loads_only_the_module_it_names() -> None:
+    stdout, loaded = _after_metrics_list(
         "print(sorted(m for m in sys.modules if m.startswith('evalplat.cli.')), file=sys.stderr)"
     )
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
-    assert '"name": "nDCG"' in done.stdout
-    assert done.stderr.strip().splitlines()[-1] == "['evalplat.cli.common', 'evalplat.cli.metrics']"
+    assert '"name": "nDCG"' in stdout
+    assert loaded == "['evalplat.cli.common', 'evalplat.cli.metrics']"
 
 
 @pytest.mark.parametrize("args", [["--help"], ["evalute"]])
@@ -78,15 +87,12 @@ def test_help_and_a_mistyped_command_still_see_every_command(args: list[str]) ->
 def test_a_command_asks_numpy_for_no_huge_pages_unless_the_user_did(
     given: str | None, expected: str
 ) -> None:
-    probe = (
-        "import sys; sys.argv = ['evalplat', 'metrics', 'list', '--json']\n"
-        "from evalplat.cli import main\n"
-        "try:\n    main()\nexcept SystemExit:\n    pass\n"
-        "import numpy._core.multiarray as multiarray\n"
-        "print(multiarray._get_madvise_hugepage(), file=sys.stderr)"
-    )
     env = {k: v for k, v in os.environ.items() if k != "NUMPY_MADVISE_HUGEPAGE"}
     if given is not None:
         env["NUMPY_MADVISE_HUGEPAGE"] = given
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env)
-    assert done.stderr.strip().splitlines()[-1] == expected
+    _, advised = _after_metrics_list(
+        "import numpy._core.multiarray as multiarray\n"
+        "print(multiarray._get_madvise_hugepage(), file=sys.stderr)",
+        env,
+    )
+    assert advised == expected
