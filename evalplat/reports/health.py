@@ -11,6 +11,7 @@ stays one file that loads nothing).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
     from evalplat.reports.page_keys import PageKeys
     from evalplat.reports.render import Links
     from evalplat.store import Store
+    from evalplat.store.site_stamps import HealthWindowRun
 
 SECTION_ROWS = 50  # rows shown per section; the table below has every query
 SITE_WINDOW = "30d"
@@ -152,18 +154,35 @@ def write_health_pages(
     store: Store, pairs: list[tuple[str, str]], out: Path, links: Links, keys: PageKeys
 ) -> dict[tuple[str, str], str]:
     """The site's query-health pages, one per (config, test set) with a run in the window;
-    returns their paths relative to the site root.
+    returns their paths relative to the site root (:func:`plan_health_pages` then
+    :func:`render_health_pages`)."""
+    plan = plan_health_pages(store, pairs, links, keys)
+    return plan.kept | render_health_pages(store, plan.pages, links, keys)
+
+
+@dataclass(frozen=True)
+class HealthPlan:
+    """The site's query-health pages: those that keep their files, by (config, test set), and
+    those to render, as (config, test set, path, key material)."""
+
+    kept: dict[tuple[str, str], str]
+    pages: tuple[tuple[str, str, str, object], ...]
+    windows: dict[str, tuple[HealthWindowRun, ...]]
+
+
+def plan_health_pages(
+    store: Store, pairs: list[tuple[str, str]], links: Links, keys: PageKeys
+) -> HealthPlan:
+    """Which of the pairs' query-health pages keep their files and which are rendered.
 
     A page is keyed by the window's runs of its test set (``Store.health_window``: every
     config's, since the gaps and the top k compare configs), their latest evaluations, pruning
-    and target checks: while none of them changes, the page keeps its file unread."""
-    from evalplat.comparison.health_judge import JudgeLists
-    from evalplat.comparison.query_health import query_health
-    from evalplat.errors import NotFoundError
+    and target checks: while none of them changes, the page keeps its file unread. A pair
+    without a finished run in the window has no page."""
     from evalplat.reports.render import slug
 
-    written: dict[tuple[str, str], str] = {}
-    judge_lists = JudgeLists()  # every config's page of a test set ranks the same top k
+    kept: dict[tuple[str, str], str] = {}
+    pages: list[tuple[str, str, str, object]] = []
     windows = {t: store.health_window(t, _SITE_SINCE) for t in dict.fromkeys(t for _, t in pairs)}
     for config, test_set in pairs:
         window = windows[test_set]
@@ -171,14 +190,31 @@ def write_health_pages(
             continue
         path = f"health/{slug(config)}--{slug(test_set)}.html"
         material = ("health", config, test_set, SITE_WINDOW, window, links.root, links.index)
-        if not keys.keep(path, material):
-            try:
-                inputs = store.query_health_inputs(
-                    config, test_set, _SITE_SINCE, window=SITE_WINDOW
-                )
-            except NotFoundError:  # no run of the window has scores: no page
-                continue
-            health = query_health(inputs, judge_lists=judge_lists)
-            keys.put(path, material, health_html(health_page(health), links))
+        if keys.keep(path, material):
+            kept[(config, test_set)] = path
+        else:
+            pages.append((config, test_set, path, material))
+    return HealthPlan(kept, tuple(pages), windows)
+
+
+def render_health_pages(
+    store: Store, pages: Sequence[tuple[str, str, str, object]], links: Links, keys: PageKeys
+) -> dict[tuple[str, str], str]:
+    """Render and write the planned ``pages`` (``HealthPlan.pages``, keyed with ``links``)
+    under ``keys``; return the paths of those written (a pair none of whose window runs has
+    scores has no page)."""
+    from evalplat.comparison.health_judge import JudgeLists
+    from evalplat.comparison.query_health import query_health
+    from evalplat.errors import NotFoundError
+
+    written: dict[tuple[str, str], str] = {}
+    judge_lists = JudgeLists()  # every config's page of a test set ranks the same top k
+    for config, test_set, path, material in pages:
+        try:
+            inputs = store.query_health_inputs(config, test_set, _SITE_SINCE, window=SITE_WINDOW)
+        except NotFoundError:  # no run of the window has scores: no page
+            continue
+        health = query_health(inputs, judge_lists=judge_lists)
+        keys.put(path, material, health_html(health_page(health), links))
         written[(config, test_set)] = path
     return written

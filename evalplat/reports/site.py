@@ -62,7 +62,7 @@ def write_site(
         gather_run,
         open_alerts,
     )
-    from evalplat.reports.health import write_health_pages
+    from evalplat.reports.health_beside import start_health_pages
     from evalplat.reports.interleaved_page import write_interleaved_page
     from evalplat.reports.leaderboard_page import write_leaderboard_pages
     from evalplat.reports.online_page import write_online_pages
@@ -79,7 +79,8 @@ def write_site(
     pages = _ComparisonPages(store, out, TestSetCache(store), run_ids, history_of, keys, stamps)
     # query health is of test sets of queries: an online run's units are sessions
     pairs = [(h.config, h.test_set) for h in histories if h.test_set != ONLINE_TEST_SET]
-    health = write_health_pages(store, pairs, out, Links("../", index=True), keys)
+    # rendered beside the other pages when a second process pays (``health_beside``)
+    health = start_health_pages(store, pairs, out, Links("../", index=True), keys, infos)
     entries: list[SiteEntry] = []
     newest = ""
     for history in histories:
@@ -103,7 +104,7 @@ def write_site(
                 # "vs #N" names the run the verdict was decided against
                 baseline_id=own if compared is None else compared,
                 baseline_config=pages.config_of(own if compared is None else compared),
-                health_link=health.get((history.config, history.test_set)),
+                health_link=None,  # filled in once the health pages are written
                 targets=_target_counts(history, latest.run.id),
             )
         )
@@ -142,6 +143,9 @@ def write_site(
     boards = write_leaderboard_pages(
         store, out, Links("../", run_ids, index=True), keys, stamps.runs
     )
+    paths = health.paths()
+    entries = [replace(e, health_link=paths.get((e.latest.config, e.latest.test_set)))
+               for e in entries]  # fmt: skip
     index = SiteIndex(
         tuple(entries), tuple(alerts), newest, tuple(online.items()), interleaved,
         tuple(boards.items()),

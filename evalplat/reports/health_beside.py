@@ -1,0 +1,147 @@
+"""The site's query-health pages rendered in a second process, beside the other pages.
+
+Query-health pages are the report site's largest share of work: each reads every config's
+window of runs of its test set, the top k of their latest runs and their per-query scores. After
+a night of twenty configs on ten thousand queries they took about 40% of the site's time, on
+one core, while the machine's other core waited. They depend on nothing else the site renders
+(their links go to the root and the index only), so :func:`start_health_pages` plans them in
+this process, hands the ones to render to a process of their own, and lets the site go on with
+its run, comparison, history and leaderboard pages; the index, which links the health pages,
+waits for them (:meth:`HealthPages.paths`).
+
+A second process costs a start (about a second of imports, on the other core) and opens the
+store again, so it is used only where it pays and works: more than one core to run on, a store
+another process can open (a database file or server, not SQLite in memory), and pages whose
+windows hold at least ``BESIDE_ROWS`` query rows in all. Anything else renders the pages here,
+as before. The pages are the same either way, byte for byte: the same functions render them
+from the same rows (the tests compare both ways). A second process that cannot start or dies
+loses nothing: this process renders the pages it did not write.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from evalplat.reports.health import plan_health_pages, render_health_pages
+from evalplat.reports.page_keys import PageKeys
+
+if TYPE_CHECKING:
+    from evalplat.reports.render import Links
+    from evalplat.store import RunInfo, Store
+
+# Query rows (queries of each window run, summed over the pages to render) from which a second
+# process pays for its start: a twenty-config night on 10k queries has about 12M; the tests'
+# sites a few hundred.
+BESIDE_ROWS = 200_000
+
+Page = tuple[str, str, str, object]
+# what the second process sends back: the pages' paths, their keys, how many it rendered
+Rendered = tuple[dict[tuple[str, str], str], dict[str, list[object]], int]
+
+
+class HealthPages:
+    """The site's query-health pages, being written here or beside this process."""
+
+    def __init__(
+        self,
+        store: Store,
+        kept: dict[tuple[str, str], str],
+        pages: tuple[Page, ...],
+        links: Links,
+        keys: PageKeys,
+        beside: tuple[ProcessPoolExecutor, Future[Rendered]] | None,
+    ) -> None:
+        self.store, self.kept, self.pages, self.links, self.keys = store, kept, pages, links, keys
+        self.beside = beside
+        self.written: dict[tuple[str, str], str] | None = None
+
+    def paths(self) -> dict[tuple[str, str], str]:
+        """The pages' paths relative to the site root, once every page is written (waiting
+        for the second process when there is one)."""
+        if self.written is not None:
+            return self.written
+        written = dict(self.kept)
+        if self.beside is None:
+            written |= render_health_pages(self.store, self.pages, self.links, self.keys)
+        else:
+            pool, future = self.beside
+            try:
+                rendered, now, count = future.result()
+            except BrokenProcessPool:  # it died: the pages are rendered here
+                rendered = render_health_pages(self.store, self.pages, self.links, self.keys)
+            else:
+                self.keys.now.update(now)
+                self.keys.rendered += count
+            finally:
+                pool.shutdown()
+            written |= rendered
+        self.written = written
+        return written
+
+
+def start_health_pages(
+    store: Store,
+    pairs: list[tuple[str, str]],
+    out: Path,
+    links: Links,
+    keys: PageKeys,
+    infos: dict[int, RunInfo],
+) -> HealthPages:
+    """Plan the site's query-health pages of ``pairs`` and start rendering those whose key
+    changed: in a second process when it pays (see the module), else when their paths are
+    asked for. ``infos`` are the store's runs (``Store.list_runs``), for the pages' sizes."""
+    plan = plan_health_pages(store, pairs, links, keys)
+    rows = sum(
+        infos[run.run_id].queries_total if run.run_id in infos else 0
+        for _, test_set, _, _ in plan.pages
+        for run in plan.windows[test_set]
+    )
+    url = _reopenable(store)
+    if not plan.pages or rows < BESIDE_ROWS or url is None or _cores() < 2:
+        return HealthPages(store, plan.kept, plan.pages, links, keys, None)
+    import multiprocessing
+
+    try:
+        pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+        future = pool.submit(_render_beside, url, plan.pages, str(out), links)
+    except (OSError, RuntimeError):  # no process to be had: render here
+        return HealthPages(store, plan.kept, plan.pages, links, keys, None)
+    return HealthPages(store, plan.kept, plan.pages, links, keys, (pool, future))
+
+
+def _render_beside(url: str, pages: Sequence[Page], out: str, links: Links) -> Rendered:
+    """In the second process: render ``pages`` from the store at ``url``; return their paths,
+    their keys and how many were rendered."""
+    from evalplat.store import Store
+
+    keys = PageKeys(Path(out))
+    store = Store.open(url, check=False)
+    try:
+        written = render_health_pages(store, pages, links, keys)
+    finally:
+        store.close()
+    return written, keys.now, keys.rendered
+
+
+def _reopenable(store: Store) -> str | None:
+    """The URL another process opens ``store`` with (its password kept), or None for an
+    SQLite database in memory, which no other process can see, and for a file opened read-only
+    (its engine's URL is the read-only form, not the file's)."""
+    url = store.engine.url
+    if store.read_only or (
+        url.get_backend_name() == "sqlite" and url.database in (None, "", ":memory:")
+    ):
+        return None
+    return url.render_as_string(hide_password=False)
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # no affinity on this platform
+        return os.cpu_count() or 1
