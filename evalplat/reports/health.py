@@ -32,6 +32,9 @@ SECTION_ROWS = 50  # rows shown per section; the table below has every query
 SITE_WINDOW = "30d"
 _SITE_SINCE = timedelta(days=30)
 
+# a query-health page to render: (config, test set, its path in the site, its key material)
+PlannedPage = tuple[str, str, str, object]
+
 
 @dataclass(frozen=True)
 class SectionRow:
@@ -166,7 +169,7 @@ class HealthPlan:
     those to render, as (config, test set, path, key material)."""
 
     kept: dict[tuple[str, str], str]
-    pages: tuple[tuple[str, str, str, object], ...]
+    pages: tuple[PlannedPage, ...]
     windows: dict[str, tuple[HealthWindowRun, ...]]
 
 
@@ -182,7 +185,7 @@ def plan_health_pages(
     from evalplat.reports.render import slug
 
     kept: dict[tuple[str, str], str] = {}
-    pages: list[tuple[str, str, str, object]] = []
+    pages: list[PlannedPage] = []
     windows = {t: store.health_window(t, _SITE_SINCE) for t in dict.fromkeys(t for _, t in pairs)}
     for config, test_set in pairs:
         window = windows[test_set]
@@ -198,7 +201,7 @@ def plan_health_pages(
 
 
 def render_health_pages(
-    store: Store, pages: Sequence[tuple[str, str, str, object]], links: Links, keys: PageKeys
+    store: Store, pages: Sequence[PlannedPage], links: Links, keys: PageKeys
 ) -> dict[tuple[str, str], str]:
     """Render and write the planned ``pages`` (``HealthPlan.pages``, keyed with ``links``)
     under ``keys``; return the paths of those written (a pair none of whose window runs has

@@ -27,7 +27,7 @@ from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from evalplat.reports.health import plan_health_pages, render_health_pages
+from evalplat.reports.health import PlannedPage, plan_health_pages, render_health_pages
 from evalplat.reports.page_keys import PageKeys
 
 if TYPE_CHECKING:
@@ -39,7 +39,6 @@ if TYPE_CHECKING:
 # sites a few hundred.
 BESIDE_ROWS = 200_000
 
-Page = tuple[str, str, str, object]
 # what the second process sends back: the pages' paths, their keys, how many it rendered
 Rendered = tuple[dict[tuple[str, str], str], dict[str, list[object]], int]
 
@@ -51,7 +50,7 @@ class HealthPages:
         self,
         store: Store,
         kept: dict[tuple[str, str], str],
-        pages: tuple[Page, ...],
+        pages: tuple[PlannedPage, ...],
         links: Links,
         keys: PageKeys,
         beside: tuple[ProcessPoolExecutor, Future[Rendered]] | None,
@@ -97,9 +96,10 @@ def start_health_pages(
     asked for. ``infos`` are the store's runs (``Store.list_runs``), for the pages' sizes."""
     plan = plan_health_pages(store, pairs, links, keys)
     rows = sum(
-        infos[run.run_id].queries_total if run.run_id in infos else 0
+        info.queries_total
         for _, test_set, _, _ in plan.pages
         for run in plan.windows[test_set]
+        if (info := infos.get(run.run_id)) is not None
     )
     url = _reopenable(store)
     if not plan.pages or rows < BESIDE_ROWS or url is None or _cores() < 2:
@@ -114,7 +114,7 @@ def start_health_pages(
     return HealthPages(store, plan.kept, plan.pages, links, keys, (pool, future))
 
 
-def _render_beside(url: str, pages: Sequence[Page], out: str, links: Links) -> Rendered:
+def _render_beside(url: str, pages: Sequence[PlannedPage], out: str, links: Links) -> Rendered:
     """In the second process: render ``pages`` from the store at ``url``; return their paths,
     their keys and how many were rendered."""
     from evalplat.store import Store
