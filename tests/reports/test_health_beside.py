@@ -39,15 +39,27 @@ def starts(monkeypatch: pytest.MonkeyPatch) -> list[HealthPages]:
     return started
 
 
-def test_pages_rendered_beside_are_the_pages_rendered_here(
-    store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, starts: list[HealthPages]
-) -> None:
+@pytest.fixture
+def here(store: Store, tmp_path: Path, starts: list[HealthPages]) -> Path:
+    """Two configs of the test set "mini", and their site rendered in this process."""
     from evalplat.reports import render_site
 
     populate(store, tmp_path)
     _second_config(store, tmp_path)
-    here = render_site(store, tmp_path / "here").parent
+    site = render_site(store, tmp_path / "here").parent
     assert starts[-1].beside is None  # a few hundred query rows: not worth a process
+    return site
+
+
+def test_pages_rendered_beside_are_the_pages_rendered_here(
+    store: Store,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    starts: list[HealthPages],
+    here: Path,
+) -> None:
+    from evalplat.reports import render_site
+
     monkeypatch.setattr(health_beside, "BESIDE_ROWS", 0)
     beside = render_site(store, tmp_path / "beside").parent
     assert starts[-1].beside is not None
@@ -64,13 +76,8 @@ def test_pages_rendered_beside_are_the_pages_rendered_here(
 
 
 def test_a_second_process_that_dies_loses_no_page(
-    store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, here: Path
 ) -> None:
-    from evalplat.reports import render_site
-
-    populate(store, tmp_path)
-    _second_config(store, tmp_path)
-    here = render_site(store, tmp_path / "here").parent
     monkeypatch.setattr(health_beside, "BESIDE_ROWS", 0)
     out = tmp_path / "killed"
     keys = PageKeys(out)
