@@ -34,6 +34,7 @@ from evalplat.inputs.validation import (
     result_id_problem,
     result_ids_usable,
 )
+from evalplat.running.collector import steady_collector
 from evalplat.running.run_scoring import (
     HeldRun,
     document_fields,
@@ -132,7 +133,8 @@ def drive(
             store.finish_run(run_id, "failed", error=str(error))
             raise BackendUnavailableError(f"{error} (run {run_id} marked failed)") from None
         try:
-            _search_all(store, run_id, searcher, queries, settings, progress, held)
+            with steady_collector():  # latency is the engine's, not a collector pause
+                _search_all(store, run_id, searcher, queries, settings, progress, held)
         except KeyboardInterrupt:
             store.finish_run(run_id, "interrupted", error="interrupted by the user (Ctrl-C)")
             raise RunInterruptedError(run_id) from None
@@ -260,11 +262,15 @@ def search_unstored(
     )
     limiter = None if settings.rate_limit is None else RateLimiter(settings.rate_limit)
     if settings.concurrency == 1:  # one at a time: no thread to hand each query to and back
-        return [
-            _search_one(searcher, qid, text, settings.depth, policy, limiter)
-            for qid, text in queries
-        ]
-    with ThreadPoolExecutor(settings.concurrency, thread_name_prefix="evalplat-search") as pool:
+        with steady_collector():
+            return [
+                _search_one(searcher, qid, text, settings.depth, policy, limiter)
+                for qid, text in queries
+            ]
+    with (
+        steady_collector(),
+        ThreadPoolExecutor(settings.concurrency, thread_name_prefix="evalplat-search") as pool,
+    ):
         futures = [
             pool.submit(_search_one, searcher, qid, text, settings.depth, policy, limiter)
             for qid, text in queries
