@@ -77,3 +77,11 @@ def test_every_unicode_space_and_its_neighbours() -> None:
         assert has_unicode_whitespace(pa.array(["id", f"a{space}b"])), repr(space)
     neighbours = "\x84\xa1\u167f\u1681\u200b\u2027\u202a\u205e\u2060\u2fff\u3001 \t"
     assert not has_unicode_whitespace(pa.array([f"a{ch}b" for ch in neighbours]))
+
+
+def test_the_written_out_spaces_are_those_of_isspace() -> None:
+    from evalplat.inputs.columns import _WIDE_SPACES
+
+    every = [code for code in range(0x80, 0x110000) if chr(code).isspace()]
+    assert sorted(_WIDE_SPACES.tolist()) == every
+    assert max(every) < 0x10000  # three bytes at most in UTF-8, as the check assumes
