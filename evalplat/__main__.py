@@ -1,8 +1,7 @@
 """``evalplat`` and ``python -m evalplat``: the command line's entry point.
 
 ``evalplat --version`` answers before Typer and the command modules are imported (about a
-third of a second of start-up that a version check does not need); everything else goes to
-:func:`evalplat.cli.main`.
+third of a second of start-up that a version check does not need); everything else goes to :func:`evalplat.cli.root.main`.
 """
 
 from __future__ import annotations
@@ -17,7 +16,7 @@ def main() -> None:
 
         sys.stdout.write(f"{__version__}\n")
         return
-    from evalplat.cli import main as cli_main
+    from evalplat.cli.root import main as cli_main
 
     cli_main()
 

@@ -1,4 +1,5 @@
-"""The ``evalplat`` command: a thin Typer layer over the Python API, one module per noun.
+"""The root of the ``evalplat`` command: the Typer group, its error handling, and the one
+command module a command line loads.
 
 Every library error reaches the user through one handler (``EvalplatGroup.invoke``) that prints
 one line on stderr and exits with the error's code; a database error that reaches it unnamed
@@ -9,7 +10,6 @@ modules import heavy libraries inside their functions so that ``evalplat --help`
 from __future__ import annotations
 
 import importlib
-import os
 import sys
 from collections.abc import Iterable
 from typing import Any, NoReturn
@@ -20,14 +20,6 @@ from typer.core import TyperGroup
 
 from evalplat.cli.common import close_stores
 from evalplat.errors import EvalplatError
-
-# NumPy asks the kernel for transparent huge pages for every array of 4 MiB or more. Where the
-# kernel compacts memory to find one at the first touch (``defrag`` set to ``madvise``, as on
-# Debian), a command that makes arrays of tens of millions of values spends much of its time
-# in the kernel: `evaluate` of a 10M-line run took 2.9-3.2 s instead of 3.6-4.0 s without the
-# advice, with as much memory (docs/performance.md). Set before NumPy is first imported, which
-# no command does before this module; a value the user set is kept.
-os.environ.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")
 
 
 class EvalplatGroup(TyperGroup):

@@ -70,7 +70,7 @@ def test_a_command_line_loads_only_the_module_it_names() -> None:
         "print(sorted(m for m in sys.modules if m.startswith('evalplat.cli.')), file=sys.stderr)"
     )
     assert '"name": "nDCG"' in stdout
-    assert loaded == "['evalplat.cli.common', 'evalplat.cli.metrics']"
+    assert loaded == "['evalplat.cli.common', 'evalplat.cli.metrics', 'evalplat.cli.root']"
 
 
 @pytest.mark.parametrize("args", [["--help"], ["evalute"]])
