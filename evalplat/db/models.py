@@ -318,6 +318,8 @@ class Result(Base):
     """
 
     __tablename__ = "result"
+    # stored once, as the key's B-tree, on SQLite (migration 0020); ignored elsewhere
+    __table_args__ = ({"sqlite_with_rowid": False},)
 
     run_id: Mapped[int] = mapped_column(Integer, primary_key=True)
     query_id: Mapped[str] = mapped_column(ExternalId, primary_key=True)
