@@ -142,7 +142,7 @@ def whole_process_cost(queries: int, repeat: int) -> None:
             score_and_finish(store, run_id, content, relevance + system)
             runs.append(run_id)
         store.close()
-        base = [sys.executable, "-c", "from evalplat.cli import main; main()", "compare",
+        base = [sys.executable, "-c", "from evalplat.__main__ import main; main()", "compare",
                 str(runs[0]), str(runs[1]), "--db", url]  # fmt: skip
         sets = {"relevance": relevance, "relevance + system": relevance + system}
         timings: dict[str, list[float]] = {label: [] for label in sets}

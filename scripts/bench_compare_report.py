@@ -108,7 +108,7 @@ def main() -> None:
         return
     baseline, candidate = args.runs.split(",")
     sources = [s.resolve() for s in args.source or [Path(".")]]
-    command = [sys.executable, "-c", "from evalplat.cli import main; main()", "compare"]
+    command = [sys.executable, "-c", "from evalplat.__main__ import main; main()", "compare"]
     command += [baseline, candidate, "--metric", "nDCG@10", "--metric", "AP", "--db", args.db]
     timings: dict[Path, list[tuple[float, float]]] = {s: [] for s in sources}
     yardstick = None if args.yardstick is None else evaluate_command(args.yardstick.resolve())
@@ -155,7 +155,7 @@ def evaluate_command(folder: Path) -> list[str]:
 
     qrels, run = generate(folder, 100)
     measures = [arg for name in MEASURES for arg in ("-m", name)]
-    return [sys.executable, "-c", "from evalplat.cli import main; main()", "evaluate",
+    return [sys.executable, "-c", "from evalplat.__main__ import main; main()", "evaluate",
             "--qrels", str(qrels), "--run", str(run), *measures, "--format", "json"]  # fmt: skip
 
 

@@ -91,7 +91,7 @@ def _database_url(admin_url: str, name: str) -> str:
 def timed(source: Path, arguments: list[str]) -> tuple[float, float]:
     """(wall time, CPU time: user + system) of one evalplat command as a fresh process."""
     env = dict(os.environ, PYTHONPATH=str(source))
-    command = [sys.executable, "-c", "from evalplat.cli import main; main()", *arguments]
+    command = [sys.executable, "-c", "from evalplat.__main__ import main; main()", *arguments]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     with tempfile.TemporaryDirectory() as scratch:
