@@ -15,6 +15,10 @@ costly part, so it is done here once and the steps share the codes:
   over.
 
 A (query, document) pair is then the integer ``query * docs + doc``.
+
+The judgments come first in the numbering, so their codes do not depend on the runs: a test set
+version's judgments are coded once (``JudgedIds``) and every comparison on it, twenty configs a
+night, codes only its two runs against them. The codes are the same either way.
 """
 
 from __future__ import annotations
@@ -58,32 +62,80 @@ class CodedPair:
     candidate: CodedRows
 
 
+@dataclass(frozen=True)
+class JudgedIds:
+    """Judgments (``query_id, doc_id, grade``) with their doc ids coded on their own: the part
+    of ``code_pair``'s work that is the same for every comparison on one test set version."""
+
+    query_ids: pa.Array
+    groups: list[str]  # the query id of each run of equal ids, in order
+    sizes: NDArray[np.int64]  # and the length of each run
+    doc_ids: pa.Array
+    codes: NDArray[np.int64] | None  # None when two judged ids share a fingerprint
+    fingerprints: pd.Index  # of each code's id, in code order (looked up, never changed)
+    first: NDArray[np.int64]  # the row of each code's first id
+    grade: NDArray[np.int64]
+
+
+def judged_ids(judgments: pd.DataFrame) -> JudgedIds:
+    """Code ``judgments``' ids for ``code_pair``; the frame is not kept."""
+    import numpy as np
+    import pandas as pd
+
+    from evalplat.metrics.doc_keys import StringColumn
+
+    query_ids, doc_ids = _strings(judgments["query_id"]), _strings(judgments["doc_id"])
+    starts = _group_starts(query_ids)
+    groups = [str(v) for v in query_ids.take(_indices(starts)).to_pylist()]
+    sizes = np.diff(np.append(starts, len(query_ids))).astype(np.int64)
+    fingerprints = StringColumn.of(doc_ids).fingerprint() if len(doc_ids) else _no_keys()
+    codes, uniques = pd.factorize(fingerprints)
+    first = _first_rows(codes.astype(np.int64), len(uniques))
+    exact = _same(doc_ids, doc_ids.take(_indices(first[codes])))
+    return JudgedIds(
+        query_ids,
+        groups,
+        sizes,
+        doc_ids,
+        codes.astype(np.int64) if exact else None,
+        pd.Index(uniques),
+        first,
+        judgments["grade"].to_numpy(dtype=np.int64),
+    )
+
+
 def code_pair(
-    judgments: pd.DataFrame,
+    judgments: pd.DataFrame | JudgedIds,
     baseline: pd.DataFrame,
     candidate: pd.DataFrame,
     topics: Sequence[str],
 ) -> CodedPair:
-    """Code ``judgments`` (``query_id, doc_id, grade``) and both runs' results (``query_id,
-    doc_id, rank``) over one set of codes; ``topics`` are the test set version's query ids."""
+    """Code ``judgments`` (``query_id, doc_id, grade``, or ``judged_ids`` of them) and both
+    runs' results (``query_id, doc_id, rank``) over one set of codes; ``topics`` are the test
+    set version's query ids."""
     import numpy as np
-    import pyarrow as pa
 
-    frames = (judgments, baseline, candidate)
-    columns = [_strings(frame["query_id"]) for frame in frames]
-    queries = sorted({str(t) for t in topics}.union(*(_group_ids(c) for c in columns)))
+    judged = judgments if isinstance(judgments, JudgedIds) else judged_ids(judgments)
+    runs = (baseline, candidate)
+    columns = [_strings(frame["query_id"]) for frame in runs]
+    queries = sorted(
+        {str(t) for t in topics}.union(judged.groups, *(_group_ids(c) for c in columns))
+    )
     position = {query: code for code, query in enumerate(queries)}
-    doc_ids = pa.concat_arrays([_strings(frame["doc_id"]) for frame in frames])
-    doc_codes, docs = _doc_codes(doc_ids)
-    rows = []
-    start = 0
-    for frame, column, value in zip(frames, columns, ("grade", "rank", "rank"), strict=True):
+    run_docs = _concat([_strings(frame["doc_id"]) for frame in runs])
+    doc_codes, docs = _doc_codes(judged, run_docs)
+    judged_query = np.repeat(
+        np.array([position[g] for g in judged.groups], dtype=np.int64), judged.sizes
+    )
+    rows = [CodedRows(judged_query, doc_codes[: len(judged.doc_ids)], judged.grade)]
+    start = len(judged.doc_ids)
+    for frame, column in zip(runs, columns, strict=True):
         end = start + len(frame)
         rows.append(
             CodedRows(
                 _query_codes(column, position),
                 doc_codes[start:end],
-                frame[value].to_numpy(dtype=np.int64),
+                frame["rank"].to_numpy(dtype=np.int64),
             )
         )
         start = end
@@ -132,26 +184,79 @@ def _query_codes(column: pa.Array, position: dict[str, int]) -> NDArray[np.int64
     return np.repeat(codes, np.diff(np.append(starts, len(column))))
 
 
-def _doc_codes(doc_ids: pa.Array) -> tuple[NDArray[np.int64], int]:
-    """(dense code per id, number of distinct ids), exact whatever the fingerprints do."""
+def _doc_codes(judged: JudgedIds, run_docs: pa.Array) -> tuple[NDArray[np.int64], int]:
+    """(dense code per id, number of distinct ids) of the judgments' ids then ``run_docs``,
+    numbered in order of first appearance, exact whatever the fingerprints do."""
     import numpy as np
     import pandas as pd
-    import pyarrow as pa
     import pyarrow.compute as pc
 
     from evalplat.metrics.doc_keys import StringColumn
 
-    if len(doc_ids) == 0:
+    known = len(judged.fingerprints)
+    if judged.codes is not None:
+        fingerprints = StringColumn.of(run_docs).fingerprint() if len(run_docs) else _no_keys()
+        codes = judged.fingerprints.get_indexer(pd.Index(fingerprints)).astype(np.int64)
+        new = codes < 0
+        added, uniques = pd.factorize(fingerprints[new])
+        codes[new] = known + added
+        first = _first_rows(added.astype(np.int64), len(uniques))
+        firsts = _concat(
+            [
+                judged.doc_ids.take(_indices(judged.first)),
+                run_docs.filter(_mask(new)).take(_indices(first)),
+            ]
+        )
+        if _same(run_docs, firsts.take(_indices(codes))):
+            return np.concatenate([judged.codes, codes]), known + len(uniques)
+    every = _concat([judged.doc_ids, run_docs])
+    if len(every) == 0:
         return np.zeros(0, dtype=np.int64), 0
-    codes, uniques = pd.factorize(StringColumn.of(doc_ids).fingerprint())
-    first = np.empty(len(uniques), dtype=np.int64)
-    first[codes[::-1]] = np.arange(len(codes) - 1, -1, -1)
-    same = pc.equal(doc_ids, doc_ids.take(pa.array(first[codes])))
-    if same.null_count == 0 and pc.all(same).as_py():
-        return codes.astype(np.int64), len(uniques)
-    encoded: Any = pc.dictionary_encode(doc_ids)
+    encoded: Any = pc.dictionary_encode(every)
     exact = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
     return exact, len(encoded.dictionary)
+
+
+def _first_rows(codes: NDArray[np.int64], count: int) -> NDArray[np.int64]:
+    """The row where each of ``count`` codes first appears."""
+    import numpy as np
+
+    first = np.empty(count, dtype=np.int64)
+    first[codes[::-1]] = np.arange(len(codes) - 1, -1, -1)
+    return first
+
+
+def _same(ids: pa.Array, others: pa.Array) -> bool:
+    import pyarrow.compute as pc
+
+    if len(ids) == 0:
+        return True
+    same = pc.equal(ids, others)
+    return bool(same.null_count == 0 and pc.all(same).as_py())
+
+
+def _concat(arrays: list[pa.Array]) -> pa.Array:
+    import pyarrow as pa
+
+    return pa.concat_arrays([a.cast(pa.string()) for a in arrays])
+
+
+def _indices(rows: NDArray[np.int64]) -> pa.Array:
+    import pyarrow as pa
+
+    return pa.array(rows, type=pa.int64())
+
+
+def _mask(mask: NDArray[np.bool_]) -> pa.Array:
+    import pyarrow as pa
+
+    return pa.array(mask, type=pa.bool_())
+
+
+def _no_keys() -> NDArray[np.uint64]:
+    import numpy as np
+
+    return np.zeros(0, dtype=np.uint64)
 
 
 def coded_bound(

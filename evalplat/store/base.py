@@ -55,6 +55,8 @@ class StoreBase:
         self._queries_cache: tuple[Any, Any] | None = None
         # test set version id -> (its hash and creation time, judgments): see ``_judgments``
         self._judgments_cache: dict[int, tuple[Any, Any]] = {}
+        # ((version id, hash, creation time), its judgments coded): see ``_judged_ids``
+        self._judged_ids_cache: tuple[Any, Any] | None = None
         # (version and what was read, content) of the last test set loaded: ``load_test_set``
         self._content_cache: tuple[Any, Any] | None = None
         # an SQLite connection held open and idle while the store is (``_hold_sqlite_open``);

@@ -72,6 +72,7 @@ from evalplat.store.segments import load_segments, query_facts, save_segments
 if TYPE_CHECKING:
     import pandas as pd
 
+    from evalplat.comparison.coded import JudgedIds
     from evalplat.metrics.registry import Metric
 
 __all__ = ["BaselineInfo", "ComparisonsMixin", "HistoryPoint", "StoredComparison"]
@@ -186,7 +187,8 @@ class ComparisonsMixin(GradeViewsMixin):
             if views is None:
                 # the text ids coded once, for the overlap and the optimistic bound
                 judgments, topics = self._judged_topics(eval_a)
-                coded = code_pair(judgments, results_a, results_b, topics)
+                judged = self._judged_ids(eval_a, judgments)
+                coded = code_pair(judged, results_a, results_b, topics)
                 overlap, _ = rank_overlap(results_a, results_b, k=overlap_k, coded=coded)
                 bounded = _bounded(scores_a, metrics, gates)
                 # only latency compared, say: nothing reads judgments, there is nothing to bound
@@ -393,6 +395,29 @@ class ComparisonsMixin(GradeViewsMixin):
                 )
             )
         return judgments, topics
+
+    def _judged_ids(self, evaluation_id: int, judgments: pd.DataFrame) -> JudgedIds:
+        """``judgments`` (``_judged_topics`` of ``evaluation_id``) coded for ``code_pair``, once
+        per test set version: a night compares every config on the same one. Kept by the
+        version's id, hash and creation time, as ``_judgments`` keeps the frame."""
+        from evalplat.comparison.coded import judged_ids
+
+        with self.session() as session:
+            evaluation = session.get(Evaluation, evaluation_id)
+            version = None if evaluation is None else session.get(
+                TestSetVersion, evaluation.test_set_version_id
+            )  # fmt: skip
+            key = None if version is None else (
+                version.id, version.content_hash, version.created_at
+            )  # fmt: skip
+        kept = self._judged_ids_cache
+        if key is not None and kept is not None and kept[0] == key:
+            coded: JudgedIds = kept[1]
+            return coded
+        coded = judged_ids(judgments)
+        if key is not None:
+            self._judged_ids_cache = (key, coded)
+        return coded
 
     def _scores(self, evaluation_id: int) -> pd.DataFrame:
         with self.session() as session:

@@ -140,3 +140,57 @@ def test_common_documents_are_the_join_of_both_rankings() -> None:
     )
     empty = a.iloc[:0]
     assert rows(_common(empty, b)) == []
+
+
+def _pair_equal(one: object, other: object) -> None:
+    from evalplat.comparison.coded import CodedPair
+
+    assert isinstance(one, CodedPair) and isinstance(other, CodedPair)
+    assert (one.queries, one.topics, one.docs) == (other.queries, other.topics, other.docs)
+    np.testing.assert_array_equal(one.topic, other.topic)
+    for side in ("judgments", "baseline", "candidate"):
+        for part in ("query", "doc", "value"):
+            np.testing.assert_array_equal(
+                getattr(getattr(one, side), part), getattr(getattr(other, side), part)
+            )
+
+
+def test_judgments_coded_once_serve_every_pair_with_the_same_codes() -> None:
+    """A night codes its judgments once and each config's pair against them: the codes are
+    those of coding the three frames together, numbered by first appearance."""
+    from evalplat.comparison.coded import judged_ids
+
+    judgments, baseline, candidate, topics = _world(9)
+    _, other_baseline, other_candidate, _ = _world(10)
+    judged = judged_ids(judgments)
+    for runs in ((baseline, candidate), (other_baseline, other_candidate)):
+        kept = code_pair(judged, *runs, topics)
+        _pair_equal(kept, code_pair(judgments, *runs, topics))
+        ids = pd.concat([judgments["doc_id"], *(frame["doc_id"] for frame in runs)])
+        numbered, _ = pd.factorize(ids)
+        codes = np.concatenate([kept.judgments.doc, kept.baseline.doc, kept.candidate.doc])
+        np.testing.assert_array_equal(codes, numbered)
+
+
+@pytest.mark.parametrize("where", ["judgments", "runs"])
+def test_ids_that_share_a_fingerprint_still_get_codes_of_their_own(
+    where: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No two real ids are known to share a 64-bit fingerprint, so a weak one stands in: every
+    id of the same length collides, among the judgments or only between them and the runs."""
+    from evalplat.comparison.coded import judged_ids
+    from evalplat.metrics.doc_keys import StringColumn
+
+    judgments, baseline, candidate, topics = _world(11)
+    if where == "runs":  # the judgments alone code without a collision
+        judged = judged_ids(judgments)
+    monkeypatch.setattr(StringColumn, "fingerprint", lambda self: self.lengths.astype(np.uint64))
+    if where == "judgments":
+        judged = judged_ids(judgments)
+        assert judged.codes is None
+    coded = code_pair(judged, baseline, candidate, topics)
+    ids = pd.concat([judgments["doc_id"], baseline["doc_id"], candidate["doc_id"]])
+    numbered, _ = pd.factorize(ids)
+    codes = np.concatenate([coded.judgments.doc, coded.baseline.doc, coded.candidate.doc])
+    np.testing.assert_array_equal(codes, numbered)
+    assert coded.docs == ids.nunique()

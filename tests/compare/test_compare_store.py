@@ -132,3 +132,35 @@ def test_unjudged_lists_top_k_documents_without_judgments(small: Store) -> None:
         ["q01", "q01-x1", 2],
     ]
     assert frame["query"].tolist() == ["topic 0", "topic 1"]
+
+
+def test_the_judgments_are_coded_once_per_version_and_again_for_a_new_one(
+    small: Store, db_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A night compares every config on one version: its judgments are coded once; a version
+    with more judgments is coded anew, and its bound is the one a fresh store computes."""
+    import evalplat.comparison.coded as coded
+
+    calls: list[int] = []
+    real = coded.judged_ids
+    monkeypatch.setattr(coded, "judged_ids", lambda frame: calls.append(len(frame)) or real(frame))
+    base = good_rankings(content())
+    unjudged = {q: [*docs[:3], f"{q}-u1", f"{q}-d5", *docs[3:]] for q, docs in base.items()}
+    runs = [store_run(small, "engine", "small", r, label=f"r{i}") for i, r in
+            enumerate((base, _worse(base), unjudged))]  # fmt: skip
+    small.compare_runs(runs[0], runs[1], options=FAST)
+    small.compare_runs(runs[0], runs[2], options=FAST)
+    assert calls == [40 * 16]
+
+    small.import_test_set("small", content(relevant=8))
+    grown = [store_run(small, "engine", "small", r, label=f"g{i}") for i, r in
+             enumerate((base, unjudged))]  # fmt: skip
+    kept = small.compare_runs(grown[0], grown[1], options=FAST)
+    assert calls == [40 * 16, 40 * 18]
+    fresh = Store.open(db_url)
+    try:
+        again = fresh.compare_runs(grown[0], grown[1], options=FAST)
+    finally:
+        fresh.close()
+    assert [m.bound_dict() for m in kept.metrics] == [m.bound_dict() for m in again.metrics]
+    assert any(m.bound_dict().get("unjudged") for m in kept.metrics)
