@@ -156,19 +156,21 @@ class HistoryMixin(StoreBase):
                     Query.test_set_version_id.in_(version_ids)
                 )
             ).all()
-            # one columnar read per run (the bulk reader binds no IN lists)
+            # one columnar read for every run (in groups of 500, under any driver's cap on
+            # parameters): a read's fixed cost is most of a small one's, and a history page
+            # reads every night of its window; ``segment_values`` keeps its own row order
             scores = pd.concat(
                 [
                     read_frame(
                         session,
                         select(Evaluation.run_id, QueryScore.query_id, QueryScore.value)
                         .join(Evaluation, QueryScore.evaluation_id == Evaluation.id)
-                        .where(QueryScore.evaluation_id == evaluation_id)
+                        .where(QueryScore.evaluation_id.in_(evaluations[i : i + 500]))
                         .where(QueryScore.metric == str(measure)),
                         ["run_id", "query_id", "value"],
                         {"run_id": "int64", "query_id": "str", "value": "float64"},
                     )
-                    for evaluation_id in evaluations
+                    for i in range(0, len(evaluations), 500)
                 ],
                 ignore_index=True,
             )
