@@ -7,7 +7,7 @@ per version and shared between pages of one site (``TestSetCache``).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -88,6 +88,16 @@ class _Titles(Mapping[str, str]):
         self._count = count
         self._seen: dict[str, str | None] = {}
 
+    def fetch(self, doc_ids: Iterable[str]) -> None:
+        """Look the titles of ``doc_ids`` up in one read (a page's hits, before it asks)."""
+        wanted = [d for d in dict.fromkeys(doc_ids) if d not in self._seen]
+        if not wanted:
+            return
+        found = self._store.document_text(self._key, wanted)
+        for doc_id in wanted:
+            text = found.get(doc_id)
+            self._seen[doc_id] = None if text is None else document_title(*text)
+
     def __getitem__(self, doc_id: str) -> str:
         if doc_id not in self._seen:
             found = self._store.document_text(self._key, [doc_id]).get(doc_id)
@@ -129,18 +139,32 @@ def gather_comparison(
     texts, judgments = cache.get(candidate.test_set, version)
     movers = result.options.movers or 10
     shown = side_by_side_queries(result, movers=movers)
+    results = [_results(store, info, shown) for info in infos]
+    titles = cache.titles(candidate.test_set, version)
+    if isinstance(titles, _Titles):  # the hits shown, looked up together
+        titles.fetch(_top_docs(results, k))
     return comparison_page(
         result,
         baseline=run_header(store, infos[0]),
         candidate=run_header(store, infos[1]),
         query_text=texts,
         judgments=judgments,
-        baseline_results=_results(store, infos[0], shown),
-        candidate_results=_results(store, infos[1], shown),
+        baseline_results=results[0],
+        candidate_results=results[1],
         k=k,
         movers=movers,
-        titles=cache.titles(candidate.test_set, version),
+        titles=titles,
     )
+
+
+def _top_docs(frames: Sequence[pd.DataFrame | None], k: int) -> list[str]:
+    """The doc ids of each query's first ``k`` results in ``frames``, as a page shows them."""
+    docs: list[str] = []
+    for frame in frames:
+        if frame is not None and len(frame):
+            top = frame.sort_values(["query_id", "rank"]).groupby("query_id").head(k)
+            docs += [str(d) for d in top["doc_id"]]
+    return docs
 
 
 def _results(store: Store, info: RunInfo, queries: Sequence[str]) -> pd.DataFrame | None:

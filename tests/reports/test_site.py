@@ -89,13 +89,19 @@ def test_site_has_every_page_and_only_relative_links_that_resolve(
 
 
 def test_comparison_page_from_the_store_shows_grades_and_unjudged_documents(
-    store: Store, tmp_path: Path
+    store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from evalplat.reports import render_comparison
 
     first, second = populate(store, tmp_path)
     result = store.compare_runs(first, second)
+    asked: list[list[str]] = []
+    real = store.document_text
+    monkeypatch.setattr(store, "document_text",
+                        lambda ref, ids: asked.append(list(ids)) or real(ref, ids))  # fmt: skip
     html = render_comparison(result, tmp_path / "c.html", store).read_text(encoding="utf-8")
+    # the hits' titles in one read, not one per document
+    assert len(asked) == 1 and {"d1", "d9", "d5"} <= set(asked[0])
     assert "laminar flow" in html
     assert '<span class="id">d9</span>' in html and "★ new" in html and "? unjudged" in html
     # titles from the stored documents; a document without one by the first words of its text
