@@ -42,6 +42,9 @@ MAX_ATTACHED = 8
 # Below this many rows executemany is as fast and needs no scratch file.
 MIN_STAGED_ROWS = 2_000
 LEFTOVER_FILES = "evalplat_stage_files"
+# the schema name of every scratch file attached to a session's connection: a pooled connection
+# detaches them when it is given back (``evalplat.db.engine``)
+SCRATCH_PREFIX = "evalplat_scratch_"
 
 
 def can_stage(raw: Any, rows: int) -> bool:
@@ -85,7 +88,7 @@ def staged_insert(
     except OSError:  # no writable temporary folder
         return False
     os.close(handle)
-    schema = f"evalplat_stage_{uuid.uuid4().hex[:12]}"
+    schema = f"{SCRATCH_PREFIX}write_{uuid.uuid4().hex[:12]}"
     try:
         try:
             with adbc.connect(path, autocommit=True) as connection, connection.cursor() as cursor:
@@ -133,7 +136,7 @@ def staged_read(raw: Any, sql: str, parameters: Sequence[Any]) -> pa.Table | Non
     except OSError:  # no writable temporary folder
         return None
     os.close(handle)
-    schema = f"evalplat_read_{uuid.uuid4().hex[:12]}"
+    schema = f"{SCRATCH_PREFIX}read_{uuid.uuid4().hex[:12]}"
     try:
         cursor = raw.cursor()
         try:

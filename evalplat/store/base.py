@@ -186,11 +186,12 @@ class StoreBase:
     def _hold_sqlite_open(self) -> None:
         """Keep one connection to an SQLite file open, idle, for the store's life.
 
-        Every session opens a connection of its own and closes it (``NullPool``). When the last
-        connection to the file closes, SQLite checkpoints the write-ahead log into the database,
-        syncs it and deletes the log, and the next connection creates it again: a run that
-        commits a batch of results and refreshes its heartbeat many times paid that on each
-        commit. With this connection open the others close without it; SQLite still checkpoints
+        Sessions take their connections from the engine's pool, which closes those it has no
+        room to keep (``evalplat.db.engine``). When the last connection to the file closes,
+        SQLite checkpoints the write-ahead log into the database, syncs it and deletes the log,
+        and the next connection creates it again: a run that commits a batch of results and
+        refreshes its heartbeat many times paid that on each commit while every session opened
+        its own. With this connection open the others close without it; SQLite still checkpoints
         as the log grows (``wal_autocheckpoint``), and the last close (``close``) leaves the
         database whole in one file. It never begins a transaction, so it holds no lock and no
         snapshot that would keep other writers or the checkpoint waiting. A plain connection of

@@ -155,3 +155,34 @@ def test_more_large_writes_in_one_transaction_than_sqlite_can_attach(sqlite_stor
     with sqlite_store.session() as session:
         count = session.scalar(text("SELECT count(*) FROM judgment WHERE query_id LIKE 'p%'"))
     assert count == 12 * ROWS
+
+
+def test_a_pooled_connection_gives_back_its_scratch_files_so_every_write_stays_staged(
+    sqlite_store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A scratch file stays attached until its transaction ends; the store's connections go
+    back to a pool, which detaches them there: twelve writes in twelve sessions (SQLite
+    attaches at most ten files to a connection) are all staged, and nothing stays attached."""
+    import evalplat.db.bulk as bulk
+    from evalplat.db import sqlite_stage
+
+    version = _versions(sqlite_store)[0]
+    staged: list[bool] = []
+    real = sqlite_stage.staged_insert
+
+    def counted(*args: object, **kwargs: object) -> bool:
+        staged.append(real(*args, **kwargs))  # type: ignore[arg-type]
+        return staged[-1]
+
+    monkeypatch.setattr(bulk, "staged_insert", counted)
+    for n in range(12):
+        columns = {"test_set_version_id": version, "query_id": [f"p{n}-{i}" for i in range(ROWS)],
+                   "doc_id": "d", "grade": 1, "source": None}  # fmt: skip
+        with sqlite_store.session() as session:
+            assert insert_columns(session, Judgment, columns) == ROWS
+    assert staged == [True] * 12
+    with sqlite_store.session() as session:
+        attached = [row[1] for row in session.execute(text("PRAGMA database_list"))]
+        count = session.scalar(text("SELECT count(*) FROM judgment WHERE query_id LIKE 'p%'"))
+    assert not [name for name in attached if name.startswith(sqlite_stage.SCRATCH_PREFIX)]
+    assert count == 12 * ROWS
