@@ -186,8 +186,8 @@ class ComparisonsMixin(GradeViewsMixin):
             views = self._grade_views(eval_a, (results_a, results_b), (scores_a, scores_b), judge)
             if views is None:
                 # the text ids coded once, for the overlap and the optimistic bound
-                judgments, topics = self._judged_topics(eval_a)
-                judged = self._judged_ids(eval_a, judgments)
+                judgments, topics, version_key = self._judged_topics(eval_a)
+                judged = self._judged_ids(version_key, judgments)
                 coded = code_pair(judged, results_a, results_b, topics)
                 overlap, _ = rank_overlap(results_a, results_b, k=overlap_k, coded=coded)
                 bounded = _bounded(scores_a, metrics, gates)
@@ -377,9 +377,12 @@ class ComparisonsMixin(GradeViewsMixin):
                 )
         return found
 
-    def _judged_topics(self, evaluation_id: int) -> tuple[pd.DataFrame, list[str]]:
+    def _judged_topics(
+        self, evaluation_id: int
+    ) -> tuple[pd.DataFrame, list[str], tuple[object, ...]]:
         """The judgments (``query_id, doc_id, grade``) and the query ids of the test set
-        version ``evaluation_id`` was scored on."""
+        version ``evaluation_id`` was scored on, and the version's key (its id, hash and
+        creation time, as ``_judgments`` keeps it)."""
         with self.session() as session:
             evaluation = session.get(Evaluation, evaluation_id)
             if evaluation is None:
@@ -394,29 +397,20 @@ class ComparisonsMixin(GradeViewsMixin):
                     select(Query.query_id).where(Query.test_set_version_id == version_id)
                 )
             )
-        return judgments, topics
+            key = (version.id, version.content_hash, version.created_at)
+        return judgments, topics, key
 
-    def _judged_ids(self, evaluation_id: int, judgments: pd.DataFrame) -> JudgedIds:
-        """``judgments`` (``_judged_topics`` of ``evaluation_id``) coded for ``code_pair``, once
-        per test set version: a night compares every config on the same one. Kept by the
-        version's id, hash and creation time, as ``_judgments`` keeps the frame."""
+    def _judged_ids(self, key: tuple[object, ...], judgments: pd.DataFrame) -> JudgedIds:
+        """``judgments`` (``_judged_topics``' with its version's ``key``) coded for
+        ``code_pair``, once per test set version: a night compares every config on one."""
         from evalplat.comparison.coded import judged_ids
 
-        with self.session() as session:
-            evaluation = session.get(Evaluation, evaluation_id)
-            version = None if evaluation is None else session.get(
-                TestSetVersion, evaluation.test_set_version_id
-            )  # fmt: skip
-            key = None if version is None else (
-                version.id, version.content_hash, version.created_at
-            )  # fmt: skip
         kept = self._judged_ids_cache
-        if key is not None and kept is not None and kept[0] == key:
+        if kept is not None and kept[0] == key:
             coded: JudgedIds = kept[1]
             return coded
         coded = judged_ids(judgments)
-        if key is not None:
-            self._judged_ids_cache = (key, coded)
+        self._judged_ids_cache = (key, coded)
         return coded
 
     def _scores(self, evaluation_id: int) -> pd.DataFrame:

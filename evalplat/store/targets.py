@@ -112,7 +112,7 @@ class TargetsMixin(StoreBase):
                 return None
             if run.results_pruned_at is not None or run.trigger == "online":
                 return None
-        judgments, topics = self._judged_topics(evaluation_id)  # type: ignore[attr-defined]
+        judgments, topics, _ = self._judged_topics(evaluation_id)  # type: ignore[attr-defined]
         results = self.load_results(run_id)  # type: ignore[attr-defined]
         bound = optimistic_bound(judgments, results, results, list(dict.fromkeys(metrics)), topics)
         return bound.candidate
