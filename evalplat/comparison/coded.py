@@ -73,7 +73,7 @@ class JudgedIds:
     doc_ids: pa.Array
     codes: NDArray[np.int64] | None  # None when two judged ids share a fingerprint
     fingerprints: pd.Index  # of each code's id, in code order (looked up, never changed)
-    first: NDArray[np.int64]  # the row of each code's first id
+    firsts: pa.Array  # each code's first id, in code order
     grade: NDArray[np.int64]
 
 
@@ -99,7 +99,7 @@ def judged_ids(judgments: pd.DataFrame) -> JudgedIds:
         doc_ids,
         codes.astype(np.int64) if exact else None,
         pd.Index(uniques),
-        first,
+        doc_ids.take(_indices(first)),
         judgments["grade"].to_numpy(dtype=np.int64),
     )
 
@@ -201,12 +201,7 @@ def _doc_codes(judged: JudgedIds, run_docs: pa.Array) -> tuple[NDArray[np.int64]
         added, uniques = pd.factorize(fingerprints[new])
         codes[new] = known + added
         first = _first_rows(added.astype(np.int64), len(uniques))
-        firsts = _concat(
-            [
-                judged.doc_ids.take(_indices(judged.first)),
-                run_docs.filter(_mask(new)).take(_indices(first)),
-            ]
-        )
+        firsts = _concat([judged.firsts, run_docs.filter(_mask(new)).take(_indices(first))])
         if _same(run_docs, firsts.take(_indices(codes))):
             return np.concatenate([judged.codes, codes]), known + len(uniques)
     every = _concat([judged.doc_ids, run_docs])
