@@ -99,9 +99,7 @@ class _Titles(Mapping[str, str]):
             self._seen[doc_id] = None if text is None else document_title(*text)
 
     def __getitem__(self, doc_id: str) -> str:
-        if doc_id not in self._seen:
-            found = self._store.document_text(self._key, [doc_id]).get(doc_id)
-            self._seen[doc_id] = None if found is None else document_title(*found)
+        self.fetch([doc_id])
         title = self._seen[doc_id]
         if title is None:
             raise KeyError(doc_id)
