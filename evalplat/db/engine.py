@@ -109,10 +109,11 @@ def create_db_engine(url: str, *, read_only: bool = False) -> Engine:
         # one with its settings costs about 0.8 ms, and a night opens thousands of sessions.
         # A connection back in the pool holds no transaction, so other processes' commits are
         # seen by its next one. An in-memory database has no file to share: one per session.
-        if parsed.database in (None, "", ":memory:"):
+        in_memory = parsed.database in (None, "", ":memory:")
+        if in_memory:
             kwargs["poolclass"] = NullPool
         kwargs["connect_args"] = {} if "timeout" in parsed.query else {"timeout": BUSY_TIMEOUT}
-        if read_only and parsed.database not in (None, "", ":memory:"):
+        if read_only and not in_memory:
             path = Path(parsed.database or "").resolve()
             # Without write access to the folder SQLite cannot create the WAL index it reads
             # through; a file nobody can write does not change, so read it as immutable.
