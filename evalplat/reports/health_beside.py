@@ -20,7 +20,6 @@ loses nothing: this process renders the pages it did not write.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -29,6 +28,7 @@ from typing import TYPE_CHECKING
 
 from evalplat.reports.health import PlannedPage, plan_health_pages, render_health_pages
 from evalplat.reports.page_keys import PageKeys
+from evalplat.store.beside import cores, reopenable_url
 
 if TYPE_CHECKING:
     from evalplat.reports.render import Links
@@ -101,8 +101,8 @@ def start_health_pages(
         for run in plan.windows[test_set]
         if (info := infos.get(run.run_id)) is not None
     )
-    url = _reopenable(store)
-    if not plan.pages or rows < BESIDE_ROWS or url is None or _cores() < 2:
+    url = reopenable_url(store)
+    if not plan.pages or rows < BESIDE_ROWS or url is None or cores() < 2:
         return HealthPages(store, plan.kept, plan.pages, links, keys, None)
     import multiprocessing
 
@@ -126,22 +126,3 @@ def _render_beside(url: str, pages: Sequence[PlannedPage], out: str, links: Link
     finally:
         store.close()
     return written, keys.now, keys.rendered
-
-
-def _reopenable(store: Store) -> str | None:
-    """The URL another process opens ``store`` with (its password kept), or None for an
-    SQLite database in memory, which no other process can see, and for a file opened read-only
-    (its engine's URL is the read-only form, not the file's)."""
-    url = store.engine.url
-    if store.read_only or (
-        url.get_backend_name() == "sqlite" and url.database in (None, "", ":memory:")
-    ):
-        return None
-    return url.render_as_string(hide_password=False)
-
-
-def _cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # no affinity on this platform
-        return os.cpu_count() or 1

@@ -93,10 +93,3 @@ def test_a_second_process_that_dies_loses_no_page(
     for path in paths.values():
         assert (out / path).read_bytes() == (here / path).read_bytes()
     assert keys.rendered == 2 and set(keys.now) == set(paths.values())
-
-
-def test_a_store_in_memory_keeps_its_pages_here(tmp_path: Path) -> None:
-    with Store.init("sqlite://") as memory:
-        assert health_beside._reopenable(memory) is None
-    with Store.init(f"sqlite:///{tmp_path / 'file.db'}") as file:
-        assert health_beside._reopenable(file) == f"sqlite:///{tmp_path / 'file.db'}"
