@@ -18,7 +18,7 @@ from evalplat.nightly.scopes import test_set_tags
 from evalplat.nightly.targets import observe_targets, target_metrics
 
 if TYPE_CHECKING:
-    from collections.abc import Collection
+    from collections.abc import Callable, Collection
 
     from evalplat.alerts.base import Channel
     from evalplat.comparison.verdicts import ComparisonResult
@@ -83,22 +83,31 @@ class ConfigNight:
     ) -> None:
         """Compare the completed run on test set ``version`` (the night's final judgments,
         scored from its stored results when it ran on an earlier one) and feed the alerts."""
-        from evalplat.running.rescoring import score_on
-
-        store, spec, test_set, emit, run = (
-            self.store,
-            self.spec,
-            self.test_set,
+        tags = test_set_tags(contents[self.test_set])
+        result = compare_night(
+            self.store, self.project, self.spec, self.test_set, self.completed(), tags, version,
             self.emit,
-            self.done,
-        )
-        if run is None:
+        )  # fmt: skip
+        self.observe(result, contents, outcome)
+
+    def completed(self) -> RunInfo:
+        """The completed run ``start`` made."""
+        if self.done is None:
             raise ValueError("finish() before a completed start()")
-        if score_on(store, run.id, f"{test_set}@{version}"):
-            emit({"step": "rescore", "run": run.id, "testset": f"{test_set}@{version}"})
+        return self.done
+
+    def observe(
+        self,
+        result: ComparisonResult | None,
+        contents: dict[str, TestSetContent],
+        outcome: NightlyOutcome,
+    ) -> None:
+        """Feed the alert machines the night's comparison (``compare_night``'s, None when
+        there was nothing to compare with) and the targets."""
+        store, spec, test_set, emit = self.store, self.spec, self.test_set, self.emit
+        run = self.completed()
         events: list[AlertEvent] = []
         tags = test_set_tags(contents[test_set])
-        result = _compare(store, self.project, spec, test_set, run, tags, emit, version)
         if result is not None:
             outcome.comparisons.append(comparison_summary(spec.name, test_set, result))
             events += observe(
@@ -127,6 +136,19 @@ class ConfigNight:
             outcome.alerts += [event_summary(event) for event in events]
         except EvalplatError as problem:  # e.g. the database went away: nothing to alert with
             self.emit({"step": "alert", "error": str(problem)})
+
+
+def isolated(
+    night: ConfigNight, outcome: NightlyOutcome, step: Callable[..., Any], *args: Any
+) -> bool:
+    """One step of a config's night; an error fails that config only (the others still run,
+    compare and alert). False when the step failed or its run did not complete."""
+    try:
+        return step(*args) is not False
+    except EvalplatError as error:
+        night.failed(None, f"{type(error).__name__}: {error}", outcome)
+        outcome.exit_code = 3
+        return False
 
 
 def _run(
@@ -174,6 +196,26 @@ def _run(
     entry.update({f"mean_{name}": round(value, 4) for name, value in info.means.items()})
     emit(entry)
     return info, None
+
+
+def compare_night(
+    store: Store,
+    project: Project,
+    spec: ConfigSpec,
+    test_set: str,
+    run: RunInfo,
+    tags: Collection[str],
+    version: int,
+    emit: LogFunction,
+) -> ComparisonResult | None:
+    """The comparison part of a config's night: the completed ``run`` scored on test set
+    ``version`` when it ran on an earlier one, then compared (``_compare``). It reads and writes
+    the store only, so it can run in another process (``evalplat.nightly.compare_beside``)."""
+    from evalplat.running.rescoring import score_on
+
+    if score_on(store, run.id, f"{test_set}@{version}"):
+        emit({"step": "rescore", "run": run.id, "testset": f"{test_set}@{version}"})
+    return _compare(store, project, spec, test_set, run, tags, emit, version)
 
 
 def _compare(

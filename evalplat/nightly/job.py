@@ -36,7 +36,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalplat.errors import EvalplatError
-from evalplat.nightly.config_night import ConfigNight, comparison_summary, event_summary
+from evalplat.nightly.compare_beside import Finishing
+from evalplat.nightly.config_night import (
+    ConfigNight,
+    comparison_summary,
+    event_summary,
+    isolated,
+)
 from evalplat.nightly.notify import deliver
 from evalplat.nightly.prep import (
     check_inputs,
@@ -135,29 +141,36 @@ def _night(
                 "created": added.created,
             }
         )
-    started: list[ConfigNight] = []  # completed runs, compared once the judge has graded
-    for config_spec in project.configs:
-        for test_set in config_spec.testsets:
-            store.check_lock()  # a lost lock stops the night at its next step (exit 3)
-            night = ConfigNight(store, project, config_spec, test_set, channels, emit)
-            if not _isolated(night, outcome, night.start, config_versions[config_spec.name],
-                             versions[test_set], outcome):  # fmt: skip
+    # each completed run compared (in a second process when it pays) while the next one runs
+    finishing = Finishing.of_night(store, project, contents, outcome)
+    try:
+        started: list[ConfigNight] = []  # completed runs, compared once the judge has graded
+        for config_spec in project.configs:
+            for test_set in config_spec.testsets:
+                store.check_lock()  # a lost lock stops the night at its next step (exit 3)
+                night = ConfigNight(store, project, config_spec, test_set, channels, emit)
+                if not isolated(night, outcome, night.start, config_versions[config_spec.name],
+                                versions[test_set], outcome):  # fmt: skip
+                    outcome.exit_code = 3
+                elif project.nightly_judge is None:
+                    finishing.finish(night, versions[test_set], contents)
+                else:
+                    started.append(night)
+                finishing.collect()
+        store.check_lock()
+        for test_set in dict.fromkeys(night.test_set for night in started):
+            ours = [night for night in started if night.test_set == test_set]
+            runs = [run for night in ours for run in night.compared_runs()]
+            versions[test_set], judged = judge_night(
+                store, project, test_set, versions[test_set], runs, budget, emit
+            )
+            if not judged:  # logged; the night compares on the version it started with
                 outcome.exit_code = 3
-            elif project.nightly_judge is None:
-                _isolated(night, outcome, night.finish, versions[test_set], contents, outcome)
-            else:
-                started.append(night)
-    store.check_lock()
-    for test_set in dict.fromkeys(night.test_set for night in started):
-        ours = [night for night in started if night.test_set == test_set]
-        runs = [run for night in ours for run in night.compared_runs()]
-        versions[test_set], judged = judge_night(
-            store, project, test_set, versions[test_set], runs, budget, emit
-        )
-        if not judged:  # logged; the night compares on the version it started with
-            outcome.exit_code = 3
-        for night in ours:
-            _isolated(night, outcome, night.finish, versions[test_set], contents, outcome)
+            for night in ours:
+                finishing.finish(night, versions[test_set], contents)
+        finishing.close()
+    finally:
+        finishing.shutdown()
     store.check_lock()
     if project.sweeps and not _sweeps(store, project, versions, emit):
         outcome.exit_code = 3
@@ -199,19 +212,6 @@ def _night(
         }
     )
     return outcome
-
-
-def _isolated(
-    night: ConfigNight, outcome: NightlyOutcome, step: Callable[..., Any], *args: Any
-) -> bool:
-    """One step of a config's night; an error fails that config only (the others still run,
-    compare and alert). False when the step failed or its run did not complete."""
-    try:
-        return step(*args) is not False
-    except EvalplatError as error:
-        night.failed(None, f"{type(error).__name__}: {error}", outcome)
-        outcome.exit_code = 3
-        return False
 
 
 def _online(

@@ -68,6 +68,10 @@ relative link of the page) exists on disk; each message links a page of the site
 ``[reports] base_url`` (a regression its comparison's, an outage its failed run's), the same
 page as its index row on the night it opens, and a regression's message states the operational
 facts planted in its run (and no others).
+
+Nights 2, 5 (with its judge) and 11 compare their configs in a second process while the next
+config runs, as a large night does (``evalplat.nightly.compare_beside``); the others in the
+night's own process.
 """
 
 from __future__ import annotations
@@ -104,6 +108,7 @@ from .season_world import (
     ubi_log,
     write_testsets,
 )
+from .test_compare_beside import comparing_beside
 
 # (kind, event, config, test set, metric); the metric of an operational alert is not compared
 Event = tuple[str, str, str, str, str | None]
@@ -158,18 +163,26 @@ class Season:
         events: list[Event],
         target: str | None = None,
         facts: dict[str, set[str]] | None = None,
+        beside: bool = False,
     ) -> NightlyOutcome:
         """Run night ``n`` and check it; ``target`` is lexical's P@5 target verdict tonight,
-        ``facts`` the kinds of operational facts planted in a config's run tonight."""
+        ``facts`` the kinds of operational facts planted in a config's run tonight; with
+        ``beside``, the night compares its configs in a second process, as a large night does
+        (``evalplat.nightly.compare_beside``)."""
         where = f"night {n} ({what})"
         self.steps = []
-        try:
-            project = load_project(self.write())
-            outcome = run_nightly(project, db_url=self.db_url, log=self.steps.append)
-        except InputError as error:
-            refused = str(error)
-        else:
-            refused = ""
+        with pytest.MonkeyPatch.context() as patch:
+            made = comparing_beside(patch) if beside else []
+            try:
+                project = load_project(self.write())
+                outcome = run_nightly(project, db_url=self.db_url, log=self.steps.append)
+            except InputError as error:
+                refused = str(error)
+            else:
+                refused = ""
+        assert not beside or sum(f.sent for f in made) > 0, (
+            f"{where}: no comparison was made in a second process"
+        )
         if refused:
             pytest.fail(f"{where}: the night was refused: {refused}")
         self.outcome = outcome
@@ -515,6 +528,7 @@ def test_a_season_of_nights_converges_and_the_front_page_tells_the_truth(season:
         code=1,
         events=[(reg, "opened", "cand", "topics", "nDCG@10")],
         target=UNSURE,
+        beside=True,
     )
 
     cand_alert = s.alert_of(reg, "cand", "topics", "nDCG@10")
@@ -548,6 +562,7 @@ def test_a_season_of_nights_converges_and_the_front_page_tells_the_truth(season:
         code=0,
         events=[(reg, "resolved", "cand", "topics", "nDCG@10"), (target[0], "opened", *target[1:])],
         target=MISSED,
+        beside=True,
     )
     assert len(s.judge.requests) - asked == 15, "night 5: the judge should grade 15 new pairs"
     assert s.latest_version("topics") == 3, "night 5: one night's judge adds one version"
@@ -605,6 +620,7 @@ def test_a_season_of_nights_converges_and_the_front_page_tells_the_truth(season:
         events=[(reg, "opened", "exp", "topics", m) for m in exp_gates],
         target=MISSED,
         facts={"exp": {"zero_results"}},
+        beside=True,
     )
 
     # the team closes one of exp's alerts by hand, then drops exp: the other two are retired

@@ -1,0 +1,189 @@
+"""A night's comparisons in a second process, while this one runs the next configs.
+
+A night runs its configs one after the other, and each completed run is compared with what it
+is gated against before the next one starts. On a night of twenty configs over ten thousand
+queries the comparisons took about a third of the night (scoring both runs under the
+optimistic bound, coding their ids, the rank overlap, the tests), on one core, while the
+machine's other core idled. A comparison reads and writes the store only
+(``evalplat.nightly.config_night.compare_night``), so :class:`Finishing` hands it to a second
+process and lets this one run the next config; the alerts are fed here, from each comparison
+in the order the configs were run, once it is back.
+
+The runs themselves stay one at a time in this process: two configs searching at once would
+load the team's search engine twice over, and each run's latency would be measured under the
+other's load.
+
+A second process costs a start (about a second of imports, on the other core) and opens the
+store again, so it is used only where it pays and works: more than one core, a store another
+process can open (``evalplat.store.beside``), and a night of at least two runs of
+``BESIDE_QUERIES`` queries in all. A comparison is the same either way: the same function
+makes it from the same rows. A second process that cannot start or dies loses nothing: the
+comparisons it did not send back are made here.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from typing import TYPE_CHECKING, Any
+
+from evalplat.errors import EvalplatError
+from evalplat.nightly.config_night import ConfigNight, compare_night, isolated
+from evalplat.nightly.scopes import test_set_tags
+from evalplat.store.beside import cores, reopenable_url
+
+if TYPE_CHECKING:
+    from evalplat.comparison.verdicts import ComparisonResult
+    from evalplat.nightly.job import NightlyOutcome
+    from evalplat.nightly.project import Project
+    from evalplat.store import Store
+    from evalplat.store.runs import RunInfo
+    from evalplat.testsets.content import TestSetContent
+
+# Queries of the night's runs, summed over its configs and test sets, from which comparing in a
+# second process pays for its start: a twenty-config night on 10k queries has 200k; the tests'
+# nights a few hundred.
+BESIDE_QUERIES = 20_000
+
+# what the second process sends back: the log entries of the comparison, and the comparison
+# (None when there was nothing to compare with) or the error that stopped it
+Compared = tuple[list[dict[str, Any]], "ComparisonResult | None", str | None]
+
+
+class Finishing:
+    """The night's configs finished (compared, then their alerts fed) in the order they were
+    handed over: each at once, or with its comparison in a second process."""
+
+    def __init__(self, url: str | None, outcome: NightlyOutcome) -> None:
+        """``url``: the store's, for the second process; None to finish every night here."""
+        self.url, self.outcome = url, outcome
+        self.pool: ProcessPoolExecutor | None = None
+        self.sent = 0  # the comparisons the second process made and sent back
+        # the nights handed over, each with its test set version, contents and comparison
+        self.pending: deque[
+            tuple[ConfigNight, int, dict[str, TestSetContent], Future[Compared]]
+        ] = deque()
+
+    @classmethod
+    def of_night(
+        cls,
+        store: Store,
+        project: Project,
+        contents: dict[str, TestSetContent],
+        outcome: NightlyOutcome,
+    ) -> Finishing:
+        """The night's finishing: beside this process when it pays (see the module)."""
+        runs = [test_set for config in project.configs for test_set in config.testsets]
+        queries = sum(len(contents[test_set].queries) for test_set in runs)
+        url = reopenable_url(store)
+        if len(runs) < 2 or queries < BESIDE_QUERIES or cores() < 2:
+            url = None
+        return cls(url, outcome)
+
+    def finish(self, night: ConfigNight, version: int, contents: dict[str, TestSetContent]) -> None:
+        """Finish ``night`` (``ConfigNight.finish``) on test set ``version``: here, or its
+        comparison started in the second process; then feed the alerts of every config whose
+        comparison is back, in order."""
+        future = self._submit(night, version, contents)
+        if future is None:
+            self.collect(wait=True)  # those handed over before go first
+            isolated(night, self.outcome, night.finish, version, contents, self.outcome)
+        else:
+            self.pending.append((night, version, contents, future))
+        self.collect()
+
+    def collect(self, *, wait: bool = False) -> None:
+        """Feed the alerts of the configs whose comparisons are back, in the order they were
+        handed over (with ``wait``, of all of them: the night's configs are done)."""
+        while self.pending and (wait or self.pending[0][3].done()):
+            night, version, contents, future = self.pending.popleft()
+            try:
+                entries, result, error = future.result()
+            except BrokenProcessPool:  # it died: the comparison is made here
+                isolated(night, self.outcome, night.finish, version, contents, self.outcome)
+                continue
+            self.sent += 1
+            for entry in entries:
+                night.emit(entry)
+            if error is None:
+                isolated(night, self.outcome, night.observe, result, contents, self.outcome)
+            else:  # as ``isolated`` reports a failed step
+                night.failed(None, error, self.outcome)
+                self.outcome.exit_code = 3
+
+    def close(self) -> None:
+        """Wait for every comparison, feed its alerts, and stop the second process."""
+        try:
+            self.collect(wait=True)
+        finally:
+            self.shutdown()
+
+    def shutdown(self) -> None:
+        """Stop the second process (what it has not started is dropped)."""
+        if self.pool is not None:
+            self.pool.shutdown(cancel_futures=True)
+            self.pool = None
+
+    def _submit(
+        self, night: ConfigNight, version: int, contents: dict[str, TestSetContent]
+    ) -> Future[Compared] | None:
+        """The comparison of ``night`` started in the second process, or None to make it
+        here (no second process, or it could not start)."""
+        if self.url is None:
+            return None
+        if self.pool is None:
+            import multiprocessing
+
+            try:
+                self.pool = ProcessPoolExecutor(
+                    1,
+                    mp_context=multiprocessing.get_context("spawn"),
+                    initializer=_open_store,
+                    initargs=(self.url,),
+                )
+            except (OSError, RuntimeError):  # no process to be had: compare here
+                self.url = None
+                return None
+        tags = test_set_tags(contents[night.test_set])
+        try:
+            future = self.pool.submit(
+                _compare, night.project, night.spec.name, night.test_set, night.completed(),
+                tags, version,
+            )  # fmt: skip
+        except (BrokenProcessPool, RuntimeError):  # it died with nothing pending: compare here
+            self.shutdown()
+            self.url = None
+            return None
+        return future
+
+
+# the second process's store, opened once when it starts: it keeps the judgments' codes of the
+# night's test set version from one comparison to the next (``Store._judged_ids``)
+_STORE: list[Store] = []
+
+
+def _open_store(url: str) -> None:
+    from evalplat.store import Store
+
+    _STORE.append(Store.open(url, check=False))
+
+
+def _compare(
+    project: Project,
+    config: str,
+    test_set: str,
+    run: RunInfo,
+    tags: frozenset[str],
+    version: int,
+) -> Compared:
+    """In the second process: ``compare_night`` of ``config``'s completed ``run``."""
+    entries: list[dict[str, Any]] = []
+    spec = next(spec for spec in project.configs if spec.name == config)
+    emit: Callable[[dict[str, Any]], None] = entries.append
+    try:
+        result = compare_night(_STORE[0], project, spec, test_set, run, tags, version, emit)
+    except EvalplatError as error:
+        return entries, None, f"{type(error).__name__}: {error}"
+    return entries, result, None
