@@ -15,9 +15,10 @@ other's load.
 
 A second process costs a start (about a second of imports, on the other core) and opens the
 store again, so it is used only where it pays and works: more than one core, a store another
-process can open (``evalplat.store.beside``), and a night of at least two runs of
-``BESIDE_QUERIES`` queries in all. A comparison is the same either way: the same function
-makes it from the same rows. A second process that cannot start or dies loses nothing: the
+process can open (``evalplat.store.beside``), a night of at least two runs of
+``BESIDE_QUERIES`` queries in all, and no measure registered by the program that runs the
+night (a fresh process would not know it). A comparison is the same either way: the same
+function makes it from the same rows. A second process that cannot start or dies loses nothing: the
 comparisons it did not send back are made here.
 """
 
@@ -78,7 +79,7 @@ class Finishing:
         runs = [test_set for config in project.configs for test_set in config.testsets]
         queries = sum(len(contents[test_set].queries) for test_set in runs)
         url = reopenable_url(store)
-        if len(runs) < 2 or queries < BESIDE_QUERIES or cores() < 2:
+        if len(runs) < 2 or queries < BESIDE_QUERIES or cores() < 2 or _own_measures():
             url = None
         return cls(url, outcome)
 
@@ -157,6 +158,14 @@ class Finishing:
             self.url = None
             return None
         return future
+
+
+def _own_measures() -> bool:
+    """Whether this process knows measures a fresh one does not: those registered from outside
+    evalplat (``evalplat.metrics.registry.register``, by a program that calls the night)."""
+    from evalplat.metrics import catalogue, registry
+
+    return not set(registry.FAMILIES) <= {measure.name for measure in catalogue.MEASURES}
 
 
 # the second process's store, opened once when it starts: it keeps the judgments' codes of the

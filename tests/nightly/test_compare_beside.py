@@ -104,7 +104,7 @@ def test_a_second_process_that_dies_loses_no_comparison(
     assert [_facts(outcome) for outcome in outcomes] == here
 
 
-def test_a_small_night_or_a_store_in_memory_compares_here(tmp_path: Path) -> None:
+def test_a_small_night_a_store_in_memory_or_an_own_measure_compares_here(tmp_path: Path) -> None:
     from evalplat.nightly.prep import load_test_sets
     from evalplat.store import Store
 
@@ -119,6 +119,20 @@ def test_a_small_night_or_a_store_in_memory_compares_here(tmp_path: Path) -> Non
             assert Finishing.of_night(store, project, contents, NightlyOutcome()).url is not None
         with Store.init("sqlite://") as memory:
             assert Finishing.of_night(memory, project, contents, NightlyOutcome()).url is None
+        # a measure the calling program registered: a fresh process would not know it
+        from evalplat.metrics import registry
+        from evalplat.metrics.model import Measure
+
+        patch.setattr(registry, "FAMILIES", dict(registry.FAMILIES))
+        patch.setattr(registry, "_LOOKUP", dict(registry._LOOKUP))
+        registry.register(
+            Measure(
+                name="TeamScore", description="a team's own", formula="x", cutoff="none",
+                compute="evalplat.metrics.gain:ndcg", inputs=("judgments",),
+            )
+        )  # fmt: skip
+        with Store.init(f"sqlite:///{tmp_path / 'file3.db'}") as store:
+            assert Finishing.of_night(store, project, contents, NightlyOutcome()).url is None
 
 
 def test_a_comparison_that_fails_beside_fails_its_config_only(
