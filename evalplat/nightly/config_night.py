@@ -209,30 +209,16 @@ def compare_night(
     emit: LogFunction,
 ) -> ComparisonResult | None:
     """The comparison part of a config's night: the completed ``run`` scored on test set
-    ``version`` when it ran on an earlier one, then compared (``_compare``). It reads and writes
+    ``version`` when it ran on an earlier one, then compared with the baseline (gated), both
+    scored on that version; also log the change of each mean since the previous night (the
+    deltas only, no stored comparison). Only the gates that apply to the test set (its query
+    ``tags``) gate; a metric the baseline lacks is scored for it first, or, when its results
+    were pruned, left out with its gates (``evalplat.nightly.scopes``). It reads and writes
     the store only, so it can run in another process (``evalplat.nightly.compare_beside``)."""
     from evalplat.running.rescoring import score_on
 
     if score_on(store, run.id, f"{test_set}@{version}"):
         emit({"step": "rescore", "run": run.id, "testset": f"{test_set}@{version}"})
-    return _compare(store, project, spec, test_set, run, tags, emit, version)
-
-
-def _compare(
-    store: Store,
-    project: Project,
-    spec: ConfigSpec,
-    test_set: str,
-    run: RunInfo,
-    tags: Collection[str],
-    emit: LogFunction,
-    version: int,
-) -> ComparisonResult | None:
-    """Compare with the baseline (gated), both scored on test set ``version``; also log the
-    change of each mean since the previous night (the deltas only, no stored comparison). Only
-    the gates that apply to the test set (its query ``tags``) gate; a metric the baseline lacks
-    is scored for it first, or, when its results were pruned, left out with its gates
-    (``evalplat.nightly.scopes``)."""
     baseline = store.baseline(spec.compare_to or spec.name, test_set)
     if baseline is None or baseline.run_id == run.id:
         emit(
