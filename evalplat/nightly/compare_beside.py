@@ -18,20 +18,25 @@ store again, so it is used only where it pays and works: more than one core, a s
 process can open (``evalplat.store.beside``), a night of at least two runs of
 ``BESIDE_QUERIES`` queries in all, and no measure registered by the program that runs the
 night (a fresh process would not know it). A comparison is the same either way: the same
-function makes it from the same rows. A second process that cannot start or dies loses nothing: the
-comparisons it did not send back are made here.
+function makes it from the same rows. A second process that cannot start or dies loses
+nothing: the comparisons it did not send back are made here.
 """
 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import TYPE_CHECKING, Any
 
 from evalplat.errors import EvalplatError
-from evalplat.nightly.config_night import ConfigNight, compare_night, isolated
+from evalplat.nightly.config_night import (
+    ConfigNight,
+    compare_night,
+    isolated,
+    step_error,
+    step_failed,
+)
 from evalplat.nightly.scopes import test_set_tags
 from evalplat.store.beside import cores, reopenable_url
 
@@ -85,15 +90,13 @@ class Finishing:
 
     def finish(self, night: ConfigNight, version: int, contents: dict[str, TestSetContent]) -> None:
         """Finish ``night`` (``ConfigNight.finish``) on test set ``version``: here, or its
-        comparison started in the second process; then feed the alerts of every config whose
-        comparison is back, in order."""
+        comparison started in the second process (``collect`` feeds its alerts)."""
         future = self._submit(night, version, contents)
         if future is None:
             self.collect(wait=True)  # those handed over before go first
             isolated(night, self.outcome, night.finish, version, contents, self.outcome)
         else:
             self.pending.append((night, version, contents, future))
-        self.collect()
 
     def collect(self, *, wait: bool = False) -> None:
         """Feed the alerts of the configs whose comparisons are back, in the order they were
@@ -110,9 +113,8 @@ class Finishing:
                 night.emit(entry)
             if error is None:
                 isolated(night, self.outcome, night.observe, result, contents, self.outcome)
-            else:  # as ``isolated`` reports a failed step
-                night.failed(None, error, self.outcome)
-                self.outcome.exit_code = 3
+            else:
+                step_failed(night, error, self.outcome)
 
     def close(self) -> None:
         """Wait for every comparison, feed its alerts, and stop the second process."""
@@ -190,9 +192,10 @@ def _compare(
     """In the second process: ``compare_night`` of ``config``'s completed ``run``."""
     entries: list[dict[str, Any]] = []
     spec = next(spec for spec in project.configs if spec.name == config)
-    emit: Callable[[dict[str, Any]], None] = entries.append
     try:
-        result = compare_night(_STORE[0], project, spec, test_set, run, tags, version, emit)
+        result = compare_night(
+            _STORE[0], project, spec, test_set, run, tags, version, entries.append
+        )
     except EvalplatError as error:
-        return entries, None, f"{type(error).__name__}: {error}"
+        return entries, None, step_error(error)
     return entries, result, None

@@ -146,9 +146,20 @@ def isolated(
     try:
         return step(*args) is not False
     except EvalplatError as error:
-        night.failed(None, f"{type(error).__name__}: {error}", outcome)
-        outcome.exit_code = 3
+        step_failed(night, step_error(error), outcome)
         return False
+
+
+def step_error(error: EvalplatError) -> str:
+    """How a failed step of a config's night names its error."""
+    return f"{type(error).__name__}: {error}"
+
+
+def step_failed(night: ConfigNight, error: str, outcome: NightlyOutcome) -> None:
+    """A step of ``night`` failed with ``error`` (``step_error``'s): that config fails, the
+    night exits 3."""
+    night.failed(None, error, outcome)
+    outcome.exit_code = 3
 
 
 def _run(
