@@ -121,23 +121,19 @@ class QueryTable:
 
     def to_json_data(self) -> dict[str, Any]:
         """The blob the page's script reads; floats rounded to 6 digits (plenty for display)."""
+        from evalplat.reports.json_rows import json_rows
+
         return {
             "columns": [
                 {"key": c.key, "label": c.label, "kind": c.kind, "hib": c.higher_is_better}
                 for c in self.columns
             ],
-            "rows": [
-                [_json_float(v) if isinstance(v, float) else v for v in row] for row in self.rows
-            ],
+            "rows": json_rows(self.rows),
             "sort": self.sort_key,
             "descending": self.descending,
             "page_size": self.page_size,
             **({"tags": {q: list(t) for q, t in self.tags.items()}} if self.tags else {}),
         }
-
-
-def _json_float(value: float) -> float | None:
-    return round(value, 6) if math.isfinite(value) else None
 
 
 def natural_key(text: object) -> tuple[tuple[tuple[int, int, str], ...], str]:
