@@ -334,9 +334,7 @@ def value_histogram(
         axis = widened(low, high, 0.5 if low - 0.5 < low else constant_margin(low))
     else:
         axis = Axis(low, high)
-    counts = [0] * bins
-    for value in finite:
-        counts[min(bins - 1, int(axis.fraction(value) * bins))] += 1
+    counts = _bin_counts(finite, axis, bins)
     peak = max(counts)
     plot_w, plot_h = width - left - right, height - top - bottom
     bar_w = plot_w / bins
@@ -360,6 +358,21 @@ def value_histogram(
             f'<text class="c-tick" x="{_f(x)}" y="{axis_y + 14}" text-anchor="middle">{text}</text>'
         )
     return "".join(out) + "</svg>"
+
+
+def _bin_counts(values: list[float], axis: Axis, bins: int) -> list[int]:
+    """How many ``values`` fall in each of ``bins`` equal parts of ``axis`` (the last one closed):
+    the same arithmetic as ``Axis.fraction``, on the whole column at once."""
+    import numpy as np
+
+    span = axis.high - axis.low
+    if not math.isfinite(span):
+        counts = [0] * bins
+        for value in values:
+            counts[min(bins - 1, int(axis.fraction(value) * bins))] += 1
+        return counts
+    places = ((np.array(values, dtype=np.float64) - axis.low) / span * bins).astype(np.int64)
+    return [int(n) for n in np.bincount(np.minimum(places, bins - 1), minlength=bins)]
 
 
 def scatter(

@@ -19,7 +19,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from evalplat.reports.data import Column, QueryTable, RunHeader, natural_key, sorted_rows
+from evalplat.reports.data import (
+    Column,
+    QueryTable,
+    RunHeader,
+    floats,
+    natural_key,
+    sorted_rows,
+    strings,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -28,6 +36,7 @@ if TYPE_CHECKING:
 
 TITLE_WORDS = 12  # a document without a title is shown by the first words of its text
 TITLE_CHARS = 120
+_NO_VALUES = (None, None, None)  # a metric the query has no score for
 
 
 def document_title(title: str | None, text: str | None) -> str:
@@ -226,11 +235,13 @@ def _comparison_table(
     query_text: Mapping[str, str],
 ) -> QueryTable:
     columns = [Column("q", "Query", "id"), Column("t", "Text", "text")]
-    wide: dict[str, dict[str, tuple[float, float, float]]] = {}
-    names = ["metric", "query_id", "baseline", "candidate", "delta"]
+    by_metric: dict[str, dict[str, tuple[float, float, float]]] = {}
     # plain lists first: iterating Arrow-backed columns row by row is several times slower
-    for metric, query_id, b, c, d in zip(*(per_query[n].tolist() for n in names), strict=True):
-        wide.setdefault(str(query_id), {})[str(metric)] = (float(b), float(c), float(d))
+    metric_names, query_ids = (strings(per_query[n].tolist()) for n in ("metric", "query_id"))
+    sides = (floats(per_query[n].tolist()) for n in ("baseline", "candidate", "delta"))
+    triples = zip(*sides, strict=True)
+    for metric, query_id, triple in zip(metric_names, query_ids, triples, strict=True):
+        by_metric.setdefault(metric, {})[query_id] = triple
     for i, m in enumerate(metrics):
         hib = m.higher_is_better
         columns += [
@@ -238,12 +249,13 @@ def _comparison_table(
             Column(f"c{i}", "candidate", "num", hib, m.metric),
             Column(f"d{i}", "Δ", "delta", hib, m.metric),
         ]
-    rows: list[tuple[Any, ...]] = []
-    for query_id in sorted(wide, key=natural_key):
-        values: list[Any] = [query_id, query_text.get(query_id, "")]
-        for m in metrics:
-            values.extend(wide[query_id].get(m.metric, (None, None, None)))
-        rows.append(tuple(values))
+    ordered = sorted({q for per in by_metric.values() for q in per}, key=natural_key)
+    # column by column: one lookup per metric and query, the three values split in C
+    cells: list[Sequence[Any]] = [[query_text.get(q, "") for q in ordered]]
+    for m in metrics:
+        per = by_metric.get(m.metric, {})
+        cells += list(zip(*[per.get(q, _NO_VALUES) for q in ordered], strict=True))
+    rows: list[tuple[Any, ...]] = list(zip(ordered, *cells, strict=True))
     index = [c.key for c in columns].index(f"d{list(metrics).index(primary)}")
     # Worst first: ascending deltas when higher is better, descending otherwise.
     descending = not primary.higher_is_better

@@ -242,3 +242,19 @@ def test_value_on_a_bin_edge_is_counted_in_the_bin_that_starts_there() -> None:
     root = parse(charts.value_histogram([0.3, 0.6], label="v"))
     titles = [r.findtext(f"{SVG}title", "") for r in root.iter(f"{SVG}rect")]
     assert titles == ["1 queries in [0.3, 0.4)", "1 queries in [0.6, 0.7)"]
+
+
+@given(st.lists(st.floats(allow_nan=False, allow_infinity=False), min_size=1, max_size=60))
+@example([0.0, 0.1, 0.2, 0.3, 0.7, 0.9, 1.0])
+@example([-1e308, 1e308, 0.0])  # a span that overflows: the halves' arithmetic
+def test_histogram_bins_count_each_value_where_its_fraction_puts_it(values: list[float]) -> None:
+    from evalplat.reports.axes import Axis
+
+    low, high = min(values), max(values)
+    axis = Axis(0.0, 1.0) if low >= 0 and high <= 1 else Axis(low, high) if high > low else None
+    if axis is None:
+        return
+    expected = [0] * 10
+    for value in values:
+        expected[min(9, int(axis.fraction(value) * 10))] += 1
+    assert charts._bin_counts(values, axis, 10) == expected
