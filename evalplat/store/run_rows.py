@@ -416,9 +416,12 @@ def run_infos(session: Session, runs: Sequence[Run]) -> list[RunInfo]:
 
 def result_columns_of(run_id: int, outcomes: Sequence[QueryOutcome]) -> dict[str, Any] | None:
     """The ranked results of ``outcomes`` as the columns of the ``result`` table (ranks are the
-    hits' positions, from 1); None when no outcome has hits."""
+    hits' positions, from 1), in the table's key order: by query id (code points, which is the
+    byte order of their UTF-8), then rank. None when no outcome has hits."""
     if not any(o.hits for o in outcomes):
         return None
+    # a batch holds each query once; sorting its outcomes spares the bulk write sorting rows
+    outcomes = sorted(outcomes, key=lambda o: o.query_id)
     return {
         "run_id": run_id,
         "query_id": [o.query_id for o in outcomes for _ in o.hits],

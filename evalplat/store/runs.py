@@ -138,8 +138,8 @@ class RunsMixin(RunReadsMixin):
         """Store a batch of finished queries (outcome rows + ranked results) in one transaction.
 
         Ranks are the hits' positions, from 1. ``results``: the batch's result columns when the
-        caller made them already (``result_columns_of``, as lists or Arrow arrays). Also
-        refreshes the heartbeat.
+        caller made them already (``result_columns_of``, as lists or Arrow arrays, in its key
+        order). Also refreshes the heartbeat.
         """
         if not outcomes:
             return
@@ -167,7 +167,7 @@ class RunsMixin(RunReadsMixin):
             )
             if result_columns is not None:
                 drop_results(session, [run_id])  # a resumed run: its results change
-                insert_columns(session, Result, result_columns)
+                insert_columns(session, Result, result_columns, key_sorted=True)
             failed = sum(1 for o in outcomes if o.status != "ok")
             if failed:
                 session.execute(

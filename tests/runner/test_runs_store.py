@@ -49,6 +49,23 @@ def test_outcomes_and_final_status_are_stored_with_the_evaluation(store: Store) 
     assert len(store.evaluation_scores(run_id)) == 10
 
 
+def test_a_batch_finished_out_of_order_is_written_in_key_order(store: Store) -> None:
+    from evalplat.store.run_rows import result_columns_of
+
+    # finished as the searches came back; the key orders by code point: "Z" < "a" < "é"
+    batch = [QueryOutcome(q, "ok", [(f"{q}-d1", 2.0), (f"{q}-d2", 1.0)])
+             for q in ("q2", "é", "q10", "Z", "a")]  # fmt: skip
+    columns = result_columns_of(7, batch)
+    assert columns is not None
+    keys = list(zip(columns["query_id"], columns["rank"], strict=True))
+    assert keys == sorted(keys, key=lambda key: (key[0].encode("utf-8"), key[1]))
+    run_id, _ = new_run(store)
+    store.record_outcomes(run_id, batch, results=result_columns_of(run_id, batch))
+    stored = store.load_results(run_id)
+    assert sorted(stored["query_id"].unique().tolist()) == sorted(["q2", "é", "q10", "Z", "a"])
+    assert stored.loc[stored["query_id"] == "é", "doc_id"].tolist() == ["é-d1", "é-d2"]
+
+
 def test_running_run_of_a_dead_process_is_listed_and_persisted_as_interrupted(
     store: Store,
 ) -> None:
