@@ -13,6 +13,12 @@ The runs themselves stay one at a time in this process: two configs searching at
 load the team's search engine twice over, and each run's latency would be measured under the
 other's load.
 
+The second process also renders each comparison's page for the report site once the comparison
+is made (``evalplat.reports.site.comparison_page_ahead``), while this process runs the next
+config: the site then writes those pages as they are instead of gathering and rendering them at
+the end of the night, when this process is the one at work. A page whose material has changed by
+then (or that could not be rendered ahead) is rendered by the site as before.
+
 A second process costs a start (about a second of imports, on the other core) and opens the
 store again, so it is used only where it pays and works: more than one core, a store another
 process can open (``evalplat.store.beside``), a night of at least two runs of
@@ -44,6 +50,8 @@ if TYPE_CHECKING:
     from evalplat.comparison.verdicts import ComparisonResult
     from evalplat.nightly.job import NightlyOutcome
     from evalplat.nightly.project import Project
+    from evalplat.reports.gather import TestSetCache
+    from evalplat.reports.page_keys import PageAhead
     from evalplat.store import Store
     from evalplat.store.runs import RunInfo
     from evalplat.testsets.content import TestSetContent
@@ -53,9 +61,10 @@ if TYPE_CHECKING:
 # nights a few hundred.
 BESIDE_QUERIES = 20_000
 
-# what the second process sends back: the log entries of the comparison, and the comparison
-# (None when there was nothing to compare with) or the error that stopped it
-Compared = tuple[list[dict[str, Any]], "ComparisonResult | None", str | None]
+# what the second process sends back: the log entries of the comparison, the comparison (None
+# when there was nothing to compare with) or the error that stopped it, and its page rendered
+# ahead for the report site (None when it has none)
+Compared = tuple[list[dict[str, Any]], "ComparisonResult | None", str | None, "PageAhead | None"]
 
 
 class Finishing:
@@ -67,6 +76,7 @@ class Finishing:
         self.url, self.outcome = url, outcome
         self.pool: ProcessPoolExecutor | None = None
         self.sent = 0  # the comparisons the second process made and sent back
+        self.ahead: list[PageAhead] = []  # and their pages rendered for the site
         # the nights handed over, each with its test set version, contents and comparison
         self.pending: deque[
             tuple[ConfigNight, int, dict[str, TestSetContent], Future[Compared]]
@@ -104,11 +114,13 @@ class Finishing:
         while self.pending and (wait or self.pending[0][3].done()):
             night, version, contents, future = self.pending.popleft()
             try:
-                entries, result, error = future.result()
+                entries, result, error, page = future.result()
             except BrokenProcessPool:  # it died: the comparison is made here
                 isolated(night, self.outcome, night.finish, version, contents, self.outcome)
                 continue
             self.sent += 1
+            if page is not None:
+                self.ahead.append(page)
             for entry in entries:
                 night.emit(entry)
             if error is None:
@@ -149,11 +161,13 @@ class Finishing:
             except (OSError, RuntimeError):  # no process to be had: compare here
                 self.url = None
                 return None
+        from evalplat.reports.site import run_pages_per_history
+
         tags = test_set_tags(contents[night.test_set])
         try:
             future = self.pool.submit(
                 _compare, night.project, night.spec.name, night.test_set, night.completed(),
-                tags, version,
+                tags, version, run_pages_per_history(),
             )  # fmt: skip
         except (BrokenProcessPool, RuntimeError):  # it died with nothing pending: compare here
             self.shutdown()
@@ -171,14 +185,18 @@ def _own_measures() -> bool:
 
 
 # the second process's store, opened once when it starts: it keeps the judgments' codes of the
-# night's test set version from one comparison to the next (``Store._judged_ids``)
+# night's test set version from one comparison to the next (``Store._judged_ids``), and the
+# test sets' texts and judgments for the pages
 _STORE: list[Store] = []
+_PAGES: list[TestSetCache] = []
 
 
 def _open_store(url: str) -> None:
+    from evalplat.reports.gather import TestSetCache
     from evalplat.store import Store
 
     _STORE.append(Store.open(url, check=False))
+    _PAGES.append(TestSetCache(_STORE[0]))
 
 
 def _compare(
@@ -188,8 +206,11 @@ def _compare(
     run: RunInfo,
     tags: frozenset[str],
     version: int,
+    run_pages: int | None = None,
 ) -> Compared:
-    """In the second process: ``compare_night`` of ``config``'s completed ``run``."""
+    """In the second process: ``compare_night`` of ``config``'s completed ``run``, and its page
+    for the site, which writes the pages of each history's latest ``run_pages`` runs (the
+    night's process knows how many)."""
     entries: list[dict[str, Any]] = []
     spec = next(spec for spec in project.configs if spec.name == config)
     try:
@@ -197,5 +218,19 @@ def _compare(
             _STORE[0], project, spec, test_set, run, tags, version, entries.append
         )
     except EvalplatError as error:
-        return entries, None, step_error(error)
-    return entries, result, None
+        return entries, None, step_error(error), None
+    return entries, result, None, _page_ahead(result, run_pages)
+
+
+def _page_ahead(result: ComparisonResult | None, run_pages: int | None = None) -> PageAhead | None:
+    """The comparison's page for the site, or None (the site renders it): rendering it ahead
+    only saves time, so whatever stops it here leaves the page to the site, which reports a
+    page it cannot write."""
+    from evalplat.reports.site import comparison_page_ahead
+
+    if result is None or result.id is None:
+        return None
+    try:
+        return comparison_page_ahead(_STORE[0], result.id, _PAGES[0], run_pages)
+    except Exception:  # any failure: the site renders the page as before, or reports why not
+        return None

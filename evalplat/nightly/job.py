@@ -55,6 +55,7 @@ from evalplat.nightly.project import Project
 
 if TYPE_CHECKING:
     from evalplat.alerts.base import Channel
+    from evalplat.reports.page_keys import PageAhead
     from evalplat.store import Store
     from evalplat.testsets.content import TestSetContent
 
@@ -171,6 +172,7 @@ def _night(
         finishing.close()
     finally:
         finishing.shutdown()
+    ahead = finishing.ahead  # the comparison pages rendered beside the runs
     store.check_lock()
     if project.sweeps and not _sweeps(store, project, versions, emit):
         outcome.exit_code = 3
@@ -180,7 +182,7 @@ def _night(
     store.check_lock()
     _retire(store, project, channels, emit, outcome)
     try:
-        outcome.report = _write_reports(store, project, emit)
+        outcome.report = _write_reports(store, project, emit, ahead)
     except (OSError, EvalplatError) as error:  # the alerts are in the outbox: still delivered
         outcome.exit_code = 3
         emit({"step": "report", "error": f"reports not written: {error}"})
@@ -264,13 +266,15 @@ def _retire(
     outcome.alerts += [event_summary(event) for event in events]
 
 
-def _write_reports(store: Store, project: Project, emit: LogFunction) -> Path | None:
+def _write_reports(
+    store: Store, project: Project, emit: LogFunction, ahead: list[PageAhead]
+) -> Path | None:
     try:
         from evalplat.reports import render_site
     except ImportError:
         return None
     from evalplat.nightly.project_online import agreement_pairs
 
-    index = render_site(store, project.reports_dir, agreement_pairs(project))
+    index = render_site(store, project.reports_dir, agreement_pairs(project), ahead)
     emit({"step": "report", "path": str(index)})
     return Path(index)

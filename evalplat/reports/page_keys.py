@@ -15,6 +15,12 @@ edited, a new evalplat) renders the page.
 
 A run page is the page that stays the same night after night: a config's last 30 runs each
 have one, and only the newest is new.
+
+A page can also be rendered ahead, by another process, before the site is written
+(:class:`PageAhead`: a night renders each comparison's page beside the next config's run). The
+site takes it in place of rendering its own when the material it was rendered from equals the
+page's material now and the code that rendered it is this process's: then it is what rendering
+it here would write.
 """
 
 from __future__ import annotations
@@ -23,18 +29,32 @@ import functools
 import hashlib
 import json
 import pickle
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 KEYS_FILE = ".page-keys.json"
 
 
-class PageKeys:
-    """The site's page keys as last written (read from ``out``) and as written now."""
+@dataclass(frozen=True)
+class PageAhead:
+    """A page rendered before the site is written: its path in the site, the material its key
+    digests, the digest of the code that rendered it, and its HTML."""
 
-    def __init__(self, out: Path) -> None:
+    path: str
+    material: object
+    code: str
+    html: str
+
+
+class PageKeys:
+    """The site's page keys as last written (read from ``out``) and as written now; ``ahead``:
+    pages rendered ahead (``take_ahead``)."""
+
+    def __init__(self, out: Path, ahead: Iterable[PageAhead] = ()) -> None:
         self.out = out
         self.old = _read(out / KEYS_FILE)
+        self.ahead = {page.path: page for page in ahead}
         self.now: dict[str, list[object]] = {}
         self.rendered = 0
         self.kept = 0
@@ -57,6 +77,15 @@ class PageKeys:
         self.kept += 1
         return True
 
+    def take_ahead(self, path: str, material: object) -> bool:
+        """Write the page ``path`` from its HTML rendered ahead, when it was rendered from
+        ``material`` by this code; False when there is no such page (render it)."""
+        page = self.ahead.pop(path, None)
+        if page is None or page.code != code_digest() or page.material != material:
+            return False
+        self.put(path, material, page.html)
+        return True
+
     def put(self, path: str, material: object, html: str) -> Path:
         """Write the page ``path`` from ``html``, rendered from what ``material`` identifies."""
         from evalplat.reports.render import _write
@@ -76,13 +105,13 @@ class PageKeys:
 
 def page_key(material: object) -> str:
     """The digest of ``material`` (picklable stamps or page data, and links) and the code."""
-    digest = hashlib.blake2b(_code_digest().encode("ascii"), digest_size=20)
+    digest = hashlib.blake2b(code_digest().encode("ascii"), digest_size=20)
     digest.update(pickle.dumps(material, protocol=5))
     return digest.hexdigest()
 
 
 @functools.cache
-def _code_digest() -> str:
+def code_digest() -> str:
     """Digest of what turns stored rows into HTML besides the rows: every module of evalplat
     (the store's reads and the comparison's computations shape a page as much as the report
     modules), the templates, and the versions of evalplat and Jinja2 (read once per process)."""

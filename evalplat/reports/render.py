@@ -26,7 +26,7 @@ import hashlib
 import json
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     import jinja2
 
     from evalplat.comparison.verdicts import ComparisonResult
+    from evalplat.reports.page_keys import PageAhead
     from evalplat.store import Store
 
 DASH = "\u2013"  # shown for a missing value
@@ -347,10 +348,14 @@ def slug(text: str) -> str:
 
 
 def render_site(
-    store: Store, out_dir: str | Path, agreement: Sequence[tuple[str, str]] | None = None
+    store: Store,
+    out_dir: str | Path,
+    agreement: Sequence[tuple[str, str]] | None = None,
+    ahead: Iterable[PageAhead] = (),
 ) -> Path:
     """Write the whole report site into ``out_dir`` (``evalplat.reports.site``); ``agreement``
-    is the (offline metric, KPI) pairs of its "Offline vs online" pages."""
+    is the (offline metric, KPI) pairs of its "Offline vs online" pages, ``ahead`` pages
+    rendered before (``evalplat.reports.site.comparison_page_ahead``)."""
     from evalplat.reports.site import write_site
 
-    return write_site(store, out_dir, agreement)
+    return write_site(store, out_dir, agreement, ahead)

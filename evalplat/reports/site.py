@@ -7,7 +7,7 @@ the layout is described in :mod:`evalplat.reports.render`.
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from evalplat.reports.data import HistoryPage
 from evalplat.reports.history_render import history_html
 from evalplat.reports.index_data import SiteEntry, SiteIndex
-from evalplat.reports.page_keys import PageKeys
+from evalplat.reports.page_keys import PageAhead, PageKeys, code_digest
 from evalplat.reports.render import (
     RUN_PAGES_PER_HISTORY,
     Links,
@@ -38,7 +38,10 @@ SETTING_MARK = "~"
 
 
 def write_site(
-    store: Store, out_dir: str | Path, agreement: Sequence[tuple[str, str]] | None = None
+    store: Store,
+    out_dir: str | Path,
+    agreement: Sequence[tuple[str, str]] | None = None,
+    ahead: Iterable[PageAhead] = (),
 ) -> Path:
     """Write the whole report site into ``out_dir``; return the path of ``index.html``.
 
@@ -50,6 +53,8 @@ def write_site(
     the (offline metric, KPI) pairs of ``agreement`` (the project's; a default without). Per
     test set, a leaderboard of every config's latest run (``evalplat.reports.leaderboard_page``).
     A sweep's settings have history and run pages and leaderboard rows, but no index row.
+    ``ahead``: comparison pages rendered before (``comparison_page_ahead``), each written as it
+    is when it was rendered from what the site would render it from now.
 
     A page whose key did not change since the last write keeps its file
     (``evalplat.reports.page_keys``): run, comparison, query-health and leaderboard pages are
@@ -74,7 +79,7 @@ def write_site(
     histories = [page for config in configs for page in gather_history(store, config)]
     run_ids = frozenset(h.run.id for p in histories for h in p.runs[-RUN_PAGES_PER_HISTORY:])
     history_of = {h.run.id: _history_path(p) for p in histories for h in p.runs}
-    keys = PageKeys(out)
+    keys = PageKeys(out, ahead)
     stamps = _Stamps(store.site_stamps(), infos)
     pages = _ComparisonPages(store, out, TestSetCache(store), run_ids, history_of, keys, stamps)
     # query health is of test sets of queries: an online run's units are sessions
@@ -156,7 +161,54 @@ def write_site(
 
 
 def _history_path(history: HistoryPage) -> str:
-    return f"history/{slug(history.config)}--{slug(history.test_set)}.html"
+    return history_path(history.config, history.test_set)
+
+
+def history_path(config: str, test_set: str) -> str:
+    """The site path of the history page of ``config`` on ``test_set``."""
+    return f"history/{slug(config)}--{slug(test_set)}.html"
+
+
+def run_pages_per_history() -> int:
+    """How many of each history's latest runs the site written by this process has pages of."""
+    return RUN_PAGES_PER_HISTORY
+
+
+def comparison_page_ahead(
+    store: Store, comparison_id: int, cache: TestSetCache, run_pages: int | None = None
+) -> PageAhead | None:
+    """The page ``write_site`` writes for the stored comparison ``comparison_id``, rendered
+    now, as the site would render it were it written now (None for a comparison without a
+    per-query page). Its links are the ones the site gives it as long as no run of the
+    baseline's history is added before the site is written; when one is, or anything else
+    the page is keyed by changes, the site renders the page itself. ``run_pages``: the number
+    of latest runs of a history the site writes pages of, when not this process's
+    ``RUN_PAGES_PER_HISTORY`` (the site is written by another process)."""
+    from evalplat.reports.gather import gather_comparison
+    from evalplat.store.query_health import FINISHED
+
+    compared = store.load_comparison(comparison_id)
+    baseline, candidate = compared.baseline_run_id, compared.candidate_run_id
+    if compared.per_query is None or baseline is None or candidate is None:
+        return None
+    infos = {run: store.run_info(run) for run in (baseline, candidate)}
+    # the site links a run's page when the run is one of its history's latest
+    history = sorted(
+        (info.started_at, info.id)
+        for info in store.list_runs(infos[baseline].config)
+        if info.test_set == infos[baseline].test_set and info.status != "running"
+    )
+    shown = {run for _, run in history[-(run_pages or RUN_PAGES_PER_HISTORY) :]}
+    if infos[candidate].status in FINISHED:
+        shown.add(candidate)  # the latest of its own history (``compare_to`` another config's)
+    history_link = history_path(infos[candidate].config, infos[candidate].test_set)
+    links = Links("../", frozenset(shown & {baseline, candidate}), {}, history_link, index=True)
+    stamp = _Stamps(store.comparison_stamps(comparison_id), infos).comparison(comparison_id, links)
+    if stamp is None:
+        return None
+    page = gather_comparison(store, compared, cache=cache)
+    path = f"compare/compare-{comparison_id}.html"
+    return PageAhead(path, stamp, code_digest(), comparison_html(page, links))
 
 
 def _followed(links: Links, *run_ids: int) -> tuple[object, ...]:
@@ -228,7 +280,10 @@ class _ComparisonPages:
         links = Links("../", self.run_ids, {}, None if stored is None else
                       self.history_of.get(stored.candidate_run_id), index=True)  # fmt: skip
         stamp = self.stamps.comparison(comparison_id, links)
-        if stored is not None and self.keys.keep(path, stamp):  # the page it wrote last time
+        if stored is not None and (
+            self.keys.keep(path, stamp)  # the page it wrote last time
+            or self.keys.take_ahead(path, stamp)  # or the one rendered ahead tonight
+        ):
             sides = (stored.baseline_run_id, stored.candidate_run_id)
             return self._written(comparison_id, path, *sides)
         try:

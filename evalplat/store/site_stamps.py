@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import func, select
+from sqlalchemy import Select, func, select
 from sqlalchemy.orm import aliased
 
 from evalplat.db.models import (
@@ -67,13 +67,7 @@ class SiteStampsMixin(StoreBase):
 
     def site_stamps(self) -> SiteStamps:
         """Every run's latest evaluation, every comparison's runs, every baseline."""
-        baseline_side, candidate_side = aliased(Evaluation), aliased(Evaluation)
-        compared = (
-            select(Comparison.id, baseline_side.run_id, candidate_side.run_id)
-            .add_columns(Comparison.created_at)
-            .join(baseline_side, baseline_side.id == Comparison.baseline_evaluation_id)
-            .join(candidate_side, candidate_side.id == Comparison.candidate_evaluation_id)
-        )
+        compared = _compared()
         pinned = select(
             Baseline.config_id, Baseline.test_set_id, Baseline.run_id, Baseline.pinned
         ).add_columns(Baseline.set_at)
@@ -89,6 +83,22 @@ class SiteStampsMixin(StoreBase):
                 for c, t, r, p, s in session.execute(pinned.order_by(Baseline.id))
             )
         return SiteStamps(evaluations, comparisons, baselines)
+
+    def comparison_stamps(self, comparison_id: int) -> SiteStamps:
+        """``site_stamps`` of one comparison and its two runs only (no baselines): what its page
+        is keyed by, read without reading every run's and comparison's."""
+        with self.session() as session:
+            found = session.execute(_compared().where(Comparison.id == comparison_id)).all()
+            comparisons = {c: ComparisonStamp(b, r, at) for c, b, r, at in found}
+            runs = [run for stamp in comparisons.values()
+                    for run in (stamp.baseline_run_id, stamp.candidate_run_id)]  # fmt: skip
+            latest = (
+                select(Evaluation.run_id, func.max(Evaluation.id))
+                .where(Evaluation.run_id.in_(runs))
+                .group_by(Evaluation.run_id)
+            )
+            evaluations = {run: evaluation for run, evaluation in session.execute(latest)}
+        return SiteStamps(evaluations, comparisons, ())
 
     def health_window(self, test_set: str, since: timedelta) -> tuple[HealthWindowRun, ...]:
         """The finished runs of ``test_set`` started in the last ``since``, oldest first: the
@@ -119,3 +129,14 @@ class SiteStampsMixin(StoreBase):
                 .order_by(Run.started_at, Run.id)
             ).all()  # fmt: skip
         return tuple(HealthWindowRun(*row) for row in rows)
+
+
+def _compared() -> Select[int, int, int, datetime]:
+    """Each comparison's id, its two runs and when it was stored."""
+    baseline_side, candidate_side = aliased(Evaluation), aliased(Evaluation)
+    return (
+        select(Comparison.id, baseline_side.run_id, candidate_side.run_id)
+        .add_columns(Comparison.created_at)
+        .join(baseline_side, baseline_side.id == Comparison.baseline_evaluation_id)
+        .join(candidate_side, candidate_side.id == Comparison.candidate_evaluation_id)
+    )

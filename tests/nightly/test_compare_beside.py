@@ -15,6 +15,9 @@ from evalplat.nightly import compare_beside
 from evalplat.nightly.compare_beside import Finishing
 from evalplat.nightly.job import NightlyOutcome, run_nightly
 from evalplat.nightly.project import load_project
+from evalplat.reports import render_site
+from evalplat.reports.page_keys import PageKeys
+from evalplat.store import Store
 
 from .small_project import write_project
 
@@ -59,6 +62,21 @@ def comparing_beside(monkeypatch: pytest.MonkeyPatch) -> list[Finishing]:
     return made
 
 
+def _taken_ahead(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The pages the site writes as they were rendered ahead, from now on."""
+    taken: list[str] = []
+    real = PageKeys.take_ahead
+
+    def spied(self: PageKeys, path: str, material: object) -> bool:
+        took = real(self, path, material)
+        if took:
+            taken.append(path)
+        return took
+
+    monkeypatch.setattr(PageKeys, "take_ahead", spied)
+    return taken
+
+
 @pytest.fixture
 def here(tmp_path: Path) -> list[tuple[object, ...]]:
     """The two nights with every comparison made in the night's own process (SQLite)."""
@@ -73,9 +91,18 @@ def test_comparisons_beside_make_the_same_nights(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     made = comparing_beside(monkeypatch)
+    taken = _taken_ahead(monkeypatch)
     outcomes, logs = _season(tmp_path / "beside", db_url)
     assert [finishing.sent for finishing in made] == [3, 3]  # every comparison went beside
     assert [_facts(outcome) for outcome in outcomes] == here
+    # the second process rendered the comparisons' pages, and the site wrote them as they were
+    assert [len(finishing.ahead) for finishing in made] == [0, 3]
+    assert sorted(taken) == sorted(page.path for page in made[1].ahead)
+    with Store.open(db_url) as store:
+        fresh = render_site(store, tmp_path / "fresh").parent
+    for page in made[1].ahead:
+        site = tmp_path / "beside" / "site"
+        assert (site / page.path).read_bytes() == (fresh / page.path).read_bytes()
     assert outcomes[1].exit_code == 1
     assert [(a["config"], a["event"]) for a in outcomes[1].alerts] == [("beta", "opened")]
     # the second process's log lines reach the night's log, each config's after its run
@@ -152,10 +179,11 @@ def test_a_comparison_that_fails_beside_fails_its_config_only(
         # what the second process sends back when its comparison fails: no test set version 9
         monkeypatch.setattr(compare_beside, "_STORE", [store])
         run = store.run_info(1)
-        entries, result, error = compare_beside._compare(
+        entries, result, error, page = compare_beside._compare(
             project, run.config, "topics", run, frozenset(), 9
         )
         assert result is None and error is not None and error.startswith("NotFoundError: ")
+        assert page is None
         # ... and what the night makes of it: that config failed, its outage alert opened
         steps: list[dict[str, Any]] = []
         spec = next(spec for spec in project.configs if spec.name == run.config)
@@ -164,7 +192,7 @@ def test_a_comparison_that_fails_beside_fails_its_config_only(
         outcome = NightlyOutcome()
         finishing = Finishing(url, outcome)
         future: Future[compare_beside.Compared] = Future()
-        future.set_result((entries, result, error))
+        future.set_result((entries, result, error, page))
         finishing.pending.append((night, 9, contents, future))
         finishing.close()
     assert outcome.exit_code == 3
@@ -174,3 +202,27 @@ def test_a_comparison_that_fails_beside_fails_its_config_only(
     assert [(a["kind"], a["event"], a["config"]) for a in outcome.alerts] == [
         ("operational", "opened", run.config)
     ]
+
+
+def test_a_page_that_cannot_be_rendered_beside_is_left_to_the_site(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from types import SimpleNamespace
+
+    from evalplat.reports import site
+
+    url = f"sqlite:///{tmp_path / 'night.db'}"
+    project = load_project(write_project(tmp_path / "p", NIGHTS[0]))
+    assert run_nightly(project, db_url=url).exit_code == 0
+    with Store.open(url) as store:
+        monkeypatch.setattr(compare_beside, "_STORE", [store])
+        monkeypatch.setattr(compare_beside, "_PAGES", [None])
+        stored = SimpleNamespace(id=12345)  # a comparison the store does not hold
+        assert compare_beside._page_ahead(stored) is None  # type: ignore[arg-type]
+
+        def broken(*args: Any) -> Any:
+            raise RuntimeError("the page could not be made")
+
+        monkeypatch.setattr(site, "comparison_page_ahead", broken)
+        assert compare_beside._page_ahead(SimpleNamespace(id=1)) is None  # type: ignore[arg-type]
+        assert compare_beside._page_ahead(None) is None

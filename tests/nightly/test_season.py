@@ -108,7 +108,7 @@ from .season_world import (
     ubi_log,
     write_testsets,
 )
-from .test_compare_beside import comparing_beside
+from .test_compare_beside import _taken_ahead, comparing_beside
 
 # (kind, event, config, test set, metric); the metric of an operational alert is not compared
 Event = tuple[str, str, str, str, str | None]
@@ -173,6 +173,7 @@ class Season:
         self.steps = []
         with pytest.MonkeyPatch.context() as patch:
             made = comparing_beside(patch) if beside else []
+            taken = _taken_ahead(patch) if beside else []
             try:
                 project = load_project(self.write())
                 outcome = run_nightly(project, db_url=self.db_url, log=self.steps.append)
@@ -182,6 +183,11 @@ class Season:
                 refused = ""
         assert not beside or sum(f.sent for f in made) > 0, (
             f"{where}: no comparison was made in a second process"
+        )
+        # the pages rendered there are the ones the site wrote, when nothing changed meanwhile
+        ahead = {page.path for f in made for page in f.ahead}
+        assert not beside or (taken and set(taken) <= ahead), (
+            f"{where}: the site wrote {taken} of the pages rendered beside, {sorted(ahead)}"
         )
         if refused:
             pytest.fail(f"{where}: the night was refused: {refused}")
