@@ -14,7 +14,7 @@ import pytest
 from evalplat.nightly import compare_beside
 from evalplat.nightly.compare_beside import Finishing
 from evalplat.nightly.job import NightlyOutcome, run_nightly
-from evalplat.nightly.project import load_project
+from evalplat.nightly.project import Project, load_project
 from evalplat.reports import render_site
 from evalplat.reports.page_keys import PageKeys
 from evalplat.store import Store
@@ -162,6 +162,14 @@ def test_a_small_night_a_store_in_memory_or_an_own_measure_compares_here(tmp_pat
             assert Finishing.of_night(store, project, contents, NightlyOutcome()).url is None
 
 
+def _first_night(folder: Path) -> tuple[str, Project]:
+    """An SQLite store after the first night of the small project (compared here)."""
+    url = f"sqlite:///{folder / 'night.db'}"
+    project = load_project(write_project(folder / "p", NIGHTS[0]))
+    assert run_nightly(project, db_url=url).exit_code == 0
+    return url, project
+
+
 def test_a_comparison_that_fails_beside_fails_its_config_only(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -169,11 +177,8 @@ def test_a_comparison_that_fails_beside_fails_its_config_only(
 
     from evalplat.nightly.config_night import ConfigNight
     from evalplat.nightly.prep import load_test_sets
-    from evalplat.store import Store
 
-    url = f"sqlite:///{tmp_path / 'night.db'}"
-    project = load_project(write_project(tmp_path / "p", NIGHTS[0]))
-    assert run_nightly(project, db_url=url).exit_code == 0
+    url, project = _first_night(tmp_path)
     contents = load_test_sets(project, lambda _entry: None)
     with Store.open(url) as store:
         # what the second process sends back when its comparison fails: no test set version 9
@@ -211,9 +216,7 @@ def test_a_page_that_cannot_be_rendered_beside_is_left_to_the_site(
 
     from evalplat.reports import site
 
-    url = f"sqlite:///{tmp_path / 'night.db'}"
-    project = load_project(write_project(tmp_path / "p", NIGHTS[0]))
-    assert run_nightly(project, db_url=url).exit_code == 0
+    url, _ = _first_night(tmp_path)
     with Store.open(url) as store:
         monkeypatch.setattr(compare_beside, "_STORE", [store])
         monkeypatch.setattr(compare_beside, "_PAGES", [None])
