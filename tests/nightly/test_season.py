@@ -513,7 +513,9 @@ def season(
 ) -> Iterator[Season]:
     # Every night rewrites the pages of each history's latest runs; a season of 13 nights
     # needs only the newest two to check its links, and stays fast with them.
-    monkeypatch.setattr("evalplat.reports.render.RUN_PAGES_PER_HISTORY", 2)
+    # (the site reads its own copy of the number, made when it was first imported)
+    for module in ("render", "site"):
+        monkeypatch.setattr(f"evalplat.reports.{module}.RUN_PAGES_PER_HISTORY", 2)
     folder = tmp_path / "project"
     write_testsets(folder)
     with search_server() as search, capture_server() as hook, chat_server() as judge:
