@@ -172,7 +172,6 @@ def _night(
         finishing.close()
     finally:
         finishing.shutdown()
-    ahead = finishing.ahead  # the comparison pages rendered beside the runs
     store.check_lock()
     if project.sweeps and not _sweeps(store, project, versions, emit):
         outcome.exit_code = 3
@@ -182,7 +181,8 @@ def _night(
     store.check_lock()
     _retire(store, project, channels, emit, outcome)
     try:
-        outcome.report = _write_reports(store, project, emit, ahead)
+        # with the comparison pages rendered beside the runs
+        outcome.report = _write_reports(store, project, emit, finishing.ahead)
     except (OSError, EvalplatError) as error:  # the alerts are in the outbox: still delivered
         outcome.exit_code = 3
         emit({"step": "report", "error": f"reports not written: {error}"})

@@ -169,6 +169,11 @@ def history_path(config: str, test_set: str) -> str:
     return f"history/{slug(config)}--{slug(test_set)}.html"
 
 
+def comparison_path(comparison_id: int) -> str:
+    """The site path of a stored comparison's page."""
+    return f"compare/compare-{comparison_id}.html"
+
+
 def run_pages_per_history() -> int:
     """How many of each history's latest runs the site written by this process has pages of."""
     return RUN_PAGES_PER_HISTORY
@@ -207,8 +212,8 @@ def comparison_page_ahead(
     if stamp is None:
         return None
     page = gather_comparison(store, compared, cache=cache)
-    path = f"compare/compare-{comparison_id}.html"
-    return PageAhead(path, stamp, code_digest(), comparison_html(page, links))
+    html = comparison_html(page, links)
+    return PageAhead(comparison_path(comparison_id), stamp, code_digest(), html)
 
 
 def _followed(links: Links, *run_ids: int) -> tuple[object, ...]:
@@ -275,7 +280,7 @@ class _ComparisonPages:
             return None
         if comparison_id in self.baselines:
             return self.baselines[comparison_id]
-        path = f"compare/compare-{comparison_id}.html"
+        path = comparison_path(comparison_id)
         stored = self.stamps.stored.comparisons.get(comparison_id)
         links = Links("../", self.run_ids, {}, None if stored is None else
                       self.history_of.get(stored.candidate_run_id), index=True)  # fmt: skip

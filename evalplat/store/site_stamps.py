@@ -30,6 +30,7 @@ from evalplat.db.models import (
 )
 from evalplat.store.base import StoreBase, utcnow
 from evalplat.store.query_health import FINISHED
+from evalplat.store.run_rows import latest_evaluations
 
 
 @dataclass(frozen=True)
@@ -92,12 +93,7 @@ class SiteStampsMixin(StoreBase):
             comparisons = {c: ComparisonStamp(b, r, at) for c, b, r, at in found}
             runs = [run for stamp in comparisons.values()
                     for run in (stamp.baseline_run_id, stamp.candidate_run_id)]  # fmt: skip
-            latest = (
-                select(Evaluation.run_id, func.max(Evaluation.id))
-                .where(Evaluation.run_id.in_(runs))
-                .group_by(Evaluation.run_id)
-            )
-            evaluations = {run: evaluation for run, evaluation in session.execute(latest)}
+            evaluations = latest_evaluations(session, runs)
         return SiteStamps(evaluations, comparisons, ())
 
     def health_window(self, test_set: str, since: timedelta) -> tuple[HealthWindowRun, ...]:
