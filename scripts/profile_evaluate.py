@@ -81,7 +81,7 @@ def main() -> None:
     from evalplat.formats.trec import read_qrels_table, read_run_table
     from evalplat.metrics import compute
     from evalplat.metrics.aggregate import aggregate
-    from evalplat.metrics.build import build
+    from evalplat.metrics.build import build, code_qrels
     from evalplat.metrics.registry import parse_all
     from evalplat.metrics.sources import MeasureInputs
 
@@ -92,8 +92,9 @@ def main() -> None:
     topics = steps.run(
         "topics", lambda: pc.unique(column).take(pc.array_sort_indices(pc.unique(column)))
     )
+    coded = steps.run("code the qrels", lambda: code_qrels(qrels, topics))
     judgments, ranking, _ = steps.run(
-        "code, join, order (build)", lambda: build(qrels, run, topics, ordering="score")
+        "join, order the run (build)", lambda: build(coded, run, ordering="score")
     )
     inputs = MeasureInputs(len(topics), ranking, judgments)
     means: dict[str, float] = {}

@@ -1,7 +1,8 @@
 """From qrels and run tables to coded :class:`Judgments` and an ordered :class:`Ranking`.
 
 Query ids become topic codes; a (topic, doc) pair becomes one 64-bit key, so the join of the run
-to the qrels is a sort and a binary search, and the run is ordered once.
+to the qrels is a sort and a binary search, and the run is ordered once. The qrels are coded once
+(``code_qrels``) for any number of runs joined to them (``build``).
 
 Ordering (``ordering="score"``, trec_eval's): score descending, ties by doc id descending in byte
 order (trec_eval compares docnos with ``strcmp``); the run's rank column is ignored.
@@ -10,6 +11,8 @@ order (trec_eval compares docnos with ``strcmp``); the run's rank column is igno
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -81,46 +84,74 @@ def _inside(table: pa.Table, topic: NDArray[np.int32], kind: str
     return table.filter(arrow(~outside)), topic[~outside], others
 
 
+@dataclass(frozen=True)
+class CodedQrels:
+    """Qrels inside their topics, coded and keyed: the part of :func:`build` that is the same
+    for every run scored against one set of judgments (twenty configs a night on one test set
+    version code their judgments once)."""
+
+    topics: pa.Array  # the topic ids, sorted
+    given_topics: bool  # whether the topics were given, or are the queries of the qrels
+    table: pa.Table  # the topics' judgments (``query_id, doc_id, grade``), doc ids in one chunk
+    topic: NDArray[np.int32]  # each judgment's topic code
+    grade: NDArray[np.int32]
+    keys: KeyTable | None  # None when two different judged pairs share a key: the exact join
+
+    @cached_property
+    def judgments(self) -> Judgments:
+        """The judgments as the measures read them (their ideal order is sorted once)."""
+        return Judgments(len(self.topics), self.topic, self.grade)
+
+
+def code_qrels(qrels: pa.Table, topics: pa.Array, *, given_topics: bool = True) -> CodedQrels:
+    """Code ``qrels`` for :func:`build` over ``topics`` (sorted); judgments of other queries are
+    checked for repeats, then dropped. Raises ``DuplicateError`` for a repeated judgment."""
+    qrels, topic, _ = _inside(qrels, topic_codes(qrels.column("query_id"), topics), "judgment")
+    qrels = _with_single_chunk(qrels, "doc_id")
+    grade = numeric(qrels.column("grade"), np.int64)
+    if grade.size and (grade.max() > np.iinfo(np.int32).max or grade.min() <= UNJUDGED):
+        raise InputError("grades must fit in 32 bits")
+    docs = StringColumn.of(combined(qrels.column("doc_id")))
+    try:
+        keys: KeyTable | None = KeyTable(unique_pair_keys(topic, docs, qrels, "judgment"))
+    except Collision:
+        keys = None
+    return CodedQrels(topics, given_topics, qrels, topic, grade.astype(np.int32), keys)
+
+
 def build(
-    qrels: pa.Table, run: pa.Table, topics: pa.Array, *, ordering: str, with_docs: bool = False
+    qrels: CodedQrels, run: pa.Table, *, ordering: str, with_docs: bool = False
 ) -> tuple[Judgments, Ranking, list[str]]:
     """Code, join and order: (judgments, ranking, run query ids that are not topics).
 
     A (topic, doc) pair becomes one 64-bit key (the doc id's fingerprint mixed with the topic
-    code), so duplicate checks are a sort and the join is a ``searchsorted`` into the sorted qrels
-    keys. Every match and every clash is verified on the strings; if a fingerprint ever collides,
-    the exact path (one dictionary over all doc ids) takes over. Raises ``DuplicateError`` for a
-    repeated judgment or a doc repeated in one ranking.
+    code), so duplicate checks are a sort and the join is a lookup of the run's keys among the
+    judgments' (``code_qrels``). Every match and every clash is verified on the strings; if a
+    fingerprint ever collides, the exact path (one dictionary over all doc ids) takes over.
+    Raises ``DuplicateError`` for a doc repeated in one ranking.
     """
-    qrels, qrels_topic, _ = _inside(
-        qrels, topic_codes(qrels.column("query_id"), topics), "judgment"
-    )
     run, run_topic, run_only = _inside(
-        run, topic_codes(run.column("query_id"), topics), "doc id in one ranking"
+        run, topic_codes(run.column("query_id"), qrels.topics), "doc id in one ranking"
     )
     # one chunk per doc id column, made once: later steps take rows from it repeatedly
-    qrels = _with_single_chunk(qrels, "doc_id")
     run = _with_single_chunk(run, "doc_id")
-    grade = numeric(qrels.column("grade"), np.int64)
-    if grade.size and (grade.max() > np.iinfo(np.int32).max or grade.min() <= UNJUDGED):
-        raise InputError("grades must fit in 32 bits")
-    grade32 = grade.astype(np.int32)
     run_docs = StringColumn.of(combined(run.column("doc_id")))
     try:
-        run_grade = _join_fingerprints(qrels, qrels_topic, grade32, run, run_topic, run_docs)
+        if qrels.keys is None:
+            raise Collision
+        run_grade = _join_fingerprints(qrels, run, run_topic, run_docs)
     except Collision:
-        run_grade = _join_exact(qrels, qrels_topic, grade32, run, run_topic)
+        run_grade = _join_exact(qrels.table, qrels.topic, qrels.grade, run, run_topic)
     # after the join, not beside it: the order's temporary arrays and the keys' together were
     # the evaluation's peak memory (about 230 MB more at 10M lines)
     order = _order(run, run_topic, run_docs, ordering)
     if order is not None:
         run_topic, run_grade = run_topic[order], run_grade[order]
-    judgments = Judgments(len(topics), qrels_topic, grade32)
-    ranking = Ranking(len(topics), run_topic, run_grade)
+    ranking = Ranking(len(qrels.topics), run_topic, run_grade)
     if with_docs:  # measures of documents need each row's doc id (``with_docs``)
         docs = combined(run.column("doc_id"))
         ranking.doc_ids = docs if order is None else docs.take(arrow(order))
-    return judgments, ranking, run_only
+    return qrels.judgments, ranking, run_only
 
 
 def _with_single_chunk(table: pa.Table, name: str) -> pa.Table:
@@ -129,23 +160,14 @@ def _with_single_chunk(table: pa.Table, name: str) -> pa.Table:
 
 
 def _join_fingerprints(
-    qrels: pa.Table,
-    qrels_topic: NDArray[np.int32],
-    grades: NDArray[np.int32],
-    run: pa.Table,
-    run_topic: NDArray[np.int32],
-    run_docs: StringColumn,
+    qrels: CodedQrels, run: pa.Table, run_topic: NDArray[np.int32], run_docs: StringColumn
 ) -> NDArray[np.int32]:
-    qrels_docs = StringColumn.of(combined(qrels.column("doc_id")))
-    # the judgments first, so that their error, if any, is the one reported
-    qrels_keys = unique_pair_keys(qrels_topic, qrels_docs, qrels, "judgment")
+    assert qrels.keys is not None
     result = np.full(run.num_rows, UNJUDGED, dtype=np.int32)
-    rows, matched = match_pairs(
-        run_topic, run_docs, run, "doc id in one ranking", KeyTable(qrels_keys)
-    )
-    if not same_pairs(run, rows, qrels, matched, run_topic, qrels_topic).all():
+    rows, matched = match_pairs(run_topic, run_docs, run, "doc id in one ranking", qrels.keys)
+    if not same_pairs(run, rows, qrels.table, matched, run_topic, qrels.topic).all():
         raise Collision
-    result[rows] = grades[matched]
+    result[rows] = qrels.grade[matched]
     return result
 
 
@@ -194,6 +216,20 @@ def _order(
     if ordering == "given":
         if "rank" in run.column_names:
             rank = numeric(run.column("rank"), np.float64)
-            return np.lexsort((rank, topic))
-        return np.argsort(topic, kind="stable")
+            return None if _in_order(topic, rank) else np.lexsort((rank, topic))
+        return None if _in_order(topic) else np.argsort(topic, kind="stable")
     raise InputError(f"ordering must be 'score' or 'given', got {ordering!r}")
+
+
+def _in_order(topic: NDArray[np.int32], rank: NDArray[np.float64] | None = None) -> bool:
+    """Whether the rows are by topic and, within a topic, by ``rank`` already (a stored run
+    is): the stable sort would leave them as they are, so it is not made."""
+    if len(topic) < 2:
+        return True
+    step = np.diff(topic)
+    if (step < 0).any():
+        return False
+    if rank is None:
+        return True
+    same_topic = step == 0
+    return not (same_topic & (rank[1:] < rank[:-1])).any()

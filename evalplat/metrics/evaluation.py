@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
     from numpy.typing import NDArray
 
+    from evalplat.metrics.build import CodedQrels
     from evalplat.metrics.ranking import Ranking
     from evalplat.metrics.sources import DocumentFields, MeasureInputs, RunRecords
 
@@ -81,7 +82,7 @@ class Evaluation:
 
 
 def evaluate(
-    qrels: pd.DataFrame | pa.Table | str | Path,
+    qrels: pd.DataFrame | pa.Table | str | Path | CodedQrels,
     run: pd.DataFrame | pa.Table | str | Path,
     metrics: Sequence[str | Metric] | str | Metric | None = None,
     *,
@@ -95,7 +96,8 @@ def evaluate(
 ) -> Evaluation:
     """Score ``run`` against ``qrels`` for ``metrics`` (default: ``DEFAULT_METRICS``).
 
-    ``qrels``: a TREC qrels path or a frame with ``query_id``, ``doc_id``, ``grade``.
+    ``qrels``: a TREC qrels path or a frame with ``query_id``, ``doc_id``, ``grade``, or
+    ``coded_qrels`` of them (the topics they were coded for are the topics).
     ``run``: a TREC run path or a frame with ``query_id``, ``doc_id``, ``score`` (and ``rank``
     for ``ordering="given"``). Raises ``InputError`` for malformed input, unknown metrics and
     duplicate pairs (with file and line when read from a path).
@@ -111,10 +113,8 @@ def evaluate(
     documents (``Diversity``).
     """
     import numpy as np
-    import pyarrow as pa
-    import pyarrow.compute as pc
 
-    from evalplat.metrics.build import build
+    from evalplat.metrics.build import CodedQrels, build
     from evalplat.metrics.pair_keys import DuplicateError
     from evalplat.metrics.sources import MeasureInputs
 
@@ -123,23 +123,20 @@ def evaluate(
     if isinstance(metrics, (str, Metric)):
         metrics = [metrics]
     chosen = parse_all([str(m) for m in metrics] if metrics else None)
-    qrels_table = _as_table(qrels, "qrels", ("query_id", "doc_id", "grade"))
+    coded = qrels if isinstance(qrels, CodedQrels) else coded_qrels(qrels, topics)
+    given = isinstance(qrels, CodedQrels) and topics is not None
+    if given and set(map(str, topics or ())) != set(coded.topics.to_pylist()):
+        raise InputError("topics differ from the topics the qrels were coded for")
     run_table = _as_table(
-        run, "run", ("query_id", "doc_id", "score"), ordering=ordering, empty=topics is not None
+        run, "run", ("query_id", "doc_id", "score"), ordering=ordering, empty=coded.given_topics
     )
-    if topics is None:
-        topic_ids = pc.unique(qrels_table.column("query_id"))
-    else:
-        topic_ids = pa.array(sorted({str(t) for t in topics}), pa.string())
-    topic_ids = topic_ids.take(pc.array_sort_indices(topic_ids))
     try:
         judgments, ranking, run_only = build(
-            qrels_table, run_table, topic_ids, ordering=ordering,
+            coded, run_table, ordering=ordering,
             with_docs=any("documents" in m.spec.inputs for m in chosen),
         )  # fmt: skip
     except DuplicateError as error:
-        source, kind = (qrels, "qrels") if error.kind == "judgment" else (run, "run")
-        _name_line(source, kind)
+        _name_line(run, "run")
         raise InputError(
             f"duplicate {error.kind}: query {error.query_id!r}, doc {error.doc_id!r}"
         ) from None
@@ -148,7 +145,7 @@ def evaluate(
         shown = ", ".join(run_only[:5]) + (" ..." if len(run_only) > 5 else "")
         count = f"{len(run_only)} run queries are" if len(run_only) > 1 else "1 run query is"
         warnings.append(f"{count} not among the topics and ignored: {shown}")
-    query_ids: list[str] = topic_ids.to_pylist()
+    query_ids: list[str] = coded.topics.to_pylist()
     keep = np.ones(len(query_ids), dtype=bool)
     if missing == "skip":
         keep &= ranking.num_ret > 0
@@ -166,10 +163,38 @@ def evaluate(
         "missing": missing,
         "exclude_no_relevant": exclude_no_relevant,
         "weighted": weights is not None,
-        "topics": "given" if topics is not None else "qrels",
+        "topics": "given" if coded.given_topics else "qrels",
     }
     kept_ids = [q for q, k in zip(query_ids, keep, strict=True) if k]
     return Evaluation(chosen, kept_ids, values, means, options, warnings)
+
+
+def coded_qrels(
+    qrels: pd.DataFrame | pa.Table | str | Path, topics: Sequence[str] | None = None
+) -> CodedQrels:
+    """``qrels`` coded over ``topics`` (default: the queries of the qrels), for scoring several
+    runs against the same judgments: ``evaluate(coded_qrels(qrels, topics), run, ...)`` is
+    ``evaluate(qrels, run, topics=topics, ...)`` without coding the judgments each time.
+    Raises ``InputError`` as ``evaluate`` does for the qrels."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from evalplat.metrics.build import code_qrels
+    from evalplat.metrics.pair_keys import DuplicateError
+
+    table = _as_table(qrels, "qrels", ("query_id", "doc_id", "grade"))
+    if topics is None:
+        topic_ids = pc.unique(table.column("query_id"))
+    else:
+        topic_ids = pa.array(sorted({str(t) for t in topics}), pa.string())
+    topic_ids = topic_ids.take(pc.array_sort_indices(topic_ids))
+    try:
+        return code_qrels(table, topic_ids, given_topics=topics is not None)
+    except DuplicateError as error:
+        _name_line(qrels, "qrels")
+        raise InputError(
+            f"duplicate {error.kind}: query {error.query_id!r}, doc {error.doc_id!r}"
+        ) from None
 
 
 def measure(

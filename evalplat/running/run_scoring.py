@@ -8,6 +8,7 @@ in one transaction: a process killed at any moment leaves a ``running`` run that
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
     import pandas as pd
     import pyarrow as pa
 
+    from evalplat.metrics.build import CodedQrels
     from evalplat.store import Store
     from evalplat.testsets.content import TestSetContent
 
@@ -59,15 +61,14 @@ def evaluation_record(
         ].reset_index(drop=True)
     else:  # Arrow columns come by query and rank already (``import-run``'s)
         run_frame = results.select(["query_id", "doc_id", "rank", "score"])
-    topics = list(content.queries["query_id"])
+    topics = len(content.queries)
     given = content.queries.dropna(subset=["weight"])
     weights = dict(zip(given["query_id"], given["weight"], strict=True)) if len(given) else None
     scored = evaluate(
-        content.qrels[["query_id", "doc_id", "grade"]],
+        _coded_qrels(content),
         run_frame,
         metrics,
         ordering="given",
-        topics=topics,
         weights=weights,
         records=records,
         documents=documents,
@@ -83,14 +84,30 @@ def evaluation_record(
         }
     ).reset_index(drop=True)
     means = {
-        str(metric): (float(value), len(topics))
+        str(metric): (float(value), topics)
         for metric, value in scored.means.items()
         if not math.isnan(value)
     }
-    options = {"ordering": "given", "metrics": metrics, "topics": len(topics)}
+    options = {"ordering": "given", "metrics": metrics, "topics": topics}
     if weights is not None:
         options["weighted"] = True
     return EvaluationRecord(test_set_version_id, columns, means, options)
+
+
+# each test set version's judgments coded once for all the runs scored on it (a night scores
+# every config against the same content); an entry goes with its content
+_CODED: weakref.WeakKeyDictionary[TestSetContent, CodedQrels] = weakref.WeakKeyDictionary()
+
+
+def _coded_qrels(content: TestSetContent) -> CodedQrels:
+    """``content``'s judgments coded over its queries as topics, the same object each time."""
+    from evalplat.metrics.evaluation import coded_qrels
+
+    coded = _CODED.get(content)
+    if coded is None:
+        judged = content.qrels[["query_id", "doc_id", "grade"]]
+        coded = _CODED[content] = coded_qrels(judged, list(content.queries["query_id"]))
+    return coded
 
 
 def document_fields(store: Store, run_id: int, metrics: list[str]) -> pd.DataFrame | None:
