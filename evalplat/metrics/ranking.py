@@ -26,10 +26,18 @@ class Judgments:
     n_topics: int
     topic: NDArray[np.int32]
     grade: NDArray[np.int32]
+    # R per topic by ``rel``, counted once: one version's judgments score every run of a night
+    _relevant: dict[int, NDArray[np.float64]] = field(default_factory=dict, repr=False)
 
     def relevant_count(self, rel: int) -> NDArray[np.float64]:
-        """R per topic: judgments with grade >= rel."""
-        return np.bincount(self.topic[self.grade >= rel], minlength=self.n_topics).astype(float)
+        """R per topic: judgments with grade >= rel (read only: the array is kept)."""
+        count = self._relevant.get(rel)
+        if count is None:
+            mask = self.grade >= rel
+            count = np.bincount(self.topic[mask], minlength=self.n_topics).astype(float)
+            count.flags.writeable = False
+            self._relevant[rel] = count
+        return count
 
     def nonrelevant_count(self, rel: int) -> NDArray[np.float64]:
         """N per topic: judged non-relevant (0 <= grade < rel); negative grades are not counted."""

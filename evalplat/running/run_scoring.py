@@ -33,8 +33,8 @@ def evaluation_record(
     outcomes: pd.DataFrame | None = None,
     documents: pd.DataFrame | None = None,
 ) -> EvaluationRecord:
-    """Score ranked ``results`` (``query_id, doc_id, rank, score``; a pyarrow Table must come
-    by query then rank) against ``content``'s judgments with the evaluation engine, in the
+    """Score ranked ``results`` (``query_id, doc_id, rank, score``, a frame or a pyarrow
+    Table, rows in any order) against ``content``'s judgments with the evaluation engine, in the
     given (stored) order, over the test set's queries as topics. Means are weighted by the
     queries' weights when any query has one (a query without a weight counts 1), as
     comparisons weigh them.
@@ -54,13 +54,10 @@ def evaluation_record(
     records = _records(outcomes)
     if records is None:
         metrics = [m for m in metrics if "records" not in parse(m).spec.inputs]
-    run_frame: pd.DataFrame | pa.Table
-    if isinstance(results, pd.DataFrame):
-        run_frame = results.sort_values(["query_id", "rank"], kind="stable")[
-            ["query_id", "doc_id", "rank", "score"]
-        ].reset_index(drop=True)
-    else:  # Arrow columns come by query and rank already (``import-run``'s)
-        run_frame = results.select(["query_id", "doc_id", "rank", "score"])
+    # in any row order: the engine orders by query and rank (stably, and not at all when they
+    # come so already, as stored results do)
+    ranked = ["query_id", "doc_id", "rank", "score"]
+    run_frame = results[ranked] if isinstance(results, pd.DataFrame) else results.select(ranked)
     topics = len(content.queries)
     given = content.queries.dropna(subset=["weight"])
     weights = dict(zip(given["query_id"], given["weight"], strict=True)) if len(given) else None
