@@ -122,7 +122,8 @@ def code_qrels(qrels: pa.Table, topics: pa.Array, *, given_topics: bool = True) 
 def build(
     qrels: CodedQrels, run: pa.Table, *, ordering: str, with_docs: bool = False
 ) -> tuple[Judgments, Ranking, list[str]]:
-    """Code, join and order: (judgments, ranking, run query ids that are not topics).
+    """Join the run to the coded qrels and order it: (judgments, ranking, run query ids that
+    are not topics).
 
     A (topic, doc) pair becomes one 64-bit key (the doc id's fingerprint mixed with the topic
     code), so duplicate checks are a sort and the join is a lookup of the run's keys among the
@@ -137,8 +138,6 @@ def build(
     run = _with_single_chunk(run, "doc_id")
     run_docs = StringColumn.of(combined(run.column("doc_id")))
     try:
-        if qrels.keys is None:
-            raise Collision
         run_grade = _join_fingerprints(qrels, run, run_topic, run_docs)
     except Collision:
         run_grade = _join_exact(qrels.table, qrels.topic, qrels.grade, run, run_topic)
@@ -162,7 +161,8 @@ def _with_single_chunk(table: pa.Table, name: str) -> pa.Table:
 def _join_fingerprints(
     qrels: CodedQrels, run: pa.Table, run_topic: NDArray[np.int32], run_docs: StringColumn
 ) -> NDArray[np.int32]:
-    assert qrels.keys is not None
+    if qrels.keys is None:  # two judged pairs share a key: only the exact join tells them apart
+        raise Collision
     result = np.full(run.num_rows, UNJUDGED, dtype=np.int32)
     rows, matched = match_pairs(run_topic, run_docs, run, "doc id in one ranking", qrels.keys)
     if not same_pairs(run, rows, qrels.table, matched, run_topic, qrels.topic).all():

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
     from evalplat.metrics.build import CodedQrels
+    from evalplat.metrics.pair_keys import DuplicateError
     from evalplat.metrics.ranking import Ranking
     from evalplat.metrics.sources import DocumentFields, MeasureInputs, RunRecords
 
@@ -123,9 +124,11 @@ def evaluate(
     if isinstance(metrics, (str, Metric)):
         metrics = [metrics]
     chosen = parse_all([str(m) for m in metrics] if metrics else None)
-    coded = qrels if isinstance(qrels, CodedQrels) else coded_qrels(qrels, topics)
-    given = isinstance(qrels, CodedQrels) and topics is not None
-    if given and set(map(str, topics or ())) != set(coded.topics.to_pylist()):
+    if not isinstance(qrels, CodedQrels):
+        coded = coded_qrels(qrels, topics)
+    elif topics is None or set(map(str, topics)) == set(qrels.topics.to_pylist()):
+        coded = qrels
+    else:
         raise InputError("topics differ from the topics the qrels were coded for")
     run_table = _as_table(
         run, "run", ("query_id", "doc_id", "score"), ordering=ordering, empty=coded.given_topics
@@ -136,10 +139,7 @@ def evaluate(
             with_docs=any("documents" in m.spec.inputs for m in chosen),
         )  # fmt: skip
     except DuplicateError as error:
-        _name_line(run, "run")
-        raise InputError(
-            f"duplicate {error.kind}: query {error.query_id!r}, doc {error.doc_id!r}"
-        ) from None
+        raise _duplicate(error, run, "run") from None
     warnings = []
     if run_only:
         shown = ", ".join(run_only[:5]) + (" ..." if len(run_only) > 5 else "")
@@ -191,10 +191,7 @@ def coded_qrels(
     try:
         return code_qrels(table, topic_ids, given_topics=topics is not None)
     except DuplicateError as error:
-        _name_line(qrels, "qrels")
-        raise InputError(
-            f"duplicate {error.kind}: query {error.query_id!r}, doc {error.doc_id!r}"
-        ) from None
+        raise _duplicate(error, qrels, "qrels") from None
 
 
 def measure(
@@ -262,6 +259,12 @@ def _as_table(
 def _column_names(source: pd.DataFrame | pa.Table) -> list[str]:
     return [str(c) for c in (source.column_names if hasattr(source, "column_names")
                              else source.columns)]  # fmt: skip
+
+
+def _duplicate(error: DuplicateError, source: object, kind: str) -> InputError:
+    """The error of a repeated pair: the reference reader's, naming the line, for a file."""
+    _name_line(source, kind)
+    return InputError(f"duplicate {error.kind}: query {error.query_id!r}, doc {error.doc_id!r}")
 
 
 def _name_line(source: object, kind: str) -> None:

@@ -58,7 +58,7 @@ def evaluation_record(
     # come so already, as stored results do)
     ranked = ["query_id", "doc_id", "rank", "score"]
     run_frame = results[ranked] if isinstance(results, pd.DataFrame) else results.select(ranked)
-    topics = len(content.queries)
+    n_topics = len(content.queries)
     given = content.queries.dropna(subset=["weight"])
     weights = dict(zip(given["query_id"], given["weight"], strict=True)) if len(given) else None
     scored = evaluate(
@@ -81,11 +81,11 @@ def evaluation_record(
         }
     ).reset_index(drop=True)
     means = {
-        str(metric): (float(value), topics)
+        str(metric): (float(value), n_topics)
         for metric, value in scored.means.items()
         if not math.isnan(value)
     }
-    options = {"ordering": "given", "metrics": metrics, "topics": topics}
+    options = {"ordering": "given", "metrics": metrics, "topics": n_topics}
     if weights is not None:
         options["weighted"] = True
     return EvaluationRecord(test_set_version_id, columns, means, options)
