@@ -128,6 +128,9 @@ def _records(outcomes: pd.DataFrame | None) -> pd.DataFrame | None:
     )
 
 
+_HELD = ("query_id", "doc_id", "rank", "score")  # the held columns, as ``load_results`` reads
+
+
 class HeldRun:
     """A run's outcomes and ranked results as this process searched them, kept in memory from
     the search to the scoring, so that the run is not read back from the store.
@@ -145,8 +148,8 @@ class HeldRun:
 
     def add(self, run_id: int, outcomes: Sequence[QueryOutcome]) -> dict[str, Any] | None:
         """Hold a batch (when holding the whole run); return its result columns
-        (``result_columns_of``, held ones as Arrow arrays) for the store to write, None when it
-        has no results."""
+        (``result_columns_of``, Arrow arrays) for the store to write, None when it has no
+        results."""
         import pyarrow as pa
 
         columns = result_columns_of(run_id, outcomes)
@@ -157,14 +160,8 @@ class HeldRun:
         ]
         if columns is None:
             return None
-        held = {
-            "query_id": pa.array(columns["query_id"], pa.string()),
-            "doc_id": pa.array(columns["doc_id"], pa.string()),
-            "rank": pa.array(columns["rank"], pa.int64()),
-            "score": pa.array(columns["score"], pa.float64()),
-        }
-        self._results.append(pa.table(held))
-        return {**columns, **held}
+        self._results.append(pa.table({name: columns[name] for name in _HELD}))
+        return columns
 
     def outcomes(self) -> pd.DataFrame:
         """As ``Store.run_outcomes`` reads them: by query id, typed the same."""

@@ -138,7 +138,7 @@ class RunsMixin(RunReadsMixin):
         """Store a batch of finished queries (outcome rows + ranked results) in one transaction.
 
         Ranks are the hits' positions, from 1. ``results``: the batch's result columns when the
-        caller made them already (``result_columns_of``, as lists or Arrow arrays, in its key
+        caller made them already (``result_columns_of``: Arrow arrays or lists, in its key
         order). Also refreshes the heartbeat.
         """
         if not outcomes:

@@ -112,5 +112,5 @@ def test_held_outcomes_and_results_read_as_the_store_reads_them(store: Store) ->
 def test_a_resumed_run_holds_nothing_and_is_read_back() -> None:
     held = HeldRun(whole=False)
     columns = held.add(1, [QueryOutcome("q1", "ok", [("d1", 1.0)])])
-    assert columns is not None and columns["doc_id"] == ["d1"]
+    assert columns is not None and columns["doc_id"].to_pylist() == ["d1"]
     assert held.results().empty and held.outcomes().empty

@@ -57,7 +57,7 @@ def test_a_batch_finished_out_of_order_is_written_in_key_order(store: Store) -> 
              for q in ("q2", "é", "q10", "Z", "a")]  # fmt: skip
     columns = result_columns_of(7, batch)
     assert columns is not None
-    keys = list(zip(columns["query_id"], columns["rank"], strict=True))
+    keys = list(zip(columns["query_id"].to_pylist(), columns["rank"].to_pylist(), strict=True))
     assert keys == sorted(keys, key=lambda key: (key[0].encode("utf-8"), key[1]))
     run_id, _ = new_run(store)
     store.record_outcomes(run_id, batch, results=result_columns_of(run_id, batch))
