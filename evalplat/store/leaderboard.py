@@ -276,8 +276,10 @@ def _default_metrics(scores: list[pd.DataFrame]) -> list[str]:
     from evalplat.comparison.thresholds import gated_by_default
     from evalplat.metrics.registry import parse
 
-    names = [set(frame["metric"]) for frame in scores[1:]]
-    common = [m for m in dict.fromkeys(scores[0]["metric"]) if all(m in n for n in names)]
+    # each run's metric names taken column-wise: iterating 100,000 Arrow-backed cells in
+    # Python cost about 0.1 s a run on a night's leaderboard
+    names = [set(frame["metric"].unique()) for frame in scores[1:]]
+    common = [m for m in scores[0]["metric"].unique() if all(m in n for n in names)]
     chosen = [m for m in common if gated_by_default(parse(m)) and parse(m).aggregate == "mean"]
     if not chosen:
         raise InputError("the runs share no relevance metric aggregated as a mean; name one "
