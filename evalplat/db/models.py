@@ -371,6 +371,21 @@ class Evaluation(Base):
     run: Mapped[Run] = relationship()
 
 
+class ScoreCopy(Base):
+    """An evaluation's per-query scores (``query_id, metric, value``, by metric then query id)
+    as Arrow IPC streams, ``part`` 0, 1, ... in order, made in the transaction that stores the
+    evaluation (``evalplat.store.copies``); ``query_score`` stays the record. Scores never
+    change once stored, so neither does their copy."""
+
+    __tablename__ = "score_copy"
+
+    evaluation_id: Mapped[int] = mapped_column(
+        ForeignKey("evaluation.id", ondelete="CASCADE"), primary_key=True
+    )
+    part: Mapped[int] = mapped_column(Integer, primary_key=True)
+    data: Mapped[bytes] = mapped_column(LargeBinary)
+
+
 class QueryScore(Base):
     __tablename__ = "query_score"
 

@@ -13,6 +13,9 @@ record every query reads; a copy is read only where the whole frame is wanted.
 - **A test set version's judgments** (``judgment_copy``): made in the import's transaction from
   the same columns, sorted as the table is read (``query_id`` then ``doc_id``, in byte order:
   SQLite's order, and PostgreSQL's under a C collation). A version never changes.
+- **An evaluation's per-query scores** (``score_copy``): made in the transaction that stores the
+  evaluation, sorted as the ``query_score`` table's key (``metric`` then ``query_id``, in byte
+  order). Scores never change: a rescore stores another evaluation.
 
 Rows written before the copies existed, and runs never read whole, are read from the tables
 as before. Query ids repeat on many rows and are stored dictionary-encoded; each part holds at
@@ -26,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import delete, insert, select
 
 from evalplat.db.bulk import mark_written, typed_frame
-from evalplat.db.models import JudgmentCopy, ResultCopy
+from evalplat.db.models import JudgmentCopy, ResultCopy, ScoreCopy
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Mapping
@@ -38,6 +41,7 @@ if TYPE_CHECKING:
 PART_ROWS = 500_000
 RESULT_COLUMNS = ("query_id", "doc_id", "rank", "score")
 JUDGMENT_COLUMNS = ("query_id", "doc_id", "grade", "source")
+SCORE_COLUMNS = ("query_id", "metric", "value")
 
 
 def keep_results(session: Session, run_id: int, frame: pd.DataFrame) -> None:
@@ -104,6 +108,33 @@ def read_judgments(
 ) -> pd.DataFrame | None:
     """The version's copied judgments typed as ``read_frame`` types them, or None."""
     return _read(session, JudgmentCopy, version_id, types)
+
+
+def keep_scores(
+    session: Session, evaluation_id: int, metrics: Any, query_ids: Any, values: Any
+) -> None:
+    """Store an evaluation's per-query scores (three equally long columns, in any order) as its
+    copy, sorted as ``query_score``'s key; an evaluation without scores gets none."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    table = pa.table(
+        {
+            "query_id": pa.array(query_ids, pa.string()),
+            "metric": pa.array(metrics, pa.string()),
+            "value": pa.array(values, pa.float64()),
+        }
+    )
+    if table.num_rows:
+        order = pc.sort_indices(table, [("metric", "ascending"), ("query_id", "ascending")])
+        _write(session, ScoreCopy, evaluation_id, table.take(order))
+
+
+def read_scores(
+    session: Session, evaluation_id: int, types: Mapping[str, str]
+) -> pd.DataFrame | None:
+    """The evaluation's copied scores (by metric then query id), typed, or None."""
+    return _read(session, ScoreCopy, evaluation_id, types)
 
 
 def _write(session: Session, model: Any, owner_id: int, table: pa.Table) -> None:

@@ -13,7 +13,7 @@ from evalplat.db.bulk import read_frame
 from evalplat.db.models import Baseline, QueryScore, Result, Run, RunQuery
 from evalplat.errors import InputError
 from evalplat.store.base import StoreBase, utcnow
-from evalplat.store.copies import drop_results, read_results
+from evalplat.store.copies import drop_results, read_results, read_scores
 from evalplat.store.run_rows import FINAL_STATUSES, latest_evaluations, run_row
 
 if TYPE_CHECKING:
@@ -149,7 +149,11 @@ def scores_of(
     session: Session, evaluation_id: int | None, *, ordered: bool = False
 ) -> pd.DataFrame:
     """Per-query scores of one evaluation: ``query_id, metric, value`` (by metric and query
-    when ``ordered``)."""
+    when ``ordered``), from the evaluation's copy when it has one."""
+    if evaluation_id is not None:
+        copied = read_scores(session, evaluation_id, SCORE_TYPES)
+        if copied is not None:
+            return copied
     query = select(QueryScore.query_id, QueryScore.metric, QueryScore.value).where(
         QueryScore.evaluation_id == evaluation_id
     )

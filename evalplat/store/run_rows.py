@@ -36,6 +36,7 @@ from evalplat.db.models import (
 from evalplat.errors import InputError, NotFoundError
 from evalplat.inputs.validation import ROW_ID_MAX, shown
 from evalplat.store.base import utcnow
+from evalplat.store.copies import keep_scores
 from evalplat.store.run_units import RunUnits
 
 if TYPE_CHECKING:
@@ -297,6 +298,7 @@ def insert_evaluation(session: Session, run_id: int, record: EvaluationRecord) -
         QueryScore,
         {"evaluation_id": eid, "metric": metrics, "query_id": query_ids, "value": values},
     )
+    keep_scores(session, eid, metrics, query_ids, values)
     bulk_insert(
         session,
         MetricMean,

@@ -190,3 +190,38 @@ def test_an_imported_version_reads_its_judgments_from_a_copy_equal_to_the_table(
     if several_sources:
         assert copied["query_id"].tolist() == ["Q1", "q10", "q2", "q2", "é"]
         assert copied["doc_id"].tolist() == ["z", "b", "B", "a", "d"]
+
+
+def test_an_evaluation_reads_its_scores_from_a_copy_equal_to_the_table(
+    db_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Scores stored out of order, with ids that sort differently by code point and by
+    collation, come back from the copy as the table's key orders them, typed the same; an
+    evaluation without a copy (stored before it existed) reads the table."""
+    import evalplat.store.run_reads as run_reads
+    from evalplat.db.models import QueryScore, ScoreCopy
+    from evalplat.store.run_rows import latest_evaluations
+
+    rows = [("P@1", q, float(n)) for n, q in enumerate(["q2", "é", "Q1", "q10"])]
+    rows += [("AP", "q2", 0.25), ("AP", "é", -0.0), ("AP", "Q1", 1e-300)]
+    with Store.open(db_url) as store:
+        run_id, version_id = new_run(store)
+        store.record_outcomes(run_id, _outcomes(range(2)))
+        record = EvaluationRecord(version_id, rows, {"P@1": (1.5, 4), "AP": (0.5, 3)})
+        store.finish_run(run_id, "complete", evaluation=record)
+        copied = store.evaluation_scores(run_id)
+        with store.session() as session:
+            assert session.scalar(select(func.count()).select_from(ScoreCopy)) == 1
+            evaluation_id = latest_evaluations(session, [run_id])[run_id]
+            # the copy alone answers: with the table emptied behind its back it still reads
+            session.execute(delete(QueryScore))
+            assert len(run_reads.scores_of(session, evaluation_id, ordered=True)) == 7
+            session.rollback()
+    with monkeypatch.context() as patch:
+        patch.setattr(run_reads, "read_scores", lambda *_: None)
+        with Store.open(db_url) as store:
+            from_table = store.evaluation_scores(run_id)
+    pdt.assert_frame_equal(copied, from_table, check_exact=True)
+    assert list(zip(copied["metric"], copied["query_id"], strict=True))[:4] == [
+        ("AP", "Q1"), ("AP", "q2"), ("AP", "é"), ("P@1", "Q1")
+    ]  # fmt: skip
