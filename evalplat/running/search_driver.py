@@ -5,9 +5,8 @@
 pool of ``concurrency`` workers. Each query is retried on transient errors (timeouts,
 connection errors, 429/5xx, honouring ``Retry-After``) by ``call_with_retries``; a query that
 still fails is recorded as ``failed`` with its error, never silently scored 0. Outcomes are
-committed in batches as they finish, in order, by one writer thread
-(``evalplat.running.batch_writer``: one writer, friendly to SQLite) while the main thread
-collects the next batch; a heartbeat thread keeps the run visibly alive meanwhile.
+committed in batches as they finish, from the main thread only (one writer, friendly to SQLite);
+a heartbeat thread keeps the run visibly alive meanwhile.
 
 Final status: ``complete`` when every query succeeded, ``partial`` when some failed, ``failed``
 when none succeeded, ``interrupted`` on Ctrl-C (``RunInterruptedError``). Scoring and the final
@@ -35,7 +34,6 @@ from evalplat.inputs.validation import (
     result_id_problem,
     result_ids_usable,
 )
-from evalplat.running.batch_writer import BatchWriter
 from evalplat.running.collector import steady_collector
 from evalplat.running.run_scoring import (
     HeldRun,
@@ -170,7 +168,6 @@ def _search_all(
     if progress is not None:
         progress(0, total)
     workers = _Workers(settings.concurrency, searcher, queries, settings.depth, policy, limiter)
-    writer = BatchWriter(store, run_id, held)
     try:
         while finished < total:
             done = workers.finished(settings.flush_seconds)
@@ -178,31 +175,29 @@ def _search_all(
             finished += len(done)
             now = time.monotonic()
             if len(batch) >= settings.batch_size or now - last_flush >= settings.flush_seconds:
-                writer.submit(batch)
+                store.record_outcomes(run_id, batch, results=held.add(run_id, batch))
                 batch = []
                 last_flush = now
             if progress is not None and done:
                 progress(finished, total)
-        writer.submit(batch)
+        store.record_outcomes(run_id, batch, results=held.add(run_id, batch))
         batch = []
-        writer.close()
     except KeyboardInterrupt:
         # Keep what already finished, so resume does not search it again.
         workers.stop()
         batch.extend(workers.finished(0))
-        writer.close()
         store.record_outcomes(run_id, batch)
         raise
     finally:
         workers.stop()
-        writer.stop()
 
 
 class _Workers:
     """``concurrency`` threads that take the next query from a shared queue, search it and put
-    its outcome on another, until the queries are done or ``stop`` (the queries not started then are
-    never sent). One future per query, as a thread pool makes, cost more than a lookup searcher
-    answering it; the queue gives the main thread what finished without walking what did not."""
+    its outcome on another, until the queries are done or ``stop`` (the queries not started
+    then are never sent). One future per query, as a thread pool makes, cost more than a lookup
+    searcher answering it; the queue gives the main thread what finished without walking what
+    did not."""
 
     def __init__(
         self,
