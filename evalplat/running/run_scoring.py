@@ -12,7 +12,7 @@ import weakref
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from evalplat.store.run_reads import OUTCOME_TYPES
+from evalplat.store.run_reads import OUTCOME_TYPES, RESULT_TYPES
 from evalplat.store.run_rows import result_columns_of
 from evalplat.store.runs import EvaluationRecord, QueryOutcome, RunInfo
 
@@ -128,9 +128,6 @@ def _records(outcomes: pd.DataFrame | None) -> pd.DataFrame | None:
     )
 
 
-_HELD = ("query_id", "doc_id", "rank", "score")  # the held columns, as ``load_results`` reads
-
-
 class HeldRun:
     """A run's outcomes and ranked results as this process searched them, kept in memory from
     the search to the scoring, so that the run is not read back from the store.
@@ -160,7 +157,7 @@ class HeldRun:
         ]
         if columns is None:
             return None
-        self._results.append(pa.table({name: columns[name] for name in _HELD}))
+        self._results.append(pa.table({name: columns[name] for name in RESULT_TYPES}))
         return columns
 
     def outcomes(self) -> pd.DataFrame:
@@ -179,7 +176,6 @@ class HeldRun:
         import pyarrow as pa
 
         from evalplat.db.bulk import typed_frame
-        from evalplat.store.run_reads import RESULT_TYPES
 
         if self._results:
             table = pa.concat_tables(self._results)

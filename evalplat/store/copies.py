@@ -110,24 +110,29 @@ def read_judgments(
     return _read(session, JudgmentCopy, version_id, types)
 
 
-def keep_scores(
-    session: Session, evaluation_id: int, metrics: Any, query_ids: Any, values: Any
-) -> None:
-    """Store an evaluation's per-query scores (three equally long columns, in any order) as its
-    copy, sorted as ``query_score``'s key; an evaluation without scores gets none."""
+def score_table(metrics: Any, query_ids: Any, values: Any) -> pa.Table:
+    """``query_id, metric, value`` (three equally long columns, in any order) as Arrow, sorted
+    as the ``query_score`` table's key: the order its rows are written in, and its copy's."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     table = pa.table(
         {
-            "query_id": pa.array(query_ids, pa.string()),
-            "metric": pa.array(metrics, pa.string()),
-            "value": pa.array(values, pa.float64()),
+            "query_id": pa.array(query_ids, pa.string(), from_pandas=True),
+            "metric": pa.array(metrics, pa.string(), from_pandas=True),
+            "value": pa.array(values, pa.float64(), from_pandas=True),
         }
     )
+    if table.num_rows < 2:
+        return table
+    return table.take(pc.sort_indices(table, [("metric", "ascending"), ("query_id", "ascending")]))
+
+
+def keep_scores(session: Session, evaluation_id: int, table: pa.Table) -> None:
+    """Store ``table`` (from ``score_table``) as the evaluation's copy of its scores; an
+    evaluation without scores gets none."""
     if table.num_rows:
-        order = pc.sort_indices(table, [("metric", "ascending"), ("query_id", "ascending")])
-        _write(session, ScoreCopy, evaluation_id, table.take(order))
+        _write(session, ScoreCopy, evaluation_id, table.select(list(SCORE_COLUMNS)))
 
 
 def read_scores(

@@ -36,7 +36,7 @@ from evalplat.db.models import (
 from evalplat.errors import InputError, NotFoundError
 from evalplat.inputs.validation import ROW_ID_MAX, shown
 from evalplat.store.base import utcnow
-from evalplat.store.copies import keep_scores
+from evalplat.store.copies import keep_scores, score_table
 from evalplat.store.run_units import RunUnits
 
 if TYPE_CHECKING:
@@ -292,13 +292,12 @@ def insert_evaluation(session: Session, run_id: int, record: EvaluationRecord) -
     session.add(evaluation)
     session.flush()
     eid = evaluation.id
-    metrics, query_ids, values = _score_columns(record.per_query)
-    insert_columns(
-        session,
-        QueryScore,
-        {"evaluation_id": eid, "metric": metrics, "query_id": query_ids, "value": values},
-    )
-    keep_scores(session, eid, metrics, query_ids, values)
+    # the scores and their copy (``evalplat.store.copies``) from one table, sorted once
+    table = score_table(*_score_columns(record.per_query))
+    columns: dict[str, Any] = {"evaluation_id": eid}
+    columns.update((name, table.column(name)) for name in table.column_names)
+    insert_columns(session, QueryScore, columns, key_sorted=True)
+    keep_scores(session, eid, table)
     bulk_insert(
         session,
         MetricMean,
