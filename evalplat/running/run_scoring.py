@@ -142,6 +142,7 @@ class HeldRun:
         self.whole = whole
         self._outcomes: list[tuple[str, str, float | None, int, int, str | None]] = []
         self._results: list[pa.Table] = []
+        self._table: pa.Table | None = None  # the batches concatenated and sorted, once
 
     def add(self, run_id: int, outcomes: Sequence[QueryOutcome]) -> dict[str, Any] | None:
         """Hold a batch (when holding the whole run); return its result columns
@@ -158,6 +159,7 @@ class HeldRun:
         if columns is None:
             return None
         self._results.append(pa.table({name: columns[name] for name in RESULT_TYPES}))
+        self._table = None
         return columns
 
     def outcomes(self) -> pd.DataFrame:
@@ -170,22 +172,28 @@ class HeldRun:
         frame = pd.DataFrame(rows, columns=list(OUTCOME_TYPES))
         return typed_frame(frame, OUTCOME_TYPES)
 
+    def table(self) -> pa.Table:
+        """The held results as Arrow columns ``query_id, doc_id, rank, score``, ordered as
+        ``results``: the columns the run's copy is written from (``Store.finish_run``)."""
+        import pyarrow as pa
+
+        if self._table is None:
+            if self._results:
+                table = pa.concat_tables(self._results)
+            else:
+                schema = {"query_id": pa.string(), "doc_id": pa.string()}
+                schema |= {"rank": pa.int64(), "score": pa.float64()}
+                table = pa.schema(list(schema.items())).empty_table()
+            table = table.sort_by([("query_id", "ascending"), ("rank", "ascending")])
+            self._table = table.select(list(RESULT_TYPES))
+        return self._table
+
     def results(self) -> pd.DataFrame:
         """As ``Store.load_results`` reads them: ``query_id, doc_id, rank, score`` by query id
         (byte order, the store's) then rank, typed the same."""
-        import pyarrow as pa
-
         from evalplat.db.bulk import typed_frame
 
-        if self._results:
-            table = pa.concat_tables(self._results)
-        else:
-            schema = {"query_id": pa.string(), "doc_id": pa.string()}
-            schema |= {"rank": pa.int64(), "score": pa.float64()}
-            table = pa.schema(list(schema.items())).empty_table()
-        table = table.sort_by([("query_id", "ascending"), ("rank", "ascending")])
-        frame = table.select(list(RESULT_TYPES)).to_pandas()
-        return typed_frame(frame, RESULT_TYPES)
+        return typed_frame(self.table().to_pandas(), RESULT_TYPES)
 
 
 def score_and_finish(
@@ -218,8 +226,12 @@ def score_and_finish(
         outcomes,
         document_fields(store, run_id, metrics),
     )
+    # a whole run held: the frame is kept for its comparison, its Arrow columns become the copy
     kept = results if whole else None
-    if failed == 0 and missing == 0:
-        return store.finish_run(run_id, "complete", evaluation=record, results=kept)
-    problem = f"{failed + missing} of {len(content.queries)} queries failed"
-    return store.finish_run(run_id, "partial", error=problem, evaluation=record, results=kept)
+    table = held.table() if held is not None and whole else None
+    status, problem = "complete", None
+    if failed or missing:
+        status, problem = "partial", f"{failed + missing} of {len(content.queries)} queries failed"
+    return store.finish_run(
+        run_id, status, error=problem, evaluation=record, results=kept, result_table=table
+    )

@@ -256,8 +256,8 @@ class RunsMixin(RunReadsMixin):
         run's copy (``evalplat.store.copies``) for later reads. They are ``results`` when given
         (the searching process held them, typed and ordered as ``load_results`` reads them),
         else those this store read whole to score the run, with no batch stored since.
-        ``result_table``: the run's whole results as stored by ``record_ranked``, kept as its
-        copy.
+        ``result_table``: the run's whole results as Arrow columns (stored by
+        ``record_ranked``, or the same rows as ``results``), written as its copy.
         """
         if status not in FINAL_STATUSES:
             raise ValueError(f"not a final run status: {status!r}")
@@ -275,10 +275,10 @@ class RunsMixin(RunReadsMixin):
             run.finished_at = utcnow()
             run.heartbeat_at = run.finished_at
             run.queries_failed = count_outcomes(session, run_id, "failed")
-            if scored is not None:
-                keep_results(session, run_id, scored[1])
-            elif result_table is not None:
+            if result_table is not None:
                 keep_result_table(session, run_id, result_table)
+            elif scored is not None:
+                keep_results(session, run_id, scored[1])
             session.flush()
             info = run_infos(session, [run])[0]
             stamp = (run.status, run.finished_at)
