@@ -264,24 +264,33 @@ def coded_bound(
     import pandas as pd
 
     from evalplat.metrics.coded_run import CodedScorer, find_sorted
+    from evalplat.metrics.ranking import UNJUDGED
 
     judged = coded.judgments.pairs(coded.docs)
-    known = np.sort(judged)
     sides = {"baseline": coded.baseline, "candidate": coded.candidate}
     keys = {side: rows.pairs(coded.docs) for side, rows in sides.items()}
-
-    open_rows = {side: ~find_sorted(known, keys[side])[1] for side in sides}
-
-    def unjudged(side: str, k: int) -> NDArray[np.int64]:
-        new: NDArray[np.int64] = keys[side][(sides[side].value <= k) & open_rows[side]]
-        return new
-
     runs = [(coded.topic[rows.query], keys[side], rows.value) for side, rows in sides.items()]
     scorer = CodedScorer.of(
         coded.topics, (coded.topic[coded.judgments.query], judged, coded.judgments.value), runs
     )
     if scorer is None:
         return None
+    # the rows without a judgment: the scorer looked up the grades of every row of a topic;
+    # rows of other queries (a run of another version of the test set) are looked up here
+    open_rows: dict[str, NDArray[np.bool_]] = {}
+    for side, rows, (_, grade, _) in zip(sides, scorer.rows, scorer.runs, strict=True):
+        open_side = np.zeros(len(keys[side]), dtype=bool)
+        open_side[rows] = grade == UNJUDGED
+        outside = np.ones(len(keys[side]), dtype=bool)
+        outside[rows] = False
+        if outside.any():
+            open_side[outside] = ~find_sorted(np.sort(judged), keys[side][outside])[1]
+        open_rows[side] = open_side
+
+    def unjudged(side: str, k: int) -> NDArray[np.int64]:
+        new: NDArray[np.int64] = keys[side][(sides[side].value <= k) & open_rows[side]]
+        return new
+
     frames: dict[str, list[pd.DataFrame]] = {"baseline": [], "candidate": []}
     depths: dict[str, int] = {}
     counts: tuple[dict[str, int], dict[str, int], dict[str, int]] = ({}, {}, {})

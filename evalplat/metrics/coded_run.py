@@ -43,17 +43,25 @@ def score_coded(
 class CodedScorer:
     """``score_coded`` of the same runs and judgments again and again, each time with other
     pairs added to the judgments at grade 1 (the optimistic bound's unjudged documents at each
-    depth): the judgments' sort and each run's lookup of its grades are done once."""
+    depth): the judgments' sort and each run's lookup of its grades are done once.
+
+    ``rows``: for each run, the row of the run as given that each scored row comes from (rows
+    of queries that are not topics are not scored); ``unjudged``: for each run, the keys of its
+    scored rows without a judgment, sorted, and where those rows are among the scored ones."""
 
     def __init__(
         self,
         topics: Sequence[str],
         judged: tuple[NDArray[np.int32], NDArray[np.int32], NDArray[np.int64]],
         runs: list[tuple[NDArray[np.int32], NDArray[np.int32], NDArray[np.int64]]],
+        rows: list[NDArray[np.intp]],
+        unjudged: list[tuple[NDArray[np.int64], NDArray[np.intp]]],
     ) -> None:
         self.topics = list(topics)
         self.judged = judged  # (topic, grade, sorted keys) of the judgments inside the topics
         self.runs = runs  # (topic, grade from the judgments, key) per run, by topic and rank
+        self.rows = rows
+        self.unjudged = unjudged
 
     @classmethod
     def of(
@@ -81,6 +89,8 @@ class CodedScorer:
             return None
         grade32 = grade.astype(np.int32)
         coded = []
+        rows: list[NDArray[np.intp]] = []
+        unjudged: list[tuple[NDArray[np.int64], NDArray[np.intp]]] = []
         for run_topic, run_key, rank in runs:
             if not _unique(run_key[run_topic < 0]):
                 return None
@@ -95,11 +105,20 @@ class CodedScorer:
             position, found = find_sorted(ordered, run_sorted)
             run_grade[by_run[found]] = grade32[by_key[position[found]]]
             topic32 = run_topic.astype(np.int32)
+            given = np.flatnonzero(inside)
+            open_rows = by_run[~found]  # the rows without a judgment, by key
             if not _in_order(run_topic, rank):  # stored results come by query then rank already
                 order = np.lexsort((rank.astype(np.float64), run_topic))
                 topic32, run_grade, run_key = topic32[order], run_grade[order], run_key[order]
+                given = given[order]
+                moved = np.empty_like(order)
+                moved[order] = np.arange(len(order))
+                open_rows = moved[open_rows]
             coded.append((topic32, run_grade, run_key))
-        return cls(topics, (qrels_topic.astype(np.int32), grade32, ordered), coded)
+            rows.append(given)
+            unjudged.append((run_sorted[~found], open_rows))
+        judged = (qrels_topic.astype(np.int32), grade32, ordered)
+        return cls(topics, judged, coded, rows, unjudged)
 
     def score(
         self,
@@ -112,7 +131,7 @@ class CodedScorer:
         import numpy as np
 
         from evalplat.metrics.evaluation import Evaluation, measure
-        from evalplat.metrics.ranking import UNJUDGED, Judgments, Ranking
+        from evalplat.metrics.ranking import Judgments, Ranking
         from evalplat.metrics.registry import parse_all
         from evalplat.metrics.sources import MeasureInputs
 
@@ -129,12 +148,13 @@ class CodedScorer:
         n = len(self.topics)
         judgments = Judgments(n, topic, grade)
         scored: list[pd.DataFrame] = []
-        for run_topic, run_grade, run_key in self.runs:
+        for (run_topic, run_grade, _), (open_keys, open_rows) in zip(
+            self.runs, self.unjudged, strict=True
+        ):
             grades = run_grade
             if len(added):
-                open_rows = np.flatnonzero(run_grade == UNJUDGED)
-                grades = run_grade.copy()
-                grades[open_rows[find_sorted(added, run_key[open_rows])[1]]] = 1
+                grades = run_grade.copy()  # both sorted: one walk of the added pairs
+                grades[open_rows[find_sorted(added, open_keys)[1]]] = 1
             inputs = MeasureInputs(n, Ranking(n, run_topic, grades), judgments)
             values, means = measure(chosen, inputs, np.ones(n, dtype=bool), np.ones(n))
             evaluation = Evaluation(chosen, self.topics, values, means, {"ordering": "given"})
