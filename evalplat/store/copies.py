@@ -161,9 +161,25 @@ def _write(session: Session, model: Any, owner_id: int, table: pa.Table) -> None
     session.execute(insert(model), parts)
 
 
+def read_result_table(session: Session, run_id: int) -> pa.Table | None:
+    """The run's copied results as Arrow (``query_id, doc_id, rank, score``), or None."""
+    return _read_table(session, ResultCopy, run_id)
+
+
+def read_judgment_table(session: Session, version_id: int) -> pa.Table | None:
+    """The version's copied judgments as Arrow (``query_id, doc_id, grade, source``), or
+    None."""
+    return _read_table(session, JudgmentCopy, version_id)
+
+
 def _read(
     session: Session, model: Any, owner_id: int, types: Mapping[str, str]
 ) -> pd.DataFrame | None:
+    table = _read_table(session, model, owner_id)
+    return None if table is None else typed_frame(table.to_pandas(), types)
+
+
+def _read_table(session: Session, model: Any, owner_id: int) -> pa.Table | None:
     import pyarrow as pa
     import pyarrow.ipc as ipc
 
@@ -186,8 +202,7 @@ def _read(
     if not blobs:
         return None
     table = pa.concat_tables([ipc.open_stream(pa.py_buffer(blob)).read_all() for blob in blobs])
-    table = table.set_column(0, "query_id", table.column("query_id").cast(pa.string()))
-    return typed_frame(table.to_pandas(), types)
+    return table.set_column(0, "query_id", table.column("query_id").cast(pa.string()))
 
 
 def _owner(model: Any) -> str:

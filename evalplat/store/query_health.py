@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import and_, select
 
-from evalplat.db.bulk import read_frame
+from evalplat.db.bulk import read_frame, typed_frame
 from evalplat.db.models import (
     Config,
     ConfigVersion,
@@ -243,7 +243,71 @@ def _scores(session: Session, evaluation_ids: list[int], metric: str) -> pd.Data
 def _top(session: Session, latest: dict[int, str], version_id: int | None, k: int) -> pd.DataFrame:
     """The top ``k`` of each config's latest run, judged or not on ``version_id``, with each
     document's title and the start of its text (:mod:`evalplat.store.annotation_texts`)."""
-    from evalplat.store.annotation_texts import corpus_of, fill_from_hits, with_document_columns
+    from evalplat.store.annotation_texts import corpus_of, fill_from_hits
+
+    columns = ["run_id", "query_id", "doc_id", "rank", "grade", "title", "text"]
+    types = {"run_id": "int64", "query_id": "str", "doc_id": "str", "rank": "int64",
+             "grade": "float64", "title": "str", "text": "str"}  # fmt: skip
+    corpus = corpus_of(session, version_id)
+    frame = None if corpus is not None else _top_of_copies(session, latest, version_id, k)
+    if frame is not None:
+        frame = typed_frame(frame[columns], types)
+    else:
+        frame = _top_of_rows(session, latest, version_id, k, corpus, columns, types)
+    frame = fill_from_hits(session, frame, latest, k, "run_id")
+    frame.insert(0, "config", frame.pop("run_id").map(latest))
+    frame["judged"] = frame.pop("grade").notna()
+    return frame
+
+
+def _top_of_copies(
+    session: Session, latest: dict[int, str], version_id: int | None, k: int
+) -> pd.DataFrame | None:
+    """``_top``'s rows without document columns from the copies of the runs' results and of
+    the version's judgments (``evalplat.store.copies``), in the order the table's key gives
+    them (run, query, rank); None when a run or the version has no copy. A comparison's
+    coding reads the same copies: this is one decode of each and a join in Arrow, where the
+    rows' query scans every result of every run for its top ``k``."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from evalplat.store.copies import read_judgment_table, read_result_table
+
+    judged = None if version_id is None else read_judgment_table(session, version_id)
+    if judged is None:
+        return None
+    keys = pa.schema([("query_id", pa.string()), ("doc_id", pa.string())])
+    parts = []
+    for run_id in sorted(latest):
+        table = read_result_table(session, run_id)
+        if table is None:
+            return None
+        top = table.filter(pc.less_equal(table.column("rank"), k))
+        run = pa.array(np.full(top.num_rows, run_id, dtype=np.int64))
+        ids = top.select(["query_id", "doc_id"]).cast(keys)  # a copy's text may be large
+        parts.append(ids.append_column("rank", top.column("rank")).append_column("run_id", run))
+    tops = pa.concat_tables(parts)
+    grades = judged.select(["query_id", "doc_id"]).cast(keys)
+    grades = grades.append_column("grade", judged.column("grade"))
+    joined = tops.join(grades, ["query_id", "doc_id"], use_threads=False)
+    order = [("run_id", "ascending"), ("query_id", "ascending"), ("rank", "ascending")]
+    frame: pd.DataFrame = joined.sort_by(order).to_pandas()
+    frame["title"], frame["text"] = "", ""
+    return frame
+
+
+def _top_of_rows(
+    session: Session,
+    latest: dict[int, str],
+    version_id: int | None,
+    k: int,
+    corpus: int | None,
+    columns: list[str],
+    types: dict[str, str],
+) -> pd.DataFrame:
+    """``_top``'s rows as the ``result`` table's query gives them, with document columns."""
+    from evalplat.store.annotation_texts import with_document_columns
 
     statement = (
         select(Result.run_id, Result.query_id, Result.doc_id, Result.rank)
@@ -258,17 +322,7 @@ def _top(session: Session, latest: dict[int, str], version_id: int | None, k: in
         )
         .where(Result.run_id.in_(list(latest)), Result.rank <= k)
     )
-    frame = read_frame(
-        session,
-        with_document_columns(statement, corpus_of(session, version_id)),
-        ["run_id", "query_id", "doc_id", "rank", "grade", "title", "text"],
-        {"run_id": "int64", "query_id": "str", "doc_id": "str", "rank": "int64",
-         "grade": "float64", "title": "str", "text": "str"},
-    )  # fmt: skip
-    frame = fill_from_hits(session, frame, latest, k, "run_id")
-    frame.insert(0, "config", frame.pop("run_id").map(latest))
-    frame["judged"] = frame.pop("grade").notna()
-    return frame
+    return read_frame(session, with_document_columns(statement, corpus), columns, types)
 
 
 def _judged_on(

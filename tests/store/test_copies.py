@@ -225,3 +225,49 @@ def test_an_evaluation_reads_its_scores_from_a_copy_equal_to_the_table(
     assert list(zip(copied["metric"], copied["query_id"], strict=True))[:4] == [
         ("AP", "Q1"), ("AP", "q2"), ("AP", "é"), ("P@1", "Q1")
     ]  # fmt: skip
+
+
+def test_the_top_k_of_latest_runs_from_copies_equals_the_rows_query(db_url: str) -> None:
+    """Query health's top ``k`` of each latest run (judged or not), read from the copies of
+    the runs' results and of the version's judgments, is the frame the ``result`` table's
+    query gives: the same rows, order, types and judged flags, ranks past ``k`` left out."""
+    from evalplat.store.query_health import _top, _top_of_copies, _top_of_rows
+
+    columns = ["run_id", "query_id", "doc_id", "rank", "grade", "title", "text"]
+    types = {"run_id": "int64", "query_id": "str", "doc_id": "str", "rank": "int64",
+             "grade": "float64", "title": "str", "text": "str"}  # fmt: skip
+    with Store.open(db_url) as store:
+        first = _scored_and_finished(store, range(10))
+        version_id = store.test_set_version_id("small")
+        second = store.create_run(
+            store.config_version_id("engine"), version_id, depth=10, queries_total=10
+        )
+
+        # judged documents (dN, dN+1) among unjudged ones, below and past k = 3
+        def hits(n: int) -> list[tuple[str, float | None]]:
+            return [(f"x{n}", 3.0), (f"d{n + 1}", 2.0), (f"d{n}", 1.0), (f"d{n + 2}", 0.5),
+                    (f"d{n}é", 0.1)]  # fmt: skip
+
+        store.record_outcomes(second, [QueryOutcome(f"q{n}", "ok", hits(n)) for n in (9, 0, 3)])
+        store.load_results(second)
+        store.finish_run(second, "complete", evaluation=_evaluation(version_id))
+        latest = {second: "b", first: "a"}
+        with store.session() as session:
+            copied = _top_of_copies(session, latest, version_id, 3)
+            rows = _top_of_rows(session, latest, version_id, 3, None, columns, types)
+            top = _top(session, latest, version_id, 3)
+            session.execute(delete(ResultCopy).where(ResultCopy.run_id == first))
+            assert _top_of_copies(session, latest, version_id, 3) is None  # a run without one
+            session.rollback()
+    assert copied is not None
+    pdt.assert_frame_equal(copied[columns].pipe(_typed, types), rows, check_exact=True)
+    assert len(rows) == 30 + 9 and rows["rank"].max() == 3
+    # dN of each query of the first run; dN+1 and dN of the second's three queries
+    assert rows["grade"].notna().sum() == 10 + 6
+    assert top["config"].tolist()[:3] == ["a"] * 3 and top["judged"].sum() == 16
+
+
+def _typed(frame: object, types: dict[str, str]) -> object:
+    from evalplat.db.bulk import typed_frame
+
+    return typed_frame(frame, types)  # type: ignore[arg-type]
