@@ -52,6 +52,8 @@ SEED_MAX = 2**32 - 1  # numpy's random generators take seeds from 0 to 2**32 - 1
 CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 # the same class in RE2 syntax, for pyarrow's vectorised kernels
 ARROW_CONTROL = r"[\x00-\x1f\x7f-\x9f]"
+# the class's ASCII part as bytes, for ``bytes.translate`` (no regular expression walk)
+_ASCII_CONTROL = bytes([*range(0x20), 0x7F])
 _INTEGER = re.compile(r"[+-]?[0-9]+")
 DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
@@ -114,17 +116,25 @@ def result_ids_usable(values: list[Any]) -> bool:
     False, ``result_id_problem`` on each id tells which one and why."""
     try:
         joined = " ".join(values)  # a space is not a control character
-        joined.encode("utf-8")
-    except (TypeError, UnicodeEncodeError):
+    except TypeError:
         return False
     if not values:
         return True
-    lengths = list(map(len, values))
+    if joined.isascii():  # the common ids: no surrogates, and the controls are bytes to drop
+        raw = joined.encode("ascii")
+        clean = len(raw.translate(None, _ASCII_CONTROL)) == len(raw)
+    else:
+        try:
+            joined.encode("utf-8")
+        except UnicodeEncodeError:
+            return False
+        clean = CONTROL.search(joined) is None
+    distinct = set(values)
     return (
-        min(lengths) > 0
-        and max(lengths) <= ID_MAX_LENGTH
-        and CONTROL.search(joined) is None
-        and len(set(values)) == len(values)
+        clean
+        and len(distinct) == len(values)
+        and "" not in distinct
+        and max(map(len, values)) <= ID_MAX_LENGTH
     )
 
 

@@ -85,3 +85,20 @@ def test_the_written_out_spaces_are_those_of_isspace() -> None:
     every = [code for code in range(0x80, 0x110000) if chr(code).isspace()]
     assert sorted(_WIDE_SPACES.tolist()) == every
     assert max(every) < 0x10000  # three bytes at most in UTF-8, as the check assumes
+
+
+@settings(max_examples=300, derandomize=True, database=None)
+@given(
+    values=st.lists(
+        st.text(alphabet=characters | st.sampled_from("\ud800\udfff"), max_size=12)
+        | st.sampled_from(["", "d" * 200, "d" * 201]),
+        max_size=8,
+    )
+)
+def test_a_ranking_is_usable_exactly_when_each_id_is_and_none_repeats(values: list[str]) -> None:
+    """The whole-ranking check (ASCII rankings without a regular expression) says what the
+    id-by-id check and a set say: controls, surrogates, empty and too-long ids, repeats."""
+    from evalplat.inputs.validation import result_id_problem, result_ids_usable
+
+    each = all(result_id_problem(v) is None for v in values)
+    assert result_ids_usable(values) == (each and len(set(values)) == len(values))
