@@ -278,13 +278,15 @@ def coded_bound(
     # the rows without a judgment: the scorer looked up the grades of every row of a topic;
     # rows of other queries (a run of another version of the test set) are looked up here
     open_rows: dict[str, NDArray[np.bool_]] = {}
+    known: NDArray[np.int64] | None = None  # every judgment's key, sorted once if needed
     for side, rows, (_, grade, _) in zip(sides, scorer.rows, scorer.runs, strict=True):
         open_side = np.zeros(len(keys[side]), dtype=bool)
         open_side[rows] = grade == UNJUDGED
         outside = np.ones(len(keys[side]), dtype=bool)
         outside[rows] = False
         if outside.any():
-            open_side[outside] = ~find_sorted(np.sort(judged), keys[side][outside])[1]
+            known = np.sort(judged) if known is None else known
+            open_side[outside] = ~find_sorted(known, keys[side][outside])[1]
         open_rows[side] = open_side
 
     def unjudged(side: str, k: int) -> NDArray[np.int64]:
