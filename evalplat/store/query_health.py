@@ -240,20 +240,22 @@ def _scores(session: Session, evaluation_ids: list[int], metric: str) -> pd.Data
     )
 
 
+# the columns of ``_top``'s rows, whichever way they are read, and their types
+_TOP_TYPES = {"run_id": "int64", "query_id": "str", "doc_id": "str", "rank": "int64",
+              "grade": "float64", "title": "str", "text": "str"}  # fmt: skip
+
+
 def _top(session: Session, latest: dict[int, str], version_id: int | None, k: int) -> pd.DataFrame:
     """The top ``k`` of each config's latest run, judged or not on ``version_id``, with each
     document's title and the start of its text (:mod:`evalplat.store.annotation_texts`)."""
     from evalplat.store.annotation_texts import corpus_of, fill_from_hits
 
-    columns = ["run_id", "query_id", "doc_id", "rank", "grade", "title", "text"]
-    types = {"run_id": "int64", "query_id": "str", "doc_id": "str", "rank": "int64",
-             "grade": "float64", "title": "str", "text": "str"}  # fmt: skip
     corpus = corpus_of(session, version_id)
     frame = None if corpus is not None else _top_of_copies(session, latest, version_id, k)
     if frame is not None:
-        frame = typed_frame(frame[columns], types)
+        frame = typed_frame(frame[list(_TOP_TYPES)], _TOP_TYPES)
     else:
-        frame = _top_of_rows(session, latest, version_id, k, corpus, columns, types)
+        frame = _top_of_rows(session, latest, version_id, k, corpus)
     frame = fill_from_hits(session, frame, latest, k, "run_id")
     frame.insert(0, "config", frame.pop("run_id").map(latest))
     frame["judged"] = frame.pop("grade").notna()
@@ -303,8 +305,6 @@ def _top_of_rows(
     version_id: int | None,
     k: int,
     corpus: int | None,
-    columns: list[str],
-    types: dict[str, str],
 ) -> pd.DataFrame:
     """``_top``'s rows as the ``result`` table's query gives them, with document columns."""
     from evalplat.store.annotation_texts import with_document_columns
@@ -322,7 +322,8 @@ def _top_of_rows(
         )
         .where(Result.run_id.in_(list(latest)), Result.rank <= k)
     )
-    return read_frame(session, with_document_columns(statement, corpus), columns, types)
+    statement = with_document_columns(statement, corpus)
+    return read_frame(session, statement, list(_TOP_TYPES), _TOP_TYPES)
 
 
 def _judged_on(

@@ -231,11 +231,9 @@ def test_the_top_k_of_latest_runs_from_copies_equals_the_rows_query(db_url: str)
     """Query health's top ``k`` of each latest run (judged or not), read from the copies of
     the runs' results and of the version's judgments, is the frame the ``result`` table's
     query gives: the same rows, order, types and judged flags, ranks past ``k`` left out."""
-    from evalplat.store.query_health import _top, _top_of_copies, _top_of_rows
+    from evalplat.store.query_health import _TOP_TYPES, _top, _top_of_copies, _top_of_rows
 
-    columns = ["run_id", "query_id", "doc_id", "rank", "grade", "title", "text"]
-    types = {"run_id": "int64", "query_id": "str", "doc_id": "str", "rank": "int64",
-             "grade": "float64", "title": "str", "text": "str"}  # fmt: skip
+    columns, types = list(_TOP_TYPES), _TOP_TYPES
     with Store.open(db_url) as store:
         first = _scored_and_finished(store, range(10))
         version_id = store.test_set_version_id("small")
@@ -254,7 +252,7 @@ def test_the_top_k_of_latest_runs_from_copies_equals_the_rows_query(db_url: str)
         latest = {second: "b", first: "a"}
         with store.session() as session:
             copied = _top_of_copies(session, latest, version_id, 3)
-            rows = _top_of_rows(session, latest, version_id, 3, None, columns, types)
+            rows = _top_of_rows(session, latest, version_id, 3, None)
             top = _top(session, latest, version_id, 3)
             session.execute(delete(ResultCopy).where(ResultCopy.run_id == first))
             assert _top_of_copies(session, latest, version_id, 3) is None  # a run without one
