@@ -388,6 +388,8 @@ class ScoreCopy(Base):
 
 class QueryScore(Base):
     __tablename__ = "query_score"
+    # stored once, as the key's B-tree, on SQLite (migration 0022); ignored elsewhere
+    __table_args__ = ({"sqlite_with_rowid": False},)
 
     evaluation_id: Mapped[int] = mapped_column(
         ForeignKey("evaluation.id", ondelete="CASCADE"), primary_key=True
