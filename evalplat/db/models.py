@@ -33,11 +33,13 @@ from sqlalchemy import (
     Boolean,
     Float,
     ForeignKey,
+    Index,
     Integer,
     LargeBinary,
     String,
     Text,
     UniqueConstraint,
+    text,
 )
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
@@ -318,8 +320,19 @@ class Result(Base):
     """
 
     __tablename__ = "result"
-    # stored once, as the key's B-tree, on SQLite (migration 0020); ignored elsewhere
-    __table_args__ = ({"sqlite_with_rowid": False},)
+    # stored once, as the key's B-tree, on SQLite (migration 0020), and the few results with
+    # hit fields indexed apart, so that asking for them reads no other result (migration 0023)
+    __table_args__ = (
+        Index(
+            "ix_result_with_fields",
+            "run_id",
+            "query_id",
+            "rank",
+            sqlite_where=text("fields IS NOT NULL"),
+            postgresql_where=text("fields IS NOT NULL"),
+        ),
+        {"sqlite_with_rowid": False},
+    )
 
     run_id: Mapped[int] = mapped_column(Integer, primary_key=True)
     query_id: Mapped[str] = mapped_column(ExternalId, primary_key=True)

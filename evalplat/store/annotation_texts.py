@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import and_, func, literal, select
+from sqlalchemy import JSON, Integer, String, and_, bindparam, func, literal, select, text
 
 from evalplat.db.models import Document, Result, TestSetVersion
 
@@ -51,9 +51,7 @@ def fill_from_hits(
         return frame
     hits: dict[tuple[int, str, int], dict[str, Any]] = {}
     for run_id, query_id, rank, fields in session.execute(
-        select(Result.run_id, Result.query_id, Result.rank, Result.fields).where(
-            Result.run_id.in_(run_ids), Result.rank <= k, Result.fields.is_not(None)
-        )
+        _with_fields(session), {"runs": run_ids, "k": k}
     ):
         if isinstance(fields, dict):
             hits[(int(run_id), str(query_id), int(rank))] = fields
@@ -67,6 +65,24 @@ def fill_from_hits(
         values = [_text(hit.get(column))[:limit] for hit in found]
         frame[column] = [old or new for old, new in zip(frame[column], values, strict=True)]
     return frame
+
+
+def _with_fields(session: Session) -> Any:
+    """The top results of some runs (``:runs``, rank ``<= :k``) that carry a hit's fields, read
+    from the partial index that holds only those (migration 0023), not from every result. SQLite
+    is told to take that index: without statistics its planner prefers the table's own key."""
+    hint = (
+        " INDEXED BY ix_result_with_fields" if session.get_bind().dialect.name == "sqlite" else ""
+    )
+    query = (
+        f"SELECT run_id, query_id, rank, fields FROM result{hint}"
+        " WHERE run_id IN :runs AND rank <= :k AND fields IS NOT NULL"
+    )
+    return (
+        text(query)
+        .bindparams(bindparam("runs", expanding=True))
+        .columns(run_id=Integer, query_id=String, rank=Integer, fields=JSON)
+    )
 
 
 def _text(value: object) -> str:
