@@ -142,6 +142,8 @@ class HeldRun:
         self.whole = whole
         self._outcomes: list[tuple[str, str, float | None, int, int, str | None]] = []
         self._results: list[pa.Table] = []
+        # each held batch's queries with results, in its rows' order, and their row counts
+        self._queries: list[tuple[str, int]] = []
         self._table: pa.Table | None = None  # the batches concatenated and sorted, once
 
     def add(self, run_id: int, outcomes: Sequence[QueryOutcome]) -> dict[str, Any] | None:
@@ -159,6 +161,8 @@ class HeldRun:
         if columns is None:
             return None
         self._results.append(pa.table({name: columns[name] for name in RESULT_TYPES}))
+        # as result_columns_of orders a batch: by query id, each query's hits in rank order
+        self._queries += sorted((o.query_id, len(o.hits)) for o in outcomes if o.hits)
         self._table = None
         return columns
 
@@ -184,8 +188,7 @@ class HeldRun:
                 schema = {"query_id": pa.string(), "doc_id": pa.string()}
                 schema |= {"rank": pa.int64(), "score": pa.float64()}
                 table = pa.schema(list(schema.items())).empty_table()
-            table = table.sort_by([("query_id", "ascending"), ("rank", "ascending")])
-            self._table = table.select(list(RESULT_TYPES))
+            self._table = _by_query(table, self._queries).select(list(RESULT_TYPES))
         return self._table
 
     def results(self) -> pd.DataFrame:
@@ -194,6 +197,28 @@ class HeldRun:
         from evalplat.db.bulk import typed_frame
 
         return typed_frame(self.table().to_pandas(), RESULT_TYPES)
+
+
+def _by_query(table: pa.Table, queries: list[tuple[str, int]]) -> pa.Table:
+    """``table`` (held batches, each by query id then rank) by query id then rank, as
+    ``sort_by`` would order it: a whole query's rows move together, so the order is found
+    among the run's queries, not its million rows. A query held twice (never in a whole run)
+    leaves it to ``sort_by``."""
+    import numpy as np
+
+    counts = np.fromiter((count for _, count in queries), np.int64, len(queries))
+    if int(counts.sum()) != table.num_rows or len({q for q, _ in queries}) != len(queries):
+        return table.sort_by([("query_id", "ascending"), ("rank", "ascending")])
+    # code-point order of str is the byte order of UTF-8, the order Arrow sorts strings in
+    order = sorted(range(len(queries)), key=lambda i: queries[i][0])
+    if order == list(range(len(queries))):
+        return table
+    starts = np.cumsum(counts) - counts
+    wanted = np.asarray(order, dtype=np.int64)
+    sizes = counts[wanted]
+    # each wanted query's rows, start to end: one arange shifted per query
+    shift = np.repeat(starts[wanted] - (np.cumsum(sizes) - sizes), sizes)
+    return table.take(np.arange(int(sizes.sum()), dtype=np.int64) + shift)
 
 
 def score_and_finish(

@@ -6,6 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pandas as pd
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sqlalchemy import select
 
 from evalplat.db.bulk import read_frame
@@ -114,3 +116,32 @@ def test_a_resumed_run_holds_nothing_and_is_read_back() -> None:
     columns = held.add(1, [QueryOutcome("q1", "ok", [("d1", 1.0)])])
     assert columns is not None and columns["doc_id"].to_pylist() == ["d1"]
     assert held.results().empty and held.outcomes().empty
+
+
+_ID = st.text(st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")), min_size=1, max_size=4)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.lists(st.tuples(_ID, st.integers(0, 4)), max_size=6),
+        max_size=5,
+    )
+)
+def test_held_batches_are_ordered_as_sorting_every_row_orders_them(
+    batches: list[list[tuple[str, int]]],
+) -> None:
+    """Whole queries move together (their order is found among the queries); a query held
+    twice, as a whole run never holds one, falls back to sorting every row: either way the
+    table is the one a sort by query id and rank gives."""
+    held = HeldRun(whole=True)
+    rows = []  # (query id, doc id, rank, score) in the order they were held
+    for number, batch in enumerate(batches):
+        ranked = {q: [(f"d{number}-{k}", float(-k)) for k in range(n)] for q, n in batch}
+        held.add(1, [QueryOutcome(q, "ok", hits) for q, hits in ranked.items()])
+        rows += [(q, d, r, v) for q in sorted(ranked) for r, (d, v) in enumerate(ranked[q], 1)]
+    table = held.table()
+    assert table.column_names == list(RESULT_TYPES)
+    # a stable sort: a query held twice keeps its batches in the order they came
+    expected = sorted(rows, key=lambda row: (row[0], row[2]))
+    assert list(zip(*table.to_pydict().values(), strict=True)) == expected
