@@ -7,8 +7,10 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pandas.testing as pdt
+import pyarrow as pa
+import pyarrow.ipc as ipc
 import pytest
-from sqlalchemy import delete, func, select
+from sqlalchemy import delete, func, select, update
 
 from evalplat.db.models import Result, ResultCopy
 from evalplat.errors import InputError
@@ -84,6 +86,33 @@ def test_the_copy_is_exactly_the_table_read(db_url: str, monkeypatch: pytest.Mon
         run_id = _scored_and_finished(store, range(10))
     with Store.open(db_url) as store:
         copied = store.load_results(run_id)
+    pdt.assert_frame_equal(copied, _from_table(db_url, run_id, monkeypatch), check_exact=True)
+
+
+def _plain(table: pa.Table) -> bytes:
+    """``table`` as one uncompressed IPC stream: a copy as it was written before compression."""
+    sink = pa.BufferOutputStream()
+    with ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return bytes(sink.getvalue().to_pybytes())
+
+
+def test_copies_are_compressed_and_one_written_uncompressed_reads_as_before(
+    db_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with Store.open(db_url) as store:
+        run_id = _scored_and_finished(store, range(2000))
+        with store.session() as session:
+            (blob,) = session.scalars(select(ResultCopy.data).where(ResultCopy.run_id == run_id))
+            table = copies.read_result_table(session, run_id)
+        copied = store.load_results(run_id)
+    assert table is not None and table.num_rows == 8000
+    plain = _plain(table)
+    assert len(blob) < len(plain) / 2
+    with Store.open(db_url) as store, store.session(write=True) as session:
+        session.execute(update(ResultCopy).where(ResultCopy.run_id == run_id).values(data=plain))
+    with Store.open(db_url) as store:
+        pdt.assert_frame_equal(store.load_results(run_id), copied, check_exact=True)
     pdt.assert_frame_equal(copied, _from_table(db_url, run_id, monkeypatch), check_exact=True)
 
 
