@@ -4,7 +4,6 @@ evaluation without importing Typer, pydantic or Rich."""
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -119,19 +118,42 @@ def test_a_missing_file_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str
 
 
 def test_the_console_script_evaluates_without_typer_pydantic_or_rich() -> None:
+    # the command leaves without the interpreter's teardown, so what it imported is read from
+    # Python's own import log, written as each module loads
     args = ["evaluate", "--qrels", QRELS, "--run", RUN, "--format", "trec", "-m", "map"]
-    probe = (
-        f"import sys; sys.argv = ['evalplat', *{args!r}]\n"
-        "from evalplat.__main__ import main\n"
-        "try:\n    main()\n    status = 0\nexcept SystemExit as stop:\n    status = stop.code\n"
-        "loaded = sorted({m.split('.')[0] for m in sys.modules} & {'typer', 'pydantic', 'rich'})\n"
-        "print(json.dumps({'exit': status, 'loaded': loaded}), file=sys.stderr)"
-    )
     done = subprocess.run(
-        [sys.executable, "-c", "import json\n" + probe], capture_output=True, text=True
+        [sys.executable, "-X", "importtime", "-m", "evalplat", *args],
+        capture_output=True,
+        text=True,
     )
-    assert json.loads(done.stderr.strip().splitlines()[-1]) == {"exit": 0, "loaded": []}
+    assert done.returncode == 0, done.stderr
+    imported = {
+        line.rsplit("|", 1)[-1].strip().split(".")[0]
+        for line in done.stderr.splitlines()
+        if line.startswith("import time:")
+    }
+    assert "numpy" in imported  # the log is read: the engine's own imports are in it
+    assert imported & {"typer", "pydantic", "rich"} == set()
     assert done.stdout.startswith("map ")
+
+
+def test_the_console_script_leaves_its_output_whole_and_its_exit_code() -> None:
+    """Leaving without the teardown flushes first: every line of a per-query table arrives
+    through a pipe, and an error's exit code is the command's."""
+    args = ["evaluate", "--qrels", QRELS, "--run", RUN, "--format", "trec", "-m", "map", "-q"]
+    done = subprocess.run([sys.executable, "-m", "evalplat", *args], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[-1].startswith("map") and "\tall\t" in lines[-1]
+    topics = {line.split()[0] for line in Path(QRELS).read_text().splitlines() if line.strip()}
+    assert len(lines) == len(topics) + 1  # one line a topic, then the mean
+    missing = subprocess.run(
+        [sys.executable, "-m", "evalplat", "evaluate", "--qrels", QRELS, "--run", "no-such.run"],
+        capture_output=True,
+        text=True,
+    )
+    assert missing.returncode == 2
+    assert missing.stderr.startswith("error: ") and "no-such.run" in missing.stderr
 
 
 def test_help_still_comes_from_typer() -> None:
