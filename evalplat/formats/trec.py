@@ -25,6 +25,7 @@ in one query's ranking (trec_eval refuses it too), an empty file, bytes that are
 
 from __future__ import annotations
 
+import contextlib
 import mmap
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -136,10 +137,12 @@ def _read(
 
 
 def _mapped(path: Path) -> mmap.mmap:
-    """The file's bytes, mapped read-only, for the delimiter scan: it reads the page cache
-    itself, with no ``read`` call, no copy and no fresh memory (reading the file in 16 MiB
-    ``bytes`` cost a page fault per 4 KiB of each new buffer). The map is released when the
-    scan ends, before the parse, so the text and the columns are never held at once."""
+    """The file's bytes, mapped read-only: the delimiter scan and the parse both read the page
+    cache through it, so the file is read once, with no ``read`` call and no copy of the text
+    into fresh buffers (reading it in 16 MiB ``bytes`` cost a page fault per 4 KiB of each new
+    buffer; the parse's own reads of a path cost as much again). The map is closed when the
+    parse ends, before the columns are coded, so the text is not held beside the engine's
+    arrays."""
     with path.open("rb") as handle:
         return mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
 
@@ -177,7 +180,7 @@ def _arrow_types(
     return types
 
 
-def _sniff_delimiter(path: Path) -> str:
+def _sniff_delimiter(text: mmap.mmap) -> str:
     """Space or tab, from the first line; fails when the other one also occurs in the file, or
     when a field is empty (a doubled delimiter, or one at a line's start or end).
 
@@ -186,8 +189,7 @@ def _sniff_delimiter(path: Path) -> str:
     that looks for two whitespace bytes in a row; only a chunk that has some (``\\r\\n``, blank
     lines) is searched for the exact patterns.
     """
-    with _mapped(path) as text:
-        delimiter = _scan(text)
+    delimiter = _scan(text)
     if delimiter is None:
         raise _FastPathFailed
     return delimiter
@@ -214,14 +216,20 @@ def _scan(text: mmap.mmap) -> str | None:
 
 def _has_any(text: mmap.mmap, patterns: tuple[bytes, ...]) -> bool:
     """Whether a two-byte whitespace pattern occurs; its numpy view of the map ends on return,
-    so the map can be closed."""
+    so the map can be closed.
+
+    Two bytes in a row are both whitespace (at most 0x20) exactly when the larger of the two
+    is: per chunk, one pass writes each pair's larger byte into a scratch buffer kept for every
+    chunk, and one reduction finds its least (no boolean arrays, no fresh pages per chunk)."""
     import numpy as np
 
     data = np.frombuffer(text, dtype=np.uint8)
-    for start in range(0, len(data), _SCAN_BYTES):
+    scratch = np.empty(min(_SCAN_BYTES, max(len(data) - 1, 0)), dtype=np.uint8)
+    for start in range(0, len(data) - 1, _SCAN_BYTES):
         end = min(start + _SCAN_BYTES + 1, len(data))  # a byte of overlap: patterns across chunks
-        blank = data[start:end] <= 0x20
-        if (blank[1:] & blank[:-1]).any() and any(
+        pairs = scratch[: end - start - 1]
+        np.maximum(data[start + 1 : end], data[start : end - 1], out=pairs)
+        if pairs.min() <= 0x20 and any(
             text.find(pattern, start, end) != -1 for pattern in patterns
         ):
             return True
@@ -239,18 +247,43 @@ def _read_delimited(
     """
     import pyarrow as pa
     import pyarrow.compute as pc
-    import pyarrow.csv as pacsv
 
     names = [f"f{i}" for i in range(n_fields)]
     types = _arrow_types(keep, grade_text=True)
     for index, name in keep:
         names[index] = name
+    text = _mapped(path)
     try:
-        table = pacsv.read_csv(
-            path,
+        table = _parse(text, names, types)
+    finally:
+        _close(text)
+    if table.num_rows == 0:
+        raise _FastPathFailed
+    for name in types:
+        is_text = types[name] in (pa.string(), pa.binary())
+        if is_text and pc.min(pc.binary_length(table.column(name))).as_py() == 0:
+            raise _FastPathFailed
+    table = _grades_from_text(table)
+    _check_contract(table)
+    # a comment line that happens to have the right number of fields
+    if pc.any(pc.starts_with(table.column("query_id"), "#")).as_py():
+        raise _FastPathFailed
+    return table
+
+
+def _parse(text: mmap.mmap, names: list[str], types: dict[str, pa.DataType]) -> pa.Table:
+    """pyarrow's parse of the mapped text (the kept columns only, on the CPU pool's threads)."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    delimiter = _sniff_delimiter(text)
+    source = pa.BufferReader(pa.py_buffer(text))
+    try:
+        return pacsv.read_csv(
+            source,
             read_options=pacsv.ReadOptions(column_names=names, block_size=_BLOCK_BYTES),
             parse_options=pacsv.ParseOptions(
-                delimiter=_sniff_delimiter(path),
+                delimiter=delimiter,
                 quote_char=False,
                 double_quote=False,
                 escape_char=False,
@@ -267,18 +300,16 @@ def _read_delimited(
         )
     except (pa.ArrowInvalid, UnicodeDecodeError) as error:
         raise _FastPathFailed from error
-    if table.num_rows == 0:
-        raise _FastPathFailed
-    for name in types:
-        is_text = types[name] in (pa.string(), pa.binary())
-        if is_text and pc.min(pc.binary_length(table.column(name))).as_py() == 0:
-            raise _FastPathFailed
-    table = _grades_from_text(table)
-    _check_contract(table)
-    # a comment line that happens to have the right number of fields
-    if pc.any(pc.starts_with(table.column("query_id"), "#")).as_py():
-        raise _FastPathFailed
-    return table
+    finally:
+        source.close()
+        del source
+
+
+def _close(text: mmap.mmap) -> None:
+    """Unmap the text; while a buffer of it is still referenced (an error's traceback), the
+    map is left to the garbage collector, which closes it when the last reference goes."""
+    with contextlib.suppress(BufferError):
+        text.close()
 
 
 def _grades_from_text(table: pa.Table) -> pa.Table:
