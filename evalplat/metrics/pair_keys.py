@@ -6,7 +6,10 @@ pairs (a clash, probability ~2^-64 per pair) is told apart from a real repeat on
 
 The run's keys are made, looked up among the judgments' keys and sorted in one pass
 (:func:`match_pairs`): in two parts of a million rows or more, one per core (NumPy releases the
-GIL in each step), each part in blocks small enough to stay in the cache. Repeats inside a part
+GIL in each step), each part in blocks small enough to stay in the cache. The second part
+takes a thread of its own only where pyarrow's CPU budget (``pyarrow.cpu_count()``: the cores
+the process may run on, ``OMP_NUM_THREADS``, or ``pyarrow.set_cpu_count``) has a second
+core, the budget the parse of the run's text runs on too. Repeats inside a part
 show in its sorted keys; across parts only when a topic has rows in both, which a run written
 topic by topic never has, because the parts are cut where the topic changes. Anything suspicious
 goes to the full check on all keys, which names the pair.
@@ -83,7 +86,7 @@ def match_pairs(
     while it is in the cache; otherwise each part's keys are sorted whole.
     """
     n = len(topic)
-    split = _split_point(topic) if n >= _PARALLEL_ROWS else 0
+    split = _split_point(topic) if n >= _PARALLEL_ROWS and _cores() > 1 else 0
     changes = np.flatnonzero(topic[1:] != topic[:-1]) + 1  # rows where a new topic starts
     # each topic in one stretch of rows: a repeat stays inside its topic's block
     grouped = n == 0 or np.bincount(topic[np.append(0, changes)]).max() <= 1
@@ -120,6 +123,11 @@ def match_pairs(
     if suspect:  # the full check names the pair, or says two pairs share a key
         check_unique(pair_keys(topic, docs), table, topic, kind)
     return rows, matched
+
+
+def _cores() -> int:
+    """pyarrow's CPU budget: the threads the parse and the key-making may keep busy."""
+    return int(pa.cpu_count())
 
 
 def _blocks(changes: NDArray[np.int64] | None, start: int, stop: int) -> list[tuple[int, int]]:

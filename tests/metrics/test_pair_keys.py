@@ -33,6 +33,26 @@ def _workload(seed: int, grouped: bool) -> tuple[pd.DataFrame, pd.DataFrame]:
 def _small_parts(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(pair_keys, "_PARALLEL_ROWS", 2)
     monkeypatch.setattr(pair_keys, "_BLOCK_ROWS", 7)
+    monkeypatch.setattr(pair_keys, "_cores", lambda: 2)  # two parts, on any machine
+
+
+def test_a_budget_of_one_core_keys_every_part_on_the_calling_thread(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    qrels, run = _workload(3, grouped=True)
+    whole = evaluate(qrels, run, METRICS)
+    _small_parts(monkeypatch)
+    monkeypatch.setattr(pair_keys, "_cores", lambda: 1)
+
+    def no_thread(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a thread was started on a budget of one core")
+
+    monkeypatch.setattr(pair_keys, "ThreadPoolExecutor", no_thread)
+    alone = evaluate(qrels, run, METRICS)
+    assert alone.means == whole.means
+    monkeypatch.setattr(pair_keys, "_cores", lambda: 2)
+    with pytest.raises(AssertionError, match="a thread was started"):
+        evaluate(qrels, run, METRICS)
 
 
 @pytest.mark.parametrize("grouped", [True, False])
