@@ -4,6 +4,7 @@
 - ``results``: what a comparison says (gates, options, rows, movers), as frozen dataclasses;
 - ``stats``: the paired tests, bootstrap intervals, Holm's correction and effect sizes;
 - ``guard``: the optimistic bound for unjudged documents and how a gate uses it;
+- ``target_bound``: one run's optimistic bound, for a target's verdict;
 - ``movers``: per-query values side by side and the queries that moved most;
 - ``scores``: per-query score frames, the metrics compared and their judged coverage;
 - ``segments``: query weights and the per-segment (query tag) rows and gates;

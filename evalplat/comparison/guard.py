@@ -91,10 +91,13 @@ def optimistic_bound(
     by_depth: dict[int, list[Metric]] = {}
     for name in metrics:
         metric = parse(name)
-        if "judgments" not in metric.spec.inputs:
+        if not metric.reads_judgments:
             continue  # unjudged documents cannot move a measure that reads no judgments
         by_depth.setdefault(metric.cutoff or depth, []).append(metric)
-    if coded is not None and by_depth and not (baseline_results.empty or candidate_results.empty):
+    if not by_depth:  # nothing to bound: only measures that read judgments have a bound
+        empty = pd.DataFrame({"query_id": [], "metric": [], "value": []})
+        return BoundScores(empty, empty.copy(), {}, {}, {}, {})
+    if coded is not None and not (baseline_results.empty or candidate_results.empty):
         from evalplat.comparison.coded import coded_bound
 
         scored = coded_bound(coded, {k: [str(m) for m in group] for k, group in by_depth.items()})

@@ -122,7 +122,7 @@ def build_views(
     import pandas as pd
 
     names = list(dict.fromkeys(str(parse(m)) for m in metrics))
-    graded = [n for n in names if "judgments" in parse(n).spec.inputs]
+    graded = [n for n in names if parse(n).reads_judgments]
     gateable = [n for n in graded if parse(n).gateable]
     human = human_grades(judgments, rule)
 

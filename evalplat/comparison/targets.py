@@ -11,11 +11,12 @@ uses.
 - ``missed``: the whole confidence interval lies below ``t`` (``ci_high < t``);
 - ``at_risk``: the figure is below ``t`` but the interval still reaches it;
 - ``met``: the figure is at or above ``t``;
-- ``needs_judgments``: the run would be ``missed``, but not when every unjudged document in
-  its top ``k`` is counted relevant (the optimistic bound of
-  :mod:`evalplat.comparison.guard`, the one the gates use): the miss turns on documents nobody
-  has judged, so it is not credible. It opens no alert and resolves none. A measure that reads
-  no judgments, or a run whose ranked results were pruned, keeps its ``missed``.
+- ``needs_judgments``: the run would be ``missed``, but not under its optimistic bound, its
+  unjudged documents in the top ``k`` graded up to the highest grade the test set allows
+  (:mod:`evalplat.comparison.target_bound`): the miss turns on documents nobody has judged, so
+  it is not credible. It opens no alert and resolves none. A measure that reads no judgments
+  (Coverage, ZeroResult, Latency) has no bound and is judged on its figure alone; a run whose
+  ranked results were pruned keeps its ``missed``.
 
 **Weights and segments.** Where the test set's queries carry weights, the figure of a mean
 measure is the weighted mean ``sum(w v) / sum(w)`` (the run's stored mean) and each bootstrap

@@ -20,8 +20,7 @@ def gated_by_default(metric: Metric) -> bool:
     Operational measures (latency, zero results, coverage, diversity) are compared and shown,
     never gated unless a gate names them, as ``nightly`` gates only its ``[[gates]]``: timing
     noise or a field's spread is not a relevance regression."""
-    inputs = metric.spec.inputs
-    return metric.gateable and ("judgments" in inputs or "events" in inputs)
+    return metric.gateable and (metric.reads_judgments or "events" in metric.spec.inputs)
 
 
 def gate_map(

@@ -263,7 +263,7 @@ def _measure(
         "unjudged_rise": judged[2],
         # the guard is about unjudged documents: a measure that reads no judgments ignores it
         "unjudged_mode": "ignore"
-        if "judgments" not in metric.spec.inputs
+        if not metric.reads_judgments
         else "bound"
         if gate is None
         else gate.unjudged,

@@ -77,7 +77,7 @@ def _replay(store: Store, stored: StoredComparison, model: pd.DataFrame) -> Comp
             tuple(metrics), why,
         )  # fmt: skip
 
-    names = [m for m in stored.metrics if parse(m).gateable and "judgments" in parse(m).spec.inputs]
+    names = [m for m in stored.metrics if parse(m).gateable and parse(m).reads_judgments]
     if not names:
         return shift(0, (), "no compared metric reads judgments")
     if not stored.has_results:

@@ -253,6 +253,13 @@ class Measure:
         """False for informational measures (counts, Judged@k), never a regression themselves."""
         return self.test != "none"
 
+    @property
+    def reads_judgments(self) -> bool:
+        """True when the test set's judgments enter the value: only such a measure can move
+        when unjudged documents are judged (the coverage guard and a target's optimistic
+        bound apply to it alone)."""
+        return "judgments" in self.inputs
+
     def aggregate_of(self, params: dict[str, object]) -> Aggregate:
         """The aggregate of one metric: a percentile measure written without ``p`` is the mean."""
         if self.aggregate == "percentile" and params.get("p") is None:

@@ -179,6 +179,11 @@ class Metric:
         return self._spec.gateable
 
     @property
+    def reads_judgments(self) -> bool:
+        """True when the measure reads the test set's judgments (``Measure.reads_judgments``)."""
+        return self._spec.reads_judgments
+
+    @property
     def params(self) -> dict[str, object]:
         """Parameters that differ from their defaults, by name."""
         return dict(self._params)

@@ -430,7 +430,7 @@ def _bounded(
     return list(
         dict.fromkeys(
             str(parse(n)) for n in names
-            if parse(n).gateable and "judgments" in parse(n).spec.inputs
+            if parse(n).gateable and parse(n).reads_judgments
         )
     )  # fmt: skip
 

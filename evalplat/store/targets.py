@@ -31,6 +31,7 @@ from evalplat.db.models import (
     TestSetVersion,
 )
 from evalplat.errors import InputError
+from evalplat.metrics.registry import parse
 from evalplat.store.base import StoreBase, utcnow
 from evalplat.store.run_rows import latest_evaluations
 from evalplat.store.segments import query_facts
@@ -72,15 +73,18 @@ class TargetsMixin(StoreBase):
                 _known_segment(target, run_id, tags)
             values, w = _values(frame, target, weights, tags)
             results.append(verdict(target, values, seed=seed, weights=w))
-        missed = [t.target.metric for t in results if t.verdict == "missed"]
+        # unjudged documents can move only a measure that reads judgments: a miss of any
+        # other (Coverage, Latency, ZeroResult) stands on its figure
+        missed = [
+            t.target.metric
+            for t in results
+            if t.verdict == "missed" and parse(t.target.metric).reads_judgments
+        ]
         bound = self._optimistic_scores(run_id, missed) if missed else None
         if bound is not None:
             for at, result in enumerate(results):
-                if (
-                    result.verdict != "missed"
-                    or bound[bound["metric"] == result.target.metric].empty
-                ):
-                    continue  # a measure that reads no judgments has no bound
+                if result.verdict != "missed" or result.target.metric not in missed:
+                    continue
                 values, w = _values(bound, result.target, weights, tags)
                 results[at] = judged(result, verdict(result.target, values, seed=seed, weights=w))
         if record:
@@ -99,11 +103,12 @@ class TargetsMixin(StoreBase):
                 _known_segment(target, run_id, tags)
 
     def _optimistic_scores(self, run_id: int, metrics: Sequence[str]) -> pd.DataFrame | None:
-        """Per-query scores (``query_id, metric, value``) of ``metrics`` with every unjudged
-        document in the run's top ``k`` counted relevant (grade 1), on the judgments of the
-        version its latest evaluation used; None when its ranked results are gone (pruned, or
-        an online run) or nothing was scored."""
-        from evalplat.comparison.guard import optimistic_bound
+        """Per-query optimistic bound (``query_id, metric, value``) of ``metrics``: the most
+        each query could score under any grades of the unjudged documents in the run's top
+        ``k`` (``evalplat.comparison.target_bound``), on the judgments of the version its
+        latest evaluation used; None when its ranked results are gone (pruned, or an online
+        run) or nothing was scored."""
+        from evalplat.comparison.target_bound import target_bound
 
         with self.session() as session:
             run = session.get(Run, run_id)
@@ -114,8 +119,7 @@ class TargetsMixin(StoreBase):
                 return None
         judgments, topics, _ = self._judged_topics(evaluation_id)  # type: ignore[attr-defined]
         results = self.load_results(run_id)  # type: ignore[attr-defined]
-        bound = optimistic_bound(judgments, results, results, list(dict.fromkeys(metrics)), topics)
-        return bound.candidate
+        return target_bound(judgments, results, list(dict.fromkeys(metrics)), topics)
 
     def _query_facts(self, run_id: int) -> tuple[dict[str, float] | None, dict[str, list[str]]]:
         """Weights (None when no query has one) and tags of the queries of the test set version

@@ -183,3 +183,9 @@ def test_an_unknown_unjudged_rule_is_bad_usage(db_url: str, cli: Callable[..., A
     first, second = _runs(db_url, much_worse())
     result = cli("compare", str(first), str(second), "--unjudged", "maybe", "--db", db_url)
     assert result.exit_code == 2 and "--unjudged must be one of" in result.stderr
+
+
+def test_measures_that_read_no_judgments_have_no_bound() -> None:
+    results = pd.DataFrame({"query_id": ["q00"], "doc_id": ["q00-u0"], "rank": [1]})
+    bound = optimistic_bound(judgments(), results, results, ["Coverage", "Latency(p=95)"], QUERIES)
+    assert bound.baseline.empty and bound.candidate.empty and bound.depth == {}

@@ -175,3 +175,23 @@ def test_a_malformed_target_option_is_refused_before_anything_is_written(
     [line] = result.stderr.splitlines()
     assert "--target 'nDCG@10>0.8': expected METRIC>=VALUE" in line
     assert table_counts(db_url) == before
+
+
+@pytest.mark.parametrize(
+    ("metric", "bound", "expected"),
+    [
+        ("Coverage", "min = 0.99", "missed"),  # an engine that answers nothing covers nothing
+        ("ZeroResult", "max = 0.01", "missed"),  # ... and every query is a zero-result one
+        ("Latency(p=95)", "max = 0.000001", "missed"),  # no engine answers in a nanosecond
+        ("ZeroResult", "max = 1.0", "met"),
+    ],
+)
+def test_a_target_on_a_measure_that_reads_no_judgments_is_judged_on_its_figure(
+    night: Night, server: CaptureServer, metric: str, bound: str, expected: str
+) -> None:
+    targets = f'\n[[targets]]\nmetric = "{metric}"\n{bound}\n'
+    code, steps = night("empty", targets, fail_on_target=True)
+    [step] = [s for s in steps if s["step"] == "target"]
+    assert step["metric"] == metric and step["target_verdict"] == expected
+    assert code == (1 if expected == "missed" else 0)
+    assert [e for e, _ in target_alerts(server)] == (["opened"] if expected == "missed" else [])

@@ -121,3 +121,27 @@ def test_thirty_runs_of_pure_noise_are_not_drift(db_url: str) -> None:
         trend = store.target_drift("slider", "big", SLIDE)
     assert trend.runs == 30 and not trend.drifting
     assert abs(trend.change) < 0.02
+
+
+@pytest.mark.parametrize(
+    ("target", "expected", "code"),
+    [("ZeroResult<=0.01", "missed", 1), ("Coverage>=0.1", "met", 0)],
+)
+def test_compare_judges_a_target_on_a_measure_of_run_records_on_its_figure(
+    db_url: str, cli: Callable[..., Any], target: str, expected: str, code: int
+) -> None:
+    queries = 40
+    metrics = ["nDCG@10", "ZeroResult", "Coverage"]
+    answered = first_k_relevant(30, queries)
+    half_empty = {q: (docs if i % 2 else []) for i, (q, docs) in enumerate(answered.items())}
+    with Store.open(db_url) as store:
+        store.import_test_set("small", content(queries, relevant=1))
+        base = store_run(store, "engine", "small", answered, metrics=metrics)
+        cand = store_run(store, "engine", "small", half_empty, label="v2", metrics=metrics)
+    result = cli("compare", str(base), str(cand), "--metric", "nDCG@10", "--target", target,
+                 "--fail-on-target", "--json", "--db", db_url)  # fmt: skip
+    assert result.exit_code == code, result.stderr
+    assert "Traceback" not in result.stderr
+    [row] = json.loads(result.stdout)["targets"]
+    assert row["target"] == target and row["target_verdict"] == expected
+    assert row["value"] == pytest.approx(0.5)  # half the queries answered nothing
