@@ -27,8 +27,8 @@ PARAMS: dict[str, Param] = {
               "(ir_measures' syntax): integer grades, finite gains ≥ 0; a grade the map does not "
               "name gains its grade (0 when negative), as in trec_eval; the ideal ranking orders "
               "the judgments by mapped gain"),
-        Param("judged_only", "bool", False, "`true` drops unjudged documents from the ranking "
-              "before scoring (trec_eval's `-J`; default `false`)"),
+        Param("judged_only", "bool", False, "`true` drops unjudged documents, and those graded "
+              "below zero, from the ranking before scoring (trec_eval's `-J`; default `false`)"),
         Param("gmax", "grade_or_qrels", 4, "the top grade in p = (2^g - 1) / 2^gmax: a grade "
               "(default 4, as gdeval and ir_measures) or `qrels` (the highest grade in the "
               "judgments)", minimum=1),
@@ -260,7 +260,8 @@ RELEVANCE: tuple[Measure, ...] = (
             "exactly by grade, -1 when exactly against it.",
             "Only judged documents take part (a negative grade counts as 0, any grade is "
             "judged); unjudged ones are skipped, so the pairs are the judged documents among "
-            "the top k. With `judged_only=true` the top k are the first k judged documents.",
+            "the top k. With `judged_only=true` the top k are the first k documents judged at "
+            "grade 0 or above.",
             "0 when fewer than two judged documents are in the top k or when all their grades "
             "tie: there is no order to agree with (SciPy's `kendalltau` returns NaN there), and "
             "0 keeps the topic in means and paired tests like a topic without results elsewhere.",

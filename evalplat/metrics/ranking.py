@@ -86,9 +86,11 @@ class Ranking:
         return segment_starts(self.topic)
 
     def judged_only(self) -> Ranking:
-        """The ranking with unjudged documents removed (trec_eval ``-J``)."""
+        """The ranking with unjudged documents removed, as trec_eval's ``-J`` removes them: a
+        document graded below zero counts as unjudged and goes too (``UNJUDGED`` is below
+        zero)."""
         if self._judged_view is None:
-            keep = self.grade != UNJUDGED
+            keep = self.grade >= 0
             self._judged_view = Ranking(self.n_topics, self.topic[keep], self.grade[keep])
         return self._judged_view
 

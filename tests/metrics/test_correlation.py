@@ -100,8 +100,8 @@ def rankings(draw: st.DrawFn) -> tuple[list[list[int | None]], int | None, bool]
 def _scipy(grades: list[int | None], cutoff: int | None, judged_only: bool,
            ) -> tuple[float, float]:  # fmt: skip
     pairs = list(enumerate(grades))
-    if judged_only:
-        pairs = [(i, g) for i, g in pairs if g is not None]
+    if judged_only:  # trec_eval -J: a document graded below zero counts as unjudged
+        pairs = [(i, g) for i, g in pairs if g is not None and g >= 0]
     pairs = [(i, max(g, 0)) for i, g in pairs[:cutoff] if g is not None]
     x = [-i for i, _ in pairs]
     y = [g for _, g in pairs]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
@@ -245,4 +246,26 @@ def test_cumulative_gain_ignores_order_within_k_and_negative_grades() -> None:
     assert _value(qrels, run, "CG@4") == 3.0
     assert _value(*_frames([2, 1, 0, -1]), "CG@4") == 3.0
     assert _value(*_frames([2, 1, 0, -1]), "DCG@4") > _value(qrels, run, "DCG@4")
-    assert _value(qrels, run, "CG(judged_only=true)@2") == 0.0  # d0 (0) and d1 (-1)
+    # d1 (-1) counts as unjudged (trec_eval -J): the top two judged are d0 (0) and d2 (2)
+    assert _value(qrels, run, "CG(judged_only=true)@2") == 2.0
+
+
+@pytest.mark.parametrize(
+    "measure",
+    ["RR", "P@2", "P@3", "nDCG", "nDCG@2", "AP", "R@2", "Success@1", "Rprec"],
+)
+def test_judged_only_drops_documents_graded_below_zero_as_trec_eval_j_does(
+    trec_eval_reference: Callable[..., dict[str, float]], measure: str
+) -> None:
+    """A document judged below zero counts as unjudged under ``-J``: the first document, graded
+    -1, goes with the unjudged ``u``, and the relevant ``d2`` leads the judged ranking."""
+    qrels, run = _frames([-1, 0, 1, 0], {"d9": 2})
+    run = pd.concat([pd.DataFrame({"query_id": ["q"], "doc_id": ["u"], "score": [20.0]}), run])
+    metric = f"{measure.split('@')[0]}(judged_only=true)" + (
+        f"@{measure.split('@')[1]}" if "@" in measure else ""
+    )
+    ours = _value(qrels, run, metric)
+    reference = trec_eval_reference(qrels, run, metric.replace("true", "True"))["q"]
+    assert ours == pytest.approx(reference)
+    if measure == "RR":
+        assert ours == 0.5  # d2, second of the judged ranking d1 d2 d3 once d0 and u are gone
