@@ -68,13 +68,18 @@ def target_bound(
     tops = {k: top.astype(str) for k, top in tops.items()}
     known = _Judged(judged, list(tops.values()))
     frames = [score_results(judged, results, [n for g in groups.values() for n in g], topics)]
+    result_queries = results["query_id"].astype(str)
     for k, names in groups.items():
         unjudged = known.unjudged(tops[k])
         place = unjudged.groupby("query_id", sort=False).cumcount().to_numpy()
         for m in range(1, int(place.max()) + 2 if len(place) else 1):
-            first = unjudged[place < m]  # the first m unjudged documents of each query
+            # only the queries with m unjudged documents or more: the others' worlds are done
+            inside = unjudged.loc[place == m - 1, "query_id"]
+            first = unjudged[(place < m) & unjudged["query_id"].isin(inside).to_numpy()]
+            ranked = results[result_queries.isin(inside).to_numpy()]
+            graded = judged[judged["query_id"].isin(inside)]
             for grade in range(1, top + 1):
-                augmented = pd.concat([judged, first.assign(grade=grade)], ignore_index=True)
-                frames.append(score_results(augmented, results, names, topics))
+                augmented = pd.concat([graded, first.assign(grade=grade)], ignore_index=True)
+                frames.append(score_results(augmented, ranked, names, list(inside)))
     scored = pd.concat(frames, ignore_index=True)
     return scored.groupby(["query_id", "metric"], sort=False)["value"].max().reset_index()
