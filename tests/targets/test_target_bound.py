@@ -6,14 +6,21 @@ confirms is a miss whatever the annotators say; and a miss that top grades would
 from __future__ import annotations
 
 from itertools import product
+from math import comb
 
 import pandas as pd
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from evalplat.comparison.guard import score_results
-from evalplat.comparison.target_bound import target_bound, top_grade
+from evalplat.comparison.target_bound import (
+    MAX_WORLDS,
+    falling_grades,
+    gradings,
+    target_bound,
+    top_grade,
+)
 from evalplat.comparison.targets import parse_target
 from evalplat.metrics.registry import parse
 from evalplat.store import Store
@@ -21,13 +28,12 @@ from evalplat.testsets.content import TestSetContent
 
 from ..compare.helpers import store_run
 
-# measures whose bound is the highest value under any grading of the unjudged documents
-EXACT = [str(parse(name)) for name in ("P@5", "R@5", "RR@5", "AP@5", "DCG@5", "Success@5",
-         "ERR@5", "P(rel=2)@5", "Rprec", "Bpref")]  # fmt: skip
-# measures divided by what is judged: the highest value when the leading unjudged documents
-# share one grade (a mix of grades can score a little higher)
-UNIFORM = [str(parse(name)) for name in ("nDCG@5", "nDCG(gains={1:1,2:3,3:2})@5")]
-METRICS = EXACT + UNIFORM
+EVERY = [str(parse(name)) for name in ("P@5", "R@5", "RR@5", "AP@5", "DCG@5", "Success@5",
+         "ERR@5", "P(rel=2)@5", "Rprec", "nDCG@5", "nDCG(gains={1:1,2:3,3:2})@5")]  # fmt: skip
+# Bpref can gain from a document judged not relevant (it raises min(R, N)): its bound is over
+# the gradings that judge the unjudged documents relevant or leave them unjudged
+RELEVANT_OR_NOT = [str(parse("Bpref"))]
+METRICS = EVERY + RELEVANT_OR_NOT
 # the scale of the test set: another query holds its top grade
 SCALE = [("other", "o0", 3)]
 
@@ -52,8 +58,11 @@ def run(rankings: dict[str, list[str]]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["query_id", "doc_id", "rank", "score"])
 
 
-@settings(max_examples=60, derandomize=True, database=None, deadline=None)
+@settings(max_examples=40, derandomize=True, database=None, deadline=None)
 @given(one_query())
+# nDCG: grade 1 under judged documents graded 1 beats the top grade; a mix beats one grade
+@example(([("j0", 1), ("j1", 1)], ["j0", "u0"]))
+@example(([("j0", 0), ("j1", 1), ("j2", 1), ("j3", 1)], ["u2", "j0", "j1", "u0", "u1"]))
 def test_no_grading_of_the_unjudged_documents_scores_above_the_bound(
     case: tuple[list[tuple[str, int]], list[str]],
 ) -> None:
@@ -63,25 +72,25 @@ def test_no_grading_of_the_unjudged_documents_scores_above_the_bound(
     bound = bound[bound["query_id"] == "q"].set_index("metric")["value"]
     # every grading of the unjudged documents at once, one query per grading
     unjudged = [d for d in ranking if d.startswith("u")]
-    worlds = list(product(range(4), repeat=len(unjudged)))
-    for metric, highest in highest_values(judged, ranking, unjudged, worlds, EXACT).items():
-        assert bound[metric] >= highest - 1e-12, (metric, bound[metric], highest)
-    uniform = [(g,) * len(unjudged) for g in range(4)]
-    for metric, highest in highest_values(judged, ranking, unjudged, uniform, UNIFORM).items():
-        assert bound[metric] >= highest - 1e-12, (metric, bound[metric], highest)
+    every = list(product(range(4), repeat=len(unjudged)))
+    relevant_or_not = list(product((None, 1, 2, 3), repeat=len(unjudged)))
+    for metrics, worlds in ((EVERY, every), (RELEVANT_OR_NOT, relevant_or_not)):
+        for metric, highest in highest_values(judged, ranking, unjudged, worlds, metrics).items():
+            assert bound[metric] >= highest - 1e-12, (metric, bound[metric], highest)
 
 
 def highest_values(
     judged: list[tuple[str, int]],
     ranking: list[str],
     unjudged: list[str],
-    worlds: list[tuple[int, ...]],
+    worlds: list[tuple[int | None, ...]],
     metrics: list[str],
 ) -> dict[str, float]:
-    """The highest value of each metric over the gradings ``worlds`` of ``unjudged``."""
+    """The highest value of each metric over the gradings ``worlds`` of ``unjudged`` (None:
+    left unjudged)."""
     rows = [(f"w{w}", d, g) for w in range(len(worlds)) for d, g in judged]
     for w, grades in enumerate(worlds):
-        rows += [(f"w{w}", d, g) for d, g in zip(unjudged, grades, strict=True)]
+        rows += [(f"w{w}", d, g) for d, g in zip(unjudged, grades, strict=True) if g is not None]
     rankings = {f"w{w}": ranking for w in range(len(worlds))}
     truth = score_results(frame(rows + SCALE), run(rankings), metrics, list(rankings))
     return {str(m): float(v) for m, v in truth.groupby("metric")["value"].max().items()}
@@ -90,6 +99,16 @@ def highest_values(
 def test_the_top_grade_is_the_highest_the_test_set_holds() -> None:
     assert top_grade(frame([("q", "a", 0), ("q", "b", 2), ("r", "c", 3)])) == 3
     assert top_grade(frame([("q", "a", 0)])) == 1  # a relevant document is still possible
+
+
+def test_gradings_fall_along_the_ranking_and_one_grade_each_past_the_limit() -> None:
+    assert list(gradings((3, 2, 1), 2)) == [
+        (3,), (2,), (1,), (3, 3), (3, 2), (3, 1), (2, 2), (2, 1), (1, 1)
+    ]  # fmt: skip
+    assert len(list(gradings((3, 2, 1), 10))) == comb(13, 3) - 1 <= MAX_WORLDS
+    assert list(gradings((4, 3, 2, 1), 10))[:5] == [(4,), (3,), (2,), (1,), (4, 4)]
+    assert len(list(gradings((4, 3, 2, 1), 10))) == 40  # C(14, 4) - 1 = 1000 > MAX_WORLDS
+    assert falling_grades(parse("nDCG(gains={1:1,2:5,3:2})@10"), 3) == (2, 3, 1)
 
 
 def graded_set(queries: int) -> TestSetContent:
