@@ -113,15 +113,18 @@ def target_bound(
         unjudged = known.unjudged(tops[k])
         place = unjudged.groupby("query_id", sort=False).cumcount().to_numpy()
         most = int(place.max()) + 1 if len(place) else 0
+        sized = 0  # the length of the gradings the frames below are for
         for grading in gradings(grades, most):
-            m = len(grading)
-            # only the queries with m unjudged documents or more: a query with fewer has its
-            # grading among the shorter ones
-            inside = unjudged.loc[place == m - 1, "query_id"]
-            first = (place < m) & unjudged["query_id"].isin(inside).to_numpy()
-            extra = unjudged[first].assign(grade=np.asarray(grading)[place[first]])
-            augmented = pd.concat([judged[judged["query_id"].isin(inside)], extra])
-            ranked = results[result_queries.isin(inside).to_numpy()]
+            if len(grading) != sized:
+                # only the queries with m unjudged documents or more: a query with fewer has
+                # its grading among the shorter ones
+                sized = m = len(grading)
+                inside = unjudged.loc[place == m - 1, "query_id"]
+                first = (place < m) & unjudged["query_id"].isin(inside).to_numpy()
+                extra, at = unjudged[first], place[first]
+                graded = judged[judged["query_id"].isin(inside)]
+                ranked = results[result_queries.isin(inside).to_numpy()]
+            augmented = pd.concat([graded, extra.assign(grade=np.asarray(grading)[at])])
             frames.append(score_results(augmented, ranked, names, list(inside)))
     scored = pd.concat(frames, ignore_index=True)
     return scored.groupby(["query_id", "metric"], sort=False)["value"].max().reset_index()
