@@ -92,6 +92,7 @@ def create_task(
     if judge is not None and (problem := judge_name_problem(judge)) is not None:
         raise InputError(f"--judge {judge[:40]!r}: {problem}")
     check_number(raters_per_pair, "--raters-per-pair", minimum=1, maximum=20)
+    bounds = None if scale is None else parse_scale(scale)
     if (run is None) == (pair_file is None):
         raise InputError("give the pairs with one of --from-run RUN or --pairs FILE")
     text = None
@@ -111,7 +112,8 @@ def create_task(
         pairs = store.unjudged(run_id, k)[["query_id", "doc_id", "rank"]]
         if pairs.empty:
             raise InputError(f"run {run_id} has no unjudged documents in its top {k}")
-    bounds = parse_scale(scale) if scale else scale_of(store.load_test_set(testset).judgments)
+    if bounds is None:
+        bounds = scale_of(store.load_test_set(testset).judgments)
     return store.create_rating_task(
         name,
         testset,

@@ -13,8 +13,11 @@ from collections.abc import Callable
 from typing import Any
 
 import httpx
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from evalplat.rating.routes import NOTE_MAX
+from evalplat.store import Store
 
 from .servers import rating_process, rating_server
 from .test_access import enter, make_task
@@ -124,3 +127,55 @@ def test_a_body_nested_too_deep_or_too_large_is_refused_with_a_message(
         assert fits.status_code == 200, fits.text
         not_utf8 = client.post(url, content=b'{"grade": 1, "note": "\xff"}', headers=headers)
         assert not_utf8.status_code == 400 and not_utf8.json()["error"] == "the body must be JSON"
+
+
+GRADE_KEYS = ["grade", "unsure", "note", "x"]
+json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats(allow_nan=False)
+    | st.text(st.characters(codec=None, min_codepoint=0), max_size=8),
+    lambda children: (
+        st.lists(children, max_size=3)
+        | st.dictionaries(st.sampled_from(GRADE_KEYS), children, max_size=4)
+    ),
+    max_leaves=8,
+)
+grade_bodies = st.one_of(
+    st.fixed_dictionaries(
+        {}, optional={"grade": json_values, "unsure": json_values, "note": json_values}
+    ).map(lambda body: json.dumps(body).encode()),
+    json_values.map(lambda value: json.dumps(value).encode()),
+    st.binary(max_size=300),
+    st.sampled_from([b"[" * 50, b"{" * 9, b'{"grade": 1, "grade": 2}', b'{"note": "\\ud800"}']),
+)
+
+
+def test_any_grade_body_is_saved_as_answered_or_refused_with_a_message(
+    cli: Callable[..., Any], world: RateWorld, invite: Callable[..., str]
+) -> None:
+    make_task(cli, world, "t")
+    with rating_server(world.url) as base, httpx.Client() as client:
+        grade_url, csrf = enter(client, invite("t", "ana", base))
+        url = base + httpx.URL(grade_url).path
+        pair_id = int(url.rsplit("/", 2)[1])
+        headers = {"X-Evalplat-CSRF": csrf, "Content-Type": "application/json"}
+
+        @settings(max_examples=40, derandomize=True, deadline=None, database=None)
+        @given(body=grade_bodies)
+        def post(body: bytes) -> None:
+            answer = client.post(url, content=body, headers=headers)
+            assert answer.status_code in (200, 400), (body, answer.status_code, answer.text)
+            if answer.status_code == 400:
+                problem = answer.json()["error"]
+                assert problem and "\n" not in problem
+                return
+            with Store.open(world.url) as store:
+                grades = store.rating_grades("t")
+            mine = grades[grades["pair_id"] == pair_id].iloc[0]
+            given_grade = answer.json()["grade"]
+            assert (None if mine["grade"] != mine["grade"] else int(mine["grade"])) == given_grade
+            assert bool(mine["unsure"]) == answer.json()["unsure"] == (given_grade is None)
+
+        post()

@@ -18,6 +18,7 @@ import httpx
 import pytest
 
 from evalplat.store import Store
+from evalplat.store.rating import RatingConflictError
 
 from .servers import rating_server
 from .test_access import enter
@@ -168,3 +169,28 @@ def test_raters_per_pair_and_one_grade_per_rater_hold_under_concurrent_posts(
     assert grades["pair_id"].is_unique
     saved = {(rater, pair_id) for rater, pair_id, status, _ in answers if status == 200}
     assert {(r, int(p)) for r, p in zip(grades["rater"], grades["pair_id"], strict=True)} == saved
+
+
+def test_a_close_left_midway_takes_no_more_grades_and_finishes_when_run_again(
+    cli: Callable[..., Any], world: RateWorld
+) -> None:
+    first, second = pair_task(cli, world, "t")[:2]
+    with Store.open(world.url) as store:
+        store.record_rating_grade("t", first, "ana", 2, False, None)
+        # the grades read and the task marked closing, then the close stopped
+        read = store.take_rating_grades("t", lambda pairs, grades, leads: len(grades))
+        assert read == 1
+        with pytest.raises(RatingConflictError, match="'t' is closing: it takes no more grades"):
+            store.record_rating_grade("t", second, "ana", 1, False, None)
+        with pytest.raises(RatingConflictError, match="is closing"):
+            store.settle_rating_pair("t", first, 1, "lee")
+    assert "task t (closing)" in cli("rate", "status", "t", "--db", world.url).stdout
+    closed = cli("rate", "close", "t", "--db", world.url)
+    assert closed.exit_code == 0, closed.stderr
+    assert closed.stdout == "closed t: small@2, 13 judgments\n"
+    again = cli("rate", "close", "t", "--db", world.url)
+    assert again.exit_code == 2 and "already closed (version 2)" in again.stderr
+    with Store.open(world.url) as store:
+        assert len(store.rating_grades("t")) == 1
+        with pytest.raises(RatingConflictError, match="is closed"):
+            store.record_rating_grade("t", second, "ana", 1, False, None)
