@@ -99,8 +99,9 @@ def test_a_gigabyte_posted_to_any_route_is_refused_in_bounded_memory(
         assert client.get(f"{served.base}/tasks/t/progress").status_code == 200
     answers = strangers + raters
     assert [status for status, _ in answers] == [413] * len(answers)
-    # refused as soon as the body passed what the route takes, not after a gigabyte
-    assert max(sent for _, sent in answers) < 4 * (1 << 20)
+    # refused as soon as the body passed what the route takes, not after a gigabyte (what the
+    # client sent is mostly the two sockets' buffers, filled before it saw the answer)
+    assert max(sent for _, sent in answers) < 32 * (1 << 20)
     assert stranger_peak < MEMORY_LIMIT_MB, f"the server peaked at {stranger_peak:.0f} MB"
     grown = f"a rater's posts took the server from {before:.0f} to {rater_peak:.0f} MB"
     assert rater_peak - before < 16, grown
