@@ -280,8 +280,10 @@ def _grade_body(body: Any, scale: tuple[int, int]) -> tuple[int | None, bool, st
         isinstance(value, bool) or not isinstance(value, int) or not scale[0] <= value <= scale[1]
     ):
         raise InputError(f"grade must be a whole number from {scale[0]} to {scale[1]}")
-    if (value is None) != unsure:
-        raise InputError("give a grade, or unsure, not both")
+    if value is None and not unsure:
+        raise InputError("give a grade, or unsure")
+    if value is not None and unsure:
+        raise InputError("give a grade or unsure, not both")
     if note is not None:
         if not isinstance(note, str) or len(note) > NOTE_MAX:
             raise InputError(f"note must be text of at most {NOTE_MAX} characters")
