@@ -20,7 +20,13 @@ DEFAULT_PORT = 8300
 
 @app.command("task")
 def task(
-    name: Annotated[str, typer.Argument(help="Task name (part of its URL).")],
+    name: Annotated[
+        str,
+        typer.Argument(
+            help="Task name, part of its URLs: ASCII letters, digits, '.', '_' and '-', "
+            "starting with a letter or digit."
+        ),
+    ],
     testset: Annotated[str, typer.Option("--testset", "-t", help="Test set the grades go to.")],
     from_run: Annotated[
         str | None,
@@ -31,8 +37,8 @@ def task(
         Path | None,
         typer.Option(
             "--pairs",
-            help="CSV of query_id,doc_id[,rank] to grade (e.g. `unjudged` output or `queries "
-            "--judge-csv`).",
+            help="CSV of query_id,doc_id[,rank] to grade, each pair once (e.g. `unjudged` "
+            "output or `queries --judge-csv`).",
         ),
     ] = None,
     scale: Annotated[
@@ -115,7 +121,7 @@ def invite(
     from urllib.parse import quote
 
     from evalplat.errors import InputError
-    from evalplat.inputs.validation import check_number
+    from evalplat.inputs.validation import CONTROL, check_number
     from evalplat.rating.tasks import ROLES, check_rater
     from evalplat.rating.tokens import new_csrf, new_token, token_hash
 
@@ -125,6 +131,10 @@ def invite(
     check_number(days, "--days", above=0, maximum=366)
     if not base_url.startswith(("http://", "https://")):
         raise InputError(f"--base-url must start with http:// or https://, got {base_url[:60]!r}")
+    if CONTROL.search(base_url) or any(c.isspace() for c in base_url):
+        raise InputError(
+            f"--base-url must hold no space or control character, got {base_url[:60]!r}"
+        )
     token = new_token()
     expires = datetime.now(UTC) + timedelta(days=days)
     open_store(db).add_rating_invite(task_name, rater, role, token_hash(token), new_csrf(), expires)

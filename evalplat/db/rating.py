@@ -9,7 +9,8 @@ and a copy of the database lets nobody in. ``csrf`` is the invite's anti-forgery
 back by the page in a header with every grade. A grade row is written as it is given; a grade
 of None with ``unsure`` set is the rater's "unsure", kept out of the test set when the task
 closes. A lead settles a pair the raters disagree on (``settled_grade``); a closed task names
-the test set version its grades became (``closed_version``).
+the test set version its grades became (``closed_version``). A task is ``open``, then
+``closing`` once its grades are read (it takes no more), then ``closed``.
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ from evalplat.db.schema import Base, ExternalId, Hash, Name, UTCDateTime
 from evalplat.db.schema import created_column as _created
 from evalplat.db.schema import id_column as _id
 
-TASK_STATES = ("open", "closed")
+# "closing": the grades were read and the task takes no more (evalplat.store.rating)
+TASK_STATES = ("open", "closing", "closed")
 INVITE_ROLES = ("rater", "lead")
 
 

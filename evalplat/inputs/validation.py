@@ -10,6 +10,8 @@ value                     rule
 ========================  ==============================================================
 query id, doc id          1 to 200 characters, no whitespace, no control characters
 test set / config name    1 to 200 characters, no control characters, no ``@``
+rating task name          1 to 200 ASCII letters, digits, ``.``, ``_``, ``-``; the first a
+                          letter or digit (it is part of URLs and a cookie's path as it is)
 config label              at most 200 characters, no control characters
 judgment source           at most 40 characters, no control characters
 query tag                 at most 200 characters, no control characters
@@ -56,6 +58,10 @@ ARROW_CONTROL = r"[\x00-\x1f\x7f-\x9f]"
 _ASCII_CONTROL = bytes([*range(0x20), 0x7F])
 _INTEGER = re.compile(r"[+-]?[0-9]+")
 DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+URL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+# a JSON string (its escapes included), whose brackets are text, not nesting
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
 
 Where = tuple[str | Path | None, int | None]
 
@@ -156,6 +162,18 @@ def check_name(
     return value
 
 
+def check_url_name(value: str, what: str) -> str:
+    """A name that is part of URLs and a cookie's path as it is written (a rating task's): no
+    character a URL or a cookie would need to encode, and never ``.`` or ``..``."""
+    check_name(value, what)
+    if not URL_NAME.fullmatch(value):
+        raise InputError(
+            f"{what} {shown(value)} may hold only ASCII letters, digits, '.', '_' and '-', "
+            "starting with a letter or digit (it is part of the task's URLs)"
+        )
+    return value
+
+
 def check_free_text(
     value: str, what: str, *, path: str | Path | None = None, line: int | None = None
 ) -> str:
@@ -183,6 +201,19 @@ def check_json_text(value: Any, what: str, *, path: str | Path | None = None) ->
     elif isinstance(value, float) and not math.isfinite(value):
         raise _fail(f"{what} holds {value}, which is not a finite number", path, None)
     return value
+
+
+def check_json_depth(text: str, what: str, maximum: int) -> str:
+    """JSON ``text`` whose arrays and objects nest at most ``maximum`` deep, counted before it
+    is parsed: Python's parser recurses once per level, and a body of nothing but ``[`` would
+    otherwise end in ``RecursionError``."""
+    depth = deepest = 0
+    for char in _NOT_BRACKET.sub("", _JSON_STRING.sub("", text)):
+        depth += 1 if char in "[{" else -1
+        deepest = max(deepest, depth)
+    if deepest > maximum:
+        raise InputError(f"{what} nests arrays and objects {deepest} deep (at most {maximum})")
+    return text
 
 
 def parse_grade(value: object, *, path: str | Path | None = None, line: int | None = None) -> int:

@@ -98,6 +98,14 @@ class JudgeSpec:
 Fail = Callable[[str, str | None], InputError]
 
 
+def judge_name_problem(name: str) -> str | None:
+    """What is wrong with ``name`` as a judge's name (its grades' source is ``llm:NAME``), or
+    None."""
+    if not name or len(name) > _NAME_LENGTH or not all(c.isalnum() or c in "-_." for c in name):
+        return f"judge name must be 1 to {_NAME_LENGTH} letters, digits, '-', '_' or '.'"
+    return None
+
+
 def read_judge(table: dict[str, Any], folder: Path, fail: Fail) -> JudgeSpec:
     """Validate one ``[[judges]]`` table; ``fail(problem, key)`` builds the error to raise
     (naming the file, the table and the key's line)."""
@@ -111,10 +119,9 @@ def read_judge(table: dict[str, Any], folder: Path, fail: Fail) -> JudgeSpec:
             raise fail(f'needs {key} = "..." (a non-empty string)', key)
         texts[key] = value
     name = texts["name"]
-    if len(name) > _NAME_LENGTH or not all(c.isalnum() or c in "-_." for c in name):
-        raise fail(
-            f"judge name must be at most {_NAME_LENGTH} letters, digits, '-', '_' or '.'", "name"
-        )
+    problem = judge_name_problem(name)
+    if problem is not None:
+        raise fail(problem, "name")
     problem = url_problem(texts["url"])
     if problem is not None:
         raise fail(problem, "url")

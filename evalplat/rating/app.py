@@ -18,6 +18,12 @@ and cannot send JSON, and a cross-site script that tries needs a CORS preflight 
 never grants; the value also stops a same-site sibling (another app on a subdomain, which
 ``SameSite`` lets through) that cannot read the page.
 
+**Bounded before authenticated.** Every route reads at most the bytes it needs, before any
+other check: a body whose ``Content-Length`` is above the largest any route takes is refused
+with 413 before routing (``BodyLimit``), and a route reading a body (``read_body``) refuses
+one declared or streamed past its own limit as soon as it is, so a chunked body is never held
+beyond the limit. A JSON body's nesting is counted before it is parsed (``json_body``).
+
 **Untrusted text.** Query and document text come from files and engines: the templates
 autoescape everything, and a strict Content-Security-Policy (scripts and styles from this
 server only, no inline script, no frames, no plugins) keeps a hostile document inert even if
@@ -29,12 +35,15 @@ from __future__ import annotations
 from collections.abc import MutableMapping
 from typing import TYPE_CHECKING, Any
 
+from evalplat.errors import InputError
+from evalplat.inputs.validation import check_json_depth
 from evalplat.rating.tokens import cookie_name, same_secret, token_hash
 
 if TYPE_CHECKING:
     import jinja2
     from starlette.applications import Starlette
     from starlette.requests import Request
+    from starlette.responses import Response
     from starlette.types import ASGIApp, Receive, Scope, Send
 
     from evalplat.store import Store
@@ -53,10 +62,86 @@ SECURITY_HEADERS = [
     (b"cache-control", b"no-store"),
 ]
 CSRF_HEADER = "x-evalplat-csrf"
+JSON_DEPTH_MAX = 8  # a grade is one flat object: anything deeper is not one
 
 
 class Forbidden(Exception):
     """Answered 403, with a page that says no more than that the link is not valid."""
+
+
+class BodyTooLarge(Exception):
+    """Answered 413: the request's body is larger than its route takes."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"the body is larger than {limit:,} bytes")
+        self.limit = limit
+
+
+def _declared_length(headers: Any) -> int | None:
+    """The ``Content-Length`` a request declares (the server has checked its syntax)."""
+    text = headers.get("content-length")
+    return int(text) if text is not None and text.isascii() and text.isdigit() else None
+
+
+async def read_body(request: Request, limit: int) -> bytes:
+    """The request's body, at most ``limit`` bytes: a larger one raises ``BodyTooLarge`` as
+    soon as its ``Content-Length`` says so, or as its chunks pass the limit, holding no more
+    than ``limit`` bytes and one chunk."""
+    declared = _declared_length(request.headers)
+    if declared is not None and declared > limit:
+        raise BodyTooLarge(limit)
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > limit:
+            raise BodyTooLarge(limit)
+    return bytes(body)
+
+
+async def json_body(request: Request, limit: int) -> Any:
+    """The request's JSON body (at most ``limit`` bytes, nested at most ``JSON_DEPTH_MAX``
+    deep); ``InputError`` when it is not JSON."""
+    import json
+
+    try:
+        text = (await read_body(request, limit)).decode("utf-8")
+        return json.loads(check_json_depth(text, "the body", JSON_DEPTH_MAX))
+    except ValueError:  # also a body that is not UTF-8
+        raise InputError("the body must be JSON") from None
+
+
+class BodyLimit:
+    """Refuses (413) a request whose ``Content-Length`` is above ``limit``, the largest body any
+    route takes, before it is routed; a route's own limit is ``read_body``'s."""
+
+    def __init__(self, app: ASGIApp, limit: int) -> None:
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            from starlette.datastructures import Headers
+
+            declared = _declared_length(Headers(scope=scope))
+            if declared is not None and declared > self.limit:
+                await _too_large(self.limit)(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+def too_large(_request: Request, error: Exception) -> Response:
+    return _too_large(error.limit if isinstance(error, BodyTooLarge) else 0)
+
+
+def _too_large(limit: int) -> Response:
+    from starlette.responses import JSONResponse
+
+    # the connection closes: the rest of the body is not read to find the next request
+    return JSONResponse(
+        {"error": f"the body is larger than {limit:,} bytes"},
+        status_code=413,
+        headers={"connection": "close"},
+    )
 
 
 class SecurityHeaders:
@@ -100,12 +185,16 @@ def create_app(store: Store) -> Starlette:
     from starlette.middleware import Middleware
 
     from evalplat.errors import NotFoundError
-    from evalplat.rating.routes import ROUTES, forbidden, not_found
+    from evalplat.rating.routes import BODY_MAX, ROUTES, forbidden, not_found
 
     app = Starlette(
         routes=ROUTES,
-        middleware=[Middleware(SecurityHeaders)],
-        exception_handlers={Forbidden: forbidden, NotFoundError: not_found},
+        middleware=[Middleware(SecurityHeaders), Middleware(BodyLimit, limit=BODY_MAX)],
+        exception_handlers={
+            Forbidden: forbidden,
+            NotFoundError: not_found,
+            BodyTooLarge: too_large,
+        },
     )
     app.state.store = store
     app.state.templates = templates()

@@ -4,7 +4,7 @@ GET  /tasks/T/enter/TOKEN          an invite link: a page naming the task and th
 POST /tasks/T/enter/TOKEN          its button (same origin, nonce): sets the task's cookie
 GET  /tasks/T/                     the rater's next ungraded pair (or "all done")
 GET  /tasks/T/pairs/ID             the rating screen for one pair
-POST /tasks/T/pairs/ID/grade       {"grade": 2 | null, "unsure": bool, "note": str}
+POST /tasks/T/pairs/ID/grade       {"grade": 2, "note": str} or {"grade": null, "unsure": true}
 GET  /tasks/T/progress             progress per rater, agreement (and the judge's)
 GET  /tasks/T/disagreements        a lead's list of pairs the raters disagree on
 POST /tasks/T/pairs/ID/settle      a lead's final grade {"grade": 2}
@@ -23,8 +23,16 @@ from starlette.routing import Route
 
 from evalplat.errors import InputError
 from evalplat.inputs.validation import check_free_text
-from evalplat.rating.app import Forbidden, check_csrf, rater_access, rater_state
+from evalplat.rating.app import (
+    Forbidden,
+    check_csrf,
+    json_body,
+    rater_access,
+    rater_state,
+    read_body,
+)
 from evalplat.rating.tokens import cookie_name, new_csrf, same_secret
+from evalplat.store.rating import RatingConflictError
 
 if TYPE_CHECKING:
     from starlette.requests import Request
@@ -33,6 +41,11 @@ if TYPE_CHECKING:
     from evalplat.store.rating import InviteInfo, RatingTaskInfo
 
 NOTE_MAX = 2000
+# the bodies the routes take: the enter form's nonce, and a grade with the longest note, each
+# of its characters escaped as a surrogate pair (12 bytes); BODY_MAX is the largest
+ENTER_BODY_MAX = 1000
+GRADE_BODY_MAX = 1000 + 12 * NOTE_MAX
+BODY_MAX = max(ENTER_BODY_MAX, GRADE_BODY_MAX)
 ENTER_COOKIE = "evalplat_enter"
 ENTER_SECONDS = 60 * 30  # the enter page's nonce: long enough to read the page and click
 STATIC = {"rate.js": "application/javascript", "rate.css": "text/css"}
@@ -78,9 +91,9 @@ async def enter_post(request: Request) -> Response:
     token = request.path_params["token"]
     if request.headers.get("sec-fetch-site", "same-origin") != "same-origin":
         raise Forbidden
+    body = await read_body(request, ENTER_BODY_MAX)
     kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
-    body = await request.body()
-    if kind != "application/x-www-form-urlencoded" or len(body) > 1000:
+    if kind != "application/x-www-form-urlencoded":
         raise Forbidden
     given = parse_qs(body.decode("ascii", "replace")).get("nonce", [None])[0]
     if not same_secret(given, request.cookies.get(ENTER_COOKIE, "")) or not given:
@@ -151,15 +164,15 @@ async def grade(request: Request) -> Response:
     task, invite = await run_in_threadpool(rater_access, request)
     check_csrf(request, invite)
     try:
-        body = await request.json()
-        value, unsure, note = _grade_body(body, task.scale)
+        value, unsure, note = _grade_body(await json_body(request, GRADE_BODY_MAX), task.scale)
         pair_id = _pair_id(request)
         await run_in_threadpool(
             store.record_rating_grade, task.name, pair_id, invite.rater, value, unsure, note
         )
-    except (InputError, ValueError) as error:
-        problem = getattr(error, "problem", None) or "the body must be JSON"
-        return JSONResponse({"error": problem}, status_code=400)
+    except RatingConflictError as error:
+        return JSONResponse({"error": error.problem}, status_code=409)
+    except InputError as error:
+        return JSONResponse({"error": error.problem}, status_code=400)
     judged = await run_in_threadpool(judge_grade, store, task, pair_id)
     return JSONResponse({"saved": True, "grade": value, "unsure": unsure, "judge_grade": judged})
 
@@ -171,14 +184,15 @@ async def settle(request: Request) -> Response:
     if invite.role != "lead":
         raise Forbidden
     try:
-        value, _, _ = _grade_body(await request.json(), task.scale)
+        value, _, _ = _grade_body(await json_body(request, GRADE_BODY_MAX), task.scale)
         if value is None:
             raise InputError("a settled pair needs a grade")
         pair_id = _pair_id(request)
         await run_in_threadpool(store.settle_rating_pair, task.name, pair_id, value, invite.rater)
-    except (InputError, ValueError) as error:
-        problem = getattr(error, "problem", None) or "the body must be JSON"
-        return JSONResponse({"error": problem}, status_code=400)
+    except RatingConflictError as error:
+        return JSONResponse({"error": error.problem}, status_code=409)
+    except InputError as error:
+        return JSONResponse({"error": error.problem}, status_code=400)
     return JSONResponse({"settled": True, "grade": value})
 
 
@@ -268,6 +282,8 @@ def _grade_body(body: Any, scale: tuple[int, int]) -> tuple[int | None, bool, st
         raise InputError(f"grade must be a whole number from {scale[0]} to {scale[1]}")
     if value is None and not unsure:
         raise InputError("give a grade, or unsure")
+    if value is not None and unsure:
+        raise InputError("give a grade or unsure, not both")
     if note is not None:
         if not isinstance(note, str) or len(note) > NOTE_MAX:
             raise InputError(f"note must be text of at most {NOTE_MAX} characters")

@@ -7,10 +7,12 @@ order, progress and agreement while it runs, and the test set version it becomes
 - **Assignment**: with ``raters_per_pair`` n, a rater's list is the pairs they graded plus the
   pairs fewer than n other raters have graded; a pair leaves the lists of the others once n
   raters graded it.
-- **Closing**: every grade (not the "unsure" ones) becomes a judgment whose ``source`` is the
-  rater's name, added to the test set's latest version as ``testset import --add`` does
-  (``evalplat.judging.review.add_judgments``), resolved by the task's grade rule. A pair a lead
-  settled goes in with the lead's grade alone (source ``lead:NAME``).
+- **Closing**: the task stops taking grades in the transaction that reads them (it is
+  ``closing`` until the version is stored, then ``closed``); every grade (not the "unsure"
+  ones) becomes a judgment whose ``source`` is the rater's name, added to the test set's latest
+  version as ``testset import --add`` does (``evalplat.judging.review.add_judgments``),
+  resolved by the task's grade rule. A pair a lead settled goes in with the lead's grade alone
+  (source ``lead:NAME``).
 """
 
 from __future__ import annotations
@@ -23,8 +25,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalplat.errors import InputError
-from evalplat.inputs.validation import check_number, check_source
-from evalplat.store.refs import check_name
+from evalplat.inputs.validation import check_free_text, check_number, check_source, check_url_name
+from evalplat.judging.spec import judge_name_problem
 from evalplat.testsets.raters import check_grade_rule, krippendorff_alpha, weighted_kappa
 
 if TYPE_CHECKING:
@@ -40,7 +42,8 @@ ROLES = ("rater", "lead")
 def parse_scale(text: str) -> tuple[int, int]:
     """``0-3`` → (0, 3): single digits, as grades are given with one key."""
     low, sep, high = text.partition("-")
-    if not sep or not (low.isdigit() and high.isdigit()) or len(low) != 1 or len(high) != 1:
+    digits = low + high
+    if not sep or not (digits.isascii() and digits.isdigit()) or len(low) != 1 or len(high) != 1:
         raise InputError(f"--scale must be LOW-HIGH with single digits (e.g. 0-3), got {text!r}")
     if int(low) >= int(high):
         raise InputError(f"--scale {text}: the lowest grade must be below the highest")
@@ -84,11 +87,12 @@ def create_task(
     """A task of the unjudged top ``k`` of ``run``, or of the pairs listed in ``pair_file``."""
     from evalplat.formats.pair_files import read_pair_list
 
-    check_name(name, "rating task")
-    if "/" in name:
-        raise InputError(f"rating task name {name!r} must not contain '/' (it is part of a URL)")
+    check_url_name(name, "rating task name")
     check_grade_rule(grade_rule)
+    if judge is not None and (problem := judge_name_problem(judge)) is not None:
+        raise InputError(f"--judge {judge[:40]!r}: {problem}")
     check_number(raters_per_pair, "--raters-per-pair", minimum=1, maximum=20)
+    bounds = None if scale is None else parse_scale(scale)
     if (run is None) == (pair_file is None):
         raise InputError("give the pairs with one of --from-run RUN or --pairs FILE")
     text = None
@@ -99,6 +103,7 @@ def create_task(
             text = decode_text(guidelines.read_bytes(), guidelines)
         except OSError as error:
             raise InputError(f"cannot read: {error.strerror}", path=guidelines) from None
+        check_free_text(text, "--guidelines", path=guidelines)
     run_id = None
     if pair_file is not None:
         pairs = read_pair_list(pair_file)
@@ -107,7 +112,8 @@ def create_task(
         pairs = store.unjudged(run_id, k)[["query_id", "doc_id", "rank"]]
         if pairs.empty:
             raise InputError(f"run {run_id} has no unjudged documents in its top {k}")
-    bounds = parse_scale(scale) if scale else scale_of(store.load_test_set(testset).judgments)
+    if bounds is None:
+        bounds = scale_of(store.load_test_set(testset).judgments)
     return store.create_rating_task(
         name,
         testset,
@@ -233,17 +239,19 @@ def judgments_of(grades: pd.DataFrame, pairs: pd.DataFrame, leads: dict[int, str
 
 def close_task(store: Store, name: str) -> ImportOutcome:
     """The task's grades as a new version of its test set (module doc); then the task is
-    closed. Closing again after a failure in between gives the same version (same content)."""
+    closed. The grades are read in the transaction that stops the task taking more
+    (``Store.take_rating_grades``), so every grade a rater was told was saved is in the
+    version. Closing again after a failure in between gives the same version (same content)."""
     from evalplat.judging.review import add_judgments
 
+    def judgments(pairs: pd.DataFrame, grades: pd.DataFrame, leads: dict[int, str]) -> Any:
+        added = judgments_of(grades, pairs, leads)
+        if added.empty:
+            raise InputError(f"rating task {name!r} has no grades yet: nothing to close into")
+        return added
+
+    added = store.take_rating_grades(name, judgments)
     task = store.rating_task(name)
-    if task.status != "open":
-        raise InputError(f"rating task {name!r} is already closed (version {task.closed_version})")
-    pairs = store.rating_pairs(name)
-    grades = store.rating_grades(name)
-    added = judgments_of(grades, pairs, store.rating_settlers(name))
-    if added.empty:
-        raise InputError(f"rating task {name!r} has no grades yet: nothing to close into")
     latest = store.test_set_version(task.test_set).version
     content = add_judgments(store.load_test_set(task.test_set), added, task.grade_rule)
     outcome = store.import_test_set(

@@ -4,13 +4,23 @@ A grade is one row per (pair, rater), replaced when the rater grades the pair ag
 committed before the answer goes back to the browser: a closed tab or a killed server loses
 nothing. How tasks are made, ordered and closed is ``evalplat.rating``; tables are
 ``evalplat.db.rating``.
+
+**Concurrent posts.** A grade's transaction holds the task's row shared and the pair's row
+exclusively (``SELECT ... FOR SHARE`` / ``FOR UPDATE`` on PostgreSQL; on SQLite every writer
+holds the database from its first statement, ``BEGIN IMMEDIATE``). Two posts of one pair
+therefore run one after the other: the second sees the first's row, so the task's raters per
+pair and one grade per rater and pair hold, and a post the pair has no room for is refused
+(``RatingConflictError``, answered 409) instead of failing on the unique key. Closing takes
+the task's row exclusively, so it waits for the grades in flight and every later post finds
+the task closing (:meth:`RatingMixin.take_rating_grades`): a grade answered "saved" is in the
+version the task closes into.
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from sqlalchemy import func, select, update
 
@@ -27,8 +37,17 @@ from evalplat.store.base import StoreBase, utcnow
 from evalplat.store.testsets import resolve_test_set_version
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     import pandas as pd
     from sqlalchemy.orm import Session
+
+T = TypeVar("T")
+
+
+class RatingConflictError(InputError):
+    """A grade or a settlement the task cannot take now: the task is closing or closed, or the
+    pair already has its raters. The rating app answers 409 with the message."""
 
 
 @dataclass(frozen=True)
@@ -191,23 +210,8 @@ class RatingMixin(StoreBase):
 
     def rating_pairs(self, task: str) -> pd.DataFrame:
         """``pair_id, query_id, doc_id, rank, settled_grade`` of the task, by pair id."""
-        import pandas as pd
-
         with self.session() as session:
-            task_id = _task(session, task).id
-            rows = session.execute(
-                select(
-                    RatingPair.id,
-                    RatingPair.query_id,
-                    RatingPair.doc_id,
-                    RatingPair.rank,
-                    RatingPair.settled_grade,
-                )
-                .where(RatingPair.task_id == task_id)
-                .order_by(RatingPair.id)
-            ).all()
-        columns = ["pair_id", "query_id", "doc_id", "rank", "settled_grade"]
-        return pd.DataFrame([tuple(r) for r in rows], columns=columns)
+            return _pairs_frame(session, _task(session, task).id)
 
     def rating_grades(self, task: str) -> pd.DataFrame:
         """``pair_id, query_id, doc_id, rater, grade, unsure, note`` of every grade given."""
@@ -219,19 +223,21 @@ class RatingMixin(StoreBase):
     def record_rating_grade(
         self, task: str, pair_id: int, rater: str, grade: int | None, unsure: bool, note: str | None
     ) -> None:
-        """Store ``rater``'s grade of the pair (replacing theirs), committed on return."""
+        """Store ``rater``'s grade of the pair (replacing theirs), committed on return; a task
+        not open, or a pair with its raters, raises ``RatingConflictError`` (module doc)."""
         with self.session(write=True) as session:
             row = _open_task(session, task)
-            pair = session.get(RatingPair, pair_id)
-            if pair is None or pair.task_id != row.id:
-                raise NotFoundError(f"pair {pair_id} is not in rating task {task!r}")
+            pair = _locked_pair(session, row, task, pair_id)
             existing = session.scalar(
                 select(RatingGrade).where(
                     RatingGrade.pair_id == pair_id, RatingGrade.rater == rater
                 )
             )
-            if existing is None and _raters_of(session, pair_id) >= row.raters_per_pair:
-                raise InputError(f"pair {pair_id} already has its {row.raters_per_pair} rater(s)")
+            if existing is None and _raters_of(session, pair.id) >= row.raters_per_pair:
+                raise RatingConflictError(
+                    f"pair {pair_id} already has its {row.raters_per_pair} rater(s): "
+                    "go on to the next pair"
+                )
             if existing is None:
                 existing = RatingGrade(pair_id=pair_id, rater=rater)
                 session.add(existing)
@@ -241,22 +247,30 @@ class RatingMixin(StoreBase):
     def settle_rating_pair(self, task: str, pair_id: int, grade: int, lead: str) -> None:
         """The lead's final grade of a pair the raters disagree on."""
         with self.session(write=True) as session:
-            row = _open_task(session, task)
-            pair = session.get(RatingPair, pair_id)
-            if pair is None or pair.task_id != row.id:
-                raise NotFoundError(f"pair {pair_id} is not in rating task {task!r}")
+            pair = _locked_pair(session, _open_task(session, task), task, pair_id)
             pair.settled_grade, pair.settled_by = grade, lead
 
-    def rating_settlers(self, task: str) -> dict[int, str]:
-        """pair id → the lead who settled it."""
-        with self.session() as session:
-            task_id = _task(session, task).id
-            rows = session.execute(
-                select(RatingPair.id, RatingPair.settled_by).where(
-                    RatingPair.task_id == task_id, RatingPair.settled_by.is_not(None)
+    def take_rating_grades(
+        self, task: str, judgments: Callable[[pd.DataFrame, pd.DataFrame, dict[int, str]], T]
+    ) -> T:
+        """Begin closing ``task``: in one transaction holding the task's row, read its pairs,
+        grades and settlers, give them to ``judgments`` (which may refuse them by raising), and
+        mark the task ``closing``, so that no grade is taken after the ones read; its result is
+        returned. A task left ``closing`` by a failure is read again the same way; a closed one
+        is refused."""
+        from evalplat.store.rating_views import grades_frame
+
+        with self.session(write=True) as session:
+            row = _task(session, task, lock=True)
+            if row.status == "closed":
+                raise InputError(
+                    f"rating task {task!r} is already closed (version {row.closed_version})"
                 )
-            ).all()
-        return {int(p): str(lead) for p, lead in rows}
+            pairs = _pairs_frame(session, row.id)
+            grades = grades_frame(session, row.id)
+            result = judgments(pairs, grades, _settlers(session, row.id))
+            row.status = "closing"
+            return result
 
     def rating_raters(self, task: str) -> list[str]:
         """Every name invited to the task as a rater (revoked or not)."""
@@ -271,15 +285,41 @@ class RatingMixin(StoreBase):
 
     def mark_rating_task_closed(self, task: str, version: int) -> None:
         with self.session(write=True) as session:
-            row = _task(session, task)
+            row = _task(session, task, lock=True)
             row.status, row.closed_at, row.closed_version = "closed", utcnow(), version
 
 
-def _task(session: Session, name: str) -> RatingTask:
-    task = session.scalar(select(RatingTask).where(RatingTask.name == name))
+def _task(session: Session, name: str, *, lock: bool = False, share: bool = False) -> RatingTask:
+    """The task named ``name``; with ``lock`` its row held until the transaction ends (with
+    ``share``, shared with other sharers: the grades posted at once)."""
+    query = select(RatingTask).where(RatingTask.name == name)
+    if lock or share:
+        query = query.with_for_update(read=share).execution_options(populate_existing=True)
+    task = session.scalar(query)
     if task is None:
         raise NotFoundError(f"no rating task named {name!r}")
     return task
+
+
+def _open_task(session: Session, name: str) -> RatingTask:
+    """The task, held shared until the transaction ends (closing waits for it); a task that
+    is closing or closed raises ``RatingConflictError``."""
+    task = _task(session, name, share=True)
+    if task.status != "open":
+        raise RatingConflictError(f"rating task {name!r} is {task.status}: it takes no more grades")
+    return task
+
+
+def _locked_pair(session: Session, task: RatingTask, name: str, pair_id: int) -> RatingPair:
+    """The task's pair ``pair_id``, its row held until the transaction ends."""
+    pair = session.scalar(
+        select(RatingPair)
+        .where(RatingPair.id == pair_id, RatingPair.task_id == task.id)
+        .with_for_update()
+    )
+    if pair is None:
+        raise NotFoundError(f"pair {pair_id} is not in rating task {name!r}")
+    return pair
 
 
 def _raters_of(session: Session, pair_id: int) -> int:
@@ -289,11 +329,31 @@ def _raters_of(session: Session, pair_id: int) -> int:
     return int(counted or 0)
 
 
-def _open_task(session: Session, name: str) -> RatingTask:
-    task = _task(session, name)
-    if task.status != "open":
-        raise InputError(f"rating task {name!r} is closed: its grades are a test set version")
-    return task
+def _pairs_frame(session: Session, task_id: int) -> pd.DataFrame:
+    import pandas as pd
+
+    rows = session.execute(
+        select(
+            RatingPair.id,
+            RatingPair.query_id,
+            RatingPair.doc_id,
+            RatingPair.rank,
+            RatingPair.settled_grade,
+        )
+        .where(RatingPair.task_id == task_id)
+        .order_by(RatingPair.id)
+    ).all()
+    columns = ["pair_id", "query_id", "doc_id", "rank", "settled_grade"]
+    return pd.DataFrame([tuple(r) for r in rows], columns=columns)
+
+
+def _settlers(session: Session, task_id: int) -> dict[int, str]:
+    rows = session.execute(
+        select(RatingPair.id, RatingPair.settled_by).where(
+            RatingPair.task_id == task_id, RatingPair.settled_by.is_not(None)
+        )
+    ).all()
+    return {int(p): str(lead) for p, lead in rows}
 
 
 def _task_info(session: Session, task: RatingTask) -> RatingTaskInfo:

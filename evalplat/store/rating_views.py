@@ -81,11 +81,12 @@ class RatingViewsMixin(StoreBase):
 
     def rating_access(self, task: str, token_hash: str) -> tuple[RatingTaskInfo, InviteInfo] | None:
         """The task and the live invite holding ``token_hash``, in one query (no pairs, no
-        grades): what a grade post needs; None as for :meth:`rating_state`."""
+        grades): what a grade post needs; None as for :meth:`rating_state`, except that a task
+        closing or closed is returned (the post is told so, not refused as a stranger)."""
         from evalplat.store.rating import InviteInfo, task_info
 
         with self.session() as session:
-            live = _live_invite(session, task, token_hash)
+            live = _live_invite(session, task, token_hash, open_only=False)
         if live is None:
             return None
         found, invite, test_set = live
@@ -207,10 +208,11 @@ def _text(value: Any) -> str:
 
 
 def _live_invite(
-    session: Session, task: str, token_hash: str
+    session: Session, task: str, token_hash: str, *, open_only: bool = True
 ) -> tuple[RatingTask, RatingInvite, str] | None:
     """The task and its invite holding ``token_hash`` with the task's test set, in one query;
-    None when there is no such invite, or it is revoked or expired, or the task is closed."""
+    None when there is no such invite, or it is revoked or expired, or (``open_only``) the task
+    is not open."""
     row = session.execute(
         select(RatingTask, RatingInvite, TestSet.name)
         .join(RatingInvite, RatingInvite.task_id == RatingTask.id)
@@ -222,6 +224,6 @@ def _live_invite(
     found, invite, test_set = row
     if invite.revoked_at is not None or invite.expires_at <= utcnow():
         return None
-    if found.status != "open":
+    if open_only and found.status != "open":
         return None
     return found, invite, test_set

@@ -45,7 +45,13 @@ OPTIONS: list[tuple[tuple[str, ...], str, list[str]]] = [
      ["x", "0.3,0.1", "nan,1", "inf", "-1,0.5", "0.1,,0.2", "\u0661"]),
     (("rate", "task", "x", "-t", "t", "--from-run", "A"), "--k", [*WHOLE, "100001"]),
     (("rate", "task", "x", "-t", "t", "--from-run", "A"), "--raters-per-pair", [*WHOLE, "21"]),
+    (("rate", "task", "x", "-t", "t", "--from-run", "A"), "--scale",
+     ["\u0660-\u0663", "\u00b2-\u00b3", "3-1", "0-10", "x", "", "-"]),
+    (("rate", "task", "x", "-t", "t", "--from-run", "A"), "--judge",
+     ["", "j" * 37, "gpt\x1b[2J", "a b", "llm:x"]),
     (("rate", "invite", "x", "ana"), "--days", [*NOT_A_NUMBER, "0", "-1", "367"]),
+    (("rate", "invite", "x", "ana"), "--base-url",
+     ["https://x.org\nSet-Cookie: a=b", "https://x .org", "ftp://x", "https://x\x00"]),
     # only values refused before the server starts: an accepted port would serve for ever
     (("rate", "serve"), "--port", ["x", "", "nan", "1.5", "-1", "0", "65536", HUGE_INT]),
 ]  # fmt: skip

@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
+
+import httpx
 
 from evalplat.rating.app import create_app
 from evalplat.store import Store
+
+from ..alerts.servers import free_port
 
 
 @contextmanager
@@ -36,6 +44,39 @@ def rating_server(url: str, root_path: str = "") -> Iterator[str]:
         finally:
             server.should_exit = True
             thread.join(timeout=10)
+
+
+@dataclass
+class ServedProcess:
+    base: str  # the server's base URL
+    pid: int
+    stderr: str = ""  # what it wrote, once stopped
+
+
+@contextmanager
+def rating_process(url: str, *options: str) -> Iterator[ServedProcess]:
+    """``evalplat rate serve`` as a process of its own over the database at ``url``."""
+    port = free_port()
+    env = {**os.environ, "EVALPLAT_DATABASE_URL": url}
+    server = subprocess.Popen(
+        [sys.executable, "-m", "evalplat", "rate", "serve", "--port", str(port), *options],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    served = ServedProcess(f"http://127.0.0.1:{port}", server.pid)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                httpx.get(f"{served.base}/static/rate.css")
+                break
+            except httpx.TransportError:
+                if time.monotonic() > deadline or server.poll() is not None:
+                    raise
+                time.sleep(0.2)
+        yield served
+    finally:
+        server.terminate()
+        served.stderr = server.communicate(timeout=20)[1].decode()
 
 
 def open_invite(page: Any, link: str) -> None:

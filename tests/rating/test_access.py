@@ -88,6 +88,9 @@ def test_a_grade_needs_the_anti_forgery_header_and_json(
         assert form.status_code == 403
         bad = client.post(url, json={"grade": 7}, headers={"X-Evalplat-CSRF": csrf})
         assert bad.status_code == 400 and "0 to 2" in bad.json()["error"]
+        both = client.post(url, json={"grade": 1, "unsure": True},
+                           headers={"X-Evalplat-CSRF": csrf})  # fmt: skip
+        assert both.status_code == 400 and "not both" in both.json()["error"]
         with Store.open(world.url) as store:
             assert store.rating_grades("t").empty
         ok = client.post(url, json={"grade": 2, "note": "on topic"},

@@ -4,19 +4,17 @@ the database untouched, and ``rate serve`` as a real process; on SQLite and Post
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from evalplat.store import Store
 
-from ..alerts.servers import free_port
+from .servers import rating_process, rating_server
+from .test_access import enter
 from .world import UNJUDGED, RateWorld
 
 
@@ -85,7 +83,7 @@ def test_bad_input_is_one_line_exit_2_and_nothing_written(
         (("rate", "task", "t", "-t", "small", "--from-run", str(world.run), "--scale", "3-1"),
          "--scale"),
         (("rate", "task", "t", "-t", "small"), "one of --from-run RUN or --pairs FILE"),
-        (("rate", "task", "t/x", "-t", "small", "--pairs", str(bad)), "must not contain '/'"),
+        (("rate", "task", "t/x", "-t", "small", "--pairs", str(bad)), "may hold only ASCII"),
         (("rate", "task", "t", "-t", "small", "--from-run", str(world.run), "--grades", "best"),
          "grade rule"),
         (("rate", "invite", "nosuch", "ana"), "no rating task named 'nosuch'"),
@@ -104,6 +102,10 @@ def test_bad_input_is_one_line_exit_2_and_nothing_written(
         (("rate", "invite", "t", "ana", "--role", "boss"), "--role"),
         (("rate", "invite", "t", "ana", "--days", "0"), "--days"),
         (("rate", "invite", "t", "ana", "--base-url", "ftp://x"), "--base-url"),
+        (
+            ("rate", "invite", "t", "ana", "--base-url", "https://x.org\nSet-Cookie: a=b"),
+            "--base-url must hold no space",
+        ),
         (("rate", "task", "t", "-t", "small", "--from-run", str(world.run)), "already exists"),
         (("rate", "serve", "--port", "70000"), "--port"),
         (("rate", "serve", "--root-path", "rate/"), "--root-path"),
@@ -115,27 +117,79 @@ def test_bad_input_is_one_line_exit_2_and_nothing_written(
         assert store.rating_raters("t") == []
 
 
+@pytest.mark.parametrize(
+    "name", ["task one", "ünï", "a;b", "a?b", "a#b", "a%2Fb", "..", ".hidden", "名前", "a\tb", ""]
+)
+def test_a_task_name_the_app_cannot_serve_is_refused(
+    cli: Callable[..., Any], world: RateWorld, name: str
+) -> None:
+    result = cli("rate", "task", name, "-t", "small", "--from-run", str(world.run),
+                 "--db", world.url)  # fmt: skip
+    assert result.exit_code == 2, result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert "rating task name" in result.stderr
+    with Store.open(world.url) as store:
+        assert store.rating_tasks() == []
+
+
+def test_a_task_name_the_rule_allows_is_served(
+    cli: Callable[..., Any], world: RateWorld, invite: Callable[..., str]
+) -> None:
+    name = "Unjudged-04.12_a"
+    made = cli("rate", "task", name, "-t", "small", "--from-run", str(world.run),
+               "--db", world.url)  # fmt: skip
+    assert made.exit_code == 0, made.stderr
+    with rating_server(world.url) as base, httpx.Client() as client:
+        link = invite(name, "ana", base)
+        assert link.startswith(f"{base}/tasks/{name}/enter/")
+        grade_url, _ = enter(client, link)
+        assert httpx.URL(grade_url).path.startswith(f"/tasks/{name}/pairs/")
+        assert client.get(f"{base}/tasks/{name}/progress").status_code == 200
+
+
+def test_pairs_files_and_options_past_the_contract_are_refused_with_one_line(
+    cli: Callable[..., Any], world: RateWorld, tmp_path: Path
+) -> None:
+    def pairs(name: str, text: str) -> str:
+        (tmp_path / name).write_text(text)
+        return str(tmp_path / name)
+
+    huge_rank = pairs("rank.csv", f"query_id,doc_id,rank\nq1,q1-d5,{2**63}\n")
+    digits = pairs("digits.csv", "query_id,doc_id,rank\nq1,q1-d5,1\nq1,q1-d4," + "9" * 5000)
+    wide = pairs("wide.csv", "query_id,doc_id\nq1,q1-d5\nq2," + "d" * 200_000 + "\n")
+    twice = pairs("twice.csv", "query_id,doc_id\nq1,q1-d5\nq2,q2-d4\nq1,q1-d5\n")
+    header = pairs("header.csv", "query_id,doc_id,doc_id\nq1,q1-d5,q1-d5\n")
+    nul = tmp_path / "guide.md"
+    nul.write_bytes(b"# Grading\n\x00\n")
+    good = pairs("good.csv", "query_id,doc_id\nq1,q1-d5\n")
+    task = ("rate", "task", "t", "-t", "small")
+    cases = [
+        ((*task, "--pairs", huge_rank), f"{huge_rank} line 2: rank"),
+        ((*task, "--pairs", digits), f"{digits} line 3: rank '99999"),
+        ((*task, "--pairs", wide), f"{wide} line 3: not CSV"),
+        ((*task, "--pairs", twice), f"{twice} line 4: pair (q1, q1-d5) is listed twice (first "
+         "on line 2)"),
+        ((*task, "--pairs", header), f"{header} line 1: column 'doc_id' is named twice"),
+        ((*task, "--pairs", good, "--judge", ""), "--judge '': judge name must be"),
+        ((*task, "--pairs", good, "--judge", "j" * 41), "judge name must be 1 to 36"),
+        ((*task, "--pairs", good, "--judge", "gpt\x1b[2J"), "judge name must be"),
+        ((*task, "--pairs", good, "--guidelines", str(nul)), f"{nul}: --guidelines contains a NUL"),
+        ((*task, "--pairs", good, "--scale", "\u0660-\u0663"), "--scale must be LOW-HIGH"),
+        ((*task, "--pairs", good, "--scale", "\u00b2-\u00b3"), "--scale must be LOW-HIGH"),
+    ]  # fmt: skip
+    for args, problem in cases:
+        result = cli(*args, "--db", world.url)
+        assert result.exit_code == 2, (args, result.stderr)
+        assert problem in result.stderr and len(result.stderr.strip().splitlines()) == 1, (
+            args, result.stderr)  # fmt: skip
+    with Store.open(world.url) as store:
+        assert store.rating_tasks() == []
+        assert store.test_set_version("small").version == 1
+
+
 def test_rate_serve_answers_on_the_given_port(world: RateWorld) -> None:
-    port = free_port()
-    env = {**os.environ, "EVALPLAT_DATABASE_URL": world.url}
-    server = subprocess.Popen(
-        [sys.executable, "-m", "evalplat", "rate", "serve", "--port", str(port),
-         "--root-path", "/rate"],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-    )  # fmt: skip
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                answer = httpx.get(f"http://127.0.0.1:{port}/tasks/any/")
-                break
-            except httpx.TransportError:
-                if time.monotonic() > deadline or server.poll() is not None:
-                    raise
-                time.sleep(0.2)
+    with rating_process(world.url, "--root-path", "/rate") as served:
+        answer = httpx.get(f"{served.base}/tasks/any/")
         assert answer.status_code == 403
         assert "default-src 'none'" in answer.headers["content-security-policy"]
-    finally:
-        server.terminate()
-        _, stderr = server.communicate(timeout=20)
-    assert f"serving rating tasks on http://127.0.0.1:{port}/rate/" in stderr.decode()
+    assert f"serving rating tasks on {served.base}/rate/" in served.stderr

@@ -75,7 +75,7 @@ def test_pairs_go_to_as_many_raters_as_asked_and_a_lead_settles_a_disagreement(
                 posted = client.post(url, json={"grade": grade}, headers={"X-Evalplat-CSRF": csrf})
                 listed = client.get(f"{base}/tasks/t/pairs/{first}")
                 if rater == "cy":  # two raters took the pair: it is on nobody else's list
-                    assert posted.status_code == 400 and "already has its 2" in posted.text
+                    assert posted.status_code == 409 and "already has its 2" in posted.text
                     assert listed.status_code == 303
                 else:
                     assert (posted.status_code, listed.status_code) == (200, 200), rater
