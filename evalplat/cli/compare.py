@@ -352,7 +352,6 @@ def history_command(
             ]
         )
         return
-    from rich.markup import escape
     from rich.table import Table
 
     from evalplat.cli.common import table_console
@@ -360,7 +359,7 @@ def history_command(
     table = Table("run", "started", "status", "config", "test set",
                   "window" if online else "judgments", name)  # fmt: skip
     for tag in wanted:
-        table.add_column(escape(f"{name} [{tag}]"))
+        table.add_column(f"{name} [{tag}]")
     table.add_column("verdict")
     previous: dict[str, int | None] = {}
     for p in points:
@@ -387,7 +386,7 @@ def history_command(
     console.print(
         ("* baseline · one row per UTC day of the log, its sessions' mean" if online else
          "* baseline · ◆ new judgments: not comparable with the rows above")
-        + (escape(" · [tag]: over the queries carrying that tag") if wanted else ""),
+        + (" · [tag]: over the queries carrying that tag" if wanted else ""),
         highlight=False,
     )  # fmt: skip
 

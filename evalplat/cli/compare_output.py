@@ -32,14 +32,13 @@ def print_comparison(result: ComparisonResult) -> None:
             else f"\ntest set  {result.test_set}, {result.size_text()}"
         )
         + (", weighted by query weight" if result.weighted else ""),
-        markup=False,
         highlight=False,
     )
     if result.changes is not None:
-        console.print(_changes_text(result.changes), markup=False, highlight=False)
+        console.print(_changes_text(result.changes), highlight=False)
     if result.facts:
         lines = [fact.line() for fact in result.facts]
-        console.print("facts     " + "\n          ".join(lines), markup=False, highlight=False)
+        console.print("facts     " + "\n          ".join(lines), highlight=False)
     # two arms' sessions pair nothing (no wins/ties/losses) and hold no judgments
     paired = ("w/t/l", "judged") if not result.online else ()
     table = Table("metric", "baseline", "candidate", "delta", "95% CI", "p (Holm)", *paired,
@@ -74,20 +73,20 @@ def print_comparison(result: ComparisonResult) -> None:
             highlight=False,
         )
     for s in result.segment_regressions:
-        console.print(f"{s.metric} regressed in segment {s.segment}", markup=False)
+        console.print(f"{s.metric} regressed in segment {s.segment}")
     for m in result.regressions:
         movers = result.movers.get(m.metric)
         if movers is None:  # an online measure: sessions of two arms pair no queries
-            console.print(f"{m.metric} regressed", markup=False)
+            console.print(f"{m.metric} regressed")
             continue
         listed = ", ".join(f"{q.query_id} ({q.delta:+.3f})" for q in movers.worse[:5])
-        console.print(f"{m.metric} regressed; worst queries: {listed}", markup=False)
+        console.print(f"{m.metric} regressed; worst queries: {listed}")
     for line in needs_judgments_lines(result):
-        console.print(line, markup=False, highlight=False)
+        console.print(line, highlight=False)
     for line in model_grade_lines(result):
-        console.print(line, markup=False, highlight=False)
+        console.print(line, highlight=False)
     for line in gating_lines(result):
-        console.print(line, markup=False, highlight=False)
+        console.print(line, highlight=False)
     console.print(f"verdict: {result.verdict} (comparison {result.id})", highlight=False)
 
 
