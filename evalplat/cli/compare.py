@@ -269,6 +269,8 @@ def unjudged_command(
 ) -> None:
     """Top-k documents of a run without judgments, as CSV for annotators: each with its
     title and the start of its text (from the test set's documents, else the hit's fields)."""
+    from evalplat.metrics.numbers import counted
+
     store = open_store(db)
     run_id = store.resolve_run(run)
     frame = store.unjudged(run_id, k)
@@ -277,7 +279,8 @@ def unjudged_command(
         return
     frame.to_csv(sys.stdout, index=False)
     echo_err(
-        f"{len(frame)} unjudged documents in the top {k} of {frame['query_id'].nunique()} queries"
+        f"{counted(len(frame), 'unjudged document')} in the top {k} of "
+        f"{counted(frame['query_id'].nunique(), 'query')}"
         f" of run {run_id}{run_ref_note(run)}"
     )
 

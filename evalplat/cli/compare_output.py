@@ -136,6 +136,8 @@ def _changes_text(changes: Changes) -> str:
 
 def needs_judgments_lines(result: ComparisonResult) -> list[str]:
     """Why each gated metric needs judgments, and the command that exports the documents."""
+    from evalplat.metrics.numbers import counted
+
     lines = []
     for m in result.needing_judgments:
         k = m.bound_depth or 10
@@ -146,8 +148,8 @@ def needs_judgments_lines(result: ComparisonResult) -> list[str]:
                 f"({m.bound_verdict})"
             )  # fmt: skip
             why = (
-                f"{m.unjudged} unjudged documents in the candidate's top {k} "
-                f"of {m.unjudged_queries} queries{bound}"
+                f"{counted(m.unjudged, 'unjudged document')} in the candidate's top {k} "
+                f"of {counted(m.unjudged_queries or 0, 'query')}{bound}"
             )
         else:
             why = "the candidate's judged coverage fell"
@@ -176,7 +178,7 @@ def write_junit(
     from evalplat.alerts.junit import clean_tree
     from evalplat.comparison.explain import gating
     from evalplat.comparison.explain import why as why_text
-    from evalplat.metrics.numbers import delta_text, p_text, value_text
+    from evalplat.metrics.numbers import counted, delta_text, p_text, value_text
 
     family = gating(result)["family"]
 
@@ -227,7 +229,7 @@ def write_junit(
         case = ET.SubElement(suite, "testcase", classname=f"evalplat.{result.test_set}",
                              name=f"{s.metric} [segment {s.segment}]")  # fmt: skip
         summary = (
-            f"{s.metric} on segment {s.segment} ({s.queries} queries): "
+            f"{s.metric} on segment {s.segment} ({counted(s.queries, 'query')}): "
             f"{value_text(s.baseline, s.metric)} -> {value_text(s.candidate, s.metric)} (delta "
             f"{delta_text(s.delta, s.metric)}, p={p_text(s.p_value)}, corrected "
             f"{p_text(s.p_corrected)}, {s.test}): {s.verdict}"

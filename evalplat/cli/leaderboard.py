@@ -162,7 +162,7 @@ def print_leaderboard(board: Leaderboard) -> None:
     from rich.table import Table
 
     from evalplat.cli.common import table_console
-    from evalplat.metrics.numbers import delta_text, p_text, value_text
+    from evalplat.metrics.numbers import counted, delta_text, p_text, value_text
 
     console = table_console()
     options = board.options
@@ -185,12 +185,13 @@ def print_leaderboard(board: Leaderboard) -> None:
             )  # fmt: skip
         console.print(table)
     console.print(
-        f"{len(board.runs)} runs on {board.test_set or 'one test set'}, {board.queries} queries"
+        f"{counted(len(board.runs), 'run')} on {board.test_set or 'one test set'}, "
+        f"{counted(board.queries, 'query')}"
         f"{', weighted' if board.weighted else ''}; baseline {board.baseline}. "
         f"Runs sharing a letter are not shown to differ (randomized Tukey HSD, {options.draws} "
         f"permutations, alpha {options.alpha / 2:g} per metric); verdicts: paired randomization "
-        f"test, {options.permutations} permutations, Holm over {board.tests} tests, alpha "
-        f"{options.alpha / 2:g}. Family-wise level of everything shown on a metric: "
+        f"test, {options.permutations} permutations, Holm over {counted(board.tests, 'test')}, "
+        f"alpha {options.alpha / 2:g}. Family-wise level of everything shown on a metric: "
         f"{options.alpha:g}; seed {options.seed}.",
         highlight=False,
     )

@@ -23,6 +23,7 @@ from evalplat.db.rating import (
     RatingTask,
 )
 from evalplat.errors import InputError, NotFoundError
+from evalplat.metrics.numbers import counted
 from evalplat.store.base import StoreBase, utcnow
 from evalplat.store.testsets import resolve_test_set_version
 
@@ -231,7 +232,8 @@ class RatingMixin(StoreBase):
                 )
             )
             if existing is None and _raters_of(session, pair_id) >= row.raters_per_pair:
-                raise InputError(f"pair {pair_id} already has its {row.raters_per_pair} rater(s)")
+                raters = counted(row.raters_per_pair, "rater")
+                raise InputError(f"pair {pair_id} already has its {raters}")
             if existing is None:
                 existing = RatingGrade(pair_id=pair_id, rater=rater)
                 session.add(existing)

@@ -139,7 +139,7 @@ def test_test_uses_a_channel_of_the_project_file_by_name_or_type(
 def test_test_exits_3_when_the_channel_cannot_be_reached(cli: Cli) -> None:
     failed = cli("alerts", "test", "--url", dead_url(), "--attempts", "1")
     assert failed.exit_code == 3
-    assert "could not deliver to webhook after 1 attempt(s): could not reach" in failed.stderr
+    assert "could not deliver to webhook after 1 attempt: could not reach" in failed.stderr
 
 
 def test_test_without_a_channel_or_url_says_what_to_give(cli: Cli) -> None:
