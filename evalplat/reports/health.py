@@ -19,8 +19,9 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from evalplat.comparison.query_health import records
+from evalplat.inputs.natural_order import natural_key
 from evalplat.metrics.numbers import counted
-from evalplat.reports.data import Column, QueryTable, natural_key
+from evalplat.reports.data import Column, QueryTable
 
 if TYPE_CHECKING:
     from evalplat.comparison.query_health import QueryHealth
