@@ -147,7 +147,7 @@ class AlertMessage:
             ("Run facts", "; ".join(fact_line(f) for f in self.run_facts) or None),
             ("Decided with", self.model_grades),
             ("p-value", None if self.p_value is None else p_value_text(self.p_value, self.test)),
-            ("Runs", self.runs_text()),
+            self.runs_fact(),
             ("Next", self.next_step()),
             ("Report", self.report),
         ]
@@ -159,12 +159,16 @@ class AlertMessage:
             return None
         return f"evalplat unjudged {self.candidate_run}  (documents to judge)"
 
-    def runs_text(self) -> str | None:
-        if self.baseline_run is None and self.candidate_run is None:
-            return None
-        left = "?" if self.baseline_run is None else str(self.baseline_run)
-        right = "?" if self.candidate_run is None else str(self.candidate_run)
-        return f"baseline run {left}, candidate run {right}"
+    def runs_fact(self) -> tuple[str, str | None]:
+        """The runs the event is about: ``Runs: baseline run 3, candidate run 9`` for a
+        comparison; ``Run: 9`` for an event of one run (a target, a drift, a failed run), which
+        has no baseline to name; ``Baseline run: 3`` when only that side is known."""
+        base, cand = self.baseline_run, self.candidate_run
+        if base is not None and cand is not None:
+            return "Runs", f"baseline run {base}, candidate run {cand}"
+        if cand is not None:
+            return "Run", str(cand)
+        return "Baseline run", None if base is None else str(base)
 
     def query_lines(self) -> list[str]:
         """One line per shown worst query: ``q12  0.8000 → 0.2000 (-0.6000)  boundary layer``."""

@@ -21,20 +21,23 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from evalplat.alerts.message import AlertMessage
+from evalplat.metrics.numbers import counted
 
-# Words for the title's counts, per (kind, event).
+# Words for the title's counts, per (kind, event): one of them, several of them. A retired
+# alert of any kind counts as "retired".
 _COUNT_WORDS = {
-    ("regression", "opened"): "regression opened",
-    ("regression", "resolved"): "regression resolved",
-    ("needs_judgments", "opened"): "needs judgments",
-    ("needs_judgments", "resolved"): "judged again",
-    ("operational", "opened"): "run failed",
-    ("operational", "resolved"): "recovered",
-    ("target", "opened"): "target missed",
-    ("target", "resolved"): "target met",
-    ("drift", "opened"): "drift",
-    ("drift", "resolved"): "drift ended",
+    ("regression", "opened"): ("regression opened", "regressions opened"),
+    ("regression", "resolved"): ("regression resolved", "regressions resolved"),
+    ("needs_judgments", "opened"): ("needs judgments", "need judgments"),
+    ("needs_judgments", "resolved"): ("judged again", "judged again"),
+    ("operational", "opened"): ("run failed", "runs failed"),
+    ("operational", "resolved"): ("recovered", "recovered"),
+    ("target", "opened"): ("target missed", "targets missed"),
+    ("target", "resolved"): ("target met", "targets met"),
+    ("drift", "opened"): ("drift", "drifts"),
+    ("drift", "resolved"): ("drift ended", "drifts ended"),
 }
+_RETIRED = ("retired", "retired")
 
 
 @dataclass(frozen=True)
@@ -73,8 +76,10 @@ class Notice:
     def title(self) -> str:
         if len(self.entries) == 1:
             return self.entries[0].title()
-        counts = Counter((m.kind, m.event) for m in self.entries)
-        parts = [f"{count} {_count_words(kind, event)}" for (kind, event), count in counts.items()]
+        # counted per wording, in the order each first happened: retired alerts of several
+        # kinds are one count
+        counts = Counter(_count_words(m.kind, m.event) for m in self.entries)
+        parts = [counted(count, *words) for words, count in counts.items()]
         return "evalplat: " + ", ".join(parts)
 
     def text(self) -> str:
@@ -97,8 +102,9 @@ class Notice:
         return None if found == self.report() else found
 
 
-def _count_words(kind: str, event: str) -> str:
-    """``regression opened``, ``recovered``, ``retired`` ...: how a title counts an event."""
+def _count_words(kind: str, event: str) -> tuple[str, str]:
+    """``regression opened``, ``recovered``, ``retired`` ...: how a title counts an event, for
+    one and for several."""
     if event == "retired":
-        return "retired"
-    return _COUNT_WORDS.get((kind, event), f"{kind} {event}")
+        return _RETIRED
+    return _COUNT_WORDS.get((kind, event), (f"{kind} {event}", f"{kind} {event}"))

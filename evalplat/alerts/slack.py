@@ -24,6 +24,7 @@ from evalplat.alerts.base import Channel, ChannelKind, Param, post_json
 from evalplat.alerts.message import AlertMessage
 from evalplat.alerts.notice import Notice
 from evalplat.alerts.webhook import TIMEOUT
+from evalplat.metrics.numbers import counted
 
 HEADER_LIMIT = 150
 SECTION_LIMIT = 3000
@@ -50,7 +51,8 @@ def payload(notice: Notice) -> dict[str, Any]:
             text = _report(message.report)
             blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": text}]})
     hidden = len(notice.entries) - ENTRIES_LIMIT
-    context = [] if hidden <= 0 else [f"and {hidden} more alert(s) in the report"]
+    more = counted(hidden, "more alert")
+    context = [] if hidden <= 0 else [f"and {more} in the report"]
     report = notice.report()
     if report and not several:
         context.append(_report(report))

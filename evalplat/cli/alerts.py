@@ -114,6 +114,7 @@ def resolve(
     Exit 2 for a pending, resolved or retired alert, or an unknown id.
     """
     from evalplat.alerts import channels_from_tables
+    from evalplat.metrics.numbers import counted
     from evalplat.nightly.project import load_project
     from evalplat.store import Store
 
@@ -129,7 +130,7 @@ def resolve(
         print_json(info.to_dict())
         return
     told = (
-        f"the next `nightly` or `alerts deliver` announces it to {len(names)} channel(s)"
+        f"the next `nightly` or `alerts deliver` announces it to {counted(len(names), 'channel')}"
         if names
         else "the project file names no alert channel to announce it to"
     )
@@ -161,6 +162,7 @@ def deliver_pending(
     back; they do not fail the command.
     """
     from evalplat.alerts import DeliveryPolicy, channels_from_tables
+    from evalplat.metrics.numbers import counted
     from evalplat.nightly.delivery import ReportLinks, deliver_outbox, undelivered
     from evalplat.nightly.project import load_project
     from evalplat.store import Store
@@ -184,12 +186,15 @@ def deliver_pending(
     for o in outcomes:
         if o.ok and not json_output:
             typer.echo(
-                f"sent {len(o.events)} alert event(s) to {o.channel} ({o.attempts} attempt(s))"
+                f"sent {counted(len(o.events), 'alert event')} to {o.channel} "
+                f"({counted(o.attempts, 'attempt')})"
             )
         elif o.status == "claimed" and not json_output:
-            typer.echo(f"skipped {len(o.events)} alert event(s) for {o.channel}: {o.error}")
+            events = counted(len(o.events), "alert event")
+            typer.echo(f"skipped {events} for {o.channel}: {o.error}")
         elif not o.ok and o.status != "claimed":
-            echo_err(f"error: {o.channel}: {o.error} ({len(o.events)} alert event(s) still wait)")
+            waiting = counted(len(o.events), "alert event")
+            echo_err(f"error: {o.channel}: {o.error} ({waiting} still waiting)")
     if undelivered(outcomes):
         raise typer.Exit(3)
 
@@ -220,6 +225,7 @@ def test(
     """Send a sample alert through one channel; exit 3 when it could not be delivered."""
     from evalplat.alerts import DeliveryPolicy, build_channel, channels_from_tables, find_channel
     from evalplat.errors import InputError
+    from evalplat.metrics.numbers import counted
     from evalplat.nightly.project import load_project
 
     if url is not None:
@@ -237,11 +243,11 @@ def test(
     if json_output:
         print_json(result.to_dict())
     elif result.ok:
-        typer.echo(f"sent a test alert to {result.channel} ({result.attempts} attempt(s))")
+        typer.echo(f"sent a test alert to {result.channel} ({counted(result.attempts, 'attempt')})")
     if not result.ok:
         echo_err(
-            f"error: could not deliver to {result.channel} after {result.attempts} attempt(s): "
-            f"{result.error}"
+            f"error: could not deliver to {result.channel} after "
+            f"{counted(result.attempts, 'attempt')}: {result.error}"
         )
         raise typer.Exit(3)
 

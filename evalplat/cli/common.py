@@ -90,15 +90,18 @@ PIPE_WIDTH = 10_000
 
 
 def table_console(*, stderr: bool = False, highlight: bool = True) -> Console:
-    """A Rich console for tables: the terminal's width on a terminal; in a pipe or a CI log
-    ``PIPE_WIDTH``, so a long config or metric name is printed whole, never cut to ``bm25-an…``.
-    ``$COLUMNS`` still wins when set."""
+    """The Rich console every command prints its tables and lines through: the terminal's
+    width on a terminal; in a pipe or a CI log ``PIPE_WIDTH``, so a long config or metric name
+    is printed whole, never cut to ``bm25-an…``. ``$COLUMNS`` still wins when set.
+
+    Markup is off: what is printed is names, notes and labels a user wrote or the store keeps
+    (``nDCG@10 [segment tail]``, a note ``[online] arm ended``), shown as written, never read
+    as ``[style]`` tags that would swallow the brackets."""
     from rich.console import Console
 
     stream = sys.stderr if stderr else sys.stdout
-    if stream.isatty() or os.environ.get("COLUMNS"):
-        return Console(stderr=stderr, highlight=highlight)
-    return Console(stderr=stderr, highlight=highlight, width=PIPE_WIDTH)
+    width = None if stream.isatty() or os.environ.get("COLUMNS") else PIPE_WIDTH
+    return Console(stderr=stderr, highlight=highlight, markup=False, width=width)
 
 
 def check_output_path(path: Path, option: str, *, make_folder: bool = False) -> Path:

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from evalplat.comparison.verdicts import ComparisonResult
     from evalplat.metrics.registry import Metric
     from evalplat.store import Store
+    from evalplat.store.history import HistoryPoint
 
 baseline_app = typer.Typer(
     help="Baselines: the pinned run each config is compared with.", no_args_is_help=True
@@ -269,6 +270,8 @@ def unjudged_command(
 ) -> None:
     """Top-k documents of a run without judgments, as CSV for annotators: each with its
     title and the start of its text (from the test set's documents, else the hit's fields)."""
+    from evalplat.metrics.numbers import counted
+
     store = open_store(db)
     run_id = store.resolve_run(run)
     frame = store.unjudged(run_id, k)
@@ -277,7 +280,8 @@ def unjudged_command(
         return
     frame.to_csv(sys.stdout, index=False)
     echo_err(
-        f"{len(frame)} unjudged documents in the top {k} of {frame['query_id'].nunique()} queries"
+        f"{counted(len(frame), 'unjudged document')} in the top {k} of "
+        f"{counted(frame['query_id'].nunique(), 'query')}"
         f" of run {run_id}{run_ref_note(run)}"
     )
 
@@ -352,22 +356,24 @@ def history_command(
             ]
         )
         return
-    from rich.markup import escape
     from rich.table import Table
 
     from evalplat.cli.common import table_console
+    from evalplat.reports.data import new_judgments
 
     table = Table("run", "started", "status", "config", "test set",
                   "window" if online else "judgments", name)  # fmt: skip
     for tag in wanted:
-        table.add_column(escape(f"{name} [{tag}]"))
+        table.add_column(f"{name} [{tag}]")
     table.add_column("verdict")
-    previous: dict[str, int | None] = {}
+    changed: dict[int, bool] = {}  # a run scored on new judgments, per test set's runs
+    for test_set in {p.test_set for p in points}:
+        same = [p for p in points if p.test_set == test_set]
+        marks = new_judgments([p.judgment_version for p in same])
+        changed.update(zip([p.run_id for p in same], marks, strict=True))
     for p in points:
         value = p.means.get(name)
         by_sessions = p.test_set == ONLINE_TEST_SET  # a day of a log: no judgments to change
-        changed = p.test_set in previous and previous[p.test_set] != p.judgment_version
-        previous[p.test_set] = p.judgment_version
         seg_values = {str(r["segment"]): r for r in by_run.get(p.run_id, [])}
         table.add_row(
             str(p.run_id) + (" *" if p.is_baseline else ""),
@@ -375,9 +381,7 @@ def history_command(
             p.status,
             f"v{p.config_version}" + (f" {p.label}" if p.label else ""),
             p.test_set if by_sessions else f"{p.test_set}@{p.test_set_version}",
-            f"{p.started_at:%Y-%m-%d}"
-            if by_sessions
-            else f"v{p.judgment_version}" + (" ◆" if changed else ""),
+            f"{p.started_at:%Y-%m-%d}" if by_sessions else _judgments_cell(p, changed[p.run_id]),
             "" if value is None else value_text(value, name),
             *(_segment_cell(seg_values.get(tag)) for tag in wanted),
             p.verdict or "",
@@ -387,9 +391,17 @@ def history_command(
     console.print(
         ("* baseline · one row per UTC day of the log, its sessions' mean" if online else
          "* baseline · ◆ new judgments: not comparable with the rows above")
-        + (escape(" · [tag]: over the queries carrying that tag") if wanted else ""),
+        + (" · [tag]: over the queries carrying that tag" if wanted else ""),
         highlight=False,
     )  # fmt: skip
+
+
+def _judgments_cell(point: HistoryPoint, new: bool) -> str:
+    """``v3``, ``v4 ◆`` (scored on new judgments), or ``not scored`` for a run without scores
+    (a failed night), which has no judgment version to show."""
+    if point.judgment_version is None:
+        return "not scored"
+    return f"v{point.judgment_version}" + (" ◆" if new else "")
 
 
 def _segment_cell(row: dict[str, object] | None) -> str:

@@ -32,14 +32,13 @@ def print_comparison(result: ComparisonResult) -> None:
             else f"\ntest set  {result.test_set}, {result.size_text()}"
         )
         + (", weighted by query weight" if result.weighted else ""),
-        markup=False,
         highlight=False,
     )
     if result.changes is not None:
-        console.print(_changes_text(result.changes), markup=False, highlight=False)
+        console.print(_changes_text(result.changes), highlight=False)
     if result.facts:
         lines = [fact.line() for fact in result.facts]
-        console.print("facts     " + "\n          ".join(lines), markup=False, highlight=False)
+        console.print("facts     " + "\n          ".join(lines), highlight=False)
     # two arms' sessions pair nothing (no wins/ties/losses) and hold no judgments
     paired = ("w/t/l", "judged") if not result.online else ()
     table = Table("metric", "baseline", "candidate", "delta", "95% CI", "p (Holm)", *paired,
@@ -74,20 +73,20 @@ def print_comparison(result: ComparisonResult) -> None:
             highlight=False,
         )
     for s in result.segment_regressions:
-        console.print(f"{s.metric} regressed in segment {s.segment}", markup=False)
+        console.print(f"{s.metric} regressed in segment {s.segment}")
     for m in result.regressions:
         movers = result.movers.get(m.metric)
         if movers is None:  # an online measure: sessions of two arms pair no queries
-            console.print(f"{m.metric} regressed", markup=False)
+            console.print(f"{m.metric} regressed")
             continue
         listed = ", ".join(f"{q.query_id} ({q.delta:+.3f})" for q in movers.worse[:5])
-        console.print(f"{m.metric} regressed; worst queries: {listed}", markup=False)
+        console.print(f"{m.metric} regressed; worst queries: {listed}")
     for line in needs_judgments_lines(result):
-        console.print(line, markup=False, highlight=False)
+        console.print(line, highlight=False)
     for line in model_grade_lines(result):
-        console.print(line, markup=False, highlight=False)
+        console.print(line, highlight=False)
     for line in gating_lines(result):
-        console.print(line, markup=False, highlight=False)
+        console.print(line, highlight=False)
     console.print(f"verdict: {result.verdict} (comparison {result.id})", highlight=False)
 
 
@@ -137,6 +136,8 @@ def _changes_text(changes: Changes) -> str:
 
 def needs_judgments_lines(result: ComparisonResult) -> list[str]:
     """Why each gated metric needs judgments, and the command that exports the documents."""
+    from evalplat.metrics.numbers import counted
+
     lines = []
     for m in result.needing_judgments:
         k = m.bound_depth or 10
@@ -147,8 +148,8 @@ def needs_judgments_lines(result: ComparisonResult) -> list[str]:
                 f"({m.bound_verdict})"
             )  # fmt: skip
             why = (
-                f"{m.unjudged} unjudged documents in the candidate's top {k} "
-                f"of {m.unjudged_queries} queries{bound}"
+                f"{counted(m.unjudged, 'unjudged document')} in the candidate's top {k} "
+                f"of {counted(m.unjudged_queries or 0, 'query')}{bound}"
             )
         else:
             why = "the candidate's judged coverage fell"
@@ -177,7 +178,7 @@ def write_junit(
     from evalplat.alerts.junit import clean_tree
     from evalplat.comparison.explain import gating
     from evalplat.comparison.explain import why as why_text
-    from evalplat.metrics.numbers import delta_text, p_text, value_text
+    from evalplat.metrics.numbers import counted, delta_text, p_text, value_text
 
     family = gating(result)["family"]
 
@@ -228,7 +229,7 @@ def write_junit(
         case = ET.SubElement(suite, "testcase", classname=f"evalplat.{result.test_set}",
                              name=f"{s.metric} [segment {s.segment}]")  # fmt: skip
         summary = (
-            f"{s.metric} on segment {s.segment} ({s.queries} queries): "
+            f"{s.metric} on segment {s.segment} ({counted(s.queries, 'query')}): "
             f"{value_text(s.baseline, s.metric)} -> {value_text(s.candidate, s.metric)} (delta "
             f"{delta_text(s.delta, s.metric)}, p={p_text(s.p_value)}, corrected "
             f"{p_text(s.p_corrected)}, {s.test}): {s.verdict}"

@@ -52,6 +52,7 @@ def check(db: DbOption = None, json_output: JsonOption = False) -> None:
     """Check that the schema is current and matches the models; exit 3 if not."""
     from evalplat.db import migrate
     from evalplat.errors import SchemaOutdatedError
+    from evalplat.metrics.numbers import counted
 
     store = open_store(db, check=False)
     migrate.ensure_current(store.engine)
@@ -61,7 +62,7 @@ def check(db: DbOption = None, json_output: JsonOption = False) -> None:
     if differences:
         raise SchemaOutdatedError(
             f"database {store.description} differs from evalplat's models in "
-            f"{len(differences)} place(s), first: {differences[0]}"
+            f"{counted(len(differences), 'place')}, first: {differences[0]}"
         )
     if not json_output:
         typer.echo(f"{store.description}: schema is current and matches evalplat's models")

@@ -14,7 +14,6 @@ the command line goes to Typer, whose messages and exit codes stay the only ones
 from __future__ import annotations
 
 import json
-import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -127,10 +126,6 @@ def main(args: Sequence[str]) -> int | None:
         return error.exit_code
     except KeyboardInterrupt:
         return 130
-    except BrokenPipeError:
-        # the reader went away (``| head``): exit 1 quietly, as the Typer command does
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 1
     return 0
 
 

@@ -59,6 +59,7 @@ def import_(
     """
     from evalplat.events.records import parse_map
     from evalplat.inputs.validation import check_number
+    from evalplat.metrics.numbers import counted
 
     check_number(max_invalid, "--max-invalid", minimum=0)
     mapping = parse_map(map_)
@@ -69,8 +70,8 @@ def import_(
         print_json(outcome.to_dict())
         return
     typer.echo(
-        f"imported {outcome.searches} searches, {outcome.events} events "
-        f"({outcome.duplicates} duplicates skipped)"
+        f"imported {counted(outcome.searches, 'search')}, {counted(outcome.events, 'event')} "
+        f"({counted(outcome.duplicates, 'duplicate')} skipped)"
     )
     if outcome.interleaved:
         typer.echo(f"of which interleaved: {outcome.interleaved} searches (evalplat online "
@@ -114,6 +115,7 @@ def attach(
     error names the file and nothing is recorded."""
     from evalplat.events.records import parse_map
     from evalplat.inputs.validation import check_number
+    from evalplat.metrics.numbers import counted
 
     check_number(max_invalid, "--max-invalid", minimum=0)
     mapping = parse_map(map_)
@@ -122,7 +124,10 @@ def attach(
         print_json([a.to_dict() for a in attached])
         return
     for item in attached:
-        typer.echo(f"attached {item.path}: {item.searches} searches, {item.events} events")
+        typer.echo(
+            f"attached {item.path}: {counted(item.searches, 'search')}, "
+            f"{counted(item.events, 'event')}"
+        )
         for ref, count in item.unknown_configs.items():
             typer.echo(f"not read: {count} searches of unknown config {ref!r}")
         if item.duplicate_searches:

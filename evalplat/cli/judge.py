@@ -90,6 +90,7 @@ def grade(
     the same (query, document) text is never asked twice of the same judge and prompt.
     """
     from evalplat.judging.job import judge_unjudged
+    from evalplat.metrics.numbers import counted
 
     spec, prompt, store = _judge(name, project, db)
     outcome = judge_unjudged(
@@ -110,9 +111,10 @@ def grade(
         f"{data['testset']}@{data['version']}" if data["version"] is not None else "no new version"
     )
     typer.echo(
-        f"judged {data['pairs']} pairs with {name}: {data['added']} grades added ({where}); "
+        f"judged {counted(data['pairs'], 'pair')} with {name}: "
+        f"{counted(data['added'], 'grade')} added ({where}); "
         f"{data['cached']} from the cache, {data['asked']} asked, {data['failed']} without a "
-        f"grade, {data['no_text']} without text; {data['requests']} requests, "
+        f"grade, {data['no_text']} without text; {counted(data['requests'], 'request')}, "
         f"{data['prompt_tokens']}+{data['completion_tokens']} tokens"
     )
     if data["stopped"]:
@@ -197,6 +199,8 @@ def calibrate(
 
 
 def _print_what_if(replays: list[dict[str, Any]]) -> None:
+    from evalplat.metrics.numbers import counted
+
     if not replays:
         return
     typer.echo("")
@@ -206,7 +210,7 @@ def _print_what_if(replays: list[dict[str, Any]]) -> None:
         if replay["skipped"]:
             typer.echo(f"{where}: not replayed, {replay['skipped']}")
             continue
-        typer.echo(f"{where} ({replay['replaced']} grades replaced)")
+        typer.echo(f"{where} ({counted(replay['replaced'], 'grade')} replaced)")
         for m in replay["metrics"]:
             mark = "  CHANGED" if m["changed"] else ""
             typer.echo(
@@ -241,6 +245,7 @@ def export(
 
     from evalplat.cli.common import echo_err
     from evalplat.judging.review import export_grades
+    from evalplat.metrics.numbers import counted
 
     if out is not None:
         check_output_path(out, "--out")
@@ -254,7 +259,8 @@ def export(
         with writing(out, "--out"):
             frame.to_csv(out, index=False)
     echo_err(
-        f"{len(frame)} grades of judge {name} in {testset}" + (f" written to {out}" if out else "")
+        f"{counted(len(frame), 'grade')} of judge {name} in {testset}"
+        + (f" written to {out}" if out else "")
     )
 
 

@@ -159,39 +159,39 @@ def write_csv(board: Leaderboard, path: Path) -> None:
 
 
 def print_leaderboard(board: Leaderboard) -> None:
-    from rich.markup import escape
     from rich.table import Table
 
     from evalplat.cli.common import table_console
-    from evalplat.metrics.numbers import delta_text, p_text, value_text
+    from evalplat.metrics.numbers import counted, delta_text, p_text, value_text
 
     console = table_console()
     options = board.options
     for metric in board.metrics:
         table = Table(
-            "rank", "run", "id", escape(f"{metric.metric} [95% interval]"), "letters",
+            "rank", "run", "id", f"{metric.metric} [95% interval]", "letters",
             "Δ vs baseline", "p (Holm)", "verdict",
-            title=escape(f"{metric.metric} ({'higher' if metric.higher_is_better else 'lower'} "
-                         "is better)"),
+            title=f"{metric.metric} ({'higher' if metric.higher_is_better else 'lower'} "
+                  "is better)",
         )  # fmt: skip
         for s in metric.standings:
             mean = value_text(s.mean, metric.metric)
             low, high = value_text(s.ci_low, metric.metric), value_text(s.ci_high, metric.metric)
             table.add_row(
-                str(s.rank), escape(s.run), "" if s.run_id is None else str(s.run_id),
-                escape(f"{mean} [{low}, {high}]"), s.letters,
+                str(s.rank), s.run, "" if s.run_id is None else str(s.run_id),
+                f"{mean} [{low}, {high}]", s.letters,
                 "baseline" if s.delta is None else delta_text(s.delta, metric.metric),
                 "" if s.p_corrected is None else p_text(s.p_corrected),
                 "" if s.verdict is None else _VERDICT_MARKS.get(s.verdict, s.verdict),
             )  # fmt: skip
         console.print(table)
     console.print(
-        f"{len(board.runs)} runs on {board.test_set or 'one test set'}, {board.queries} queries"
-        f"{', weighted' if board.weighted else ''}; baseline {escape(board.baseline)}. "
+        f"{counted(len(board.runs), 'run')} on {board.test_set or 'one test set'}, "
+        f"{counted(board.queries, 'query')}"
+        f"{', weighted' if board.weighted else ''}; baseline {board.baseline}. "
         f"Runs sharing a letter are not shown to differ (randomized Tukey HSD, {options.draws} "
         f"permutations, alpha {options.alpha / 2:g} per metric); verdicts: paired randomization "
-        f"test, {options.permutations} permutations, Holm over {board.tests} tests, alpha "
-        f"{options.alpha / 2:g}. Family-wise level of everything shown on a metric: "
+        f"test, {options.permutations} permutations, Holm over {counted(board.tests, 'test')}, "
+        f"alpha {options.alpha / 2:g}. Family-wise level of everything shown on a metric: "
         f"{options.alpha:g}; seed {options.seed}.",
         highlight=False,
     )

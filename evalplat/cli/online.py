@@ -101,6 +101,7 @@ def agreement(
     better."""
     from evalplat.comparison.query_health import parse_since
     from evalplat.errors import InputError
+    from evalplat.metrics.numbers import counted
     from evalplat.store.base import utcnow
 
     if samples < 1:
@@ -124,11 +125,11 @@ def agreement(
         print_json({**outcome.to_dict(), **({"report": str(written)} if written else {})})
         return
     typer.echo(
-        f"offline on {outcome.test_set} against online, {len(outcome.versions)} versions: "
-        + (" ".join(outcome.versions) or "none")
+        f"offline on {outcome.test_set} against online, "
+        f"{counted(len(outcome.versions), 'version')}: " + (" ".join(outcome.versions) or "none")
     )
     for row in outcome.rows:
-        head = f"{row.metric}\t{row.kpi}\t{row.versions} versions\t"
+        head = f"{row.metric}\t{row.kpi}\t{counted(row.versions, 'version')}\t"
         if row.status != "ok":
             typer.echo(head + row.label)
             continue

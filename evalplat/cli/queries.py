@@ -116,19 +116,18 @@ def queries_command(
 
 
 def _print(health: QueryHealth) -> None:
-    from rich.markup import escape
     from rich.table import Table
 
     from evalplat.cli.common import table_console
 
     console = table_console(highlight=False)
     console.print(
-        f"{escape(health.config)} on {escape(health.test_set)}: {escape(health.metric)} over "
-        f"{len(health.runs)} runs in the last {escape(health.window)}"
+        f"{health.config} on {health.test_set}: {health.metric} over "
+        f"{len(health.runs)} runs in the last {health.window}"
     )
     for note in health.notes:
-        console.print(escape(note))
-    console.print(f"fix these: {escape(health.fix_basis)}")
+        console.print(note)
+    console.print(f"fix these: {health.fix_basis}")
     text = dict(zip(health.table["query_id"], health.table["query"], strict=True))
     for title, ids in (
         ("weakest", health.weakest[:10]),
@@ -138,15 +137,15 @@ def _print(health: QueryHealth) -> None:
     ):
         shown = ", ".join(f"{q} ({text.get(q, '')[:30]})" for q in ids[:10])
         more = f" and {len(ids) - 10} more" if len(ids) > 10 else ""
-        console.print(f"{title}: {escape(shown) or 'none'}{more}")
+        console.print(f"{title}: {shown or 'none'}{more}")
     table = Table("fix these", "query", "gain to the mean", "reason")
     for row in health.fix.head(10).itertuples():
-        table.add_row(escape(str(row.query_id)), escape(str(row.query)[:40]),
-                      f"{row.contribution:+.4f}", escape(str(row.reason)))  # fmt: skip
+        table.add_row(str(row.query_id), str(row.query)[:40],
+                      f"{row.contribution:+.4f}", str(row.reason))  # fmt: skip
     console.print(table)
     judge = Table("judge these", "doc", "rank", "impact", "reason")
     for row in health.judge.head(10).itertuples():
-        judge.add_row(escape(str(row.query_id)), escape(str(row.doc_id)), str(row.rank),
-                      f"{row.impact:.4f}", escape(str(row.reason)))  # fmt: skip
+        judge.add_row(str(row.query_id), str(row.doc_id), str(row.rank),
+                      f"{row.impact:.4f}", str(row.reason))  # fmt: skip
     console.print(judge)
     echo_err(f"{len(health.table)} queries; --json or --csv for every column")

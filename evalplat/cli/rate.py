@@ -74,6 +74,7 @@ def task(
     json_output: JsonOption = False,
 ) -> None:
     """Create a rating task from a run's unjudged top k or a CSV of pairs."""
+    from evalplat.metrics.numbers import counted
     from evalplat.rating.tasks import create_task
 
     info = create_task(
@@ -95,8 +96,9 @@ def task(
         return
     low, high = info.scale
     typer.echo(
-        f"task {info.name}: {info.pairs} pairs of {info.test_set}@{info.base_version}, grades "
-        f"{low}-{high}, {info.raters_per_pair} rater(s) per pair"
+        f"task {info.name}: {counted(info.pairs, 'pair')} of {info.test_set}@{info.base_version}, "
+        "grades "
+        f"{low}-{high}, {counted(info.raters_per_pair, 'rater')} per pair"
     )
 
 
@@ -161,8 +163,10 @@ def revoke(
     db: DbOption = None,
 ) -> None:
     """Revoke every link of NAME to TASK (their grades stay)."""
+    from evalplat.metrics.numbers import counted
+
     count = open_store(db).revoke_rating_invites(task_name, rater)
-    typer.echo(f"revoked {count} invite(s) of {rater} to {task_name}")
+    typer.echo(f"revoked {counted(count, 'invite')} of {rater} to {task_name}")
 
 
 @app.command("serve")
@@ -215,6 +219,7 @@ def status(
     """Progress per rater and agreement of a task."""
     from dataclasses import asdict
 
+    from evalplat.metrics.numbers import counted
     from evalplat.rating.screen import task_overview
 
     store = open_store(db)
@@ -223,20 +228,23 @@ def status(
     if json_output:
         print_json({**info.to_dict(), **asdict(overview)})
         return
-    typer.echo(f"task {info.name} ({info.status}): {overview.pairs} pairs of {info.test_set}")
+    pairs = counted(overview.pairs, "pair")
+    typer.echo(f"task {info.name} ({info.status}): {pairs} of {info.test_set}")
     for p in overview.progress:
         typer.echo(f"  {p.rater}: {p.graded} graded, {p.unsure} unsure, {p.assigned} on the list")
     for a in overview.agreement:
         kappa = "n/a" if a.kappa is None else f"{a.kappa:.3f}"
         alpha = "n/a" if a.alpha is None else f"{a.alpha:.3f}"
         typer.echo(
-            f"  {a.rater_a} / {a.rater_b}: weighted kappa {kappa}, alpha {alpha}, {a.pairs} pairs"
+            f"  {a.rater_a} / {a.rater_b}: weighted kappa {kappa}, alpha {alpha}, "
+            f"{counted(a.pairs, 'pair')}"
         )
     for j in overview.judge:
         kappa = "n/a" if j.kappa is None else f"{j.kappa:.3f}"
-        typer.echo(f"  judge {info.judge} / {j.rater}: weighted kappa {kappa}, {j.pairs} pairs")
+        pairs = counted(j.pairs, "pair")
+        typer.echo(f"  judge {info.judge} / {j.rater}: weighted kappa {kappa}, {pairs}")
     if overview.disagreements:
-        typer.echo(f"  {overview.disagreements} pairs graded differently")
+        typer.echo(f"  {counted(overview.disagreements, 'pair')} graded differently")
 
 
 @app.command("close")
@@ -246,6 +254,7 @@ def close(
     json_output: JsonOption = False,
 ) -> None:
     """Close a task: its grades become a new version of its test set (each rater a source)."""
+    from evalplat.metrics.numbers import counted
     from evalplat.rating.tasks import close_task
 
     outcome = close_task(open_store(db), task_name)
@@ -253,4 +262,5 @@ def close(
     if json_output:
         print_json({**info.to_dict(), "created": outcome.created, "task": task_name})
         return
-    typer.echo(f"closed {task_name}: {info.name}@{info.version}, {info.judgments} judgments")
+    judgments = counted(info.judgments, "judgment")
+    typer.echo(f"closed {task_name}: {info.name}@{info.version}, {judgments}")

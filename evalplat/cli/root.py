@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib
 import sys
 from collections.abc import Iterable
+from types import SimpleNamespace
 from typing import Any, NoReturn
 
 import typer
@@ -29,7 +30,7 @@ class EvalplatGroup(TyperGroup):
     def make_context(
         self, info_name: str | None, args: list[str], parent: Any = None, **extra: Any
     ) -> Any:
-        _escape_help_markup(self)
+        _plain_help(self)
         try:
             return super().make_context(info_name, args, parent, **extra)
         except ClickException as error:
@@ -58,6 +59,9 @@ class EvalplatGroup(TyperGroup):
             close_stores()
 
 
+HELP_OPTION_NAMES = ["-h", "--help"]
+
+
 def _usage_error(error: ClickException) -> NoReturn:
     """One line on stderr for what the parser refused (an unknown option or command, a missing
     argument, a value of the wrong type), instead of Usage / Try / a boxed Error; ``-h`` has the
@@ -72,24 +76,41 @@ def _usage_error(error: ClickException) -> NoReturn:
     raise typer.Exit(error.exit_code)
 
 
-def _escape_help_markup(command: Any) -> None:
-    """Help texts are plain text: a bracket in them (``nDCG@10[tail]``, ``[[targets]]``) is shown
-    as written, not read as Rich markup, which would swallow it. Done once per command tree,
-    when a command line is parsed, so that the texts themselves (and docs/cli.md) stay plain."""
+def _plain_help(command: Any) -> None:
+    """Help texts are plain prose, shown as written. A bracket in them (``nDCG@10[tail]``,
+    ``[[targets]]``) is not read as Rich markup, which would swallow it; a paragraph's line
+    breaks (a docstring's, at the source's width) are spaces, so the help is wrapped at the
+    terminal's width and never mid-sentence; a flag shows no ``<bool>`` value, since it takes
+    none. Done once per command tree, when a command line is parsed, so that the texts
+    themselves (and docs/cli.md) stay as written."""
     from rich.markup import escape
 
-    if getattr(command, "_help_escaped", False):
+    if getattr(command, "_help_plain", False):
         return
-    command._help_escaped = True
+    command._help_plain = True
     for attribute in ("help", "short_help", "epilog"):
         text = getattr(command, attribute, None)
         if text:
-            setattr(command, attribute, escape(text))
-    for param in command.params:
+            setattr(command, attribute, escape(_reflowed(text)))
+    # the help option is made on first use, with the names the root's context gives
+    made = command.get_help_option(SimpleNamespace(help_option_names=HELP_OPTION_NAMES))
+    for param in [*command.params, *([made] if made is not None else [])]:
         if getattr(param, "help", None):
-            param.help = escape(param.help)
+            param.help = escape(_reflowed(param.help))
+        if getattr(param, "is_flag", False) and param.metavar is None:
+            param.metavar = ""
     for sub in getattr(command, "commands", {}).values():
-        _escape_help_markup(sub)
+        _plain_help(sub)
+
+
+def _reflowed(text: str) -> str:
+    """``text`` with each paragraph on one line (paragraphs apart by a blank line; what follows
+    a form feed, Click's end of the help, is kept as it is)."""
+    import inspect
+
+    shown, sep, rest = inspect.cleandoc(text).partition("\f")
+    paragraphs = [" ".join(p.split()) for p in shown.split("\n\n") if p.strip()]
+    return "\n\n".join(paragraphs) + sep + rest
 
 
 # (module, sub-app name or None when the module adds top-level commands to the root)
@@ -153,7 +174,7 @@ def build_app(modules: Iterable[str] | None = None) -> typer.Typer:
         no_args_is_help=True,
         pretty_exceptions_enable=False,
         add_completion=False,
-        context_settings={"help_option_names": ["-h", "--help"]},
+        context_settings={"help_option_names": HELP_OPTION_NAMES},
     )
     root.callback()(_root)
     wanted = None if modules is None else set(modules)

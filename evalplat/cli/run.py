@@ -156,13 +156,16 @@ def import_run_command(
     json_output: JsonOption = False,
 ) -> None:
     """Store a run file produced elsewhere as a run of a config, ranked as trec_eval does."""
+    from evalplat.metrics.numbers import counted
     from evalplat.running import runner
 
     store = open_store(db)
     info = runner.import_run(store, file, config, testset, label=label, metrics=metric)
     skipped = int(info.options.get("run_only_queries", 0))
     if skipped:
-        echo_err(f"warning: {skipped} queries of {file.name} are not in the test set; ignored")
+        echo_err(
+            f"warning: {counted(skipped, 'query')} of {file.name} not in the test set; ignored"
+        )
     _report(info, json_output, store)
 
 
@@ -260,7 +263,7 @@ def list_command(
             r.size_text(),
             "" if r.online is not None else str(r.queries_failed),
             f"{r.started_at:%Y-%m-%d %H:%M}",
-            "" if ndcg is None else f"{ndcg:.4f}",
+            "" if ndcg is None else f"{ndcg:.4f}{_scored_on(r, ' on v{}')}",
         )
     table_console().print(table)
 
@@ -311,6 +314,8 @@ def show_command(
     if latency:
         typer.echo(f"{'latency ms':<18} p50 {latency['p50']:.1f}  p95 {latency['p95']:.1f}  "
                    f"p99 {latency['p99']:.1f}")  # fmt: skip
+    if info.means and _scored_on(info, "{}"):
+        typer.echo(f"{'scored on':<18} {info.test_set}@{info.scored_against_version} (rescored)")
     for name, value in info.means.items():
         typer.echo(f"{name:<18} {value_text(value, name)}")
     print_targets(list(checked.values()))
@@ -343,6 +348,7 @@ def export_command(
     """
     from evalplat.errors import InputError
     from evalplat.formats.run_export import write_trec_run
+    from evalplat.metrics.numbers import counted
 
     if format != "trec":
         raise InputError(f"--format must be trec, got {format!r}")
@@ -370,7 +376,10 @@ def export_command(
         else ""
     )
     named = run_ref_note(run)
-    echo_err(f"run {info.id}{named}: {written.lines} results of {written.queries} queries{note}")
+    echo_err(
+        f"run {info.id}{named}: {counted(written.lines, 'result')} of "
+        f"{counted(written.queries, 'query')}{note}"
+    )
 
 
 def _details(store: Store, info: RunInfo) -> dict[str, Any]:
@@ -391,9 +400,21 @@ def _details(store: Store, info: RunInfo) -> dict[str, Any]:
     return data
 
 
+def _scored_on(info: RunInfo, form: str) -> str:
+    """``form`` filled with the judgment version the run's figures were scored on, when that is
+    not the version it was searched on (a ``rescore`` since); else empty. A figure printed
+    beside ``small@1`` names its ``v2`` rather than pass for the first version's."""
+    scored = info.scored_against_version
+    if info.online is not None or scored is None or scored == info.test_set_version:
+        return ""
+    return form.format(scored)
+
+
 def _report(info: RunInfo, json_output: bool, store: Store | None = None) -> None:
     """Print the run's summary (with a warning when most queries returned nothing); exit 3
     unless it is complete."""
+    from evalplat.metrics.numbers import counted
+
     if store is not None:
         warning = zero_results(store.run_outcomes(info.id)).warning()
         if warning:
@@ -403,14 +424,16 @@ def _report(info: RunInfo, json_output: bool, store: Store | None = None) -> Non
     else:
         typer.echo(
             f"run {info.id} {info.status}: {info.config}@{info.config_version} on "
-            f"{info.test_set}@{info.test_set_version}, {info.queries_done} queries"
+            f"{info.test_set}@{info.test_set_version}, {counted(info.queries_done, 'query')}"
         )
+        if info.means and _scored_on(info, "{}"):
+            typer.echo(f"  scored on {info.test_set}@{info.scored_against_version} (rescored)")
         for name, value in info.means.items():
             typer.echo(f"  {name:<14} {value_text(value, name)}")
     if info.status == "complete":
         return
     missing = info.queries_total - info.queries_done
-    counts = f"{info.queries_failed} of {info.queries_total} queries failed"
+    counts = f"{info.queries_failed} of {counted(info.queries_total, 'query')} failed"
     if missing > 0:
         counts += f", {missing} not searched"
     detail = f" ({info.error})" if info.error and info.status == "failed" else ""

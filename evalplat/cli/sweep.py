@@ -146,4 +146,4 @@ def print_sweep(result: SweepResult) -> None:
     gated = [m for m in result.comparison.metrics if m.gated]
     verdicts = ", ".join(f"{m.metric} {m.verdict}" for m in gated)
     console.print(f"Winner against the baseline: {result.comparison.verdict} ({verdicts}).")
-    console.print(result.compare_command, markup=False)
+    console.print(result.compare_command)

@@ -187,12 +187,14 @@ def _print_import(
     outcome: ImportOutcome, json_output: bool, *, documents: bool = False, note: str = ""
 ) -> None:
     """The version an import stored, or that it was identical to the latest (stderr)."""
+    from evalplat.metrics.numbers import counted
+
     info = outcome.version
     if json_output:
         print_json({**info.to_dict(), "created": outcome.created})
         return
-    counts = f"{info.queries} queries, {info.judgments} judgments"
-    counts += f", {info.documents} documents" if documents else ""
+    counts = f"{counted(info.queries, 'query')}, {counted(info.judgments, 'judgment')}"
+    counts += f", {counted(info.documents, 'document')}" if documents else ""
     if outcome.created:
         typer.echo(f"imported {info.name}@{info.version}: {counts}{note}")
     else:

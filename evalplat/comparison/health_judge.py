@@ -11,6 +11,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from evalplat.inputs.natural_order import natural_column
+
 # The CSV annotators get back: the columns of ``evalplat unjudged``, so one workflow serves both;
 # a document's title and the start of its text, so it can be graded from the file.
 ANNOTATION_COLUMNS = ["query_id", "query", "doc_id", "rank", "title", "text"]
@@ -38,8 +40,9 @@ def judge_list(
         title=("title", "first"), text=("text", "first"),
     ).reset_index()  # fmt: skip
     pairs = pairs.sort_values(
-        ["impact", "query_id", "doc_id"], ascending=[False, True, True], kind="stable"
-    ).head(limit)
+        ["impact", "query_id", "doc_id"], ascending=[False, True, True], kind="stable",
+        key=natural_column,
+    ).head(limit)  # fmt: skip
     # where each kept pair shows, "beta #1, gamma #3": text built for the kept pairs only
     kept = rows.merge(pairs[["query_id", "doc_id"]], on=["query_id", "doc_id"])
     kept = kept.sort_values(["config"], kind="stable")

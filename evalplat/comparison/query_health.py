@@ -54,6 +54,7 @@ from evalplat.comparison.health_judge import ANNOTATION_COLUMNS, JudgeLists, jud
 from evalplat.comparison.query_flips import flips
 from evalplat.comparison.targets import Target
 from evalplat.errors import InputError
+from evalplat.inputs.natural_order import natural_column, natural_key
 
 _UNITS = {"h": 1 / 24, "d": 1, "w": 7}
 
@@ -216,12 +217,16 @@ def query_health(
     table["gap"] = np.clip(sign * (best_value - table["last"].to_numpy()), 0.0, None)
     weights = table["weight"].fillna(1.0).to_numpy()
     ranked = table.assign(_key=sign * table["mean"]).dropna(subset=["_key"])
-    weakest = ranked.sort_values(["_key", "query_id"], kind="stable")["query_id"].head(limit)
-    strongest = ranked.sort_values(["_key", "query_id"], ascending=[False, True], kind="stable")
+    weakest = ranked.sort_values(["_key", "query_id"], kind="stable", key=natural_column)[
+        "query_id"
+    ].head(limit)
+    strongest = ranked.sort_values(
+        ["_key", "query_id"], ascending=[False, True], kind="stable", key=natural_column
+    )
     answered_any = ~np.isnan(best_value)
     gaps = table.loc[answered_any & (sign * best_value <= sign * floor), "query_id"]
     unstable = table[table["flips"] >= min_flips].sort_values(
-        ["flips", "query_id"], ascending=[False, True], kind="stable"
+        ["flips", "query_id"], ascending=[False, True], kind="stable", key=natural_column
     )["query_id"]
     never = table.loc[table["zero_result_rate"] == 1.0, "query_id"]
     basis = _distance(table, weights, sign, inputs.target)
@@ -259,7 +264,7 @@ def query_health(
 def _query_ids(inputs: HealthInputs) -> list[str]:
     known = inputs.queries["query_id"].astype(str).tolist()
     extra = set(inputs.scores["query_id"].astype(str).unique().tolist()) - set(known)
-    return known + sorted(extra)
+    return sorted([*known, *extra], key=natural_key)
 
 
 def _trend(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -344,7 +349,7 @@ def _fix_list(
     gain = np.nan_to_num(weights * table["gap"].to_numpy() / total)
     fix = table.assign(contribution=gain)
     fix = fix[fix["contribution"] > 0].sort_values(
-        ["contribution", "query_id"], ascending=[False, True], kind="stable"
+        ["contribution", "query_id"], ascending=[False, True], kind="stable", key=natural_column
     )
     short = basis[0]
     distance = (float(fix["contribution"].sum()) if short is None else short) or 1.0

@@ -23,6 +23,7 @@ from evalplat.comparison.options import (
     TestName,
     Verdict,
 )
+from evalplat.metrics.numbers import counted
 
 __all__ = [
     "BOUND_FIELDS",
@@ -277,16 +278,16 @@ class ComparisonResult:
         """``225 queries``, or ``600 sessions (1020 searches) against 580 (990 searches)`` for
         two A/B arms (searches when recorded, with the days)."""
         if self.sessions is None:
-            return f"{self.queries} queries"
+            return counted(self.queries, "query")
         days = ""
         if self.days is not None and any(self.days):
             first, second = self.days
             days = f" on {first}" if first == second else f", days {first} and {second}"
         searches = self.searches or (None, None)
         a, b = (
-            "" if count is None else f" ({count} searches)" for count in searches
+            "" if count is None else f" ({counted(count, 'search')})" for count in searches
         )  # fmt: skip
-        return f"{self.sessions[0]} sessions{a} against {self.sessions[1]}{b}{days}"
+        return f"{counted(self.sessions[0], 'session')}{a} against {self.sessions[1]}{b}{days}"
 
     def metric(self, name: str) -> MetricComparison:
         for item in self.metrics:

@@ -32,6 +32,7 @@ from evalplat.comparison.guard import guard_verdict
 from evalplat.comparison.results import CompareOptions, Gate, SegmentComparison
 from evalplat.comparison.scores import judged_coverage
 from evalplat.errors import InputError
+from evalplat.metrics.numbers import counted
 from evalplat.metrics.registry import Metric
 
 if TYPE_CHECKING:
@@ -136,7 +137,7 @@ def measure_segments(
         seg_w = None if weights is None else weights[picked]
         small = picked.size < options.min_segment_queries
         note = (
-            f"{picked.size} queries, fewer than {options.min_segment_queries}: not gated"
+            f"{counted(picked.size, 'query')}, fewer than {options.min_segment_queries}: not gated"
             if small
             else None
         )

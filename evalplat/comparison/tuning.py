@@ -29,6 +29,7 @@ import numpy.typing as npt
 
 from evalplat.comparison.stats import bootstrap_ci
 from evalplat.errors import InputError
+from evalplat.metrics.numbers import counted
 
 Array = npt.NDArray[np.float64]
 
@@ -60,7 +61,9 @@ def assign_folds(strata: Sequence[str], folds: int, seed: int) -> list[int]:
     if folds < 2:
         raise InputError(f"--folds must be at least 2, got {folds}")
     if folds > len(strata):
-        raise InputError(f"--folds {folds} is more than the test set's {len(strata)} queries")
+        raise InputError(
+            f"--folds {folds} is more than the test set's {counted(len(strata), 'query')}"
+        )
     rng = random.Random(seed)
     by_stratum: dict[str, list[int]] = {}
     for index, stratum in enumerate(strata):

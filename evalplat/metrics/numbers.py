@@ -6,6 +6,8 @@ alert messages and report pages.
   a delta signed, ``+12``;
 - **durations** (a measure whose values are in ms, e.g. ``Latency(p=95)``): one decimal and the
   unit, ``182.4 ms``; a delta signed, ``+35.2 ms``;
+- **counts of things** in a sentence: the noun agrees with the number, ``1 run``, ``3 runs``,
+  ``0 queries`` (``counted``);
 - **p-values**: two significant digits, ``0.21``, ``0.034``, ``0.0085``; below 0.001 in
   scientific notation, ``1.0e-04``, so that a tiny p never prints as ``0.0000`` (which would
   suggest certainty). A p of exactly 1 is ``1.0``.
@@ -24,7 +26,7 @@ if TYPE_CHECKING:
 Kind = Literal["score", "count", "ms"]
 MISSING = "\u2013"  # an en dash
 
-__all__ = ["MISSING", "Kind", "delta_text", "kind_of", "p_text", "value_text"]
+__all__ = ["MISSING", "Kind", "counted", "delta_text", "kind_of", "p_text", "value_text"]
 
 
 def kind_of(metric: Metric | str) -> Kind:
@@ -93,3 +95,20 @@ def p_text(p: float | None, *, missing: str = MISSING) -> str:
         return f"{p:.1e}"
     decimals = max(1, 1 - math.floor(math.log10(p)))
     return f"{p:.{decimals}f}"
+
+
+def counted(count: int, noun: str, plural: str | None = None) -> str:
+    """``1 run``, ``3 runs``, ``0 queries``, ``2 searches``: the count and its noun, singular
+    only for exactly one. The plural is the noun's regular one (``query`` → ``queries``,
+    ``search`` → ``searches``) unless ``plural`` gives it (``2 regressions opened``)."""
+    if count == 1:
+        return f"{count} {noun}"
+    return f"{count} {plural if plural is not None else _plural(noun)}"
+
+
+def _plural(noun: str) -> str:
+    if noun.endswith("y") and noun[-2:-1] not in ("a", "e", "i", "o", "u", ""):
+        return noun[:-1] + "ies"
+    if noun.endswith(("s", "x", "ch", "sh")):
+        return noun + "es"
+    return noun + "s"

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from evalplat.errors import EvalplatError, OperationalError
+from evalplat.metrics.numbers import counted
 from evalplat.nightly.notify import alert_key, observe, observe_run
 from evalplat.nightly.pairing import add_missing_metrics, previous_night, score_on_run_version
 from evalplat.nightly.project import ConfigSpec, Project
@@ -60,7 +61,7 @@ class ConfigNight:
             if run is not None:
                 error = run.error or (
                     f"run {run.id} is {run.status}: {run.queries_failed} of "
-                    f"{run.queries_total} queries failed"
+                    f"{counted(run.queries_total, 'query')} failed"
                 )
             self.failed(None if run is None else run.id, error or "the run failed", outcome)
             return False

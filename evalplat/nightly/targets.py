@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from evalplat.comparison.targets import Target, applicable
+from evalplat.metrics.numbers import counted
 from evalplat.nightly.notify import alert_key
 
 if TYPE_CHECKING:
@@ -148,6 +149,6 @@ def _drift_details(config: str, test_set: str, run_id: int, trend: Drift) -> dic
         "test": "Mann-Kendall",
         "target": (
             f"{trend.target.label}, max slide {trend.target.max_slide:g} over "
-            f"{trend.target.window}: {trend.change:+.4f} over {trend.runs} runs"
+            f"{trend.target.window}: {trend.change:+.4f} over {counted(trend.runs, 'run')}"
         ),
     }

@@ -170,13 +170,16 @@ class SecurityHeaders:
 def templates() -> jinja2.Environment:
     import jinja2
 
+    from evalplat.metrics.numbers import counted
     from evalplat.resources import data_dir
 
-    return jinja2.Environment(
+    env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(data_dir("templates") / "rate"),
         autoescape=True,
         undefined=jinja2.StrictUndefined,
     )
+    env.filters["counted"] = counted
+    return env
 
 
 def create_app(store: Store) -> Starlette:

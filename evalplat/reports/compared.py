@@ -19,12 +19,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from evalplat.inputs.natural_order import natural_key
 from evalplat.reports.data import (
     Column,
     QueryTable,
     RunHeader,
     floats,
-    natural_key,
     sorted_rows,
     strings,
 )

@@ -8,13 +8,13 @@ page, with its side-by-side results, has its own module: :mod:`evalplat.reports.
 
 from __future__ import annotations
 
-import functools
 import math
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
+
+from evalplat.inputs.natural_order import natural_key
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -144,34 +144,6 @@ def strings(values: list[Any]) -> list[str]:
 def floats(values: list[Any]) -> list[float]:
     """``values`` as floats (a column read from the store holds floats already: kept)."""
     return [float(v) for v in values] if set(map(type, values)) - {float} else values
-
-
-def natural_key(text: object) -> tuple[tuple[tuple[int, int, str], ...], str]:
-    """Sort key that orders digit runs as numbers: ``1 < 2 < 10 < 100``, ``q2 < q10``.
-
-    Text is split into digit and non-digit chunks; a digit chunk compares by value (its length
-    without leading zeros, then its digits: exact for ids of any length), a text chunk as text,
-    and a digit chunk before a text chunk. Ties (``01`` and ``1``) fall back to the whole text.
-    The page script (``_query_table.js``) sorts with the same rule.
-    """
-    value = str(text)
-    return _chunk_key(value), value
-
-
-@functools.lru_cache(maxsize=1 << 16)
-def _chunk_key(value: str) -> tuple[tuple[int, int, str], ...]:
-    # cached: a page sorts its query ids more than once (10,000 ids are 0.2 s a pass)
-    chunks = []
-    for chunk in _CHUNKS.findall(value):
-        if chunk[0].isdigit():
-            digits = chunk.lstrip("0")
-            chunks.append((0, len(digits), digits))
-        else:
-            chunks.append((1, 0, chunk))
-    return tuple(chunks)
-
-
-_CHUNKS = re.compile(r"\d+|\D+")
 
 
 def sorted_rows(
@@ -391,6 +363,23 @@ class HistoryPage:
     @property
     def segment_metric(self) -> str | None:
         return self.metrics[0] if self.segments and self.metrics else None
+
+    @property
+    def new_judgments(self) -> tuple[bool, ...]:
+        """Per run, oldest first: scored on new judgments (``new_judgments``)."""
+        return new_judgments([r.judgment_version for r in self.runs])
+
+
+def new_judgments(versions: Sequence[int | None]) -> tuple[bool, ...]:
+    """Per run, oldest first: was it scored on other judgments than the last run before it that
+    was scored at all? A run with no scores (a failed night: ``None``) is never marked, and does
+    not make the run after it look new: only a change of the judgments themselves does. The
+    console's ``history``, the history page's table and its chart all mark these runs."""
+    marks, last = [], None
+    for version in versions:
+        marks.append(version is not None and last is not None and version != last)
+        last = last if version is None else version
+    return tuple(marks)
 
 
 def history_page(

@@ -19,7 +19,9 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from evalplat.comparison.query_health import records
-from evalplat.reports.data import Column, QueryTable, natural_key
+from evalplat.inputs.natural_order import natural_key
+from evalplat.metrics.numbers import counted
+from evalplat.reports.data import Column, QueryTable
 
 if TYPE_CHECKING:
     from evalplat.comparison.query_health import QueryHealth
@@ -98,7 +100,7 @@ def health_page(health: QueryHealth) -> HealthPage:
         return shown, len(ids)
 
     def flips(row: tuple[Any, ...]) -> str:
-        return f"{row[5]} flips over {len(health.runs)} runs"
+        return f"{counted(row[5], 'flip')} over {counted(len(health.runs), 'run')}"
 
     def zero(row: tuple[Any, ...]) -> str:
         return "no results in any run"

@@ -28,11 +28,7 @@ def history_html(page: HistoryPage, links: Links | None = None) -> str:
     from evalplat.metrics.registry import parse
 
     dates = run_dates([h.run.started_at for h in page.runs], [h.run.id for h in page.runs])
-    judgments = [
-        i
-        for i in range(1, len(page.runs))
-        if page.runs[i].judgment_version != page.runs[i - 1].judgment_version
-    ]
+    judgments = [i for i, new in enumerate(page.new_judgments) if new]
 
     def chart(name: str, values: list[float | None], label: str, target: TargetLine | None) -> Any:
         verdicts = {} if target is None else target.verdicts

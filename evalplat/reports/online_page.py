@@ -35,7 +35,8 @@ from evalplat.comparison.agreement import (
     Agreement,
     ab_pairs,
 )
-from evalplat.reports.data import Column, QueryTable, natural_key
+from evalplat.inputs.natural_order import natural_key
+from evalplat.reports.data import Column, QueryTable
 from evalplat.reports.delta_chart import DeltaPoint, delta_scatter
 
 if TYPE_CHECKING:

@@ -176,6 +176,7 @@ def script_json(data: Any) -> str:
 def environment() -> jinja2.Environment:
     import jinja2
 
+    from evalplat.metrics.numbers import counted
     from evalplat.resources import data_dir
 
     env = jinja2.Environment(
@@ -187,6 +188,7 @@ def environment() -> jinja2.Environment:
     )
     env.filters.update(
         num=fmt_num,
+        counted=counted,
         signed=fmt_signed,
         pct=fmt_pct,
         pvalue=fmt_pvalue,

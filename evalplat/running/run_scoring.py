@@ -12,6 +12,7 @@ import weakref
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from evalplat.metrics.numbers import counted
 from evalplat.store.run_reads import OUTCOME_TYPES, RESULT_TYPES
 from evalplat.store.run_rows import result_columns_of
 from evalplat.store.runs import EvaluationRecord, QueryOutcome, RunInfo
@@ -239,7 +240,7 @@ def score_and_finish(
         first = outcomes.loc[outcomes["status"] == "failed", "error"]
         reason = f"; first error: {first.iloc[0]}" if len(first) else ""
         return store.finish_run(
-            run_id, "failed", error=f"all {failed + missing} queries failed{reason}"
+            run_id, "failed", error=f"all {counted(failed + missing, 'query')} failed{reason}"
         )
     info = store.run_info(run_id)
     results = held.results() if held is not None and whole else store.load_results(run_id)
@@ -256,7 +257,8 @@ def score_and_finish(
     table = held.table() if held is not None and whole else None
     status, problem = "complete", None
     if failed or missing:
-        status, problem = "partial", f"{failed + missing} of {len(content.queries)} queries failed"
+        total = counted(len(content.queries), "query")
+        status, problem = "partial", f"{failed + missing} of {total} failed"
     return store.finish_run(
         run_id, status, error=problem, evaluation=record, results=kept, result_table=table
     )

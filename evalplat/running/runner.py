@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from evalplat.db.engine import sqlite_file
 from evalplat.errors import InputError
+from evalplat.metrics.numbers import counted
 from evalplat.metrics.registry import Metric, parse, parse_all
 from evalplat.running.search_driver import (
     ProgressCallback,
@@ -263,7 +264,7 @@ def import_run(
     if ranked.results.num_rows == 0:  # checked before anything is written: nothing is left
         shown = ", ".join(run_only[:3]) + (" ..." if len(run_only) > 3 else "")
         raise InputError(
-            f"none of the run's {len(run_only)} queries ({shown}) is a query of test set "
+            f"none of the run's {counted(len(run_only), 'query')} ({shown}) is a query of test set "
             f"{key.name}@{key.version}; nothing imported",
             path=path,
         )

@@ -28,6 +28,7 @@ import numpy as np
 from evalplat.comparison.tuning import HeldOut, assign_folds, cross_validate, verdict_line
 from evalplat.errors import InputError
 from evalplat.inputs.validation import SEED_MAX, check_number
+from evalplat.metrics.numbers import counted
 from evalplat.metrics.registry import DEFAULT_METRICS, Metric, parse
 from evalplat.running import sweep_runs
 from evalplat.running.runner import RunSettings, check_query_texts
@@ -186,7 +187,7 @@ def plan_sweep(
     content = store.load_test_set(test_key)
     if options.folds > len(content.queries):
         raise InputError(f"--folds {options.folds} is more than the test set's "
-                         f"{len(content.queries)} queries")  # fmt: skip
+                         f"{counted(len(content.queries), 'query')}")  # fmt: skip
     settings = expand(config.params, axes)
     for setting in settings:
         try:
@@ -233,7 +234,8 @@ def _sweep(store: Store, plan: SweepPlan, say: Progress) -> SweepResult:
     query_ids = [str(q) for q in plan.content.queries["query_id"]]
     sign = 1.0 if plan.metric.higher_is_better else -1.0
     for index, rung in enumerate(plan.rungs[:-1]):
-        say(f"rung {index + 1}: {len(survivors)} settings on {rung.queries} queries")
+        settings = counted(len(survivors), "setting")
+        say(f"rung {index + 1}: {settings} on {counted(rung.queries, 'query')}")
         scored = runs.on_subset(plan.config, survivors, rung.queries, plan.options.seed)
         order = sorted(range(len(survivors)), key=lambda i: -sign * scored[i])
         keep = plan.rungs[index + 1].settings

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from evalplat.errors import NotFoundError, OperationalError
+from evalplat.metrics.numbers import counted
 from evalplat.running import runner
 from evalplat.running.search_driver import search_unstored
 from evalplat.running.sweep_plan import Setting, rung_queries
@@ -77,7 +78,7 @@ class RunSource:
         if info.status != "complete":
             raise OperationalError(
                 f"{config.name}@{config.version}: run {info.id} is {info.status} "
-                f"({info.queries_failed} queries failed); sweep again to resume it"
+                f"({counted(info.queries_failed, 'query')} failed); sweep again to resume it"
             )
         if info.scored_against_version != self.test_set.version or self.metric not in info.means:
             info = runner.rescore(self.store, info.id, self.test_set, metrics=self.metrics)

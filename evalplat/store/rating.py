@@ -33,6 +33,7 @@ from evalplat.db.rating import (
     RatingTask,
 )
 from evalplat.errors import InputError, NotFoundError
+from evalplat.metrics.numbers import counted
 from evalplat.store.base import StoreBase, utcnow
 from evalplat.store.testsets import resolve_test_set_version
 
@@ -234,9 +235,9 @@ class RatingMixin(StoreBase):
                 )
             )
             if existing is None and _raters_of(session, pair.id) >= row.raters_per_pair:
+                raters = counted(row.raters_per_pair, "rater")
                 raise RatingConflictError(
-                    f"pair {pair_id} already has its {row.raters_per_pair} rater(s): "
-                    "go on to the next pair"
+                    f"pair {pair_id} already has its {raters}: go on to the next pair"
                 )
             if existing is None:
                 existing = RatingGrade(pair_id=pair_id, rater=rater)
@@ -323,10 +324,10 @@ def _locked_pair(session: Session, task: RatingTask, name: str, pair_id: int) ->
 
 
 def _raters_of(session: Session, pair_id: int) -> int:
-    counted = session.scalar(
+    total = session.scalar(
         select(func.count()).select_from(RatingGrade).where(RatingGrade.pair_id == pair_id)
     )
-    return int(counted or 0)
+    return int(total or 0)
 
 
 def _pairs_frame(session: Session, task_id: int) -> pd.DataFrame:

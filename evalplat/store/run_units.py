@@ -11,6 +11,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from evalplat.metrics.numbers import counted
+
 
 class RunUnits:
     """Mixed into ``RunInfo``: the run's units as a reader names them."""
@@ -39,10 +41,10 @@ class RunUnits:
         """``225/225 queries``, or ``600 sessions, 1180 searches`` for an online run."""
         span = self.online
         if span is None:
-            return f"{self.queries_done}/{self.queries_total} queries"
+            return f"{self.queries_done}/{counted(self.queries_total, 'query')}"
         searches = span.get("searches")
-        return f"{self.queries_total} sessions" + (
-            f", {searches} searches" if searches is not None else ""
+        return counted(self.queries_total, "session") + (
+            f", {counted(searches, 'search')}" if searches is not None else ""
         )
 
     def with_units(self, data: dict[str, Any]) -> dict[str, Any]:

@@ -75,6 +75,21 @@ def test_list_shows_open_alerts_and_filters_by_state(cli: Cli, alert_db: tuple[s
     assert wrong.exit_code == 2 and "unknown alert state 'closed'" in wrong.stderr
 
 
+def test_list_prints_bracketed_metrics_and_notes_as_written(
+    cli: Cli, alert_db: tuple[str, int]
+) -> None:
+    """A segment gate's key and a note are stored text: their brackets are not Rich markup."""
+    url, alert_id = alert_db
+    with Store.open(url) as store:
+        run = store.list_runs("engine")[0].id
+        store.observe("engine", "small", "nDCG@10 [segment tail]", run, None, True, 1, {})
+        store.resolve(alert_id, "[online] arm ended")
+    table = cli("alerts", "list", "--db", url).stdout
+    assert "nDCG@10 [segment tail]" in table
+    assert "[online] arm ended" in table
+    assert "\\[" not in table
+
+
 def test_ack_acknowledges_and_names_a_missing_alert(cli: Cli, alert_db: tuple[str, int]) -> None:
     url, alert_id = alert_db
     acked = cli("alerts", "ack", str(alert_id), "--db", url, "--json")
@@ -124,7 +139,7 @@ def test_test_uses_a_channel_of_the_project_file_by_name_or_type(
 def test_test_exits_3_when_the_channel_cannot_be_reached(cli: Cli) -> None:
     failed = cli("alerts", "test", "--url", dead_url(), "--attempts", "1")
     assert failed.exit_code == 3
-    assert "could not deliver to webhook after 1 attempt(s): could not reach" in failed.stderr
+    assert "could not deliver to webhook after 1 attempt: could not reach" in failed.stderr
 
 
 def test_test_without_a_channel_or_url_says_what_to_give(cli: Cli) -> None:

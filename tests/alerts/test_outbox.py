@@ -140,7 +140,7 @@ def test_alerts_deliver_sends_what_waits_and_says_so(
     project.write_text(f'[[alerts]]\ntype = "webhook"\nurl = "{server.url}/ok"\n')
     sent = cli("alerts", "deliver", "--project", str(project), "--db", db_url)
     assert sent.exit_code == 0, sent.stderr
-    assert sent.stdout == "sent 1 alert event(s) to webhook (1 attempt(s))\n"
+    assert sent.stdout == "sent 1 alert event to webhook (1 attempt)\n"
     again = cli("alerts", "deliver", "--project", str(project), "--db", db_url)
     assert (again.exit_code, again.stdout) == (0, "nothing to deliver: the outbox is empty\n")
     assert len(server.accepted("/ok")) == 1

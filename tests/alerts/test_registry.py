@@ -143,3 +143,32 @@ def test_every_channel_renders_a_retired_alert_with_its_reason() -> None:
         assert "Retired: nDCG@10 of docs-bm25 on cranfield" in text, kind
         assert "no longer in evalplat.toml" in text, kind
     assert 'failures="0"' in rendered["junit"]  # a retirement is no failure
+
+
+def test_an_event_of_one_run_names_that_run_and_no_baseline() -> None:
+    from dataclasses import replace
+
+    target = replace(regression(), kind="target", baseline=None, baseline_run=None)
+    assert dict(target.facts())["Run"] == "9"
+    assert "?" not in target.text() and "baseline run" not in target.text()
+    assert dict(regression().facts())["Runs"] == "baseline run 3, candidate run 9"
+
+
+def test_a_notice_title_counts_each_wording_once_and_pluralises_it() -> None:
+    from dataclasses import replace
+
+    from evalplat.alerts.notice import Notice
+
+    def retired(kind: str) -> AlertMessage:
+        return replace(regression(), event="retired", kind=kind)
+
+    night = Notice(
+        (
+            *(retired("regression") for _ in range(4)),
+            replace(regression(), config="b"),
+            *(retired("target") for _ in range(3)),
+            replace(regression(), config="c"),
+            replace(regression(), kind="operational"),
+        )
+    )
+    assert night.title() == "evalplat: 7 retired, 2 regressions opened, 1 run failed"

@@ -28,6 +28,16 @@ def test_param_values_are_typed_like_toml() -> None:
     }
 
 
+def test_config_list_prints_a_bracketed_label_as_written(
+    cli: Callable[..., Any], db_url: str
+) -> None:
+    add = ("config", "add", "bm25", "--searcher", "builtin", "--db", db_url)
+    added = cli(*add, "--label", "[wip] b")
+    assert added.exit_code == 0, added.stderr
+    listed = cli("config", "list", "--db", db_url).stdout
+    assert "[wip] b" in listed
+
+
 def test_identical_config_is_the_same_version_and_a_change_is_a_new_one(
     cli: Callable[..., Any], db_url: str
 ) -> None:

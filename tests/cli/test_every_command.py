@@ -244,7 +244,7 @@ DATABASE_COMMANDS: dict[tuple[str, ...], tuple[Form, Form | None]] = {
                 "--min-impressions",
                 "1",
             ),
-            shows("imported clicks-plain@1: 1 queries, 2 judgments (clicks:ctr)"),
+            shows("imported clicks-plain@1: 1 query, 2 judgments (clicks:ctr)"),
         ),
         Form(
             lambda w: _scored(
@@ -598,7 +598,7 @@ DATABASE_COMMANDS: dict[tuple[str, ...], tuple[Form, Form | None]] = {
                 *("events", "attach", _events_parquet(w, "a"), "--map", "session_id=sid"),
                 *("--db", w.url),
             ],
-            shows("events-a.parquet: 3 searches, 1 events"),
+            shows("events-a.parquet: 3 searches, 1 event"),
         ),
         Form(
             lambda w: [
@@ -830,7 +830,7 @@ OFFLINE_COMMANDS: dict[tuple[str, ...], tuple[Form, Form | None]] = {
     ("alerts", "test"): (
         Form(
             lambda o: ["alerts", "test", "slack", "--url", o.server.url + "/ok"],
-            shows("sent a test alert to slack (1 attempt(s))"),
+            shows("sent a test alert to slack (1 attempt)"),
         ),
         Form(
             lambda o: ["alerts", "test", "teams", "--url", o.server.url + "/teams", "--json"],

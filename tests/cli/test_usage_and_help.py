@@ -76,6 +76,20 @@ def test_every_help_text_is_shown_as_written_brackets_included() -> None:
     assert bracketed >= 5  # [[targets]], nDCG@10[tail], [1,2], ...
 
 
+def test_help_paragraphs_are_wrapped_at_the_terminal_and_flags_show_no_value() -> None:
+    """A docstring's line breaks are not the terminal's: at 2000 columns every paragraph of a
+    command's help is one line; a flag takes no value, so it shows no ``<bool>``."""
+    runner = CliRunner()
+    for path, command in _commands(get_command(app)):
+        result = runner.invoke(app, [*path, "--help"], env={"COLUMNS": "2000"})
+        lines = [" ".join(line.split()) for line in result.stdout.splitlines()]
+        for paragraph in (command.help or "").split("\f")[0].split("\n\n"):
+            text = " ".join(paragraph.split())
+            assert any(text in line for line in lines), (path, text)
+        assert "<bool>" not in result.stdout, path
+        assert "-h" in runner.invoke(app, [*path, "-h"]).stdout
+
+
 def test_the_help_texts_themselves_stay_plain() -> None:
     CliRunner().invoke(app, ["nightly", "--help"])
     command = get_command(app)

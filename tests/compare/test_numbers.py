@@ -11,7 +11,7 @@ import pytest
 
 from evalplat.alerts.message import AlertMessage
 from evalplat.comparison import compare_scores
-from evalplat.metrics.numbers import delta_text, kind_of, p_text, value_text
+from evalplat.metrics.numbers import counted, delta_text, kind_of, p_text, value_text
 from evalplat.reports.render import fmt_pvalue, fmt_value
 
 
@@ -63,3 +63,10 @@ def test_junit_prints_p_values_and_counts_in_their_formats(tmp_path: Path) -> No
         "400",
         "360",
     )
+
+
+def test_a_count_agrees_with_its_noun() -> None:
+    assert [counted(n, "run") for n in (0, 1, 2)] == ["0 runs", "1 run", "2 runs"]
+    assert counted(1, "query") == "1 query" and counted(3, "query") == "3 queries"
+    assert counted(2, "search") == "2 searches" and counted(2, "day") == "2 days"
+    assert counted(2, "regression opened", "regressions opened") == "2 regressions opened"

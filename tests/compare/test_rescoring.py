@@ -92,3 +92,23 @@ def test_rescore_all_rescores_a_test_set_in_bulk(
     assert again.exit_code == 0 and "0 rescored, 2 kept, 0 skipped" in again.stderr
     bad = cli("rescore", str(first), "--all", "--testset", "small@2", "--db", db_url)
     assert bad.exit_code == 2 and "--all takes no run" in bad.stderr
+
+
+def test_runs_list_and_show_name_the_judgments_of_the_figure_they_print(
+    two_versions: tuple[Store, int, int], db_url: str, cli: Callable[..., Any]
+) -> None:
+    """A run searched on small@1 and rescored on small@2 prints v2's figure: it says so."""
+    store, first, second = two_versions
+    rescored = runner.rescore(store, first, "small@2", metrics=METRICS).means["nDCG@10"]
+    rows = {
+        line.split("│")[1].strip(): line
+        for line in cli("runs", "list", "--db", db_url).stdout.splitlines()
+        if line.count("│") > 2
+    }
+    assert f"{rescored:.4f} on v2" in rows[str(first)] and "small@1" in rows[str(first)]
+    assert " on v" not in rows[str(second)]
+    shown = cli("runs", "show", str(first), "--db", db_url).stdout.splitlines()
+    assert [line.split() for line in shown if line.startswith("scored on")] == [
+        ["scored", "on", "small@2", "(rescored)"]
+    ]
+    assert f"nDCG@10            {rescored:.4f}" in shown

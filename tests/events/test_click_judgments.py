@@ -110,7 +110,7 @@ def test_from_events_stores_a_version_with_its_provenance(
     args = ["testset", "from-events", "clicks", "--model", "coec", "--min-impressions", "4"]
     result = cli(*args, "--db", db_url)
     assert result.exit_code == 0, result.stderr
-    assert result.stdout.strip() == "imported clicks@1: 1 queries, 2 judgments (clicks:coec)"
+    assert result.stdout.strip() == "imported clicks@1: 1 query, 2 judgments (clicks:coec)"
     [version] = store.test_set_versions("clicks")
     source = version.source or {}
     assert (source["kind"], source["model"], source["min_impressions"]) == ("events", "coec", 4)
@@ -125,7 +125,7 @@ def test_from_events_stores_a_version_with_its_provenance(
     rated = cli("testset", "from-events", "clicks", "--model", "ctr", "--min-impressions", "1",
                 "--thresholds", "0.3", "--config", "web@1", "--since", "2026-03-01T00:00:00Z",
                 "--db", db_url)  # fmt: skip
-    assert rated.exit_code == 0 and "clicks@2: 1 queries, 3 judgments" in rated.stdout
+    assert rated.exit_code == 0 and "clicks@2: 1 query, 3 judgments" in rated.stdout
 
 
 @pytest.mark.parametrize(

@@ -85,7 +85,7 @@ def test_console_summary_and_a_clean_import_removes_old_rejects(
     log = _messy(tmp_path / "log.jsonl")
     result = cli("events", "import", str(log), "--max-invalid", "5", "--db", url)
     assert result.stdout.splitlines() == [
-        "imported 2 searches, 1 events (0 duplicates skipped)",
+        "imported 2 searches, 1 event (0 duplicates skipped)",
         "lines: 3 read, 2 rejected",
         f"rejected lines written to {tmp_path / 'log.jsonl.rejects.jsonl'}",
     ]

@@ -80,7 +80,7 @@ def test_a_graded_unjudged_csv_imports_back_with_its_title_and_text_read_past(
     assert frame[["doc_id", "grade"]].values.tolist() == [["d1", 1], ["d2", 1]]
     added = cli("testset", "import", "wings", "--qrels", str(graded), "--add", "--db", db_url)
     assert added.exit_code == 0, added.stderr
-    assert "imported wings@2: 1 queries, 3 judgments" in added.stdout
+    assert "imported wings@2: 1 query, 3 judgments" in added.stdout
 
 
 def test_judge_these_carries_titles_and_texts_into_the_list_and_its_csv(db_url: str) -> None:

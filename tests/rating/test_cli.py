@@ -27,7 +27,7 @@ def test_a_task_lives_through_every_rate_command(
     made = cli("rate", "task", "t1", "-t", "small", "--from-run", str(world.run),
                "--guidelines", str(guide), *db)  # fmt: skip
     assert made.exit_code == 0, made.stderr
-    assert made.stdout == f"task t1: {UNJUDGED} pairs of small@1, grades 0-2, 1 rater(s) per pair\n"
+    assert made.stdout == f"task t1: {UNJUDGED} pairs of small@1, grades 0-2, 1 rater per pair\n"
     pairs = tmp_path / "pairs.csv"
     pairs.write_text("query_id,doc_id,rank\nq1,q1-d5,6\nq2,q2-d4,\n")
     options = ("--scale", "0-3", "--raters-per-pair", "2", "--show-rank", "--grades", "max")
@@ -59,7 +59,7 @@ def test_a_task_lives_through_every_rate_command(
     assert [(p["rater"], p["graded"]) for p in data["progress"]] == [("ana", 1)]
 
     revoked = cli("rate", "revoke", "t1", "ana", *db)
-    assert revoked.stdout == "revoked 1 invite(s) of ana to t1\n"
+    assert revoked.stdout == "revoked 1 invite of ana to t1\n"
 
     closed = cli("rate", "close", "t1", *db)
     assert closed.stdout == "closed t1: small@2, 13 judgments\n"

@@ -80,7 +80,7 @@ def test_pairs_go_to_as_many_raters_as_asked_and_a_lead_settles_a_disagreement(
                 else:
                     assert (posted.status_code, listed.status_code) == (200, 200), rater
         status = cli("rate", "status", "t", "--db", world.url)
-        assert "1 pairs graded differently" in status.stdout
+        assert "1 pair graded differently" in status.stdout
         with httpx.Client() as client:
             enter(client, invite("t", "ana-2", base))
             assert client.get(f"{base}/tasks/t/disagreements").status_code == 403  # not a lead

@@ -4,6 +4,7 @@ read on both databases, ``evalplat queries`` and the page."""
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import math
@@ -234,3 +235,14 @@ def test_the_configs_top_k_is_read_once_per_store_until_a_run_is_pruned(planted:
         assert store.prune_results(7)
         after = store.query_health_inputs("beta", "topics", since).top
     assert after is not alpha.top and after.empty
+
+
+def test_query_ids_are_listed_in_natural_order() -> None:
+    """``q2`` before ``q10``: the table, and ties in the weakest and unstable lists, order ids
+    as numbers within text, not as text (the store hands the queries over in text order)."""
+    inputs = _inputs([[0.0, 1.0, 0.0]] * 12)
+    text_order = inputs.queries.sort_values("query_id").reset_index(drop=True)
+    health = query_health(dataclasses.replace(inputs, queries=text_order), limit=12, min_flips=1)
+    natural = [f"q{i}" for i in range(12)]
+    assert health.table["query_id"].tolist() == natural
+    assert list(health.weakest) == natural and list(health.unstable) == natural

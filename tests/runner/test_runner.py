@@ -111,7 +111,7 @@ def test_import_run_orders_ties_by_doc_id_descending(
     result = cli("import-run", str(run_file), "--config", "anserini", "--label", "v1",
                  "--testset", "small", "--metric", "P@2", "--db", db_url, "--json")  # fmt: skip
     assert result.exit_code == 0, result.stderr  # type: ignore[attr-defined]
-    assert "1 queries of bm25.run are not in the test set" in result.stderr  # type: ignore[attr-defined]
+    assert "1 query of bm25.run not in the test set" in result.stderr  # type: ignore[attr-defined]
     run = json.loads(result.stdout)  # type: ignore[attr-defined]
     assert run["status"] == "complete" and run["trigger"] == "import"
     with Store.open(db_url) as store:
