@@ -32,8 +32,8 @@ DbOption = Annotated[
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
 # how every command that takes a run names it (see evalplat.store.run_rows.resolve_run)
 RUN_REF = (
-    "a run id (12 or #12), CONFIG@latest, CONFIG@baseline or CONFIG@VERSION (the latest "
-    "complete run of that config version)"
+    "a run id (12 or #12), CONFIG@baseline, CONFIG@latest or CONFIG@VERSION (the latest "
+    "complete run of the config's current version, or of that version)"
 )
 
 

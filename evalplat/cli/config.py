@@ -39,7 +39,8 @@ def add(
     db: DbOption = None,
     json_output: JsonOption = False,
 ) -> None:
-    """Register a config version; identical content returns the existing version."""
+    """Register a config version and make it current; identical content returns the existing
+    version, which becomes current again (a rollback adds no version)."""
     from evalplat.searchers.configs import load_params_file, merge_params, parse_params
 
     params = load_params_file(file) if file is not None else {}
@@ -47,17 +48,20 @@ def add(
     outcome = open_store(db).add_config(name, searcher, params, label=label)
     info = outcome.version
     if json_output:
-        print_json({**info.to_dict(), "created": outcome.created})
+        print_json({**info.to_dict(), "created": outcome.created, "replaced": outcome.replaced})
         return
     if outcome.created:
         typer.echo(f"added {info.name}@{info.version} ({info.searcher}, {info.content_hash[:12]})")
+    elif outcome.replaced is not None:
+        typer.echo(f"current: {info.name}@{info.version} again (identical content; "
+                   f"{info.name}@{outcome.replaced} was current), nothing added")  # fmt: skip
     else:
         echo_err(f"unchanged: identical to {info.name}@{info.version}, nothing added")
 
 
 @app.command("list")
 def list_configs(db: DbOption = None, json_output: JsonOption = False) -> None:
-    """Every config with its latest version."""
+    """Every config with its current version (the one last added, a rollback included)."""
     configs = open_store(db).list_configs()
     if json_output:
         print_json([c.to_dict() for c in configs])
@@ -83,18 +87,26 @@ def list_configs(db: DbOption = None, json_output: JsonOption = False) -> None:
 
 @app.command("show")
 def show(
-    ref: Annotated[str, typer.Argument(help="NAME or NAME@VERSION.")],
+    ref: Annotated[
+        str, typer.Argument(help="NAME (its current version), NAME@latest or NAME@VERSION.")
+    ],
     db: DbOption = None,
     json_output: JsonOption = False,
 ) -> None:
     """One config version: searcher, parameters (placeholders unexpanded), label, hash."""
     import json
 
-    info = open_store(db).config_version(ref)
+    store = open_store(db)
+    info = store.config_version(ref)
     if json_output:
         print_json(info.to_dict())
         return
     typer.echo(f"{info.name}@{info.version}  searcher={info.searcher}  label={info.label or '-'}")
+    if info.current:
+        typer.echo("current  yes")
+    else:
+        current = store.config_version(info.name).version
+        typer.echo(f"current  no: {info.name}@{current} is current")
     typer.echo(f"hash     {info.content_hash}")
     typer.echo(f"created  {info.created_at.isoformat()}")
     typer.echo(

@@ -39,7 +39,13 @@ def register(app: typer.Typer) -> None:
 
 
 def queries_command(
-    config: Annotated[str, typer.Argument(help="Config name.")],
+    config: Annotated[
+        str,
+        typer.Argument(
+            help="Config: NAME reads the runs of every version in the window; NAME@VERSION "
+            "those of that version alone (NAME@latest: the current version)."
+        ),
+    ],
     testset: Annotated[str, typer.Option("--testset", "-t", help="Test set name.")],
     since: Annotated[
         str, typer.Option("--since", help="Window: runs started in the last N h, d or w.")

@@ -56,7 +56,8 @@ def sweep_command(
         str | None,
         typer.Option(
             "--baseline",
-            help="Config version the gains are over: NAME[@VERSION] (default: CONFIG as it is).",
+            help="Config version the gains are over: NAME[@VERSION] (default: CONFIG's current "
+            "version, the one its project file or last `config add` holds).",
             show_default=False,
         ),
     ] = None,

@@ -6,9 +6,10 @@ data out (:class:`QueryHealth`). Per query, over the window's runs of the config
 - ``mean`` and ``last``: the metric's mean over the runs, and its value in the latest run;
 - ``slope``: the least-squares slope of the value against the run's position in the window
   (change per run; positive is a rise whatever the metric's direction);
-- ``flips``: how often the query changed side between two consecutive runs, a side being
-  *good* when the value is at least ``good`` (at most, for a lower-is-better metric). Only a
-  change of ranking counts: between two runs scored on different judgment versions, a change
+- ``flips``: how often the query changed side between two consecutive runs of the same config
+  version, a side being *good* when the value is at least ``good`` (at most, for a
+  lower-is-better metric). A change of config version is a deliberate change, never a flip.
+  Only a change of ranking counts: between two runs scored on different judgment versions, a change
   of side is a flip only when the query's ranking differs too (new grades move a score without
   the engine doing anything); when either ranking is no longer stored (pruned), it is not;
 - ``zero_result_rate``: the share of runs in which the query returned nothing (or failed);
@@ -85,7 +86,9 @@ class HealthInputs:
       runs;
     - ``judged_on``: the test set version each of ``runs`` was scored on (empty: all one);
     - ``rankings``: ``run_id, query_id, ranking`` (the ranked doc ids as one string) of the runs
-      next to a change of ``judged_on``, whose results are still stored.
+      next to a change of ``judged_on``, whose results are still stored;
+    - ``versions``: the config version of each of ``runs`` (empty: all one); flips are counted
+      only between runs of one version.
     """
 
     config: str
@@ -105,6 +108,7 @@ class HealthInputs:
     target: Target | None = None
     judged_on: tuple[int, ...] = ()
     rankings: pd.DataFrame | None = None
+    versions: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)

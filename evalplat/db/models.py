@@ -237,6 +237,9 @@ class Config(Base):
     id: Mapped[int] = _id()
     name: Mapped[str] = mapped_column(Name, unique=True)
     created_at: Mapped[datetime] = _created()
+    # the version the name stands for: the one last added or named again by its content
+    # (a rollback included); written only by ``evalplat.store.configs.make_current``
+    current_version: Mapped[int | None] = mapped_column(Integer, nullable=True)
 
     versions: Mapped[list[ConfigVersion]] = relationship(
         back_populates="config", order_by="ConfigVersion.version"

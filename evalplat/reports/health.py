@@ -114,7 +114,12 @@ def health_page(health: QueryHealth) -> HealthPage:
             ("weakest", "Weakest queries", health.weakest, flips),
             ("strongest", "Strongest queries", health.strongest, flips),
             ("gaps", "Content or judgment gaps: no config gets these right", health.gaps, best),
-            ("unstable", "Unstable: they flip between good and bad", health.unstable, flips),
+            (
+                "unstable",
+                "Unstable: they flip between good and bad within one config version",
+                health.unstable,
+                flips,
+            ),
             ("never", "Never answered", health.never_answered, zero),
         )
     )

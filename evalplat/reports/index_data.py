@@ -44,6 +44,12 @@ class SiteEntry:
     # the latest run's target verdicts: how many are met, at risk and missed
     targets: Mapping[str, int] = field(default_factory=dict)
     baseline_config: str | None = None  # its config: another one's for a ``compare_to`` config
+    # the config's current version; the row's run is of another only while it has not run here
+    current_version: int | None = None
+
+    @property
+    def current_not_run(self) -> bool:
+        return self.current_version not in (None, self.latest.config_version)
 
 
 @dataclass(frozen=True)

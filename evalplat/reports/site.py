@@ -88,9 +88,13 @@ def write_site(
     health = start_health_pages(store, pairs, out, Links("../", index=True), keys, infos)
     entries: list[SiteEntry] = []
     newest = ""
+    current = {c.name: c.version for c in store.list_configs()}
     for history in histories:
-        latest = history.runs[-1]
-        newest = max(newest, latest.run.started_at)
+        newest = max(newest, history.runs[-1].run.started_at)
+        # the row is the config's current version (a rollback included): its latest run
+        latest = next((h for h in reversed(history.runs)
+                       if h.run.config_version == current.get(history.config)),
+                      history.runs[-1])  # fmt: skip
         if SETTING_MARK in history.config:  # a sweep's setting: on the leaderboard, not a row
             continue
         compared = pages.write(latest.comparison_id)
@@ -111,6 +115,7 @@ def write_site(
                 baseline_config=pages.config_of(own if compared is None else compared),
                 health_link=None,  # filled in once the health pages are written
                 targets=_target_counts(history, latest.run.id),
+                current_version=current.get(history.config),
             )
         )
     alerts = []

@@ -62,7 +62,7 @@ class SweepOptions:
     seed: int = 0
     max_runs: int = 50
     strategy: str = "grid"
-    baseline: str | None = None  # a config reference; default the swept config's latest
+    baseline: str | None = None  # a config reference; default the swept config's current version
     settings: RunSettings = field(default_factory=RunSettings)
     trigger: str = "manual"
 

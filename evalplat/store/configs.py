@@ -1,4 +1,11 @@
-"""Config versions in the store: add (content-hashed, immutable), list, resolve."""
+"""Config versions in the store: add (content-hashed, immutable), list, resolve.
+
+A config's *current* version is one fact, stored on the config (``Config.current_version``)
+and written by one writer, :func:`make_current`: the version last added or named again by its
+content (``config add``, a night's project file, ``import-run``). Re-adding the content of an
+earlier version makes that version current again (a rollback); it adds no version. ``NAME`` and
+``NAME@latest`` name the current version everywhere, whatever the highest number is.
+"""
 
 from __future__ import annotations
 
@@ -31,6 +38,7 @@ class ConfigVersionInfo:
     label: str | None
     content_hash: str
     created_at: datetime
+    current: bool  # the version the config's name stands for
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -42,6 +50,9 @@ class ConfigVersionInfo:
 class AddConfigOutcome:
     version: ConfigVersionInfo
     created: bool
+    # the version that was current before, when the add made another one current (a new
+    # version, or an earlier one again: a rollback)
+    replaced: int | None = None
 
 
 class ConfigsMixin(StoreBase):
@@ -53,7 +64,8 @@ class ConfigsMixin(StoreBase):
         *,
         label: str | None = None,
     ) -> AddConfigOutcome:
-        """Register a config version; identical searcher + params + label → the same version."""
+        """Register a config version and make it current; identical searcher + params + label
+        → the same version, current again (a rollback to an earlier content adds nothing)."""
         check_name(name, "config")
         if label is not None:
             check_label(label)
@@ -64,34 +76,24 @@ class ConfigsMixin(StoreBase):
             raise InputError(f"config parameters are not plain data: {error}") from None
         with self.session(write=True) as session:
             config = claim_name(session, Config, name)
+            before = config.current_version
             existing = session.scalar(
                 select(ConfigVersion).where(
                     ConfigVersion.config_id == config.id, ConfigVersion.content_hash == digest
                 )
             )
-            if existing is not None:
-                return AddConfigOutcome(_info(config, existing), created=False)
-            latest = session.scalar(
-                select(func.max(ConfigVersion.version)).where(ConfigVersion.config_id == config.id)
-            )
-            version = ConfigVersion(
-                config_id=config.id,
-                version=(latest or 0) + 1,
-                content_hash=digest,
-                searcher=searcher,
-                params=params,
-                label=label,
-                created_at=utcnow(),
-            )
-            session.add(version)
-            session.flush()
-            return AddConfigOutcome(_info(config, version), created=True)
+            created = existing is None
+            version = existing or new_config_version(session, config, digest, searcher, params,
+                                                     label)  # fmt: skip
+            make_current(config, version)
+            replaced = before if before is not None and before != version.version else None
+            return AddConfigOutcome(_info(config, version), created=created, replaced=replaced)
 
     def list_configs(self) -> list[ConfigVersionInfo]:
-        """The latest version of every config, by name."""
+        """The current version of every config, by name."""
         with self.session() as session:
             configs = session.scalars(select(Config).order_by(Config.name)).all()
-            return [_info(c, c.versions[-1]) for c in configs if c.versions]
+            return [_info(c, current_version(c)) for c in configs if c.versions]
 
     def config_versions(self, name: str) -> list[ConfigVersionInfo]:
         with self.session() as session:
@@ -99,16 +101,59 @@ class ConfigsMixin(StoreBase):
             return [_info(config, v) for v in config.versions]
 
     def config_version(self, ref: str | VersionRef) -> ConfigVersionInfo:
-        """Resolve ``NAME`` (latest) or ``NAME@VER``."""
+        """Resolve ``NAME`` or ``NAME@latest`` (the current version) or ``NAME@VER``."""
         with self.session() as session:
             config, version = resolve_config_version(session, ref)
             return _info(config, version)
 
 
 def resolve_config_version(session: Session, ref: str | VersionRef) -> tuple[Config, ConfigVersion]:
+    """``NAME`` and ``NAME@latest`` → the config's current version; ``NAME@VER`` → that one."""
     parsed = parse_version_ref(ref, "config reference") if isinstance(ref, str) else ref
     config = _config(session, parsed.name)
+    if parsed.version is None:
+        return config, current_version(config)
     return config, pick_version(config.versions, parsed, "config")
+
+
+def current_version(config: Config) -> ConfigVersion:
+    """The version the config's name stands for (``Config.current_version``)."""
+    for version in config.versions:
+        if version.version == config.current_version:
+            return version
+    raise NotFoundError(f"config '{config.name}' has no versions")
+
+
+def new_config_version(
+    session: Session,
+    config: Config,
+    digest: str,
+    searcher: str,
+    params: dict[str, Any],
+    label: str | None,
+) -> ConfigVersion:
+    """The one writer of config versions: numbered one past the config's highest, so a number
+    is never given twice. The caller makes it current (:func:`make_current`) when it is."""
+    highest = session.scalar(
+        select(func.max(ConfigVersion.version)).where(ConfigVersion.config_id == config.id)
+    )
+    version = ConfigVersion(
+        config=config,  # joins ``config.versions`` too
+        version=(highest or 0) + 1,
+        content_hash=digest,
+        searcher=searcher,
+        params=params,
+        label=label,
+        created_at=utcnow(),
+    )
+    session.add(version)
+    session.flush()
+    return version
+
+
+def make_current(config: Config, version: ConfigVersion) -> None:
+    """The one writer of a config's current version."""
+    config.current_version = version.version
 
 
 def _config(session: Session, name: str) -> Config:
@@ -140,4 +185,5 @@ def _info(config: Config, version: ConfigVersion) -> ConfigVersionInfo:
         label=version.label,
         content_hash=version.content_hash,
         created_at=version.created_at,
+        current=version.version == config.current_version,
     )

@@ -31,6 +31,8 @@ from evalplat.db.models import (
 )
 from evalplat.errors import InputError, NotFoundError
 from evalplat.store.base import StoreBase, utcnow
+from evalplat.store.configs import resolve_config_version
+from evalplat.store.refs import parse_version_ref
 from evalplat.store.run_rows import latest_evaluations
 
 if TYPE_CHECKING:
@@ -107,13 +109,17 @@ class QueryHealthMixin(StoreBase):
                 "`evalplat online agreement --testset T --report FILE`)"
             )
         start = utcnow() - since
+        ref = parse_version_ref(config, "config reference")
+        one_version, config = "@" in config, ref.name
         with self.session() as session:
             if session.scalar(select(Config.id).where(Config.name == config)) is None:
                 raise NotFoundError(f"no config named '{config}'")
+            # ``NAME@VER`` (``@latest``: the current version) reads that version's runs alone
+            version = resolve_config_version(session, ref)[1].version if one_version else None
             if session.scalar(select(TestSet.id).where(TestSet.name == test_set)) is None:
                 raise NotFoundError(f"no test set named '{test_set}'")
             window_runs = session.execute(
-                select(Config.name, Run.id, Run.results_pruned_at)
+                select(Config.name, Run.id, Run.results_pruned_at, ConfigVersion.version)
                 .join(ConfigVersion, Run.config_version_id == ConfigVersion.id)
                 .join(Config, ConfigVersion.config_id == Config.id)
                 .join(TestSetVersion, Run.test_set_version_id == TestSetVersion.id)
@@ -121,13 +127,17 @@ class QueryHealthMixin(StoreBase):
                 .where(TestSet.name == test_set, Run.status.in_(FINISHED), Run.started_at >= start)
                 .order_by(Run.started_at, Run.id)
             ).all()
-            runs = tuple(run_id for name, run_id, _ in window_runs if name == config)
+            own = [(run_id, v) for name, run_id, _, v in window_runs
+                   if name == config and version in (None, v)]  # fmt: skip
+            runs, versions = tuple(r for r, _ in own), tuple(v for _, v in own)
             if not runs:
+                named = config if version is None else f"{config}@{version}"
                 raise NotFoundError(
-                    f"config '{config}' has no finished run on test set '{test_set}' "
+                    f"config '{named}' has no finished run on test set '{test_set}' "
                     f"in the last {window or since}"
                 )
-            latest_of = {name: run_id for name, run_id, _ in window_runs}  # oldest first
+            latest_of = {name: run_id for name, run_id, _, _ in window_runs}  # oldest first
+            latest_of[config] = runs[-1]  # the version read, when one is named
             evaluations = latest_evaluations(session, [*runs, *latest_of.values()])
             name = _metric(session, evaluations, runs, metric)
             version_id = session.scalar(
@@ -153,7 +163,7 @@ class QueryHealthMixin(StoreBase):
             )
             queries = self._queries(session, version_id).copy()
             # every config's page of the test set reads the same top k: read once per store
-            pruned = {run_id: when for _, run_id, when in window_runs}
+            pruned = {run_id: when for _, run_id, when, _ in window_runs}
             key = (tuple((r, c, pruned[r]) for c, r in latest_of.items()), version_id, k)
             if self._top_cache is None or self._top_cache[0] != key:
                 latest = {r: c for c, r in latest_of.items()}
@@ -182,6 +192,7 @@ class QueryHealthMixin(StoreBase):
             target=target,
             judged_on=judged_on,
             rankings=rankings,
+            versions=versions,
         )
 
 

@@ -129,7 +129,8 @@ def run_id_text(text: str) -> str:
 
 
 def resolve_run(session: Session, ref: str | int) -> int:
-    """``12``, ``#12`` or ``run:12`` → run 12; ``CONFIG@latest`` → its latest complete run;
+    """``12``, ``#12`` or ``run:12`` → run 12; ``CONFIG@latest`` → the latest complete run of
+    the config's current version (``evalplat.store.configs``: a rollback included);
     ``CONFIG@3`` → the latest complete run of version 3 of the config (``@N`` is always a
     config version); ``CONFIG@baseline`` → its offline baseline run (the only one, or the most
     recently set when several test sets have one; never an online run)."""
@@ -152,9 +153,10 @@ def resolve_run(session: Session, ref: str | int) -> int:
     if not sep or not name or not (which in ("latest", "baseline") or digits):
         raise InputError(f"invalid run reference {text!r}: expected a run id (12 or #12), "
                          "CONFIG@latest, CONFIG@baseline or CONFIG@VERSION")  # fmt: skip
-    config_id = session.scalar(select(Config.id).where(Config.name == name))
-    if config_id is None:
+    config = session.scalar(select(Config).where(Config.name == name))
+    if config is None:
         raise NotFoundError(f"no config named '{name}'")
+    config_id = config.id
     if which == "baseline":
         return _baseline_run(session, config_id, name)
     latest = (
@@ -166,9 +168,11 @@ def resolve_run(session: Session, ref: str | int) -> int:
         .limit(1)
     )
     if which == "latest":
-        found = session.scalar(latest)
+        current = config.current_version
+        found = session.scalar(latest.where(ConfigVersion.version == current))
         if found is None:
-            raise NotFoundError(f"config '{name}' has no complete run yet")
+            raise NotFoundError(f"config '{name}' has no complete run of its current version "
+                                f"{current} yet; run it with `evalplat run {name}`")  # fmt: skip
         return found
     version = int(which)
     known = list(

@@ -40,7 +40,7 @@ from evalplat.db.models import (
 from evalplat.errors import InputError, NotFoundError
 from evalplat.searchers.configs import content_hash
 from evalplat.store.base import claim_name, utcnow
-from evalplat.store.configs import resolve_config_version
+from evalplat.store.configs import make_current, new_config_version, resolve_config_version
 from evalplat.store.copies import RESULT_COLUMNS, drop_results, keep_result_table, keep_results
 from evalplat.store.refs import VersionRef, check_label, check_name, parse_version_ref
 from evalplat.store.run_reads import RunReadsMixin
@@ -330,37 +330,31 @@ class RunsMixin(RunReadsMixin):
     def import_config_version(self, name: str, label: str | None = None) -> int:
         """The config version an imported run file belongs to; returns its id.
 
-        ``NAME@VER`` names an existing version. Otherwise the latest version of ``NAME`` with
-        ``label`` (or simply the latest, without a label) is used; when there is none, a version
-        of kind ``import`` is added: the results came from elsewhere and cannot be re-run.
+        ``NAME@VER`` names an existing version. Otherwise the current version of ``NAME``
+        (without a label), or its latest version with ``label``, which becomes current: the
+        results are the config's as it is now. When there is none, a version of kind
+        ``import`` is added and made current: the results came from elsewhere and cannot be
+        re-run.
         """
         parsed = parse_version_ref(name, "config reference")
         if label is not None:
             check_label(label)
         with self.session(write=True) as session:
             config = session.scalar(select(Config).where(Config.name == parsed.name))
-            if parsed.version is not None:
+            if parsed.version is not None or (config is not None and config.versions
+                                              and label is None):  # fmt: skip
                 return resolve_config_version(session, parsed)[1].id
-            if config is not None and config.versions:
-                if label is None:
-                    return config.versions[-1].id
+            if config is not None:
                 for version in reversed(config.versions):
                     if version.label == label:
+                        make_current(config, version)
                         return version.id
             check_name(parsed.name, "config")
             if config is None:
                 config = claim_name(session, Config, parsed.name)
-            version = ConfigVersion(
-                config_id=config.id,
-                version=len(config.versions) + 1,
-                content_hash=content_hash(IMPORT_KIND, {}, label),
-                searcher=IMPORT_KIND,
-                params={},
-                label=label,
-                created_at=utcnow(),
-            )
-            session.add(version)
-            session.flush()
+            digest = content_hash(IMPORT_KIND, {}, label)
+            version = new_config_version(session, config, digest, IMPORT_KIND, {}, label)
+            make_current(config, version)
             return version.id
 
     # ── reading runs ─────────────────────────────────────────────────────────────────────────

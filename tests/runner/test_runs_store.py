@@ -146,7 +146,8 @@ def test_config_version_reference_names_that_versions_latest_complete_run(store:
     store.finish_run(newer_v1, "complete")
     assert store.resolve_run("engine@2") == second  # the partial run of v2 is skipped
     assert store.resolve_run("engine@1") == newer_v1
-    assert store.resolve_run("engine@latest") == newer_v1
+    # @latest is the current version's (v2's) latest complete run, not the newest run of any
+    assert store.resolve_run("engine@latest") == second
     assert store.run_info("engine@2").config_version == 2
     with pytest.raises(NotFoundError, match=r"no version 3 \(has 1, 2\)"):
         store.resolve_run("engine@3")
@@ -155,6 +156,8 @@ def test_config_version_reference_names_that_versions_latest_complete_run(store:
     store.add_config("engine", "python", {"function": "json:load"})  # v3, never run
     with pytest.raises(NotFoundError, match="version 3 has no complete run"):
         store.resolve_run("engine@3")
+    with pytest.raises(NotFoundError, match="no complete run of its current version 3"):
+        store.resolve_run("engine@latest")
 
 
 def test_retention_prunes_results_but_keeps_scores(store: Store) -> None:

@@ -110,3 +110,16 @@ def test_bad_input_writes_nothing(
     with pytest.raises(InputError, match=problem):
         run_sweep(planted, grid, **options)
     assert (len(planted.list_runs()), len(planted.list_configs())) == before
+
+
+def test_a_sweep_of_an_earlier_version_measures_against_the_current_one(planted: Store) -> None:
+    engine = planted.config_version("engine@1")
+    planted.add_config("engine", "python", {**engine.params, "skill": 0.6})  # engine@2
+    options = SweepOptions(metric="P@1")
+    plan = plan_sweep(planted, "engine@1", "planted", ["skill=0.2,0.9"], options)
+    assert (plan.config.version, str(plan.baseline)) == (1, "engine@2")
+    planted.add_config("engine", "python", engine.params)  # rolled back: engine@1 is current
+    plan = plan_sweep(planted, "engine@1", "planted", ["skill=0.2,0.9"], options)
+    assert str(plan.baseline) == "engine@1"
+    result = sweep(planted, plan)
+    assert result.baseline == "engine@1" and result.baseline_mean == pytest.approx(29 / 60)
