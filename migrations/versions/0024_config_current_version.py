@@ -1,6 +1,6 @@
 """a config's current version: the one its project file (or the last ``config add``) holds
 
-Revision ID: 0025
+Revision ID: 0024
 Revises: 0023
 Create Date: 2026-12-04
 
@@ -16,7 +16,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0025"
+revision = "0024"
 down_revision = "0023"
 branch_labels = None
 depends_on = None
