@@ -58,7 +58,7 @@ def add(
 @app.command("list")
 def list_configs(db: DbOption = None, json_output: JsonOption = False) -> None:
     """Every config with its latest version."""
-    configs = open_store(db).list_configs()
+    configs = open_store(db, read_only=True).list_configs()
     if json_output:
         print_json([c.to_dict() for c in configs])
         return
@@ -90,7 +90,7 @@ def show(
     """One config version: searcher, parameters (placeholders unexpanded), label, hash."""
     import json
 
-    info = open_store(db).config_version(ref)
+    info = open_store(db, read_only=True).config_version(ref)
     if json_output:
         print_json(info.to_dict())
         return
