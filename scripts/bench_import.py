@@ -8,6 +8,12 @@ validating the files, and writing the version in one transaction. Run from the r
     python scripts/bench_import.py --postgres postgresql+psycopg://root@127.0.0.1:5432/test
 
 PostgreSQL runs in a throwaway database created on that server and dropped afterwards.
+
+    python scripts/bench_import.py --lists 1 4           # other tools' judgment lists
+
+reads the same judgments written as a Quepid CSV, an RRE ratings file and an SRW judgment list
+of about 1 and 4 MB each (reading and validating only: the store's write is the same for every
+format), so that a reader whose time grows faster than its input shows.
 """
 
 from __future__ import annotations
@@ -71,12 +77,50 @@ def drop_database(admin_url: str, name: str) -> None:
     engine.dispose()
 
 
+def timed_lists(folder: Path, megabytes: float) -> list[tuple[str, float, float, int]]:
+    """(format, MB, seconds to read, judgments) of one set of judgments in each list format."""
+    import pandas as pd
+
+    from evalplat.formats.judgment_files import parse_judgments
+    from evalplat.formats.judgment_lists import write_judgment_list
+
+    per_query, grades = 20, [3, 2, 1, 0]
+    queries = max(1, int(megabytes * 1_000_000 / 700))  # about 700 bytes a query in RRE
+    ids = [f"q{q}" for q in range(queries)]
+    texts = pd.DataFrame({"query_id": ids, "text": [f"query number {q}" for q in range(queries)]})
+    qrels = pd.DataFrame(
+        {
+            "query_id": [q for q in ids for _ in range(per_query)],
+            "doc_id": [f"doc{d}" for _ in ids for d in range(per_query)],
+            "grade": [grades[d % 4] for _ in ids for d in range(per_query)],
+        }
+    )
+    rows = []
+    for fmt, suffix in (("quepid", "csv"), ("rre", "json"), ("srw", "json")):
+        path = write_judgment_list(fmt, texts, qrels, folder / f"{fmt}.{suffix}", "bench")
+        start = time.perf_counter()
+        parsed = parse_judgments(path, fmt)
+        seconds = time.perf_counter() - start
+        rows.append((fmt, path.stat().st_size / 1e6, seconds, len(parsed.frame)))
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--queries", type=int, default=10_000)
     parser.add_argument("--per-query", type=int, default=100)
     parser.add_argument("--postgres", help="admin URL of a PostgreSQL server to test too")
+    parser.add_argument(
+        "--lists", type=float, nargs="+", metavar="MB", help="time the judgment lists instead"
+    )
     args = parser.parse_args()
+    if args.lists:
+        print(f"{'format':<8}{'MB':>7}{'judgments':>11}{'read s':>9}")
+        with tempfile.TemporaryDirectory() as folder_name:
+            for megabytes in args.lists:
+                for fmt, size, seconds, rows in timed_lists(Path(folder_name), megabytes):
+                    print(f"{fmt:<8}{size:>7.2f}{rows:>11,}{seconds:>9.2f}")
+        return
     with tempfile.TemporaryDirectory() as folder_name:
         folder = Path(folder_name)
         qrels, topics = generate(folder, args.queries, args.per_query)

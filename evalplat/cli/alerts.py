@@ -42,7 +42,7 @@ def list_alerts(
     json_output: JsonOption = False,
 ) -> None:
     """Alerts, newest first, with their state and how many regressed nights in a row."""
-    alerts = open_store(db).list_alerts(state, config=config)
+    alerts = open_store(db, read_only=True).list_alerts(state, config=config)
     if json_output:
         print_json([a.to_dict() for a in alerts])
         return

@@ -50,20 +50,27 @@ _open_stores: list[Store] = []
 
 
 def open_store(
-    db: str | None, *, check: bool = True, init: bool = False, project_file: Path | None = None
+    db: str | None,
+    *,
+    check: bool = True,
+    init: bool = False,
+    project_file: Path | None = None,
+    read_only: bool = False,
 ) -> Store:
     """Open the store at the resolved database URL, checking that its schema is current.
 
     ``check=False`` skips the schema check (for the migration commands); ``init=True`` creates
     or upgrades the schema; ``project_file`` is the project whose ``[database] url`` counts
-    (default: ./evalplat.toml). The store is closed when the command ends (``close_stores``).
+    (default: ./evalplat.toml); ``read_only=True`` for the commands docs/cli.md lists as
+    reading only, which then cannot write by mistake. The store is closed when the command
+    ends (``close_stores``).
     """
     from evalplat.store import Store
 
     store = (
         Store.init(db, project_file=project_file)
         if init
-        else Store.open(db, project_file=project_file, check=check)
+        else Store.open(db, project_file=project_file, check=check, read_only=read_only)
     )
     _open_stores.append(store)
     return store

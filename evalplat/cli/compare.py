@@ -272,7 +272,7 @@ def unjudged_command(
     title and the start of its text (from the test set's documents, else the hit's fields)."""
     from evalplat.metrics.numbers import counted
 
-    store = open_store(db)
+    store = open_store(db, read_only=True)
     run_id = store.resolve_run(run)
     frame = store.unjudged(run_id, k)
     if as_json:
@@ -324,7 +324,7 @@ def history_command(
     name = str(parse(metric or ("online:CTR" if online else "nDCG@10")))
     if online and segment:
         raise InputError("--segment: online runs are scored per session; sessions carry no tags")
-    store = open_store(db)
+    store = open_store(db, read_only=True)
     points = store.history(config, testset)
     wanted = list(dict.fromkeys(segment or []))
     by_run: dict[int, list[dict[str, object]]] = {}
@@ -433,7 +433,7 @@ def baseline_show_command(
     db: DbOption = None,
 ) -> None:
     """Show the baselines of one config or of all configs."""
-    infos = open_store(db).baselines(config)
+    infos = open_store(db, read_only=True).baselines(config)
     if as_json:
         print_json([i.to_dict() for i in infos])
         return

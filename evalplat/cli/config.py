@@ -62,7 +62,7 @@ def add(
 @app.command("list")
 def list_configs(db: DbOption = None, json_output: JsonOption = False) -> None:
     """Every config with its current version (the one last added, a rollback included)."""
-    configs = open_store(db).list_configs()
+    configs = open_store(db, read_only=True).list_configs()
     if json_output:
         print_json([c.to_dict() for c in configs])
         return
@@ -96,7 +96,7 @@ def show(
     """One config version: searcher, parameters (placeholders unexpanded), label, hash."""
     import json
 
-    store = open_store(db)
+    store = open_store(db, read_only=True)
     info = store.config_version(ref)
     if json_output:
         print_json(info.to_dict())

@@ -204,7 +204,7 @@ def _print_import(
 @app.command("list")
 def list_test_sets(db: DbOption = None, json_output: JsonOption = False) -> None:
     """Every test set with its latest version."""
-    test_sets = open_store(db).list_test_sets()
+    test_sets = open_store(db, read_only=True).list_test_sets()
     if json_output:
         print_json([t.to_dict() for t in test_sets])
         return
@@ -237,7 +237,7 @@ def show(
     """One test set version, and the other versions of the same test set."""
     from dataclasses import asdict
 
-    store = open_store(db)
+    store = open_store(db, read_only=True)
     info = store.test_set_version(ref)
     versions = store.test_set_versions(info.name)
     agreement = store.rater_agreement(f"{info.name}@{info.version}")
@@ -309,7 +309,7 @@ def export(
             check_output_path(out, "--out")
     elif out is not None:
         check_output_folder(out, "--out")
-    content = open_store(db).load_test_set(ref)
+    content = open_store(db, read_only=True).load_test_set(ref)
     if format is not None:
         written = _export_as(content, fmt, out, ref.split("@", 1)[0])
         if json_output and written is not None:

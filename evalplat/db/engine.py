@@ -23,6 +23,7 @@ DEFAULT_URL = "sqlite:///evalplat.db"
 ENV_VAR = "EVALPLAT_DATABASE_URL"
 PROJECT_FILE = "evalplat.toml"
 BACKENDS = ("sqlite", "postgresql")
+_PG_READ_ONLY = "-c default_transaction_read_only=on"
 BUSY_TIMEOUT = 30.0  # seconds a SQLite writer waits for another writer's lock
 
 
@@ -99,7 +100,8 @@ def create_db_engine(url: str, *, read_only: bool = False) -> Engine:
     SQLite waits up to ``BUSY_TIMEOUT`` seconds for another writer's lock (``?timeout=N`` in
     the URL sets another wait), then fails with "database is locked". ``read_only=True``
     opens a SQLite file that cannot be written (``mode=ro``): reading commands work, writes
-    fail with one line.
+    fail with one line; on PostgreSQL it makes every transaction read-only
+    (``default_transaction_read_only``).
     """
     parsed = parse_url(normalise_url(url))
     backend = parsed.get_backend_name()
@@ -124,6 +126,10 @@ def create_db_engine(url: str, *, read_only: bool = False) -> Engine:
     elif backend == "postgresql":
         kwargs["pool_pre_ping"] = True
         kwargs["connect_args"] = {"connect_timeout": 10}
+        if read_only:  # every transaction read-only: a write fails with one line
+            given = parsed.query.get("options", "")
+            options = " ".join([*([given] if isinstance(given, str) else given), _PG_READ_ONLY])
+            kwargs["connect_args"]["options"] = options.strip()
     engine = create_engine(parsed, **kwargs)
     if backend == "sqlite":
         event.listen(engine, "connect", _sqlite_pragmas)

@@ -261,7 +261,12 @@ def _arrow_json(text: str) -> pa.Table | None:
         ),
     )
     # pyarrow accepts two objects on one line; json.loads (the reference) does not
-    return table if table.num_rows == _count_non_blank_lines(text) else None
+    if table.num_rows != _count_non_blank_lines(text):
+        return None
+    # pyarrow keeps the last of a key written twice; the reference refuses it, naming the line
+    if any(text.count(f'"{name}"') > table.num_rows for name in JUDGMENT_COLUMNS):
+        return None
+    return table
 
 
 def _count_non_blank_lines(text: str) -> int:

@@ -17,6 +17,7 @@ RRE's ``queries``/``query_groups``/``topics``, a text file whose lines are ``gra
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import json
 import math
@@ -26,7 +27,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalplat.errors import InputError
-from evalplat.formats.text_files import ParsedFile, check_id, check_text, new_frame
+from evalplat.formats.text_files import (
+    ParsedFile,
+    check_id,
+    check_text,
+    duplicate_key_problem,
+    new_frame,
+)
 from evalplat.inputs.validation import parse_grade, shown
 
 if TYPE_CHECKING:
@@ -35,6 +42,8 @@ if TYPE_CHECKING:
     import pandas as pd
 
 _INTEGRAL = re.compile(r"[+-]?[0-9]+(?:\.0*)?")
+_NEWLINE = re.compile("\n")
+_LONG_NUMBER = re.compile("[0-9]{4301,}")
 
 
 @dataclass(frozen=True)
@@ -164,14 +173,40 @@ def positioned_json(text: str, path: Path) -> tuple[Any, Callable[[object], int]
     """The JSON value of ``text`` and a function giving the line each object in it starts on.
 
     The standard decoder with the pure-Python scanner, whose object parser is wrapped to note
-    where every object begins (by identity: the objects live as long as the value)."""
+    where every object begins (by identity: the objects live as long as the value) and to
+    refuse an object naming a key twice (the decoder would keep the last value and drop the
+    others without a word), naming the key and the line of its second value. Lines are found
+    by bisecting the newlines' offsets, so reading a file stays linear in its size."""
     from json.decoder import JSONObject  # type: ignore[attr-defined]
     from json.scanner import py_make_scanner  # type: ignore[attr-defined]
 
     starts: dict[int, int] = {}
+    newlines: list[int] = []
 
-    def parse_object(state: tuple[str, int], *args: Any, **kwargs: Any) -> tuple[Any, int]:
-        value, end = JSONObject(state, *args, **kwargs)
+    def line_at(offset: int) -> int:
+        if not newlines:
+            newlines.extend(match.start() for match in _NEWLINE.finditer(text))
+            newlines.append(len(text))  # never empty once computed
+        return bisect.bisect_left(newlines, offset) + 1
+
+    def parse_object(
+        state: tuple[str, int], strict: bool, scan_once: Any, *args: Any, **kwargs: Any
+    ) -> tuple[Any, int]:
+        value_starts: list[int] = []
+
+        def scan_value(string: str, index: int) -> Any:
+            value_starts.append(index)  # the values of this object's keys, in order
+            return scan_once(string, index)
+
+        pairs, end = JSONObject(state, strict, scan_value, None, list, *args[2:], **kwargs)
+        value = dict(pairs)
+        if len(value) != len(pairs):
+            seen: set[str] = set()
+            for (key, _), at in zip(pairs, value_starts, strict=True):
+                if key in seen:
+                    problem = duplicate_key_problem(key)
+                    raise InputError(problem, path=path, line=line_at(at))
+                seen.add(key)
         starts[id(value)] = state[1]
         return value, end
 
@@ -183,12 +218,17 @@ def positioned_json(text: str, path: Path) -> tuple[Any, Callable[[object], int]
     except json.JSONDecodeError as error:
         problem = f"invalid JSON: {error.msg} (column {error.colno})"
         raise InputError(problem, path=path, line=error.lineno) from None
+    except ValueError:  # an integer of more than Python's 4300 digits: no grade or id
+        long = _LONG_NUMBER.search(text)
+        line = None if long is None else text.count("\n", 0, long.start()) + 1
+        problem = "invalid JSON: a number of more than 4300 digits"
+        raise InputError(problem, path=path, line=line) from None
     except RecursionError:
         raise InputError("invalid JSON: nested too deeply", path=path) from None
 
     def line_of(obj: object) -> int:
         start = starts.get(id(obj))
-        return 1 if start is None else text.count("\n", 0, start) + 1
+        return 1 if start is None else line_at(start)
 
     return value, line_of
 

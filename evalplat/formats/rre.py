@@ -30,7 +30,7 @@ from evalplat.formats.judgment_lists import (
     text_query_id,
     texts_by_id,
 )
-from evalplat.formats.text_files import ParsedFile, load_text
+from evalplat.formats.text_files import ParsedFile, check_text, load_text
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -110,7 +110,7 @@ def _query_text(query: dict[str, Any], path: Path, line: int) -> str:
     text = placeholders[keys[0]]
     if not isinstance(text, str) or not text.strip():
         raise InputError(f"placeholder {keys[0]} must be a non-empty string", path=path, line=line)
-    return text.strip()
+    return check_text(text.strip(), f"placeholder {keys[0]}", path, line)
 
 
 def _relevant(

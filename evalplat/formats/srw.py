@@ -26,7 +26,7 @@ from evalplat.formats.judgment_lists import (
     text_query_id,
     texts_by_id,
 )
-from evalplat.formats.text_files import ParsedFile, load_text
+from evalplat.formats.text_files import ParsedFile, check_text, load_text
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -58,8 +58,9 @@ def _rows(
         text = entry.get("query")
         if not isinstance(text, str) or not text.strip():
             raise InputError("a judgment without its query text", path=path, line=line)
+        text = check_text(text.strip(), "query text", path, line)
         query_id = text_query_id(text)
-        yield QueryText(line, query_id, text.strip())
+        yield QueryText(line, query_id, text)
         ratings = entry.get("ratings", [])
         if not isinstance(ratings, list):
             raise json_type_error("ratings", "a list", ratings, path, line)

@@ -31,8 +31,9 @@ Rules common to all kinds: the file is UTF-8 (a BOM is skipped); blank lines are
 are non-empty and contain no whitespace (they must survive the whitespace-separated TREC formats);
 a JSON id may be a string or an integer (``7`` reads as ``"7"``); surrounding whitespace of a
 CSV/TSV field is dropped; unknown columns or keys are refused rather than silently lost (except
-in documents); tags are stored sorted and without repeats, as a JSON list, or ``None`` when there
-are none. Every problem is one :class:`~evalplat.errors.InputError` naming the file and line.
+in documents), and so is a JSON object naming a key twice (the line and the key named); tags
+are stored sorted and without repeats, as a JSON list, or ``None`` when there are none. Every
+problem is one :class:`~evalplat.errors.InputError` naming the file and line.
 
 Judgments are the large input (millions of lines): CSV/TSV is read by pyarrow and validated in
 vectorised kernels; only when that finds a problem does the line-by-line reader (the reference,

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from evalplat.errors import InputError
-from evalplat.inputs.validation import check_free_text, check_identifier
+from evalplat.inputs.validation import check_free_text, check_identifier, shown
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -140,11 +140,39 @@ def json_type(value: object) -> str:
     return names.get(type(value), type(value).__name__)
 
 
+class DuplicateKeyError(Exception):
+    """A JSON object names ``key`` twice (``unique_keys``)."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A decoder's ``object_pairs_hook`` refusing an object that names a key twice, of which
+    the standard decoder would keep the last value without a word."""
+    value = dict(pairs)
+    if len(value) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise DuplicateKeyError(key)
+            seen.add(key)
+    return value
+
+
+def duplicate_key_problem(key: str) -> str:
+    return f"duplicate key {shown(key)} in one object (a key names one value)"
+
+
 def json_objects(text: str, path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    decode = json.JSONDecoder().decode
+    decode = json.JSONDecoder(object_pairs_hook=unique_keys).decode
     for number, line in non_blank_lines(text):
         try:
             value = decode(line)
+        except DuplicateKeyError as error:
+            problem = duplicate_key_problem(error.key)
+            raise InputError(problem, path=path, line=number) from None
         except json.JSONDecodeError as error:
             problem = f"invalid JSON: {error.msg} (column {error.colno})"
             raise InputError(problem, path=path, line=number) from None

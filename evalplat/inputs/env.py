@@ -20,6 +20,7 @@ secret ``a{{7*7}}b`` is therefore sent as ``a{{7*7}}b``, and query text that hap
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import secrets
@@ -85,6 +86,8 @@ class SecretSlots:
         self._env = os.environ if environ is None else environ
         self._prefix = f"evalplatsecret{secrets.token_hex(8)}n"
         self._values: list[str] = []
+        self._extra: list[str] = []
+        self._redaction: re.Pattern[str] | None = None  # built at the first redact
         self._token = re.compile(re.escape(self._prefix) + r"(\d+)e")
 
     def hide(self, value: Any) -> Any:
@@ -111,6 +114,23 @@ class SecretSlots:
         """Rendered text with every secret shown as ``***`` (for error messages)."""
         return self._token.sub("***", text)
 
+    def conceal(self, value: str) -> None:
+        """Have ``redact`` hide ``value`` too (a credential derived from the secrets)."""
+        self._extra.append(value)
+        self._redaction = None
+
+    def redact(self, text: str) -> str:
+        """``text`` from outside (an engine's error body) with every secret value it quotes
+        shown as ``***``: as set, and as it may come back echoed, each character as itself,
+        percent-encoded (a query string; a space also as ``+``) or JSON-escaped (a body), in
+        any mix, longest secret first so that no part of a longer one is left."""
+        if self._redaction is None:
+            values = sorted({v for v in [*self._values, *self._extra] if v}, key=len, reverse=True)
+            patterns = ["".join(map(_echoed_char, value)) for value in values]
+            # no secret: a pattern that matches nothing
+            self._redaction = re.compile("|".join(patterns) or "(?!)")
+        return self._redaction.sub("***", text)
+
     def _slot(self, match: re.Match[str]) -> str:
         name = match.group(2)
         if match.group(1) is not None:
@@ -120,4 +140,15 @@ class SecretSlots:
                 f"environment variable {name} is not set (the config refers to ${{{name}}})"
             )
         self._values.append(self._env[name])
+        self._redaction = None
         return f"{self._prefix}{len(self._values) - 1}e"
+
+
+def _echoed_char(char: str) -> str:
+    """A pattern for one character of a secret in the forms an echo may give it."""
+    forms = {char, json.dumps(char)[1:-1], "\\/" if char == "/" else char}
+    if char == " ":
+        forms.add("+")
+    encoded = "".join(f"%{byte:02X}" for byte in char.encode("utf-8", "surrogatepass"))
+    forms.update((encoded, encoded.lower()))
+    return "(?:" + "|".join(map(re.escape, sorted(forms, key=len, reverse=True))) + ")"

@@ -231,7 +231,8 @@ def compare_night(
 
     if score_on(store, run.id, f"{test_set}@{version}"):
         emit({"step": "rescore", "run": run.id, "testset": f"{test_set}@{version}"})
-    baseline = store.baseline(spec.compare_to or spec.name, test_set)
+    # the night stores the baseline it compares with (evalplat.store.baselines)
+    baseline = store.adopt_baseline(spec.compare_to or spec.name, test_set)
     if baseline is None or baseline.run_id == run.id:
         emit(
             {

@@ -10,6 +10,10 @@ is how query text goes into a JSON body safely. Rendered: ``url``, each header v
 - a table/list body (from TOML) is sent as JSON with every string inside rendered; a string
   that is exactly ``{{ depth }}``, ``{{ query }}`` or ``{{ query_id }}`` keeps the value's type.
 
+The url's own query string is kept (``url = "https://api/search?fmt=json&key=${KEY}"``): its
+parameters are sent first, as written, then the ``query_params`` (the preset's, or given) the url
+does not name; one named in the url and in a given ``query_params`` is refused by the check.
+
 Presets fill in everything but ``url``; params given explicitly win. ``fields`` (e.g.
 ``["title^2", "text"]``) picks the searched fields.
 
@@ -27,7 +31,10 @@ for those fields (``stored_fields`` in the templates: Elasticsearch's ``_source`
 ``${ENV}`` placeholders in ``url``, ``headers``, ``query_params`` and ``body`` are substituted
 after the template is rendered (see :class:`~evalplat.inputs.env.SecretSlots`), so a secret
 is sent exactly as set and never read as template text; ``auth`` (``user:password``, HTTP
-basic) is expanded once. Secrets stay in memory; messages name the url as configured.
+basic) is expanded once. Secrets stay in memory; messages name the url as configured, and an
+engine's answer quoted in a message (an error body that echoes the request) has every secret
+value redacted to ``***`` first, as sent, URL-encoded or JSON-escaped, so it is never stored,
+printed or published.
 
 Before a run, ``check`` sends the ``probe`` query (``"evalplat"`` unless set; ``false`` sends
 nothing), so an unreachable engine or refused credentials stop the run before it starts; the
@@ -42,13 +49,15 @@ path is a ``SearchError`` quoting the start of the body.
 
 from __future__ import annotations
 
+import base64
 import email.utils
 import json
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from evalplat.errors import InputError
-from evalplat.inputs.env import SecretSlots, expand_env
+from evalplat.inputs.env import SecretSlots
 from evalplat.searchers.base import (
     BackendUnavailableError,
     Hit,
@@ -70,6 +79,7 @@ from evalplat.searchers.http_config import (
     environment,
     sample_variables,
     settings_of,
+    split_query,
     uses_query,
 )
 from evalplat.searchers.http_templates import compile_body, compiler, masked, render_body
@@ -120,7 +130,9 @@ class HttpSearcher(Searcher):
         self._results_path = parse_path(settings["results_path"])
         self._id_path = parse_path(settings["id_field"])
         self._score_path = parse_path(settings["score_field"]) if settings["score_field"] else None
-        auth = expand_env(params["auth"]) if params["auth"] else None
+        auth = secrets.reveal(secrets.hide(params["auth"])) if params["auth"] else None
+        if auth:  # an engine may echo the Authorization header it was sent
+            secrets.conceal(base64.b64encode(auth.encode("utf-8")).decode("ascii"))
         size = max(1, context.concurrency)
         self.client = httpx.Client(
             timeout=self.timeout,
@@ -160,7 +172,13 @@ class HttpSearcher(Searcher):
         headers = {
             name: reveal(template.render(variables)) for name, template in self._headers.items()
         }
-        query_params = {name: reveal(t.render(variables)) for name, t in self._query_params.items()}
+        url, own = split_query(self._url.render(variables))
+        named = {name for name, _ in own}
+        query_params = [(reveal(name), reveal(value)) for name, value in own]
+        for name, template in self._query_params.items():
+            value = reveal(template.render(variables))
+            if value != "" and name not in named:  # the url's own parameter wins
+                query_params.append((name, value))
         content: str | None = None
         if self._body is not None:
             content = render_body(self._body, variables, reveal)
@@ -177,8 +195,8 @@ class HttpSearcher(Searcher):
                     headers["Content-Type"] = "application/json"
         return self.client.build_request(
             self.method,
-            reveal(self._url.render(variables)),
-            params={name: value for name, value in query_params.items() if value != ""},
+            reveal(url),
+            params=query_params,
             headers=headers,
             content=content,
         )
@@ -191,19 +209,20 @@ class HttpSearcher(Searcher):
     ) -> tuple[list[Hit], list[HitFields] | None]:
         response = self._send(self.build_request(query_id, text, depth), query_id)
         if not response.is_success:
-            raise _status_error(response, self.label, query_id)
+            raise _status_error(response, self.label, query_id, self._secrets.redact)
         try:
             document = json.loads(response.content)
         except (ValueError, RecursionError):  # also too deep, or integers of 4300+ digits
             raise SearchError(
                 f"{self.label}: query {query_id!r} got a response that is not JSON: "
-                f"{shorten(response.content[:200].decode('utf-8', 'replace'))!r}"
+                f"{_quoted(response, self._secrets.redact)!r}"
             ) from None
         try:
             items = select_hits(document, self._results_path)
             hits = self._hits(items)
         except SearchError as error:
-            raise SearchError(f"{self.label}: query {query_id!r}: {error}") from None
+            problem = self._secrets.redact(str(error))
+            raise SearchError(f"{self.label}: query {query_id!r}: {problem}") from None
         if self.hit_fields is None:
             return hits, None
         return hits, [self.hit_fields.read(item) for item in items]
@@ -249,10 +268,11 @@ class HttpSearcher(Searcher):
                 f"{self.label}: query {query_id!r} timed out after {self.timeout:g}s"
             ) from None
         except httpx.UnsupportedProtocol as error:
-            raise SearchError(f"{self.label}: {error}") from None
+            raise SearchError(f"{self.label}: {self._secrets.redact(str(error))}") from None
         except httpx.TransportError as error:
             raise TransientSearchError(
-                f"{self.label}: cannot reach the server ({type(error).__name__}: {error})"
+                f"{self.label}: cannot reach the server "
+                f"({type(error).__name__}: {self._secrets.redact(str(error))})"
             ) from None
 
     def check(self) -> None:
@@ -266,14 +286,23 @@ class HttpSearcher(Searcher):
         except SearchError as error:
             raise BackendUnavailableError(str(error)) from None
         if response.status_code in (401, 403, 404):
-            raise BackendUnavailableError(str(_status_error(response, self.label, PROBE_QUERY_ID)))
+            refused = _status_error(response, self.label, PROBE_QUERY_ID, self._secrets.redact)
+            raise BackendUnavailableError(str(refused))
 
     def close(self) -> None:
         self.client.close()
 
 
-def _status_error(response: httpx.Response, label: str, query_id: str) -> SearchError:
-    body = shorten(response.content[:200].decode("utf-8", "replace"))
+def _quoted(response: httpx.Response, redact: Callable[[str], str]) -> str:
+    """The start of a response's body for a message, secrets redacted first: redacting after
+    the cut could leave the start of a secret the cut went through."""
+    return shorten(redact(response.content.decode("utf-8", "replace"))[:200])
+
+
+def _status_error(
+    response: httpx.Response, label: str, query_id: str, redact: Callable[[str], str]
+) -> SearchError:
+    body = _quoted(response, redact)
     message = f"{label}: query {query_id!r} got HTTP {response.status_code}: {body!r}"
     status = response.status_code
     if status in (408, 429) or status >= 500:
@@ -313,7 +342,7 @@ KIND = SearcherKind(
             "url",
             "str",
             None,
-            "endpoint URL (a template); for presets the index/core URL",
+            "endpoint URL (a template; its query string is kept); for presets the index/core URL",
             required=True,
         ),
         Param("preset", "str", None, "elasticsearch, opensearch or solr", choices=tuple(PRESETS)),

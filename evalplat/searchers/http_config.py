@@ -90,13 +90,26 @@ def settings_of(params: dict[str, Any]) -> dict[str, Any]:
     preset = PRESETS.get(params["preset"] or "", {})
     merged = {**_DEFAULTS, **preset}
     merged.update({name: value for name, value in params.items() if value is not None})
-    url = params["url"].rstrip("/")
+    base, mark, query = params["url"].partition("?")
+    base = base.rstrip("/")
     suffix = preset.get("url_suffix")
-    if suffix and not url.endswith(suffix):
-        url += suffix
-    merged["url"] = url
+    if suffix and not base.endswith(suffix):
+        base += suffix  # before the url's own query string, which stays
+    merged["url"] = base + mark + query
     merged.setdefault("results_path", None)
     return merged
+
+
+def split_query(url: str) -> tuple[str, list[tuple[str, str]]]:
+    """A rendered url without its query string, and the query's parameters in order (decoded,
+    blank values kept), which are sent merged with ``query_params`` (module doc of
+    :mod:`evalplat.searchers.http`). ``${ENV}`` secrets are still in their slots: a secret is
+    put in each value after the split, so a ``&`` or ``#`` in one cannot cut the query."""
+    from urllib.parse import parse_qsl
+
+    base, _, query = url.partition("?")
+    query = query.partition("#")[0]
+    return base, parse_qsl(query, keep_blank_values=True)
 
 
 def environment(*, strict: bool = False) -> jinja2.sandbox.SandboxedEnvironment:
@@ -157,9 +170,16 @@ def check_params(params: dict[str, Any]) -> None:
                 f"http searcher body is not valid JSON ({getattr(error, 'msg', error)}) "
                 f"for the query {DEFAULT_PROBE!r}: {shorten(slots.mask(rendered))!r}"
             ) from None
+    url = compile_(slots.hide(settings["url"]), "url").render(variables)
     if not params["url"].lstrip().startswith(_TEMPLATED_START):
-        url = compile_(slots.hide(settings["url"]), "url").render(variables)
         check_scheme(slots.reveal(url), params["url"])
+    named = {name for name, _ in split_query(url)[1]}
+    twice = sorted(named & set(params["query_params"] or {}))
+    if twice:
+        raise InputError(
+            f"http searcher query param {twice[0]!r} is given in the url and in query_params; "
+            "give it once"
+        )
     _check_request_shape(params, settings)
     if settings["results_path"] is None:
         raise InputError("http searcher needs results_path (or a preset)")

@@ -98,12 +98,20 @@ class StoreBase:
 
     @classmethod
     def open(
-        cls, url: str | None = None, *, project_file: Path | None = None, check: bool = True
+        cls,
+        url: str | None = None,
+        *,
+        project_file: Path | None = None,
+        check: bool = True,
+        read_only: bool = False,
     ) -> Self:
         """Open the database at ``url`` (resolved by the documented precedence).
 
         With ``check`` (the default) a database whose schema is not this evalplat's raises
-        ``SchemaOutdatedError`` telling the user what to run.
+        ``SchemaOutdatedError`` telling the user what to run. ``read_only`` opens it so that
+        nothing can be written (SQLite ``mode=ro``, PostgreSQL read-only transactions): the
+        reading commands open it so; a SQLite file this process cannot write is opened so
+        whatever is asked.
         """
         resolved = resolve_url(url, project_file)
         missing = sqlite_file(resolved)
@@ -111,7 +119,7 @@ class StoreBase:
             raise SchemaOutdatedError(
                 f"database file {missing} does not exist: run `evalplat init` to create it"
             )
-        read_only = missing is not None and not _writable(missing)
+        read_only = read_only or (missing is not None and not _writable(missing))
         store = cls(create_db_engine(resolved, read_only=read_only))
         if read_only:
             store.url = describe_url(resolved)

@@ -1,11 +1,11 @@
 """Baselines in the store: the run each config's candidates are compared with, per test set.
 
 One baseline per (config, test set). ``set_baseline`` pins one. Without a pinned one, the
-config's first complete run on the test set is adopted (and stored, unpinned) the first time a
-baseline of that config is asked for: by ``baseline``/``baselines``/``history`` or a
-``CONFIG@baseline`` reference given to ``compare_runs``. Adopting on read rather than when a run
-finishes gives the same run (the first complete one) and keeps the run life cycle free of
-baseline policy.
+config's first complete run on the test set is its baseline (unpinned, set when that run
+finished): reading commands (``baseline show``, ``history``, a ``CONFIG@baseline`` reference)
+compute it without writing, so they work on a read-only database and leave it as it was; a
+night stores it (``adopt_baseline``) before comparing with it, so that later nights keep the
+same one and retention keeps its results. Computed and stored, it is the same row.
 """
 
 from __future__ import annotations
@@ -14,12 +14,13 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from evalplat.db.models import Baseline, Config, ConfigVersion, Run, TestSet, TestSetVersion
 from evalplat.errors import InputError, NotFoundError
 from evalplat.store.base import StoreBase, utcnow
+from evalplat.store.baseline_rows import adopt_first_baselines, baseline_rows
 from evalplat.store.run_rows import resolve_run
 
 
@@ -78,17 +79,25 @@ class BaselinesMixin(StoreBase):
             return _baseline_info(session, row)
 
     def baselines(self, config: str | None = None) -> list[BaselineInfo]:
-        """Baselines of one config (every test set) or of all configs, by config then test set."""
+        """Baselines of one config (every test set) or of all configs, by config then test set;
+        nothing is written (module doc)."""
         with self.session() as session:
-            query = select(Baseline).join(Config, Baseline.config_id == Config.id)
+            config_id = None
             if config is not None:
-                if session.scalar(select(Config.id).where(Config.name == config)) is None:
+                config_id = session.scalar(select(Config.id).where(Config.name == config))
+                if config_id is None:
                     raise NotFoundError(f"no config named '{config}'")
-                query = query.where(Config.name == config)
-            for name in [config] if config else session.scalars(select(Config.name)).all():
-                adopt_first_baselines(session, name)
-            rows = session.scalars(query.order_by(Config.name, Baseline.test_set_id)).all()
-            return [_baseline_info(session, row) for row in rows]
+            names = {c: n for c, n in session.execute(select(Config.id, Config.name))}
+            sets = {t: n for t, n in session.execute(select(TestSet.id, TestSet.name))}
+            rows = sorted(
+                baseline_rows(session, config_id),
+                key=lambda row: (names[row.config_id], row.test_set_id),
+            )
+            return [
+                BaselineInfo(names[row.config_id], sets[row.test_set_id], row.run_id,
+                             row.pinned, row.set_at)
+                for row in rows
+            ]  # fmt: skip
 
     def baseline(self, config: str, test_set: str) -> BaselineInfo | None:
         """The baseline of ``config`` on ``test_set``, or None."""
@@ -96,6 +105,13 @@ class BaselinesMixin(StoreBase):
             if info.test_set == test_set:
                 return info
         return None
+
+    def adopt_baseline(self, config: str, test_set: str) -> BaselineInfo | None:
+        """``baseline``, storing the first complete run of ``config`` as its baseline on every
+        test set that has none pinned or stored: what a night compares with (module doc)."""
+        with self.session(write=True) as session:
+            adopt_first_baselines(session, config)
+        return self.baseline(config, test_set)
 
 
 def _run_keys(session: Session, run: Run) -> tuple[int, int]:
@@ -107,38 +123,6 @@ def _run_keys(session: Session, run: Run) -> tuple[int, int]:
         .where(Run.id == run.id)
     ).one()
     return int(row[0]), int(row[1])
-
-
-def adopt_first_baselines(session: Session, config: str) -> None:
-    """Store, unpinned, the first complete run of ``config`` on every test set that has no
-    baseline for it yet. Unknown config names are left to the caller to report."""
-    config_id = session.scalar(select(Config.id).where(Config.name == config))
-    if config_id is None:
-        return
-    has_baseline = select(Baseline.test_set_id).where(Baseline.config_id == config_id)
-    firsts = session.execute(
-        select(TestSetVersion.test_set_id, func.min(Run.id))
-        .join(Run, Run.test_set_version_id == TestSetVersion.id)
-        .join(ConfigVersion, Run.config_version_id == ConfigVersion.id)
-        .where(
-            ConfigVersion.config_id == config_id,
-            Run.status == "complete",
-            TestSetVersion.test_set_id.not_in(has_baseline),
-        )
-        .group_by(TestSetVersion.test_set_id)
-    ).all()
-    for test_set_id, run_id in firsts:
-        session.add(
-            Baseline(
-                config_id=config_id,
-                test_set_id=test_set_id,
-                run_id=run_id,
-                pinned=False,
-                set_at=utcnow(),
-            )
-        )
-    if firsts:
-        session.flush()
 
 
 def _baseline_info(session: Session, row: Baseline) -> BaselineInfo:

@@ -16,7 +16,7 @@ Rules kept here (the pure computation is ``evalplat.comparison.verdicts.compare_
   Runs whose results were pruned have no bound: their gates use the Judged@k rule.
 - A version holding a judge's grades is compared on people's grades and, beside them, with the
   judge's (``evalplat.store.grade_views``); gates choose which decides.
-- A ``CONFIG@baseline`` reference adopts the config's first baselines first (see
+- A ``CONFIG@baseline`` reference names the config's baseline, pinned or computed (see
   ``evalplat.store.baselines``); history and unjudged documents live in
   ``evalplat.store.history``.
 """
@@ -52,7 +52,7 @@ from evalplat.db.models import (
 )
 from evalplat.errors import InputError, NotFoundError
 from evalplat.store.base import utcnow
-from evalplat.store.baselines import BaselineInfo, adopt_first_baselines
+from evalplat.store.baselines import BaselineInfo
 from evalplat.store.changes import run_changes
 from evalplat.store.comparable import (
     check_comparable,
@@ -145,11 +145,6 @@ class ComparisonsMixin(GradeViewsMixin):
         refusal = None if judge is None else self.judge_gating(judge)
         if refusal is not None:
             raise InputError(f"gates with unjudged = judge or grade cannot use it: {refusal}")
-        with self.session() as session:
-            for ref in (baseline_ref, candidate_ref):
-                name, _, which = str(ref).strip().rpartition("@")
-                if which == "baseline":
-                    adopt_first_baselines(session, name)
         with self.session() as session:
             ids = [resolve_run(session, ref) for ref in (baseline_ref, candidate_ref)]
             runs = [session.get(Run, run_id) for run_id in ids]

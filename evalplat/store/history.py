@@ -14,7 +14,6 @@ from sqlalchemy.orm import Session
 
 from evalplat.db.bulk import read_frame
 from evalplat.db.models import (
-    Baseline,
     Comparison,
     Config,
     ConfigVersion,
@@ -31,7 +30,7 @@ from evalplat.db.models import (
 from evalplat.errors import InputError, NotFoundError
 from evalplat.inputs.validation import DEPTH_MAX, check_number
 from evalplat.store.base import StoreBase
-from evalplat.store.baselines import adopt_first_baselines
+from evalplat.store.baseline_rows import baseline_rows
 from evalplat.store.run_rows import evaluation_on, latest_evaluations, resolve_run, run_infos
 
 if TYPE_CHECKING:
@@ -93,11 +92,7 @@ class HistoryMixin(StoreBase):
             if test_set is not None:
                 query = query.where(TestSet.name == test_set)
             rows = session.execute(query).all()
-            adopt_first_baselines(session, config)
-            baselines = {
-                b.test_set_id: b.run_id
-                for b in session.scalars(select(Baseline).where(Baseline.config_id == config_id))
-            }
+            baselines = {b.test_set_id: b.run_id for b in baseline_rows(session, config_id)}
             infos = {info.id: info for info in run_infos(session, [r[0] for r in rows])}
             latest = latest_evaluations(session, [r[0].id for r in rows])
             points = []

@@ -33,7 +33,6 @@ from sqlalchemy.orm import Session
 
 from evalplat.comparison.verdicts import CompareOptions
 from evalplat.db.models import (
-    Baseline,
     Config,
     ConfigVersion,
     Evaluation,
@@ -43,7 +42,7 @@ from evalplat.db.models import (
 )
 from evalplat.errors import InputError, NotFoundError
 from evalplat.store.base import StoreBase
-from evalplat.store.baselines import adopt_first_baselines
+from evalplat.store.baseline_rows import baseline_rows
 from evalplat.store.comparable import check_comparable, version_name
 from evalplat.store.refs import parse_version_ref
 from evalplat.store.run_reads import scores_of
@@ -112,11 +111,6 @@ class LeaderboardMixin(StoreBase):
         if testset is not None and refs:
             raise InputError("--testset narrows --config-glob or --label; runs named by "
                              "reference are taken as they are")  # fmt: skip
-        with self.session() as session:
-            for ref in [*refs, *([baseline] if baseline else [])]:
-                name, _, which = str(ref).strip().rpartition("@")
-                if which == "baseline":
-                    adopt_first_baselines(session, name)
         with self.session() as session:
             if refs:
                 ids = [resolve_run(session, ref) for ref in refs]
@@ -259,8 +253,7 @@ def _labels(session: Session, ids: list[int]) -> list[str]:
 
 def _production(session: Session, ids: list[int]) -> int:
     """Index of the first pinned baseline among ``ids``, else of the first baseline, else 0."""
-    rows = session.execute(select(Baseline.run_id, Baseline.pinned).where(
-        Baseline.run_id.in_(ids))).all()  # fmt: skip
+    rows = [(row.run_id, row.pinned) for row in baseline_rows(session) if row.run_id in ids]
     pinned = {run_id for run_id, is_pinned in rows if is_pinned}
     any_baseline = {run_id for run_id, _ in rows}
     for wanted in (pinned, any_baseline):

@@ -10,9 +10,10 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import delete, select, update
 
 from evalplat.db.bulk import read_frame
-from evalplat.db.models import Baseline, QueryScore, Result, Run, RunQuery
+from evalplat.db.models import QueryScore, Result, Run, RunQuery
 from evalplat.errors import InputError
 from evalplat.store.base import StoreBase, utcnow
+from evalplat.store.baseline_rows import baseline_rows
 from evalplat.store.copies import drop_results, read_results, read_scores
 from evalplat.store.run_rows import FINAL_STATUSES, latest_evaluations, run_row
 
@@ -116,7 +117,8 @@ class RunReadsMixin(StoreBase):
     def prune_results(self, keep_days: float, *, now: datetime | None = None) -> list[int]:
         """Delete the ranked results of finished runs older than ``keep_days``; keep scores.
 
-        Baseline runs keep their results (reports show them side by side with candidates).
+        Baseline runs keep their results (reports show them side by side with candidates),
+        a config's first complete run included while no baseline is pinned or stored.
         Returns the ids of the runs pruned; ``results_pruned_at`` records when.
         """
         if keep_days < 0:
@@ -124,7 +126,8 @@ class RunReadsMixin(StoreBase):
         now = now or utcnow()
         cutoff = now - timedelta(days=keep_days)
         with self.session() as session:
-            baselines = select(Baseline.run_id)
+            # every baseline, stored or computed (evalplat.store.baselines)
+            baselines = [row.run_id for row in baseline_rows(session)]
             run_ids = list(
                 session.scalars(
                     select(Run.id).where(

@@ -22,7 +22,6 @@ from sqlalchemy.orm import Session
 
 from evalplat.db.bulk import bulk_insert, insert_columns
 from evalplat.db.models import (
-    Baseline,
     Config,
     ConfigVersion,
     Evaluation,
@@ -36,6 +35,7 @@ from evalplat.db.models import (
 from evalplat.errors import InputError, NotFoundError
 from evalplat.inputs.validation import ROW_ID_MAX, shown
 from evalplat.store.base import utcnow
+from evalplat.store.baseline_rows import baseline_rows
 from evalplat.store.copies import keep_scores, score_table
 from evalplat.store.run_units import RunUnits
 
@@ -195,20 +195,19 @@ def _baseline_run(session: Session, config_id: int, name: str) -> int:
     """The config's offline baseline: an online run (scored from events, on the ``online`` test
     set) has a baseline of its own for the online comparisons, but a ``@baseline`` reference is
     for comparing ranked results on judgments, so it never names one."""
-    baseline = session.scalar(
-        select(Baseline.run_id)
-        .join(Run, Baseline.run_id == Run.id)
-        .where(Baseline.config_id == config_id, Run.trigger != "online")
-        .order_by(Baseline.set_at.desc(), Baseline.id.desc())
-        .limit(1)
+    rows = baseline_rows(session, config_id)
+    online = set(
+        session.scalars(
+            select(Run.id).where(Run.id.in_([r.run_id for r in rows]), Run.trigger == "online")
+        )
     )
-    if baseline is not None:
-        return baseline
-    online = session.scalar(select(Baseline.run_id).where(Baseline.config_id == config_id))
-    if online is not None:
+    offline = [row for row in rows if row.run_id not in online]
+    if offline:
+        return max(offline, key=lambda row: (row.set_at, row.run_id)).run_id
+    if rows:
         raise NotFoundError(
-            f"config '{name}' has no offline baseline (run {online} is its online baseline, "
-            f"named by id); set one with `evalplat baseline set {name} RUN`"
+            f"config '{name}' has no offline baseline (run {rows[0].run_id} is its online "
+            f"baseline, named by id); set one with `evalplat baseline set {name} RUN`"
         )
     raise NotFoundError(
         f"config '{name}' has no baseline; set one with `evalplat baseline set {name} RUN`"

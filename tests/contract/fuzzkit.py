@@ -83,14 +83,18 @@ def corrupt_line(
 
 
 def corrupt_json_line(
-    draw: st.DrawFn, rows: list[dict[str, Any]], bad: dict[str, Sequence[Any]]
+    draw: st.DrawFn,
+    rows: list[dict[str, Any]],
+    bad: dict[str, Sequence[Any]],
+    bad_lines: Sequence[str] = (),
 ) -> tuple[bytes, int]:
-    """A JSONL file with one key of one row made bad (or the row made not JSON)."""
+    """A JSONL file with one key of one row made bad (or the row made not JSON, or one of
+    ``bad_lines``: lines of the reader's own that it must refuse)."""
     row = draw(st.integers(0, len(rows) - 1))
     lines = [json.dumps(r) for r in rows]
     key = draw(st.sampled_from([*bad, "<line>"]))
     if key == "<line>":
-        lines[row] = draw(st.sampled_from(BAD_JSON_LINES))
+        lines[row] = draw(st.sampled_from([*BAD_JSON_LINES, *bad_lines]))
     else:
         changed = dict(rows[row])
         changed[key] = draw(st.sampled_from(list(bad[key])))
@@ -99,7 +103,7 @@ def corrupt_json_line(
 
 
 # Lines that are not a JSON object: deep nesting, a 4301-digit integer, broken UTF-8, a NUL,
-# an array, a truncated object, duplicate keys with a bad value last.
+# an array, a truncated object.
 BAD_JSON_LINES = [
     "[" * 5000 + "]" * 5000,
     '{"a": ' + "[" * 3000 + "]" * 3000 + "}",

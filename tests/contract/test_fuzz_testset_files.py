@@ -47,7 +47,9 @@ def judgments(draw: st.DrawFn, kind: str) -> tuple[str, bytes, int]:
                    for q, d, g, s in ROWS]  # fmt: skip
         bad = {"query_id": J_BAD_ID, "doc_id": J_BAD_ID, "grade": J_BAD_GRADE,
                "source": [*BAD_SOURCE, 1, [], {}]}  # fmt: skip
-        return ("j.jsonl", *corrupt_json_line(draw, objects, bad))
+        twice = ['{"query_id": "q1", "doc_id": "d9", "grade": 1, "grade": 0}',
+                 '{"query_id": "q1", "doc_id": "d9", "doc_id": "d1", "grade": 1}']  # fmt: skip
+        return ("j.jsonl", *corrupt_json_line(draw, objects, bad, twice))
     sep = "\t" if kind == "tsv" else ","
     ids = [v for v in BAD_ID if sep not in v and "\n" not in v and "\u2028" not in v]
     fields = [Field(0, ids), Field(1, ids), Field(2, BAD_GRADE), Field(3, BAD_SOURCE)]
@@ -101,7 +103,8 @@ def queries(draw: st.DrawFn, kind: str) -> tuple[str, bytes, int]:
         bad = {"id": J_BAD_ID, "text": [*BAD_TEXT, None, 1, []],
                "weight": [0, -1, "x", True, [], float("inf"), float("nan")],
                "tags": ["a\x01", ["a\x01"], [1], ["t" * 201], {}, "", False, ["\x00"]]}  # fmt: skip
-        return ("q.jsonl", *corrupt_json_line(draw, objects, bad))
+        twice = ['{"id": "q9", "text": "one", "text": "two"}']  # a key named twice
+        return ("q.jsonl", *corrupt_json_line(draw, objects, bad, twice))
     sep = "\t" if kind == "tsv" else ","
     ids = [v for v in BAD_ID if sep not in v and "\n" not in v and "\u2028" not in v]
     tags = ["a\x01", "t" * 201, "\x00"]
@@ -130,7 +133,8 @@ def documents(draw: st.DrawFn) -> tuple[str, bytes, int]:
                {"id": "d2", "title": "B", "text": "two", "tags": ["x"]}]  # fmt: skip
     bad = {"id": J_BAD_ID, "title": BAD_TEXT, "text": [*BAD_TEXT, float("nan")],
            "extra": [{"k\x00": 1}, ["\ud800"], float("inf")]}  # fmt: skip
-    return ("docs.jsonl", *corrupt_json_line(draw, objects, bad))
+    twice = ['{"id": "d9", "text": "one", "title": "A", "text": "two"}']  # a key named twice
+    return ("docs.jsonl", *corrupt_json_line(draw, objects, bad, twice))
 
 
 @FUZZ

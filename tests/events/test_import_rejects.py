@@ -95,6 +95,26 @@ def test_console_summary_and_a_clean_import_removes_old_rejects(
     assert not (tmp_path / "log.jsonl.rejects.jsonl").exists()
 
 
+def test_a_symlink_planted_at_the_rejects_path_is_replaced_not_written_through(
+    cli: Callable[..., Any], tmp_path: Path
+) -> None:
+    url = f"sqlite:///{tmp_path / 'e.db'}"
+    cli("init", "--db", url)
+    with Store.open(url) as store:
+        store.add_config("web", "builtin")
+    log = _messy(tmp_path / "log.jsonl")
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n", encoding="utf-8")
+    rejects = tmp_path / "log.jsonl.rejects.jsonl"
+    rejects.symlink_to(victim)
+    result = cli("events", "import", str(log), "--max-invalid", "5", "--db", url)
+    assert result.exit_code == 0, result.stderr
+    assert victim.read_text(encoding="utf-8") == "precious\n"
+    assert not rejects.is_symlink()
+    assert [json.loads(line)["line"] for line in rejects.read_text().splitlines()] == [2, 4]
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".log")) == []
+
+
 def test_csv_and_parquet_rows_are_set_aside_by_line_and_row(store: Store, tmp_path: Path) -> None:
     store.add_config("web", "builtin")
     flat = tmp_path / "flat.csv"

@@ -110,6 +110,8 @@ def test_reopen_refuses_a_complete_run(store: Store) -> None:
 
 def test_run_references_resolve_latest_complete_and_baseline(store: Store) -> None:
     first, version_id = new_run(store)
+    with pytest.raises(NotFoundError, match="no baseline"):  # no complete run yet
+        store.resolve_run("engine@baseline")
     store.finish_run(first, "complete")
     second = store.create_run(
         store.config_version_id("engine"), version_id, depth=10, queries_total=10
@@ -117,8 +119,8 @@ def test_run_references_resolve_latest_complete_and_baseline(store: Store) -> No
     store.finish_run(second, "partial")
     assert store.resolve_run(str(first)) == first
     assert store.resolve_run("engine@latest") == first  # a partial run is never "latest"
-    with pytest.raises(NotFoundError, match="no baseline"):
-        store.resolve_run("engine@baseline")
+    # unpinned, the baseline is the first complete run, found without storing it
+    assert store.resolve_run("engine@baseline") == first
     with store.session() as session:
         config = session.query(Config).one()
         test_set = session.query(TestSet).one()
@@ -161,12 +163,15 @@ def test_config_version_reference_names_that_versions_latest_complete_run(store:
 
 
 def test_retention_prunes_results_but_keeps_scores(store: Store) -> None:
-    run_id, version_id = new_run(store)
+    baseline, version_id = new_run(store)  # the first complete run: the baseline, kept
+    store.finish_run(baseline, "complete", evaluation=_evaluation(version_id, 0.5))
+    run_id, _ = new_run(store)
     store.record_outcomes(run_id, [QueryOutcome("q0", "ok", [("d0", 1.0), ("d1", 0.5)])])
     store.finish_run(run_id, "complete", evaluation=_evaluation(version_id, 0.25))
     assert store.prune_results(30) == []  # too recent
     pruned = store.prune_results(30, now=utcnow() + timedelta(days=31))
     assert pruned == [run_id]
+    assert store.run_info(baseline).results_pruned_at is None
     info = store.run_info(run_id)
     assert info.results_pruned_at is not None
     assert info.means == {"P@1": 0.25}

@@ -3,6 +3,8 @@
 Every request is recorded (method, path, query string, body). ``/search`` answers
 ``{"items": [{"id": "d1", "score": 2.0}, {"id": "d2", "score": 1.0}]}``; ``/by-id/QID``
 answers the document ``d-QID`` first, as an engine that looks queries up by id.
+``/refuse/PART/STATUS`` answers STATUS with a part of the request it got in its error (``target``,
+``body`` or a header's name), as an engine quoting what it could not parse does.
 """
 
 from __future__ import annotations
@@ -50,14 +52,22 @@ class _Handler(BaseHTTPRequestHandler):
         with self.server.lock:
             self.server.requests.append(
                 {"method": self.command, "path": url.path, "query": parse_qs(url.query),
-                 "body": body}
+                 "raw_query": url.query, "headers": dict(self.headers), "body": body}
             )  # fmt: skip
+        if url.path.startswith("/refuse/"):
+            _, _, part, status = url.path.split("/")
+            echoed = {"target": self.path, "body": body}.get(part) or self.headers.get(part)
+            self._send(int(status), json.dumps({"error": "cannot parse", "request": echoed}))
+            return
         if url.path.startswith("/by-id/"):
             items = [{"id": "d-" + url.path.rsplit("/", 1)[1], "score": 1.0}]
         else:
             items = [{"id": "d1", "score": 2.0}, {"id": "d2", "score": 1.0}]
-        data = json.dumps({"items": items}).encode()
-        self.send_response(200)
+        self._send(200, json.dumps({"items": items}))
+
+    def _send(self, status: int, text: str) -> None:
+        data = text.encode()
+        self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()

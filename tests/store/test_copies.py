@@ -159,8 +159,10 @@ def test_a_batch_stored_after_the_copy_drops_it(db_url: str) -> None:
 
 def test_retention_drops_the_copy_with_the_results(db_url: str) -> None:
     with Store.open(db_url) as store:
+        baseline = _scored_and_finished(store, range(3))  # the first: the baseline, kept
         run_id = _scored_and_finished(store, range(3))
         assert store.prune_results(30, now=utcnow() + timedelta(days=31)) == [run_id]
+        assert _parts(store, baseline) > 0
         assert _parts(store, run_id) == 0
         with pytest.raises(InputError, match="pruned"):
             store.load_results(run_id)

@@ -6,6 +6,7 @@ import json
 import math
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -353,3 +354,22 @@ def test_malformed_documents_name_file_and_line(
         read_documents(path)
     assert (caught.value.path, caught.value.line) == (str(path), line)
     assert problem in caught.value.problem
+
+
+@pytest.mark.parametrize(
+    ("reader", "text", "key"),
+    [
+        (read_judgments, '{"query_id": "q1", "doc_id": "a", "grade": 2}\n'
+         '{"query_id": "q1", "doc_id": "b", "grade": 1, "grade": 0}\n', "grade"),
+        (read_queries, '{"id": "q1", "text": "one"}\n{"id": "q2", "text": "a", "text": "b"}\n',
+         "text"),
+        (read_documents, '{"id": "d1"}\n{"id": "d2", "tags": {"x": 1, "x": 2}}\n', "x"),
+    ],
+)  # fmt: skip
+def test_a_jsonl_object_naming_a_key_twice_is_refused_naming_key_and_line(
+    tmp_path: Path, reader: Any, text: str, key: str
+) -> None:
+    path = _file(tmp_path, "f.jsonl", text)
+    with pytest.raises(InputError, match=f"duplicate key '{key}'") as caught:
+        reader(path)
+    assert caught.value.line == 2
