@@ -31,5 +31,6 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    with op.batch_alter_table("config") as batch:
-        batch.drop_column("current_version")
+    # A plain DROP COLUMN (SQLite 3.35 and later, PostgreSQL): a batch rebuild of ``config``
+    # would drop the table that every config version's foreign key points at.
+    op.execute("ALTER TABLE config DROP COLUMN current_version")

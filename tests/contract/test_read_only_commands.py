@@ -38,7 +38,6 @@ def _reading_commands(first: int, second: int) -> list[tuple[str, ...]]:
     return [
         ("testset", "list"), ("testset", "show", "small"), ("testset", "export", "small"),
         ("config", "list"), ("config", "show", "engine"),
-        ("runs", "list"), ("runs", "show", str(second)),
         ("history", "engine"), ("history", "engine", "--json"),
         ("unjudged", str(first)), ("baseline", "show"), ("baseline", "show", "engine"),
         ("alerts", "list"),

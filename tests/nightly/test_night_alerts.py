@@ -56,7 +56,7 @@ def test_one_message_per_night_lists_every_opened_and_resolved_alert(
         [("regression", "opened", "alpha"), ("regression", "opened", "beta")]
     ]
     [request] = server.accepted("/ok")
-    assert request.body["title"] == "evalplat: 2 regression opened"
+    assert request.body["title"] == "evalplat: 2 regressions opened"
     assert night({"alpha": "bad", "beta": "bad", "gamma": "good"})[0] == 1  # nothing new
     assert len(server.received("/ok")) == 1
     assert night({"alpha": "good", "beta": "bad", "gamma": "bad"})[0] == 1
