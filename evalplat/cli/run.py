@@ -241,7 +241,7 @@ def list_command(
     json_output: JsonOption = False,
 ) -> None:
     """Runs, newest first; a run whose process died shows as interrupted."""
-    runs = open_store(db).list_runs(config)
+    runs = open_store(db, read_only=True).list_runs(config)
     if json_output:
         print_json([r.to_dict() for r in runs])
         return
@@ -279,7 +279,7 @@ def show_command(
     from evalplat.cli.target_views import parse_targets, print_targets
 
     targets = parse_targets(target)
-    store = open_store(db)
+    store = open_store(db, read_only=True)
     info = store.run_info(run)
     details = _details(store, info)
     # the verdicts kept by the nightly job, and those of the targets given here (which win)

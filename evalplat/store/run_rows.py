@@ -2,8 +2,9 @@
 module shares to find runs, notice dead ones and describe them.
 
 ``resolve_run`` turns ``12``, ``CONFIG@latest``, ``CONFIG@baseline`` or ``CONFIG@2`` into a run id.
-``observe_liveness`` persists as ``interrupted`` a ``running`` run whose heartbeat is older than
-``stale_after`` seconds, or whose pid is gone on this host. ``run_infos`` builds the
+``observe_liveness`` marks as ``interrupted`` a ``running`` run whose heartbeat is older than
+``stale_after`` seconds, or whose pid is gone on this host, and persists it unless the store is
+read-only. ``run_infos`` builds the
 ``RunInfo`` that ``runs list`` / ``runs show`` print, with the means of the latest evaluation.
 """
 
@@ -235,26 +236,45 @@ def touch(session: Session, run_id: int) -> None:
 
 
 def observe_liveness(
-    session: Session, runs: Sequence[Run], stale_after: float = STALE_AFTER_SECONDS
+    session: Session,
+    runs: Sequence[Run],
+    stale_after: float = STALE_AFTER_SECONDS,
+    *,
+    record: bool = True,
 ) -> None:
-    """Persist as ``interrupted`` every ``running`` run whose process is evidently gone."""
+    """Mark as ``interrupted`` every ``running`` run whose process is evidently gone.
+
+    With ``record=True`` the mark is persisted. With ``record=False`` (a read-only store) it is
+    kept on the loaded rows only, for what the caller reads next; ``forget_liveness`` drops it
+    before the session ends, so nothing is written.
+    """
     now = utcnow()
     here = socket.gethostname()
+    with session.no_autoflush:
+        for run in runs:
+            if run.status != "running":
+                continue
+            beat = _aware(run.heartbeat_at or run.started_at)
+            dead_here = run.host == here and run.pid is not None and not _pid_alive(run.pid)
+            if dead_here or (now - beat).total_seconds() > stale_after:
+                failed = count_outcomes(session, run.id, "failed")
+                run.status = "interrupted"
+                run.finished_at = beat
+                run.queries_failed = failed
+                run.error = (
+                    f"process {run.pid} on {run.host} stopped"
+                    if dead_here
+                    else f"no heartbeat since {beat:%Y-%m-%d %H:%M:%S} UTC"
+                )
+    if record:
+        session.flush()
+
+
+def forget_liveness(session: Session, runs: Sequence[Run]) -> None:
+    """Drop the unrecorded marks of ``observe_liveness(record=False)``: the rows read as stored."""
     for run in runs:
-        if run.status != "running":
-            continue
-        beat = _aware(run.heartbeat_at or run.started_at)
-        dead_here = run.host == here and run.pid is not None and not _pid_alive(run.pid)
-        if dead_here or (now - beat).total_seconds() > stale_after:
-            run.status = "interrupted"
-            run.finished_at = beat
-            run.queries_failed = count_outcomes(session, run.id, "failed")
-            run.error = (
-                f"process {run.pid} on {run.host} stopped"
-                if dead_here
-                else f"no heartbeat since {beat:%Y-%m-%d %H:%M:%S} UTC"
-            )
-    session.flush()
+        if run in session.dirty:
+            session.expire(run)
 
 
 def _pid_alive(pid: int) -> bool:

@@ -53,6 +53,7 @@ from evalplat.store.run_rows import (
     RunInfo,
     count_outcomes,
     evaluation_on,
+    forget_liveness,
     insert_evaluation,
     observe_liveness,
     resolve_run,
@@ -362,8 +363,8 @@ class RunsMixin(RunReadsMixin):
     def list_runs(
         self, config: str | None = None, *, stale_after: float = STALE_AFTER_SECONDS
     ) -> list[RunInfo]:
-        """Runs, newest first, optionally of one config; dead ``running`` runs become
-        ``interrupted`` (persisted)."""
+        """Runs, newest first, optionally of one config; dead ``running`` runs read as
+        ``interrupted`` (persisted unless the store is read-only)."""
         with self.session() as session:
             statement = select(Run).order_by(Run.id.desc())
             if config is not None:
@@ -374,15 +375,24 @@ class RunsMixin(RunReadsMixin):
                     ConfigVersion.config_id == config_id
                 )
             runs = list(session.scalars(statement))
-            observe_liveness(session, runs, stale_after)
-            return run_infos(session, runs)
+            return self._live_infos(session, runs, stale_after)
 
     def run_info(self, ref: str | int, *, stale_after: float = STALE_AFTER_SECONDS) -> RunInfo:
         """One run by reference: an id, ``CONFIG@latest``, ``CONFIG@baseline`` or ``CONFIG@VER``."""
         with self.session() as session:
             run = run_row(session, resolve_run(session, ref))
-            observe_liveness(session, [run], stale_after)
-            return run_infos(session, [run])[0]
+            return self._live_infos(session, [run], stale_after)[0]
+
+    def _live_infos(self, session: Session, runs: list[Run], stale_after: float) -> list[RunInfo]:
+        """``run_infos`` of ``runs`` with dead processes seen as interrupted: recorded when the
+        store can write, only read on a read-only one."""
+        record = not self.read_only
+        observe_liveness(session, runs, stale_after, record=record)
+        with session.no_autoflush:
+            infos = run_infos(session, runs)
+        if not record:
+            forget_liveness(session, runs)
+        return infos
 
     def resolve_run(self, ref: str | int) -> int:
         with self.session() as session:

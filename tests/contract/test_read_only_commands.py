@@ -40,7 +40,7 @@ def _reading_commands(first: int, second: int) -> list[tuple[str, ...]]:
         ("config", "list"), ("config", "show", "engine"),
         ("history", "engine"), ("history", "engine", "--json"),
         ("unjudged", str(first)), ("baseline", "show"), ("baseline", "show", "engine"),
-        ("alerts", "list"),
+        ("alerts", "list"), ("runs", "list"), ("runs", "show", str(second)),
     ]  # fmt: skip
 
 

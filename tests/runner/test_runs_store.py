@@ -77,6 +77,23 @@ def test_running_run_of_a_dead_process_is_listed_and_persisted_as_interrupted(
         assert session.get(Run, run_id).status == "interrupted"  # type: ignore[union-attr]
 
 
+def test_a_read_only_store_shows_a_dead_run_as_interrupted_and_writes_nothing(
+    store: Store,
+) -> None:
+    run_id, _ = new_run(store)
+    with store.session() as session:
+        session.execute(update(Run).where(Run.id == run_id).values(pid=_dead_pid()))
+    reader = Store.open(store.engine.url.render_as_string(hide_password=False), read_only=True)
+    try:
+        assert [r.status for r in reader.list_runs()] == ["interrupted"]
+        shown = reader.run_info(run_id)
+        assert shown.status == "interrupted" and "stopped" in (shown.error or "")
+    finally:
+        reader.close()
+    with store.session() as session:
+        assert session.get(Run, run_id).status == "running"  # type: ignore[union-attr]
+
+
 def test_running_run_with_a_stale_heartbeat_is_interrupted(store: Store) -> None:
     run_id, _ = new_run(store)
     assert store.run_info(run_id).status == "running"  # our own, fresh process
