@@ -15,6 +15,7 @@ import json
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from hypothesis import HealthCheck, settings
@@ -131,6 +132,14 @@ def one_line_naming(result: Any, *where: str) -> str:
 def backend(db_url: str) -> str:
     """``sqlite`` or ``postgresql``, for the count of inputs tried."""
     return db_url.split(":", 1)[0].split("+", 1)[0]
+
+
+def placed(folder: Path, drawn: tuple[str, bytes, int]) -> tuple[str, list[str]]:
+    """Write a drawn bad file ``(name, content, line)`` into ``folder``: its path, and what a
+    refusal of it must name (the file and the line)."""
+    name, content, line = drawn
+    (folder / name).write_bytes(content)
+    return str(folder / name), [name, f"line {line}"]
 
 
 def refused(

@@ -29,6 +29,7 @@ from .fuzzkit import (
     Field,
     corrupt_line,
     encode,
+    placed,
     refused,
 )
 
@@ -126,11 +127,9 @@ def test_the_bases_import(cli: Callable[..., Any], db_url: str, folder: Path, ki
 def test_a_bad_value_of_a_judgment_list_is_refused_naming_its_line(
     cli: Callable[..., Any], db_url: str, folder: Path, kind: str, data: st.DataObject
 ) -> None:
-    name, content, line = data.draw(judgment_list(kind))
-    path = folder / name
-    path.write_bytes(content)
+    path, where = placed(folder, data.draw(judgment_list(kind)))
     refused(f"testset import --qrels ({kind})", cli, db_url, "testset", "import", "t",
-            "--qrels", str(path), where=[name, f"line {line}"])  # fmt: skip
+            "--qrels", path, where=where)  # fmt: skip
 
 
 def _rre_with(gain: str = "3", text: str = '"trail shoes"') -> str:

@@ -23,6 +23,7 @@ from .fuzzkit import (
     Field,
     corrupt_json_line,
     corrupt_line,
+    placed,
     refused,
 )
 
@@ -71,11 +72,9 @@ def folder(tmp_path: Path) -> Path:
 def test_a_bad_judgment_field_is_refused_naming_its_line(
     cli: Callable[..., Any], db_url: str, folder: Path, kind: str, data: st.DataObject
 ) -> None:
-    name, content, line = data.draw(judgments(kind))
-    path = folder / name
-    path.write_bytes(content)
-    refused(f"testset import --qrels {name}", cli, db_url, "testset", "import", "t",
-            "--qrels", str(path), where=[name, f"line {line}"])  # fmt: skip
+    path, where = placed(folder, data.draw(judgments(kind)))
+    refused(f"testset import --qrels ({kind})", cli, db_url, "testset", "import", "t",
+            "--qrels", path, where=where)  # fmt: skip
 
 
 @pytest.mark.parametrize("kind", JUDGMENT_KINDS)
@@ -84,14 +83,13 @@ def test_a_bad_judgment_field_is_refused_naming_its_line(
 def test_a_bad_judgment_added_with_add_is_refused(
     cli: Callable[..., Any], db_url: str, folder: Path, kind: str, data: st.DataObject
 ) -> None:
-    name, content, line = data.draw(judgments(kind))
+    drawn = data.draw(judgments(kind))
     if cli("testset", "import", "t", "--qrels", str(folder / "good.txt"), "--queries",
            str(folder / "q.tsv"), "--db", db_url).exit_code != 0:  # fmt: skip
         raise AssertionError("the base test set does not import")
-    path = folder / name
-    path.write_bytes(content)
-    refused(f"testset import --add --qrels {name}", cli, db_url, "testset", "import", "t",
-            "--add", "--qrels", str(path), where=[name, f"line {line}"])  # fmt: skip
+    path, where = placed(folder, drawn)
+    refused(f"testset import --add --qrels ({kind})", cli, db_url, "testset", "import", "t",
+            "--add", "--qrels", path, where=where)  # fmt: skip
 
 
 @st.composite
@@ -119,12 +117,9 @@ def queries(draw: st.DrawFn, kind: str) -> tuple[str, bytes, int]:
 def test_a_bad_query_field_is_refused_naming_its_line(
     cli: Callable[..., Any], db_url: str, folder: Path, kind: str, data: st.DataObject
 ) -> None:
-    name, content, line = data.draw(queries(kind))
-    path = folder / name
-    path.write_bytes(content)
-    refused(f"testset import --queries {name}", cli, db_url, "testset", "import", "t",
-            "--qrels", str(folder / "good.txt"), "--queries", str(path),
-            where=[name, f"line {line}"])  # fmt: skip
+    path, where = placed(folder, data.draw(queries(kind)))
+    refused(f"testset import --queries ({kind})", cli, db_url, "testset", "import", "t",
+            "--qrels", str(folder / "good.txt"), "--queries", path, where=where)  # fmt: skip
 
 
 @st.composite
@@ -142,12 +137,9 @@ def documents(draw: st.DrawFn) -> tuple[str, bytes, int]:
 def test_a_bad_document_is_refused_naming_its_line(
     cli: Callable[..., Any], db_url: str, folder: Path, case: tuple[str, bytes, int]
 ) -> None:
-    name, content, line = case
-    path = folder / name
-    path.write_bytes(content)
-    refused(f"testset import --docs {name}", cli, db_url, "testset", "import", "t",
-            "--qrels", str(folder / "good.txt"), "--docs", str(path),
-            where=[name, f"line {line}"])  # fmt: skip
+    path, where = placed(folder, case)
+    refused("testset import --docs", cli, db_url, "testset", "import", "t",
+            "--qrels", str(folder / "good.txt"), "--docs", path, where=where)  # fmt: skip
 
 
 @FUZZ
