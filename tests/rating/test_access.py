@@ -12,37 +12,9 @@ import httpx
 
 from evalplat.store import Store
 
+from .raters import enter, grading, make_task, press_enter
 from .servers import rating_server
-from .world import HOSTILE_TEXT, HOSTILE_TITLE, UNJUDGED, RateWorld
-
-
-def make_task(cli: Callable[..., Any], world: RateWorld, name: str, *options: str) -> None:
-    result = cli("rate", "task", name, "--testset", "small", "--from-run", str(world.run),
-                 *options, "--db", world.url)  # fmt: skip
-    assert result.exit_code == 0, result.stderr
-    assert f"{UNJUDGED} pairs" in result.stdout
-
-
-def press_enter(client: httpx.Client, link: str) -> httpx.Response:
-    """Open an invite link (a page, no cookie for the task yet) and post its form back."""
-    page = client.get(link)
-    assert page.status_code == 200, page.text
-    nonce = re.search(r'name="nonce" value="([^"]+)"', page.text)
-    assert nonce
-    return client.post(link, data={"nonce": nonce.group(1)})
-
-
-def enter(client: httpx.Client, link: str) -> tuple[str, str]:
-    """Follow an invite link and press its button, on to the first pair: (its grade URL, the
-    anti-forgery value)."""
-    entered = press_enter(client, link)
-    assert entered.status_code == 303, entered.text
-    page = client.get(entered.headers["location"], follow_redirects=True)
-    assert page.status_code == 200
-    grade_url = re.search(r'data-grade-url="([^"]+)"', page.text)
-    csrf = re.search(r'data-csrf="([^"]+)"', page.text)
-    assert grade_url and csrf
-    return grade_url.group(1), csrf.group(1)
+from .world import HOSTILE_TEXT, HOSTILE_TITLE, RateWorld
 
 
 def test_only_a_live_invite_of_this_task_gets_in(
@@ -77,10 +49,8 @@ def test_only_a_live_invite_of_this_task_gets_in(
 def test_a_grade_needs_the_anti_forgery_header_and_json(
     cli: Callable[..., Any], world: RateWorld, invite: Callable[..., str]
 ) -> None:
-    make_task(cli, world, "t")
-    with rating_server(world.url) as base, httpx.Client() as client:
-        grade_url, csrf = enter(client, invite("t", "ana", base))
-        url = base + httpx.URL(grade_url).path
+    with grading(cli, world, invite) as rater:
+        client, url, csrf = rater.client, rater.url, rater.csrf
         assert client.post(url, json={"grade": 1}).status_code == 403
         assert client.post(url, json={"grade": 1}, headers={"X-Evalplat-CSRF": "x" * 64}
                            ).status_code == 403  # fmt: skip

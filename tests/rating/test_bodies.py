@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 from evalplat.rating.routes import NOTE_MAX
 from evalplat.store import Store
 
-from .servers import rating_process, rating_server
-from .test_access import enter, make_task
+from .raters import enter, grading, make_task
+from .servers import rating_process
 from .world import RateWorld
 
 GIGABYTE = 1 << 30
@@ -110,11 +110,8 @@ def test_a_gigabyte_posted_to_any_route_is_refused_in_bounded_memory(
 def test_a_body_nested_too_deep_or_too_large_is_refused_with_a_message(
     cli: Callable[..., Any], world: RateWorld, invite: Callable[..., str]
 ) -> None:
-    make_task(cli, world, "t")
-    with rating_server(world.url) as base, httpx.Client() as client:
-        grade_url, csrf = enter(client, invite("t", "ana", base))
-        url = base + httpx.URL(grade_url).path
-        headers = {"X-Evalplat-CSRF": csrf, "Content-Type": "application/json"}
+    with grading(cli, world, invite) as rater:
+        client, url, headers = rater.client, rater.url, rater.headers()
         deep = client.post(url, content=b"[" * 10_000 + b"]" * 10_000, headers=headers)
         assert deep.status_code == 400
         assert "nests arrays and objects 10000 deep" in deep.json()["error"]
@@ -156,12 +153,9 @@ grade_bodies = st.one_of(
 def test_any_grade_body_is_saved_as_answered_or_refused_with_a_message(
     cli: Callable[..., Any], world: RateWorld, invite: Callable[..., str]
 ) -> None:
-    make_task(cli, world, "t")
-    with rating_server(world.url) as base, httpx.Client() as client:
-        grade_url, csrf = enter(client, invite("t", "ana", base))
-        url = base + httpx.URL(grade_url).path
+    with grading(cli, world, invite) as rater:
+        client, url, headers = rater.client, rater.url, rater.headers()
         pair_id = int(url.rsplit("/", 2)[1])
-        headers = {"X-Evalplat-CSRF": csrf, "Content-Type": "application/json"}
 
         @settings(max_examples=40, derandomize=True, deadline=None, database=None)
         @given(body=grade_bodies)

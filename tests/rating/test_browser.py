@@ -11,8 +11,8 @@ from typing import Any
 from evalplat.store import Store
 from evalplat.testsets.raters import krippendorff_alpha, weighted_kappa
 
+from .raters import make_task
 from .servers import open_invite, rating_server
-from .test_access import make_task
 from .world import HOSTILE_TEXT, HOSTILE_TITLE, UNJUDGED, RateWorld
 
 

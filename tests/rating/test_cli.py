@@ -13,8 +13,8 @@ import pytest
 
 from evalplat.store import Store
 
+from .raters import enter
 from .servers import rating_process, rating_server
-from .test_access import enter
 from .world import UNJUDGED, RateWorld
 
 

@@ -20,8 +20,8 @@ import pytest
 from evalplat.store import Store
 from evalplat.store.rating import RatingConflictError
 
+from .raters import enter
 from .servers import rating_server
-from .test_access import enter
 from .world import QUERIES, RateWorld
 
 REPETITIONS = int(os.environ.get("EVALPLAT_RATING_REPETITIONS", "3"))

@@ -12,8 +12,8 @@ import httpx
 
 from evalplat.store import Store
 
+from .raters import enter, make_task
 from .servers import open_invite, rating_server
-from .test_access import enter, make_task
 from .test_browser import doc_on
 from .world import UNJUDGED, RateWorld
 
