@@ -1,4 +1,4 @@
-"""Migration 0025: a config stored before it has its highest version as its current one, and
+"""Migration 0024: a config stored before it has its highest version as its current one, and
 the name then follows a rollback like any config's."""
 
 from __future__ import annotations
