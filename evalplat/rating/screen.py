@@ -9,7 +9,7 @@ them would mean nothing.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from evalplat.rating.tasks import (
     RaterAgreement,
@@ -68,21 +68,9 @@ Given = dict[int, tuple[int | None, bool, str]]  # pair id -> (grade, unsure, no
 
 
 def _rater_state(state: RaterState) -> tuple[list[int], Given]:
-    import pandas as pd
-
     task, rater, grades = state.task, state.invite.rater, state.grades
     order = assigned_pairs(state.pair_ids, grades, rater, task.raters_per_pair)
-    mine = grades[grades["rater"] == rater]
-    given = {
-        int(p): (None if pd.isna(g) else int(g), bool(u), n or "")
-        for p, g, u, n in zip(
-            mine["pair_id"],
-            mine["grade"].astype(object),
-            mine["unsure"],
-            mine["note"],
-            strict=True,
-        )
-    }
+    given = {g.pair_id: (g.grade, g.unsure, g.note or "") for g in grades if g.rater == rater}
     return order, given
 
 
@@ -121,28 +109,24 @@ def judge_grade(store: Store, task: RatingTaskInfo, pair_id: int) -> int | None:
     """The task's judge's grade of the pair, if it has a judge and the judge graded it."""
     if task.judge is None:
         return None
-    pairs = store.rating_pairs(task.name)
-    row = pairs[pairs["pair_id"] == pair_id]
-    if row.empty:
+    row = next((p for p in store.rating_pairs(task.name) if p.pair_id == pair_id), None)
+    if row is None:
         return None
-    key = (str(row["query_id"].iloc[0]), str(row["doc_id"].iloc[0]))
-    return store.rating_judge_grades(task.name, task.judge).get(key)
+    return store.rating_judge_grades(task.name, task.judge).get((row.query_id, row.doc_id))
 
 
 def task_overview(store: Store, task: RatingTaskInfo) -> Overview:
     pairs = store.rating_pairs(task.name)
     grades = store.rating_grades(task.name)
-    pair_ids = [int(p) for p in pairs["pair_id"]]
+    pair_ids = [p.pair_id for p in pairs]
     judged: list[JudgeAgreement] = []
     if task.judge is not None:
         model = store.rating_judge_grades(task.name, task.judge)
-        given = grades[grades["grade"].notna()]
-        for rater in sorted(set(given["rater"])):
-            mine = given[given["rater"] == rater]
+        for rater in sorted({g.rater for g in grades if g.grade is not None}):
             both = [
-                (int(g), model[(str(q), str(d))])
-                for q, d, g in zip(mine["query_id"], mine["doc_id"], mine["grade"], strict=True)
-                if (str(q), str(d)) in model
+                (g.grade, model[(g.query_id, g.doc_id)])
+                for g in grades
+                if g.rater == rater and g.grade is not None and (g.query_id, g.doc_id) in model
             ]
             kappa = weighted_kappa([a for a, _ in both], [b for _, b in both], task.scale)
             judged.append(JudgeAgreement(rater, len(both), kappa))
@@ -156,21 +140,12 @@ def task_overview(store: Store, task: RatingTaskInfo) -> Overview:
 
 
 def disagreement_rows(store: Store, task: RatingTaskInfo) -> list[Disagreement]:
-    import pandas as pd
-
-    pairs = store.rating_pairs(task.name).set_index("pair_id")
+    settled = {p.pair_id: p.settled_grade for p in store.rating_pairs(task.name)}
     found = disagreements(store.rating_grades(task.name))
-    rows = []
-    for pair_id, grades in sorted(found.items()):
-        settled: Any = pairs.loc[pair_id, "settled_grade"]
-        rows.append(
-            Disagreement(
-                store.rating_pair_view(task.name, pair_id),
-                grades,
-                None if pd.isna(settled) else int(settled),
-            )
-        )
-    return rows
+    return [
+        Disagreement(store.rating_pair_view(task.name, pair_id), grades, settled[pair_id])
+        for pair_id, grades in sorted(found.items())
+    ]
 
 
 def render_markdown(text: str) -> str:

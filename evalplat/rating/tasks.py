@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import hashlib
 import random
+from collections import Counter, defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import combinations
 from pathlib import Path
@@ -34,6 +36,7 @@ if TYPE_CHECKING:
 
     from evalplat.store import ImportOutcome, Store
     from evalplat.store.rating import RatingTaskInfo
+    from evalplat.store.rating_views import GradeRow, PairRow
 
 DEFAULT_SCALE = (0, 3)
 ROLES = ("rater", "lead")
@@ -137,12 +140,12 @@ def rater_order(pair_ids: list[int], rater: str) -> list[int]:
 
 
 def assigned_pairs(
-    pair_ids: list[int], grades: pd.DataFrame, rater: str, raters_per_pair: int
+    pair_ids: list[int], grades: Sequence[GradeRow], rater: str, raters_per_pair: int
 ) -> list[int]:
     """The pairs on ``rater``'s list, in their order (module doc)."""
-    mine = set(grades.loc[grades["rater"] == rater, "pair_id"])
-    others = grades[grades["rater"] != rater].groupby("pair_id")["rater"].nunique()
-    full = set(others[others >= raters_per_pair].index)
+    mine = {g.pair_id for g in grades if g.rater == rater}
+    others = Counter(p for p, _ in {(g.pair_id, g.rater) for g in grades if g.rater != rater})
+    full = {p for p, raters in others.items() if raters >= raters_per_pair}
     return [p for p in rater_order(pair_ids, rater) if p in mine or p not in full]
 
 
@@ -164,29 +167,36 @@ class RaterAgreement:
 
 
 def progress(
-    pair_ids: list[int], grades: pd.DataFrame, raters: list[str], raters_per_pair: int
+    pair_ids: list[int], grades: Sequence[GradeRow], raters: list[str], raters_per_pair: int
 ) -> list[RaterProgress]:
     """For every rater: graded, unsure and on their list (invited raters who have not started
     count too)."""
     result = []
-    for rater in sorted(set(raters) | set(grades["rater"])):
-        mine = grades[grades["rater"] == rater]
+    for rater in sorted(set(raters) | {g.rater for g in grades}):
+        mine = [g for g in grades if g.rater == rater]
         assigned = len(assigned_pairs(pair_ids, grades, rater, raters_per_pair))
-        unsure = int(mine["grade"].isna().sum())
+        unsure = sum(1 for g in mine if g.grade is None)
         result.append(RaterProgress(rater, len(mine) - unsure, unsure, assigned))
     return result
 
 
-def agreement(grades: pd.DataFrame, scale: tuple[int, int]) -> list[RaterAgreement]:
+def _given(grades: Sequence[GradeRow]) -> dict[str, dict[int, int]]:
+    """rater → pair id → grade, of the grades given (not unsure)."""
+    given: dict[str, dict[int, int]] = defaultdict(dict)
+    for g in grades:
+        if g.grade is not None:
+            given[g.rater][g.pair_id] = g.grade
+    return given
+
+
+def agreement(grades: Sequence[GradeRow], scale: tuple[int, int]) -> list[RaterAgreement]:
     """Every two raters' agreement over the pairs both graded (not unsure)."""
-    given = grades[grades["grade"].notna()]
+    given = _given(grades)
     result = []
-    for first, second in combinations(sorted(set(given["rater"])), 2):
-        a = given[given["rater"] == first][["pair_id", "grade"]]
-        b = given[given["rater"] == second][["pair_id", "grade"]]
-        both = a.merge(b, on="pair_id", suffixes=("_a", "_b"))
-        left = [int(g) for g in both["grade_a"]]
-        right = [int(g) for g in both["grade_b"]]
+    for first, second in combinations(sorted(given), 2):
+        both = sorted(given[first].keys() & given[second].keys())
+        left = [given[first][p] for p in both]
+        right = [given[second][p] for p in both]
         result.append(
             RaterAgreement(
                 first,
@@ -199,39 +209,35 @@ def agreement(grades: pd.DataFrame, scale: tuple[int, int]) -> list[RaterAgreeme
     return result
 
 
-def disagreements(grades: pd.DataFrame) -> dict[int, dict[str, int]]:
+def disagreements(grades: Sequence[GradeRow]) -> dict[int, dict[str, int]]:
     """Pairs graded differently by two or more raters: pair id → rater → grade."""
-    given = grades[grades["grade"].notna()]
-    result: dict[int, dict[str, int]] = {}
-    for pair_id, group in given.groupby("pair_id"):
-        if group["grade"].nunique() > 1:
-            result[int(str(pair_id))] = {
-                str(r): int(g) for r, g in zip(group["rater"], group["grade"], strict=True)
-            }
-    return result
+    by_pair: dict[int, dict[str, int]] = defaultdict(dict)
+    for g in grades:
+        if g.grade is not None:
+            by_pair[g.pair_id][g.rater] = g.grade
+    return {
+        pair_id: graded
+        for pair_id, graded in sorted(by_pair.items())
+        if len(set(graded.values())) > 1
+    }
 
 
-def judgments_of(grades: pd.DataFrame, pairs: pd.DataFrame, leads: dict[int, str]) -> Any:
+def judgments_of(
+    grades: Sequence[GradeRow], pairs: Sequence[PairRow], leads: dict[int, str]
+) -> Any:
     """The task's grades as judgments (``query_id, doc_id, grade, source``) (module doc)."""
     import pandas as pd
 
-    settled = pairs[pairs["settled_grade"].notna()]
-    given = grades[grades["grade"].notna() & ~grades["pair_id"].isin(settled["pair_id"])]
-    rows = [
-        (q, d, int(g), r)
-        for q, d, g, r in zip(
-            given["query_id"], given["doc_id"], given["grade"], given["rater"], strict=True
-        )
+    settled = [p for p in pairs if p.settled_grade is not None]
+    settled_ids = {p.pair_id for p in settled}
+    rows: list[tuple[str, str, int, str]] = [
+        (g.query_id, g.doc_id, g.grade, g.rater)
+        for g in grades
+        if g.grade is not None and g.pair_id not in settled_ids
     ]
     rows += [
-        (q, d, int(g), f"lead:{leads.get(int(p), 'lead')}")
-        for p, q, d, g in zip(
-            settled["pair_id"],
-            settled["query_id"],
-            settled["doc_id"],
-            settled["settled_grade"],
-            strict=True,
-        )
+        (p.query_id, p.doc_id, int(p.settled_grade or 0), f"lead:{leads.get(p.pair_id, 'lead')}")
+        for p in settled
     ]
     frame = pd.DataFrame(rows, columns=["query_id", "doc_id", "grade", "source"])
     return frame.astype({"grade": "int64"})
@@ -244,7 +250,7 @@ def close_task(store: Store, name: str) -> ImportOutcome:
     version. Closing again after a failure in between gives the same version (same content)."""
     from evalplat.judging.review import add_judgments
 
-    def judgments(pairs: pd.DataFrame, grades: pd.DataFrame, leads: dict[int, str]) -> Any:
+    def judgments(pairs: list[PairRow], grades: list[GradeRow], leads: dict[int, str]) -> Any:
         added = judgments_of(grades, pairs, leads)
         if added.empty:
             raise InputError(f"rating task {name!r} has no grades yet: nothing to close into")

@@ -43,6 +43,8 @@ if TYPE_CHECKING:
     import pandas as pd
     from sqlalchemy.orm import Session
 
+    from evalplat.store.rating_views import GradeRow, PairRow
+
 T = TypeVar("T")
 
 
@@ -209,17 +211,19 @@ class RatingMixin(StoreBase):
             return None
         return InviteInfo(task, invite.rater, invite.role, invite.csrf, invite.expires_at)
 
-    def rating_pairs(self, task: str) -> pd.DataFrame:
-        """``pair_id, query_id, doc_id, rank, settled_grade`` of the task, by pair id."""
-        with self.session() as session:
-            return _pairs_frame(session, _task(session, task).id)
-
-    def rating_grades(self, task: str) -> pd.DataFrame:
-        """``pair_id, query_id, doc_id, rater, grade, unsure, note`` of every grade given."""
-        from evalplat.store.rating_views import grades_frame
+    def rating_pairs(self, task: str) -> list[PairRow]:
+        """The task's pairs, by pair id."""
+        from evalplat.store.rating_views import pair_rows
 
         with self.session() as session:
-            return grades_frame(session, _task(session, task).id)
+            return pair_rows(session, _task(session, task).id)
+
+    def rating_grades(self, task: str) -> list[GradeRow]:
+        """Every grade given in the task, by pair id and rater."""
+        from evalplat.store.rating_views import grade_rows
+
+        with self.session() as session:
+            return grade_rows(session, _task(session, task).id)
 
     def record_rating_grade(
         self, task: str, pair_id: int, rater: str, grade: int | None, unsure: bool, note: str | None
@@ -252,14 +256,14 @@ class RatingMixin(StoreBase):
             pair.settled_grade, pair.settled_by = grade, lead
 
     def take_rating_grades(
-        self, task: str, judgments: Callable[[pd.DataFrame, pd.DataFrame, dict[int, str]], T]
+        self, task: str, judgments: Callable[[list[PairRow], list[GradeRow], dict[int, str]], T]
     ) -> T:
         """Begin closing ``task``: in one transaction holding the task's row, read its pairs,
         grades and settlers, give them to ``judgments`` (which may refuse them by raising), and
         mark the task ``closing``, so that no grade is taken after the ones read; its result is
         returned. A task left ``closing`` by a failure is read again the same way; a closed one
         is refused."""
-        from evalplat.store.rating_views import grades_frame
+        from evalplat.store.rating_views import grade_rows, pair_rows
 
         with self.session(write=True) as session:
             row = _task(session, task, lock=True)
@@ -267,8 +271,8 @@ class RatingMixin(StoreBase):
                 raise InputError(
                     f"rating task {task!r} is already closed (version {row.closed_version})"
                 )
-            pairs = _pairs_frame(session, row.id)
-            grades = grades_frame(session, row.id)
+            pairs = pair_rows(session, row.id)
+            grades = grade_rows(session, row.id)
             result = judgments(pairs, grades, _settlers(session, row.id))
             row.status = "closing"
             return result
@@ -328,24 +332,6 @@ def _raters_of(session: Session, pair_id: int) -> int:
         select(func.count()).select_from(RatingGrade).where(RatingGrade.pair_id == pair_id)
     )
     return int(total or 0)
-
-
-def _pairs_frame(session: Session, task_id: int) -> pd.DataFrame:
-    import pandas as pd
-
-    rows = session.execute(
-        select(
-            RatingPair.id,
-            RatingPair.query_id,
-            RatingPair.doc_id,
-            RatingPair.rank,
-            RatingPair.settled_grade,
-        )
-        .where(RatingPair.task_id == task_id)
-        .order_by(RatingPair.id)
-    ).all()
-    columns = ["pair_id", "query_id", "doc_id", "rank", "settled_grade"]
-    return pd.DataFrame([tuple(r) for r in rows], columns=columns)
 
 
 def _settlers(session: Session, task_id: int) -> dict[int, str]:

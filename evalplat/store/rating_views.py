@@ -2,6 +2,10 @@
 task, their invite, the pairs, every grade, the pair shown), a pair's texts, and a judge's
 grades of the task's pairs.
 
+Grades and pairs are read as plain rows, not frames: the rating server never imports pandas,
+so a stranger's post finds it at the size of the store and the web framework alone
+(tests/rating/test_bodies.py).
+
 A page costs one session, not one per question: on SQLite each session opens a connection, and
 a rater waits for every page (scripts/bench_rating.py).
 """
@@ -20,7 +24,6 @@ from evalplat.errors import NotFoundError
 from evalplat.store.base import StoreBase, utcnow
 
 if TYPE_CHECKING:
-    import pandas as pd
     from sqlalchemy.orm import Session
 
     from evalplat.store.rating import InviteInfo, RatingTaskInfo
@@ -40,6 +43,30 @@ class PairView:
     fields: dict[str, str]
 
 
+@dataclass(frozen=True, slots=True)
+class GradeRow:
+    """One rater's grade of one pair (``grade`` None when they answered unsure)."""
+
+    pair_id: int
+    query_id: str
+    doc_id: str
+    rater: str
+    grade: int | None
+    unsure: bool
+    note: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class PairRow:
+    """One pair of a task, with the lead's grade once they settled it."""
+
+    pair_id: int
+    query_id: str
+    doc_id: str
+    rank: int | None
+    settled_grade: int | None
+
+
 @dataclass(frozen=True)
 class RaterState:
     """A live invite's view of its task: every pair id, every grade given (all raters), and
@@ -48,7 +75,7 @@ class RaterState:
     task: RatingTaskInfo
     invite: InviteInfo
     pair_ids: list[int]
-    grades: pd.DataFrame
+    grades: list[GradeRow]
     view: PairView | None
 
 
@@ -75,7 +102,7 @@ class RatingViewsMixin(StoreBase):
                     found.name, invite.rater, invite.role, invite.csrf, invite.expires_at
                 ),
                 pair_ids=pair_ids,
-                grades=grades_frame(session, found.id),
+                grades=grade_rows(session, found.id),
                 view=view,
             )
 
@@ -135,10 +162,8 @@ class RatingViewsMixin(StoreBase):
         return grades
 
 
-def grades_frame(session: Session, task_id: int) -> pd.DataFrame:
-    """``pair_id, query_id, doc_id, rater, grade, unsure, note`` of every grade of the task."""
-    import pandas as pd
-
+def grade_rows(session: Session, task_id: int) -> list[GradeRow]:
+    """Every grade of the task, by pair id and rater."""
     rows = session.execute(
         select(
             RatingGrade.pair_id,
@@ -152,11 +177,24 @@ def grades_frame(session: Session, task_id: int) -> pd.DataFrame:
         .join(RatingPair, RatingPair.id == RatingGrade.pair_id)
         .where(RatingPair.task_id == task_id)
         .order_by(RatingGrade.pair_id, RatingGrade.rater)
-    ).all()
-    columns = ["pair_id", "query_id", "doc_id", "rater", "grade", "unsure", "note"]
-    frame = pd.DataFrame([tuple(r) for r in rows], columns=columns)
-    frame["grade"] = frame["grade"].astype("Int64")
-    return frame
+    )
+    return [GradeRow(*row) for row in rows]
+
+
+def pair_rows(session: Session, task_id: int) -> list[PairRow]:
+    """Every pair of the task, by pair id."""
+    rows = session.execute(
+        select(
+            RatingPair.id,
+            RatingPair.query_id,
+            RatingPair.doc_id,
+            RatingPair.rank,
+            RatingPair.settled_grade,
+        )
+        .where(RatingPair.task_id == task_id)
+        .order_by(RatingPair.id)
+    )
+    return [PairRow(*row) for row in rows]
 
 
 def _pair_view(session: Session, task: RatingTask, pair_id: int) -> PairView:

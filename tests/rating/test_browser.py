@@ -69,13 +69,11 @@ def test_a_rater_grades_a_task_by_keyboard_alone(
         assert page.locator("#done").inner_text() == "All done"
     with Store.open(world.url) as store:
         grades = store.rating_grades("t")
-    assert len(grades) == UNJUDGED and set(grades["rater"]) == {"ana"}
+    assert len(grades) == UNJUDGED and {g.rater for g in grades} == {"ana"}
     assert len(set(seen)) == UNJUDGED
-    assert all(
-        int(g) == wanted(d, "ana") for d, g in zip(grades["doc_id"], grades["grade"], strict=True)
-    )
-    assert grades.loc[grades["doc_id"] == first, "note"].tolist() == ["looks relevant"]
-    assert not grades["unsure"].any()
+    assert all(g.grade == wanted(g.doc_id, "ana") for g in grades)
+    assert [g.note for g in grades if g.doc_id == first] == ["looks relevant"]
+    assert not any(g.unsure for g in grades)
 
 
 def test_a_reload_mid_task_resumes_where_the_rater_was(
@@ -95,7 +93,7 @@ def test_a_reload_mid_task_resumes_where_the_rater_was(
         again.reload()
         assert again.locator("#position").inner_text() == f"4 / {UNJUDGED}"
     with Store.open(world.url) as store:
-        assert sorted(store.rating_grades("t")["doc_id"]) == sorted(done)
+        assert sorted(g.doc_id for g in store.rating_grades("t")) == sorted(done)
 
 
 def test_two_raters_see_their_agreement(
@@ -144,7 +142,7 @@ def test_hostile_document_text_stays_inert(
     make_task(cli, world, "t")
     with Store.open(world.url) as store:
         pairs = store.rating_pairs("t")
-    hostile = int(pairs[pairs["doc_id"] == "q1-d4"]["pair_id"].iloc[0])
+    [hostile] = [p.pair_id for p in pairs if p.doc_id == "q1-d4"]
     with rating_server(world.url) as base:
         page = browser.new_page()
         errors: list[str] = []

@@ -48,7 +48,7 @@ def test_a_task_lives_through_every_rate_command(
     with Store.open(world.url) as store:
         invite = store.rating_invite(__import__("hashlib").sha256(token.encode()).hexdigest())
         assert invite is not None and invite.role == "lead"
-        pair = int(store.rating_pairs("t1")["pair_id"].iloc[0])
+        pair = store.rating_pairs("t1")[0].pair_id
         store.record_rating_grade("t1", pair, "ana", 2, False, None)
 
     status = cli("rate", "status", "t1", *db)
@@ -66,7 +66,7 @@ def test_a_task_lives_through_every_rate_command(
     nothing = cli("rate", "close", "t2", "--json", *db)
     assert nothing.exit_code == 2 and "has no grades yet" in nothing.stderr
     with Store.open(world.url) as store:
-        store.record_rating_grade("t2", int(store.rating_pairs("t2")["pair_id"].iloc[0]),
+        store.record_rating_grade("t2", store.rating_pairs("t2")[0].pair_id,
                                   "bo", 3, False, "sure")  # fmt: skip
     closed = json.loads(cli("rate", "close", "t2", "--json", *db).stdout)
     assert (closed["version"], closed["task"], closed["created"]) == (3, "t2", True)

@@ -39,7 +39,7 @@ def pair_task(cli: Callable[..., Any], world: RateWorld, name: str, *options: st
                "--db", world.url)  # fmt: skip
     assert made.exit_code == 0, made.stderr
     with Store.open(world.url) as store:
-        return [int(p) for p in store.rating_pairs(name)["pair_id"]]
+        return [p.pair_id for p in store.rating_pairs(name)]
 
 
 def rater_client(base: str, link: str) -> tuple[httpx.Client, str, str]:
@@ -102,7 +102,7 @@ def test_a_grade_answered_saved_is_in_the_version_the_task_closes_into(
     assert closed.exit_code == 0, closed.stderr
     with Store.open(world.url) as store:
         judgments = store.load_test_set("small").judgments
-        pairs = store.rating_pairs("t").set_index("pair_id")
+        pairs = {p.pair_id: (p.query_id, p.doc_id) for p in store.rating_pairs("t")}
         assert store.rating_task("t").status == "closed"
     stored = {
         (s, q, d): int(g)
@@ -113,7 +113,7 @@ def test_a_grade_answered_saved_is_in_the_version_the_task_closes_into(
     missing = [
         (rater, pair_id, grade)
         for (rater, pair_id), grade in saved.items()
-        if stored.get((rater, *pairs.loc[pair_id, ["query_id", "doc_id"]])) != grade
+        if stored.get((rater, *pairs[pair_id])) != grade
     ]
     assert missing == [], f"{len(missing)} of {len(saved)} saved grades are not in the version"
     assert len(stored) == 12 + len(saved)
@@ -166,9 +166,9 @@ def test_raters_per_pair_and_one_grade_per_rater_hold_under_concurrent_posts(
     with Store.open(world.url) as store:
         grades = store.rating_grades("t")
     assert len(grades) == len(pair_ids)  # one rater per pair, one grade of theirs
-    assert grades["pair_id"].is_unique
+    assert len({g.pair_id for g in grades}) == len(grades)
     saved = {(rater, pair_id) for rater, pair_id, status, _ in answers if status == 200}
-    assert {(r, int(p)) for r, p in zip(grades["rater"], grades["pair_id"], strict=True)} == saved
+    assert {(g.rater, g.pair_id) for g in grades} == saved
 
 
 def test_a_close_left_midway_takes_no_more_grades_and_finishes_when_run_again(

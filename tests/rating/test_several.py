@@ -54,8 +54,8 @@ def test_the_judge_shows_only_after_the_person_graded_and_is_measured_against_pe
         grades = store.rating_grades("t")
     from evalplat.testsets.raters import weighted_kappa
 
-    people = [int(g) for g in grades["grade"]]
-    kappa = weighted_kappa(people, [model[d] for d in grades["doc_id"]], (0, 2))
+    people = [int(g.grade or 0) for g in grades]
+    kappa = weighted_kappa(people, [model[g.doc_id] for g in grades], (0, 2))
     assert kappa is not None
     assert row == f"ana\t{UNJUDGED}\t{kappa:.3f}"
 
@@ -66,7 +66,7 @@ def test_pairs_go_to_as_many_raters_as_asked_and_a_lead_settles_a_disagreement(
     make_task(cli, world, "t", "--raters-per-pair", "2", "--grades", "mean")
     with Store.open(world.url) as store:
         pairs = store.rating_pairs("t")
-    first = int(pairs["pair_id"].iloc[0])
+    first = pairs[0].pair_id
     with rating_server(world.url) as base:
         for rater, grade in (("ana", 0), ("bo", 2), ("cy", 1)):
             with httpx.Client() as client:
@@ -95,7 +95,7 @@ def test_pairs_go_to_as_many_raters_as_asked_and_a_lead_settles_a_disagreement(
     assert closed.exit_code == 0, closed.stderr
     with Store.open(world.url) as store:
         judgments = store.load_test_set("small").judgments
-    pair = pairs.iloc[0]
-    ours = judgments[(judgments["query_id"] == pair["query_id"])
-                     & (judgments["doc_id"] == pair["doc_id"])]  # fmt: skip
+    pair = pairs[0]
+    ours = judgments[(judgments["query_id"] == pair.query_id)
+                     & (judgments["doc_id"] == pair.doc_id)]  # fmt: skip
     assert ours[["grade", "source"]].values.tolist() == [[1, "lead:lee"]]

@@ -16,16 +16,11 @@ from evalplat.rating.tasks import (
     rater_order,
     scale_of,
 )
+from evalplat.store.rating_views import GradeRow, PairRow
 
-COLUMNS = ["pair_id", "query_id", "doc_id", "rater", "grade", "unsure", "note"]
 
-
-def grades(*rows: tuple[int, str, int | None]) -> pd.DataFrame:
-    frame = pd.DataFrame(
-        [(p, f"q{p}", f"d{p}", r, g, g is None, None) for p, r, g in rows], columns=COLUMNS
-    )
-    frame["grade"] = frame["grade"].astype("Int64")
-    return frame
+def grades(*rows: tuple[int, str, int | None]) -> list[GradeRow]:
+    return [GradeRow(p, f"q{p}", f"d{p}", r, g, g is None, None) for p, r, g in rows]
 
 
 def test_each_rater_has_an_order_of_their_own_that_a_reload_finds_again() -> None:
@@ -50,10 +45,7 @@ def test_disagreements_leave_out_the_unsure() -> None:
 
 def test_a_settled_pair_goes_in_with_the_leads_grade_alone() -> None:
     given = grades((1, "ana", 2), (1, "bo", 0), (2, "ana", 1), (3, "bo", None))
-    pairs = pd.DataFrame(
-        {"pair_id": [1, 2, 3], "query_id": ["q1", "q2", "q3"], "doc_id": ["d1", "d2", "d3"],
-         "rank": [None] * 3, "settled_grade": [1, None, None]}
-    )  # fmt: skip
+    pairs = [PairRow(p, f"q{p}", f"d{p}", None, 1 if p == 1 else None) for p in (1, 2, 3)]
     added = judgments_of(given, pairs, {1: "lee"})
     assert added.values.tolist() == [["q2", "d2", 1, "ana"], ["q1", "d1", 1, "lead:lee"]]
 
