@@ -229,6 +229,7 @@ def gather_history(
                 point.verdict,
                 point.comparison_id,
                 point.judgment_version,
+                point.scored_on,
             )
         )
     kept = store.target_verdicts(list(infos))

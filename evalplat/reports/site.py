@@ -116,6 +116,7 @@ def write_site(
                 health_link=None,  # filled in once the health pages are written
                 targets=_target_counts(history, latest.run.id),
                 current_version=current.get(history.config),
+                scored_on=latest.scored_on,
             )
         )
     alerts = []

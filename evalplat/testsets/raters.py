@@ -41,6 +41,8 @@ if TYPE_CHECKING:
 
 GRADE_RULES = ("mean", "max", "majority")
 DEFAULT_GRADE_RULE = "mean"
+# The source of a language model's grades (``evalplat judge``): ``llm:<judge>``.
+MODEL_PREFIX = "llm:"
 
 
 def check_grade_rule(rule: str) -> str:
@@ -114,6 +116,39 @@ def resolve_grades(judgments: pd.DataFrame, rule: str = DEFAULT_GRADE_RULE) -> p
     sources = groups["source"].agg(only_source)
     resolved = pd.DataFrame({"grade": grade.astype("int64"), "source": sources}).reset_index()
     return resolved[["query_id", "doc_id", "grade", "source"]]
+
+
+def is_model_source(source: str) -> bool:
+    """Whether grades of ``source`` are a language model's rather than people's."""
+    return source.startswith(MODEL_PREFIX)
+
+
+def grades_text(grades: str | None, judge: str | None = None) -> str:
+    """How a figure's grades read on every surface: ``people's grades`` (``grades`` is
+    ``people``), ``people's grades and judge gpt's`` where a gate let a judge's in, ``every
+    source's grades`` for a figure stored before figures were people's alone."""
+    if grades != "people":
+        return "every source's grades, a judge's included"
+    return "people's grades" if judge is None else f"people's grades and judge {judge}'s"
+
+
+def people_grades(
+    judgments: pd.DataFrame, rule: str | None = None, *, several: bool | None = None
+) -> pd.DataFrame:
+    """One grade per (query, document) pair from people's grades alone: every source but a
+    language model's (``llm:<judge>``), resolved by ``rule`` (default ``mean``) as
+    ``resolve_grades`` does. This is the one rule of which grades are people's: the figures
+    every surface shows are scored on them, and a judge's grades count only where a gate lets
+    them in (``evalplat.comparison.model_views``). ``several``: whether some pair has several
+    grades, when the caller knows it already (it saves a pass over a million judgments)."""
+    rule = check_grade_rule(rule or DEFAULT_GRADE_RULE)
+    # each distinct source once: a version's million judgments name a handful
+    sources = judgments["source"].dropna().astype(str).unique()
+    models = [s for s in sources if is_model_source(s)]
+    if not models:
+        return judgments if several is False else resolve_grades(judgments, rule)
+    people = judgments[~judgments["source"].isin(models)]
+    return resolve_grades(people.reset_index(drop=True), rule)
 
 
 @dataclass(frozen=True)
