@@ -11,8 +11,9 @@ order, progress and agreement while it runs, and the test set version it becomes
   ``closing`` until the version is stored, then ``closed``); every grade (not the "unsure"
   ones) becomes a judgment whose ``source`` is the rater's name, added to the test set's latest
   version as ``testset import --add`` does (``evalplat.judging.review.add_judgments``),
-  resolved by the task's grade rule. A pair a lead settled goes in with the lead's grade alone
-  (source ``lead:NAME``).
+  resolved by the task's grade rule. A pair a lead settled also gets the lead's grade (source
+  ``lead:NAME``), which wins over the rule; the raters' own grades stay beside it, so the
+  version's agreement (``testset show``) is the task's (``rate status``), the lead left out.
 """
 
 from __future__ import annotations
@@ -20,14 +21,18 @@ from __future__ import annotations
 import hashlib
 import random
 from dataclasses import dataclass
-from itertools import combinations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalplat.errors import InputError
 from evalplat.inputs.validation import check_free_text, check_number, check_source, check_url_name
 from evalplat.judging.spec import judge_name_problem
-from evalplat.testsets.raters import check_grade_rule, krippendorff_alpha, weighted_kappa
+from evalplat.testsets.raters import (
+    LEAD_PREFIX,
+    MODEL_PREFIX,
+    agreement_by_source,
+    check_grade_rule,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -64,7 +69,7 @@ def check_rater(name: str) -> str:
     check_source(name)
     if not name.strip() or name.strip() != name or "/" in name:
         raise InputError(f"rater name {name!r}: no leading or trailing spaces, no '/'")
-    if name.startswith(("llm:", "clicks:", "lead:")):
+    if name.startswith((MODEL_PREFIX, "clicks:", LEAD_PREFIX)):
         raise InputError(f"rater name {name!r} looks like a model's or a lead's source")
     return name
 
@@ -178,25 +183,24 @@ def progress(
 
 
 def agreement(grades: pd.DataFrame, scale: tuple[int, int]) -> list[RaterAgreement]:
-    """Every two raters' agreement over the pairs both graded (not unsure)."""
+    """Every two raters' agreement over the pairs both graded (not unsure), measured as
+    ``testset show`` measures it on the version the task closes into
+    (``evalplat.testsets.raters.agreement_by_source``)."""
+    import pandas as pd
+
     given = grades[grades["grade"].notna()]
-    result = []
-    for first, second in combinations(sorted(set(given["rater"])), 2):
-        a = given[given["rater"] == first][["pair_id", "grade"]]
-        b = given[given["rater"] == second][["pair_id", "grade"]]
-        both = a.merge(b, on="pair_id", suffixes=("_a", "_b"))
-        left = [int(g) for g in both["grade_a"]]
-        right = [int(g) for g in both["grade_b"]]
-        result.append(
-            RaterAgreement(
-                first,
-                second,
-                len(both),
-                weighted_kappa(left, right, scale),
-                krippendorff_alpha(left, right),
-            )
-        )
-    return result
+    ratings = pd.DataFrame(  # a pair of the task is its (query, document)
+        {
+            "query_id": given["pair_id"].astype(str),
+            "doc_id": "",
+            "grade": given["grade"].astype("int64"),
+            "source": given["rater"].astype(str),
+        }
+    )
+    return [
+        RaterAgreement(a.source_a, a.source_b, a.pairs, a.kappa, a.alpha)
+        for a in agreement_by_source(ratings, scale)
+    ]
 
 
 def disagreements(grades: pd.DataFrame) -> dict[int, dict[str, int]]:
@@ -216,7 +220,9 @@ def judgments_of(grades: pd.DataFrame, pairs: pd.DataFrame, leads: dict[int, str
     import pandas as pd
 
     settled = pairs[pairs["settled_grade"].notna()]
-    given = grades[grades["grade"].notna() & ~grades["pair_id"].isin(settled["pair_id"])]
+    # the raters' own grades stay (agreement is measured on them); the lead's settles the pair
+    # (``evalplat.testsets.raters.resolve_grades``)
+    given = grades[grades["grade"].notna()]
     rows = [
         (q, d, int(g), r)
         for q, d, g, r in zip(
@@ -224,7 +230,7 @@ def judgments_of(grades: pd.DataFrame, pairs: pd.DataFrame, leads: dict[int, str
         )
     ]
     rows += [
-        (q, d, int(g), f"lead:{leads.get(int(p), 'lead')}")
+        (q, d, int(g), f"{LEAD_PREFIX}{leads.get(int(p), 'lead')}")
         for p, q, d, g in zip(
             settled["pair_id"],
             settled["query_id"],

@@ -12,9 +12,15 @@ stored with the version (and hashed into it):
 - ``source:NAME``: that source's grade; pairs it did not grade fall back to ``mean`` of the
   others.
 
+Whatever the rule, a lead's grade (``source = "lead:<name>"``, a rating task's settled
+disagreement) is the pair's grade: the raters' own grades stay beside it, for agreement.
+
 Agreement is **linearly weighted** Cohen's kappa, for every pair of sources over the pairs both
-graded. Grades are ordinal (0 < 1 < 2 < 3), so a 2 against a 3 is a smaller disagreement than a
-0 against a 3. Over the ``c`` grade values either rater used, sorted, with ``O`` the observed
+graded, a lead's settling left out (it agrees with one side by construction). ``testset show``
+and ``rate status`` both measure it with ``agreement_by_source``. Grades are ordinal
+(0 < 1 < 2 < 3), so a 2 against a 3 is a smaller disagreement than a 0 against a 3. Over the
+``c`` grade values either rater used (every grade of the rating task's scale, when one is
+known), sorted, with ``O`` the observed
 proportions of the ``c x c`` table of grade pairs, ``E`` the table expected by chance (outer
 product of the two raters' marginals) and disagreement weights ``w_ij = |i - j| / (c - 1)``::
 
@@ -43,6 +49,8 @@ GRADE_RULES = ("mean", "max", "majority")
 DEFAULT_GRADE_RULE = "mean"
 # The source of a language model's grades (``evalplat judge``): ``llm:<judge>``.
 MODEL_PREFIX = "llm:"
+# The source of a lead's settled grade (``evalplat rate``): ``lead:<name>``.
+LEAD_PREFIX = "lead:"
 
 
 def check_grade_rule(rule: str) -> str:
@@ -109,6 +117,9 @@ def resolve_grades(judgments: pd.DataFrame, rule: str = DEFAULT_GRADE_RULE) -> p
     if rule.startswith("source:"):
         named = judgments[judgments["source"] == rule[len("source:") :]]
         grade.update(named.set_index(keys)["grade"])
+    settled = judgments[judgments["source"].astype(str).str.startswith(LEAD_PREFIX)]
+    if len(settled):  # a lead's settling wins
+        grade.update(settled.drop_duplicates(keys, keep="last").set_index(keys)["grade"])
 
     def only_source(values: pd.Series[Any]) -> Any:
         return values.iloc[0] if len(values) == 1 else None
@@ -160,6 +171,7 @@ class Agreement:
     pairs: int
     exact: float | None  # share of pairs with the same grade
     kappa: float | None  # linearly weighted Cohen's kappa
+    alpha: float | None = None  # Krippendorff's alpha, ordinal
 
 
 def weighted_kappa(
@@ -196,10 +208,15 @@ def weighted_kappa(
     return 1.0 - float((weights * observed).sum()) / chance
 
 
-def agreement_by_source(ratings: pd.DataFrame) -> list[Agreement]:
+def agreement_by_source(
+    ratings: pd.DataFrame, scale: tuple[int, int] | None = None
+) -> list[Agreement]:
     """Agreement for every pair of sources in ``ratings`` (``query_id, doc_id, grade,
-    source``; a missing source is named ``-``), over the pairs both sources graded."""
+    source``; a missing source is named ``-``), over the pairs both sources graded; a lead's
+    settled grades are left out. ``scale`` (lowest, highest grade) as ``weighted_kappa``
+    takes it: a rating task's, so that ``rate status`` and ``testset show`` agree."""
     frame = ratings.assign(source=ratings["source"].fillna("-").astype(str))
+    frame = frame[~frame["source"].str.startswith(LEAD_PREFIX)]
     sources = sorted(frame["source"].unique())
     result = []
     for first, second in combinations(sources, 2):
@@ -208,8 +225,10 @@ def agreement_by_source(ratings: pd.DataFrame) -> list[Agreement]:
         both = a.merge(b, on=["query_id", "doc_id"], suffixes=("_a", "_b"))
         pairs = len(both)
         exact = float((both["grade_a"] == both["grade_b"]).mean()) if pairs else None
-        kappa = weighted_kappa(both["grade_a"].tolist(), both["grade_b"].tolist())
-        result.append(Agreement(first, second, pairs, exact, kappa))
+        left, right = both["grade_a"].tolist(), both["grade_b"].tolist()
+        kappa = weighted_kappa(left, right, scale)
+        alpha = krippendorff_alpha(left, right)
+        result.append(Agreement(first, second, pairs, exact, kappa, alpha))
     return result
 
 

@@ -39,3 +39,19 @@ def test_a_max_target_shades_above_its_line() -> None:
 def test_no_target_draws_nothing_extra() -> None:
     svg = line_chart(_points([0.6, 0.62]), label="nDCG@10")
     assert "c-target" not in svg and "c-miss" not in svg
+
+
+def test_history_draws_only_the_targets_in_force_now() -> None:
+    from evalplat.comparison.targets import Target, TargetVerdict
+    from evalplat.reports.data import HistoryRun, RunHeader
+    from evalplat.reports.gather import with_targets
+
+    header = RunHeader(1, "prod", 1, None, "python", "topics", 1, "complete", "nightly",
+                       "2026-05-01 03:00 UTC", None, 30, 0)  # fmt: skip
+    runs = [HistoryRun(header, {"nDCG@10": 0.6, "P@5": 0.4}, False, None)]
+    kept = {1: [TargetVerdict(Target("nDCG@10", "min", 0.85), 0.6, 0.5, 0.7, "missed"),
+                TargetVerdict(Target("P@5", "min", 0.3), 0.4, 0.3, 0.5, "met")]}  # fmt: skip
+    assert set(with_targets(runs, kept)) == {"nDCG@10", "P@5"}  # no project: every kept one
+    # the project dropped its nDCG@10 target: its kept verdicts draw no line any more
+    assert set(with_targets(runs, kept, {"P@5"})) == {"P@5"}
+    assert with_targets(runs, kept, set()) == {}
