@@ -386,11 +386,14 @@ def history_command(
             *(_segment_cell(seg_values.get(tag)) for tag in wanted),
             p.verdict or "",
         )
+    # the grades the figures were scored on (``evalplat.store.run_figures``)
+    grades = sorted({p.grades for p in points if p.grades and name in p.means})
     console = table_console()
     console.print(table)
     console.print(
         ("* baseline · one row per UTC day of the log, its sessions' mean" if online else
          "* baseline · ◆ new judgments: not comparable with the rows above")
+        + (f" · {name} on {' or '.join(grades)}" if grades else "")
         + (" · [tag]: over the queries carrying that tag" if wanted else ""),
         highlight=False,
     )  # fmt: skip

@@ -29,7 +29,7 @@ def print_comparison(result: ComparisonResult) -> None:
         + (
             f"\nA/B arms  {result.size_text()}"
             if result.online
-            else f"\ntest set  {result.test_set}, {result.size_text()}"
+            else f"\nscored on {result.scored_on}, {result.size_text()}"
         )
         + (", weighted by query weight" if result.weighted else ""),
         highlight=False,

@@ -17,7 +17,6 @@ from evalplat.cli.common import (
     print_json,
     writing,
 )
-from evalplat.cli.online import AgreementProjectOption, project_pairs
 
 app = typer.Typer(help="Static HTML reports: run, comparison and the report site.",
                   no_args_is_help=True)  # fmt: skip
@@ -105,17 +104,30 @@ def report_site(
     out: Annotated[Path, typer.Option("--out", help="Folder of the report site (created).")] = Path(
         "reports"
     ),
-    project: AgreementProjectOption = None,
+    project: Annotated[
+        Path | None,
+        typer.Option(
+            "--project",
+            help="Project file whose [online] agreement pairs are shown and whose [[targets]] "
+            "the history pages draw (default: ./evalplat.toml when there is one).",
+        ),
+    ] = None,
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Write the report site: index, history per config, run and comparison pages, and the
-    "Offline vs online" pages of the project's `[online] agreement` pairs."""
+    "Offline vs online" pages of the project's `[online] agreement` pairs. With a project
+    file, history pages draw only the targets it holds now."""
+    from evalplat.nightly.project import PROJECT_FILE, load_project
+    from evalplat.nightly.project_online import agreement_pairs
     from evalplat.reports import render_site
 
     check_output_folder(out, "--out")
-    pairs = project_pairs(project)
+    loaded = None
+    if project is not None or Path(PROJECT_FILE).is_file():
+        loaded = load_project(project)
+    pairs = None if loaded is None else agreement_pairs(loaded) or None
     store = open_store(db, project_file=project)
     with writing(out, "--out"):
-        written = render_site(store, out, pairs)
+        written = render_site(store, out, pairs, targets=None if loaded is None else loaded.targets)
     _done(written, as_json)

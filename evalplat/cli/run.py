@@ -252,7 +252,11 @@ def list_command(
 
     from evalplat.cli.common import table_console
 
-    table = Table("id", "status", "config", "test set", "size", "failed", "started", "nDCG@10")
+    # what the figures were scored on (``evalplat.store.run_figures``): a rescored run's
+    # version beside its figure, the grades under the table
+    grades = sorted({r.grades for r in runs if r.grades and "nDCG@10" in r.means})
+    table = Table("id", "status", "config", "test set", "size", "failed", "started", "nDCG@10",
+                  caption=f"nDCG@10 on {' or '.join(grades)}" if grades else None)  # fmt: skip
     for r in runs:
         ndcg = r.means.get("nDCG@10")
         table.add_row(
@@ -314,8 +318,8 @@ def show_command(
     if latency:
         typer.echo(f"{'latency ms':<18} p50 {latency['p50']:.1f}  p95 {latency['p95']:.1f}  "
                    f"p99 {latency['p99']:.1f}")  # fmt: skip
-    if info.means and _scored_on(info, "{}"):
-        typer.echo(f"{'scored on':<18} {info.test_set}@{info.scored_against_version} (rescored)")
+    if info.means and info.scored_on:
+        typer.echo(f"{'scored on':<18} {info.scored_on}{_scored_on(info, ' (rescored)')}")
     for name, value in info.means.items():
         typer.echo(f"{name:<18} {value_text(value, name)}")
     print_targets(list(checked.values()))
@@ -426,8 +430,8 @@ def _report(info: RunInfo, json_output: bool, store: Store | None = None) -> Non
             f"run {info.id} {info.status}: {info.config}@{info.config_version} on "
             f"{info.test_set}@{info.test_set_version}, {counted(info.queries_done, 'query')}"
         )
-        if info.means and _scored_on(info, "{}"):
-            typer.echo(f"  scored on {info.test_set}@{info.scored_against_version} (rescored)")
+        if info.means and info.scored_on:
+            typer.echo(f"  scored on {info.scored_on}{_scored_on(info, ' (rescored)')}")
         for name, value in info.means.items():
             typer.echo(f"  {name:<14} {value_text(value, name)}")
     if info.status == "complete":

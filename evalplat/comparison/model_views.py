@@ -43,7 +43,8 @@ from evalplat.metrics.registry import parse
 if TYPE_CHECKING:
     import pandas as pd
 
-MODEL_PREFIX = "llm:"
+from evalplat.testsets.raters import MODEL_PREFIX, is_model_source
+
 _SEVERITY = {"regression": 3, "needs_judgments": 2, "improvement": 1, "unchanged": 0}
 
 
@@ -65,7 +66,7 @@ def model_sources(judgments: pd.DataFrame) -> set[str]:
     """The judges whose grades ``judgments`` (with ``source``) holds."""
     # each distinct source once: a version's million judgments name a handful
     sources = judgments["source"].dropna().astype(str).unique()
-    return {s[len(MODEL_PREFIX) :] for s in sources if s.startswith(MODEL_PREFIX)}
+    return {s[len(MODEL_PREFIX) :] for s in sources if is_model_source(s)}
 
 
 def gate_judge(gates: Sequence[Gate] | None) -> str | None:
@@ -82,12 +83,10 @@ def gate_judge(gates: Sequence[Gate] | None) -> str | None:
 
 
 def human_grades(judgments: pd.DataFrame, rule: str | None) -> pd.DataFrame:
-    """One people's grade per pair, by the version's grade rule over non-model sources."""
-    from evalplat.testsets.raters import resolve_grades
+    """One people's grade per pair (``evalplat.testsets.raters.people_grades``)."""
+    from evalplat.testsets.raters import people_grades
 
-    frame = judgments.assign(source=judgments["source"].astype(object))
-    people = frame[~frame["source"].fillna("").astype(str).str.startswith(MODEL_PREFIX)]
-    resolved = resolve_grades(people.reset_index(drop=True), rule or "mean")
+    resolved = people_grades(judgments, rule)
     return resolved[["query_id", "doc_id", "grade"]].reset_index(drop=True)
 
 
@@ -116,9 +115,13 @@ def build_views(
     judge: str | None,
     *,
     depth: int = 10,
+    people_scored: bool = False,
 ) -> GradeViews:
     """Score both runs (``query_id, doc_id, rank`` results) in the human view and, with a
-    ``judge``, the model view. Measures that read no judgments keep their stored scores."""
+    ``judge``, the model view. Measures that read no judgments keep their stored scores.
+    ``people_scored``: the ``stored`` scores are on people's grades already (every evaluation
+    stored since they are), so they are the human view as they are: one figure, computed
+    once."""
     import pandas as pd
 
     names = list(dict.fromkeys(str(parse(m)) for m in metrics))
@@ -134,15 +137,16 @@ def build_views(
             frames.append(pd.concat([kept, scored], ignore_index=True))
         return frames[0], frames[1]
 
+    human_view = stored if people_scored else view(human)
     human_bound = optimistic_bound(human, *results, gateable, topics, depth=depth)
     if judge is None:
-        return GradeViews(None, view(human), human_bound)
+        return GradeViews(None, human_view, human_bound)
     filled = model_grades(judgments, judge, human)
     share = {name: _share(filled, results, parse(name).cutoff or depth) for name in graded}
     grades = filled.drop(columns="model")
     return GradeViews(
         judge,
-        view(human),
+        human_view,
         human_bound,
         view(grades),
         optimistic_bound(grades, *results, gateable, topics, depth=depth),

@@ -296,6 +296,20 @@ class ComparisonResult:
         raise KeyError(name)
 
     @property
+    def scored_on(self) -> str | None:
+        """What the figures were scored on, as every surface says it (``evalplat.store
+        .run_figures``): ``topics@3, people's grades``, naming the judge whose grades a gate let
+        count as grades (``unjudged = "grade"``); the version alone for online arms, which read
+        no grades. None before the store names the version."""
+        from evalplat.testsets.raters import grades_text
+
+        if self.test_set is None or self.online:
+            return self.test_set
+        judges = {m.judge for m in self.metrics if m.gated and m.unjudged_mode == "grade"}
+        judge = next(iter(sorted(j for j in judges if j)), None)
+        return f"{self.test_set}, {grades_text('people', judge)}"
+
+    @property
     def regressions(self) -> list[MetricComparison]:
         """Gated metrics whose verdict is ``regression``."""
         return [m for m in self.metrics if m.gated and m.verdict == "regression"]
@@ -330,6 +344,7 @@ class ComparisonResult:
             "baseline_label": self.baseline_label,
             "candidate_label": self.candidate_label,
             "test_set": self.test_set,
+            "scored_on": self.scored_on,
             "created_at": self.created_at,
             "verdict": self.verdict,
             **self._size(),

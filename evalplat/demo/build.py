@@ -204,4 +204,6 @@ def _add_events(folder: Path, project: Project, outcome: NightlyOutcome) -> None
             from evalplat.nightly.project_online import agreement_pairs
             from evalplat.reports import render_site
 
-            render_site(store, project.reports_dir, agreement_pairs(project))
+            render_site(
+                store, project.reports_dir, agreement_pairs(project), targets=project.targets
+            )

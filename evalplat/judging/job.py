@@ -29,6 +29,7 @@ from evalplat.judging.client import RequestBudget
 from evalplat.judging.prompts import SYSTEM
 from evalplat.judging.what_if import RECENT, what_if
 from evalplat.store.base import utcnow
+from evalplat.testsets.raters import is_model_source
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -207,7 +208,7 @@ def calibrate(
     check_number(comparisons, "--comparisons", minimum=0, maximum=ROW_ID_MAX)
     content = store.load_test_set(testset)
     judgments = content.judgments.assign(source=content.judgments["source"].fillna("-").astype(str))
-    human = judgments[~judgments["source"].str.startswith("llm:")]
+    human = judgments[~judgments["source"].map(is_model_source).astype(bool)]
     keys = list(dict.fromkeys(zip(human["query_id"], human["doc_id"], strict=True)))
     if len(keys) > sample:
         chosen = np.random.default_rng(seed).choice(len(keys), size=sample, replace=False)

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 
 from evalplat.errors import InputError
 from evalplat.judging.prompts import text_hash
+from evalplat.testsets.raters import is_model_source
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -47,7 +48,7 @@ def export_grades(
     from evalplat.inputs.validation import check_source
 
     check_source(source)
-    if source.startswith("llm:"):
+    if is_model_source(source):
         raise InputError(f"--source {source!r}: a reviewer's source cannot look like a model's")
     content = store.load_test_set(testset)
     judgments = content.judgments

@@ -107,12 +107,7 @@ def _replay(store: Store, stored: StoredComparison, model: pd.DataFrame) -> Comp
 
 
 def _human_qrels(content: TestSetContent) -> pd.DataFrame:
-    from dataclasses import replace
-
-    judgments = content.judgments
-    sources = judgments["source"].fillna("").astype(str)
-    people = replace(content, judgments=judgments[~sources.str.startswith("llm:")])
-    return people.qrels[["query_id", "doc_id", "grade"]].reset_index(drop=True)
+    return content.people_qrels[["query_id", "doc_id", "grade"]].reset_index(drop=True)
 
 
 def _compare(

@@ -275,6 +275,8 @@ def _write_reports(
         return None
     from evalplat.nightly.project_online import agreement_pairs
 
-    index = render_site(store, project.reports_dir, agreement_pairs(project), ahead)
+    index = render_site(
+        store, project.reports_dir, agreement_pairs(project), ahead, targets=project.targets
+    )
     emit({"step": "report", "path": str(index)})
     return Path(index)

@@ -11,8 +11,9 @@ order, progress and agreement while it runs, and the test set version it becomes
   ``closing`` until the version is stored, then ``closed``); every grade (not the "unsure"
   ones) becomes a judgment whose ``source`` is the rater's name, added to the test set's latest
   version as ``testset import --add`` does (``evalplat.judging.review.add_judgments``),
-  resolved by the task's grade rule. A pair a lead settled goes in with the lead's grade alone
-  (source ``lead:NAME``).
+  resolved by the task's grade rule. A pair a lead settled also gets the lead's grade (source
+  ``lead:NAME``), which wins over the rule; the raters' own grades stay beside it, so the
+  version's agreement (``testset show``) is the task's (``rate status``), the lead left out.
 """
 
 from __future__ import annotations
@@ -22,14 +23,18 @@ import random
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import combinations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalplat.errors import InputError
 from evalplat.inputs.validation import check_free_text, check_number, check_source, check_url_name
 from evalplat.judging.spec import judge_name_problem
-from evalplat.testsets.raters import check_grade_rule, krippendorff_alpha, weighted_kappa
+from evalplat.testsets.raters import (
+    LEAD_PREFIX,
+    MODEL_PREFIX,
+    agreement_of_rows,
+    check_grade_rule,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -67,7 +72,7 @@ def check_rater(name: str) -> str:
     check_source(name)
     if not name.strip() or name.strip() != name or "/" in name:
         raise InputError(f"rater name {name!r}: no leading or trailing spaces, no '/'")
-    if name.startswith(("llm:", "clicks:", "lead:")):
+    if name.startswith((MODEL_PREFIX, "clicks:", LEAD_PREFIX)):
         raise InputError(f"rater name {name!r} looks like a model's or a lead's source")
     return name
 
@@ -180,33 +185,15 @@ def progress(
     return result
 
 
-def _given(grades: Sequence[GradeRow]) -> dict[str, dict[int, int]]:
-    """rater → pair id → grade, of the grades given (not unsure)."""
-    given: dict[str, dict[int, int]] = defaultdict(dict)
-    for g in grades:
-        if g.grade is not None:
-            given[g.rater][g.pair_id] = g.grade
-    return given
-
-
 def agreement(grades: Sequence[GradeRow], scale: tuple[int, int]) -> list[RaterAgreement]:
-    """Every two raters' agreement over the pairs both graded (not unsure)."""
-    given = _given(grades)
-    result = []
-    for first, second in combinations(sorted(given), 2):
-        both = sorted(given[first].keys() & given[second].keys())
-        left = [given[first][p] for p in both]
-        right = [given[second][p] for p in both]
-        result.append(
-            RaterAgreement(
-                first,
-                second,
-                len(both),
-                weighted_kappa(left, right, scale),
-                krippendorff_alpha(left, right),
-            )
-        )
-    return result
+    """Every two raters' agreement over the pairs both graded (not unsure), measured as
+    ``testset show`` measures it on the version the task closes into
+    (``evalplat.testsets.raters.agreement_of_rows``; a pair of the task is its key)."""
+    rows = ((str(g.pair_id), "", g.grade, g.rater) for g in grades if g.grade is not None)
+    return [
+        RaterAgreement(a.source_a, a.source_b, a.pairs, a.kappa, a.alpha)
+        for a in agreement_of_rows(rows, scale)
+    ]
 
 
 def disagreements(grades: Sequence[GradeRow]) -> dict[int, dict[str, int]]:
@@ -228,16 +215,15 @@ def judgments_of(
     """The task's grades as judgments (``query_id, doc_id, grade, source``) (module doc)."""
     import pandas as pd
 
-    settled = [p for p in pairs if p.settled_grade is not None]
-    settled_ids = {p.pair_id for p in settled}
+    # the raters' own grades stay (agreement is measured on them); the lead's settles the pair
+    # (``evalplat.testsets.raters.resolve_grades``)
     rows: list[tuple[str, str, int, str]] = [
-        (g.query_id, g.doc_id, g.grade, g.rater)
-        for g in grades
-        if g.grade is not None and g.pair_id not in settled_ids
+        (g.query_id, g.doc_id, g.grade, g.rater) for g in grades if g.grade is not None
     ]
     rows += [
-        (p.query_id, p.doc_id, int(p.settled_grade or 0), f"lead:{leads.get(p.pair_id, 'lead')}")
-        for p in settled
+        (p.query_id, p.doc_id, p.settled_grade, f"{LEAD_PREFIX}{leads.get(p.pair_id, 'lead')}")
+        for p in pairs
+        if p.settled_grade is not None
     ]
     frame = pd.DataFrame(rows, columns=["query_id", "doc_id", "grade", "source"])
     return frame.astype({"grade": "int64"})

@@ -334,6 +334,7 @@ class HistoryRun:
     verdict: str | None  # of this run's comparison with its baseline, when one is known
     comparison_id: int | None = None
     judgment_version: int | None = None  # test set version the means were scored against
+    scored_on: str | None = None  # ``topics@3, people's grades`` (``evalplat.store.run_figures``)
 
 
 @dataclass(frozen=True)

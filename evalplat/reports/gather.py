@@ -7,7 +7,7 @@ per version and shared between pages of one site (``TestSetCache``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -33,7 +33,7 @@ from evalplat.reports.index_data import AlertRow
 if TYPE_CHECKING:
     import pandas as pd
 
-    from evalplat.comparison.targets import TargetVerdict
+    from evalplat.comparison.targets import Target, TargetVerdict
     from evalplat.comparison.verdicts import ComparisonResult
     from evalplat.store import Store
     from evalplat.store.history import HistoryPoint
@@ -200,10 +200,18 @@ def gather_run(store: Store, run_ref: str | int, *, cache: TestSetCache | None =
 
 
 def gather_history(
-    store: Store, config: str, test_set: str | None = None, *, limit: int = 200
+    store: Store,
+    config: str,
+    test_set: str | None = None,
+    *,
+    limit: int = 200,
+    targets: Sequence[Target] | None = None,
 ) -> list[HistoryPage]:
     """One history page per test set the config ran on (or only ``test_set``), each with at
-    most the ``limit`` most recent finished runs."""
+    most the ``limit`` most recent finished runs. ``targets``: the project's, when known; a
+    page draws the lines only of those in force for the config and test set now (a target
+    since removed keeps its kept verdicts, but no line)."""
+    from evalplat.comparison.targets import applicable
     from evalplat.store.testsets import ONLINE_TEST_SET
 
     points = store.history(config, test_set)
@@ -229,6 +237,7 @@ def gather_history(
                 point.verdict,
                 point.comparison_id,
                 point.judgment_version,
+                point.scored_on,
             )
         )
     kept = store.target_verdicts(list(infos))
@@ -244,7 +253,11 @@ def gather_history(
         order += sorted(present - set(order))
         shown = [p for p in points if p.test_set == name and p.run_id in {r.run.id for r in runs}]
         segments = _segment_lines(store, shown, order[0]) if order else {}
-        pages.append(history_page(config, name, runs, order, with_targets(runs, kept), segments))
+        in_force = None if targets is None else {
+            t.measured for t in applicable(targets, config, name)
+        }  # fmt: skip
+        lines = with_targets(runs, kept, in_force)
+        pages.append(history_page(config, name, runs, order, lines, segments))
     return pages
 
 
@@ -269,14 +282,19 @@ _ALERT_LABELS = {
 
 
 def with_targets(
-    runs: list[HistoryRun], kept: dict[int, list[TargetVerdict]]
+    runs: list[HistoryRun],
+    kept: dict[int, list[TargetVerdict]],
+    in_force: Collection[str] | None = None,
 ) -> dict[str, TargetLine]:
     """Per metric (``nDCG@10``) or metric and segment (``nDCG@10[tail]``), the target of the
-    newest run checked against one, and every run's verdict and figure."""
+    newest run checked against one, and every run's verdict and figure; only the targets
+    ``in_force`` (by ``Target.measured``) when given."""
     lines: dict[str, TargetLine] = {}
     for history_run in runs:
         for v in kept.get(history_run.run.id, []):
             key = v.target.measured
+            if in_force is not None and key not in in_force:
+                continue
             line = lines.get(key)
             verdicts = dict(line.verdicts) if line is not None else {}
             figures = dict(line.figures) if line is not None else {}

@@ -46,6 +46,7 @@ class SiteEntry:
     baseline_config: str | None = None  # its config: another one's for a ``compare_to`` config
     # the config's current version; the row's run is of another only while it has not run here
     current_version: int | None = None
+    scored_on: str | None = None  # what ``primary_value`` was scored on, as history says it
 
     @property
     def current_not_run(self) -> bool:

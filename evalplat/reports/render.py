@@ -40,6 +40,7 @@ from evalplat.reports.index_data import SiteIndex
 if TYPE_CHECKING:
     import jinja2
 
+    from evalplat.comparison.targets import Target
     from evalplat.comparison.verdicts import ComparisonResult
     from evalplat.reports.page_keys import PageAhead
     from evalplat.store import Store
@@ -354,10 +355,12 @@ def render_site(
     out_dir: str | Path,
     agreement: Sequence[tuple[str, str]] | None = None,
     ahead: Iterable[PageAhead] = (),
+    targets: Sequence[Target] | None = None,
 ) -> Path:
     """Write the whole report site into ``out_dir`` (``evalplat.reports.site``); ``agreement``
     is the (offline metric, KPI) pairs of its "Offline vs online" pages, ``ahead`` pages
-    rendered before (``evalplat.reports.site.comparison_page_ahead``)."""
+    rendered before (``evalplat.reports.site.comparison_page_ahead``), ``targets`` the
+    project's, whose lines in force the history pages draw."""
     from evalplat.reports.site import write_site
 
-    return write_site(store, out_dir, agreement, ahead)
+    return write_site(store, out_dir, agreement, ahead, targets)

@@ -26,6 +26,7 @@ from evalplat.reports.render import (
 )
 
 if TYPE_CHECKING:
+    from evalplat.comparison.targets import Target
     from evalplat.reports.gather import TestSetCache
     from evalplat.store import RunInfo, Store
     from evalplat.store.site_stamps import SiteStamps
@@ -42,8 +43,11 @@ def write_site(
     out_dir: str | Path,
     agreement: Sequence[tuple[str, str]] | None = None,
     ahead: Iterable[PageAhead] = (),
+    targets: Sequence[Target] | None = None,
 ) -> Path:
     """Write the whole report site into ``out_dir``; return the path of ``index.html``.
+    ``targets``: the project's, whose lines in force the history pages draw (None: every
+    kept target verdict's).
 
     Per (config, test set): a history page, pages of its ``RUN_PAGES_PER_HISTORY`` latest runs,
     and the page of the comparison that gated its latest run (against its own or its
@@ -76,7 +80,9 @@ def write_site(
     out = Path(out_dir)
     infos = {info.id: info for info in store.list_runs()}
     configs = sorted({info.config for info in infos.values()})
-    histories = [page for config in configs for page in gather_history(store, config)]
+    histories = [
+        page for config in configs for page in gather_history(store, config, targets=targets)
+    ]
     run_ids = frozenset(h.run.id for p in histories for h in p.runs[-RUN_PAGES_PER_HISTORY:])
     history_of = {h.run.id: _history_path(p) for p in histories for h in p.runs}
     keys = PageKeys(out, ahead)
@@ -116,6 +122,7 @@ def write_site(
                 health_link=None,  # filled in once the health pages are written
                 targets=_target_counts(history, latest.run.id),
                 current_version=current.get(history.config),
+                scored_on=latest.scored_on,
             )
         )
     alerts = []

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from evalplat.metrics.numbers import counted
+from evalplat.store.run_figures import PEOPLE
 from evalplat.store.run_reads import OUTCOME_TYPES, RESULT_TYPES
 from evalplat.store.run_rows import result_columns_of
 from evalplat.store.runs import EvaluationRecord, QueryOutcome, RunInfo
@@ -86,7 +87,9 @@ def evaluation_record(
         for metric, value in scored.means.items()
         if not math.isnan(value)
     }
-    options = {"ordering": "given", "metrics": metrics, "topics": n_topics}
+    # the figures are people's grades alone (``TestSetContent.people_qrels``); a judge's grades
+    # count only where a gate lets them in (``evalplat.comparison.model_views``)
+    options = {"ordering": "given", "metrics": metrics, "topics": n_topics, "grades": PEOPLE}
     if weights is not None:
         options["weighted"] = True
     return EvaluationRecord(test_set_version_id, columns, means, options)
@@ -103,7 +106,7 @@ def _coded_qrels(content: TestSetContent) -> CodedQrels:
 
     coded = _CODED.get(content)
     if coded is None:
-        judged = content.qrels[["query_id", "doc_id", "grade"]]
+        judged = content.people_qrels[["query_id", "doc_id", "grade"]]
         coded = _CODED[content] = coded_qrels(judged, list(content.queries["query_id"]))
     return coded
 

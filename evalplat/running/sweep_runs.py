@@ -124,7 +124,7 @@ class RunSource:
             ]
             frame = pd.DataFrame(rows, columns=["query_id", "doc_id", "rank", "score"])
             scored = evaluate(
-                self.content.qrels[["query_id", "doc_id", "grade"]],
+                self.content.people_qrels[["query_id", "doc_id", "grade"]],
                 frame,
                 [self.metric],
                 ordering="given",

@@ -178,7 +178,9 @@ class ComparisonsMixin(GradeViewsMixin):
             )
         if not pruned:
             results_a, results_b = self.load_results(ids[0]), self.load_results(ids[1])
-            views = self._grade_views(eval_a, (results_a, results_b), (scores_a, scores_b), judge)
+            views = self._grade_views(
+                (eval_a, eval_b), (results_a, results_b), (scores_a, scores_b), judge
+            )
             if views is None:
                 # the text ids coded once, for the overlap and the optimistic bound
                 judgments, topics, version_key = self._judged_topics(eval_a)

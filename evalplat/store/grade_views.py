@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 class GradeViewsMixin(RunsMixin, JudgeGradesMixin):
     def _grade_views(
         self,
-        evaluation_id: int,
+        evaluation_ids: tuple[int, int],
         results: tuple[pd.DataFrame, pd.DataFrame],
         scores: tuple[pd.DataFrame, pd.DataFrame],
         judge: str | None,
@@ -41,13 +41,18 @@ class GradeViewsMixin(RunsMixin, JudgeGradesMixin):
         """Both views of the grades (``evalplat.comparison.model_views``) when the version holds
         a judge's grades or a gate lets one in; None otherwise (the stored scores are the
         people's). A version holding one judge's grades shows its view even when no gate
-        lets it decide."""
+        lets it decide. The people's view is the stored scores (``evalplat.store.run_figures``),
+        scored again only for evaluations stored before they were scored on people's grades."""
         from evalplat.comparison.model_views import build_views, model_sources
+        from evalplat.store.run_figures import on_people_grades
 
         with self.session() as session:
-            evaluation = session.get(Evaluation, evaluation_id)
+            evaluation = session.get(Evaluation, evaluation_ids[0])
             if evaluation is None:
-                raise NotFoundError(f"no evaluation {evaluation_id}")
+                raise NotFoundError(f"no evaluation {evaluation_ids[0]}")
+            stored_people = all(
+                on_people_grades(session.get(Evaluation, e)) for e in evaluation_ids
+            )
             version = session.get(TestSetVersion, evaluation.test_set_version_id)
             if version is None:
                 raise NotFoundError(f"no test set version {evaluation.test_set_version_id}")
@@ -74,7 +79,9 @@ class GradeViewsMixin(RunsMixin, JudgeGradesMixin):
         if judge is None and len(judges) == 1:
             judge = judges.pop()  # shown beside the people's view; no gate lets it decide
         names = list(dict.fromkeys(scores[0]["metric"]))
-        return build_views(grades, rule, results, scores, topics, names, judge)
+        return build_views(
+            grades, rule, results, scores, topics, names, judge, people_scored=stored_people
+        )
 
     def _compare_views(
         self,

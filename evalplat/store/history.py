@@ -19,7 +19,6 @@ from evalplat.db.models import (
     ConfigVersion,
     Evaluation,
     Judgment,
-    MetricMean,
     Query,
     QueryScore,
     Result,
@@ -31,7 +30,8 @@ from evalplat.errors import InputError, NotFoundError
 from evalplat.inputs.validation import DEPTH_MAX, check_number
 from evalplat.store.base import StoreBase
 from evalplat.store.baseline_rows import baseline_rows
-from evalplat.store.run_rows import evaluation_on, latest_evaluations, resolve_run, run_infos
+from evalplat.store.run_figures import run_figures
+from evalplat.store.run_rows import latest_evaluations, resolve_run, run_infos
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -45,7 +45,8 @@ class HistoryPoint:
     gated it (else of its latest comparison with the config's baseline).
 
     ``means`` are the scores against the judgments the run was searched with (test set version
-    ``judgment_version``), as recorded that night: a later ``rescore`` adds scores on other
+    ``judgment_version``), as recorded that night, on people's grades
+    (``evalplat.store.run_figures``, ``searched``): a later ``rescore`` adds scores on other
     versions but does not move a run's point. History connects only points with the same
     ``judgment_version`` and marks where it changes."""
 
@@ -62,6 +63,9 @@ class HistoryPoint:
     comparison_id: int | None
     judgment_version: int | None = None
     evaluation_id: int | None = None  # the evaluation ``means`` come from (not in the JSON)
+    # what ``means`` were scored on (``evalplat.store.run_figures``): ``topics@3, people's grades``
+    scored_on: str | None = None
+    grades: str | None = None  # the grades alone: ``people's grades``
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -94,14 +98,12 @@ class HistoryMixin(StoreBase):
             rows = session.execute(query).all()
             baselines = {b.test_set_id: b.run_id for b in baseline_rows(session, config_id)}
             infos = {info.id: info for info in run_infos(session, [r[0] for r in rows])}
-            latest = latest_evaluations(session, [r[0].id for r in rows])
+            figures = run_figures(session, [r[0].id for r in rows], "searched")
             points = []
             for run, version, label, ts_name, ts_version, ts_id in rows:
                 verdict, comparison_id = _verdict_against(session, baselines.get(ts_id), run.id)
-                own = evaluation_on(session, run.id, run.test_set_version_id)
-                means = infos[run.id].means if own is None else _means(session, own)
-                judged_on = infos[run.id].scored_against_version if own is None else ts_version
-                evaluation_id = own if own is not None else latest.get(run.id)
+                figure = figures.get(run.id)
+                evaluation_id = None if figure is None else figure.evaluation_id
                 if verdict is None and evaluation_id is not None:
                     verdict = _gated_preference(session, run, evaluation_id)
                 points.append(
@@ -113,12 +115,14 @@ class HistoryMixin(StoreBase):
                         test_set=ts_name,
                         test_set_version=ts_version,
                         started_at=infos[run.id].started_at,
-                        means=means,
+                        means={} if figure is None else dict(figure.means),
                         is_baseline=baselines.get(ts_id) == run.id,
                         verdict=verdict,
                         comparison_id=comparison_id,
-                        judgment_version=judged_on,
+                        judgment_version=None if figure is None else figure.judgment_version,
                         evaluation_id=evaluation_id,
+                        scored_on=None if figure is None else figure.scored_on,
+                        grades=None if figure is None else figure.grades_text,
                     )
                 )
             return points
@@ -265,10 +269,3 @@ def _gated_preference(session: Session, run: Run, evaluation_id: int) -> str | N
     figures = (evaluation.options or {}).get("preference") if evaluation is not None else None
     verdict = figures.get("verdict") if isinstance(figures, dict) else None
     return verdict if isinstance(verdict, str) else None
-
-
-def _means(session: Session, evaluation_id: int) -> dict[str, float]:
-    rows = session.execute(
-        select(MetricMean.metric, MetricMean.value).where(MetricMean.evaluation_id == evaluation_id)
-    ).all()
-    return {str(metric): float(value) for metric, value in rows}

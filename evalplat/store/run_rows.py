@@ -38,6 +38,7 @@ from evalplat.inputs.validation import ROW_ID_MAX, shown
 from evalplat.store.base import utcnow
 from evalplat.store.baseline_rows import baseline_rows
 from evalplat.store.copies import keep_scores, score_table
+from evalplat.store.run_figures import run_figures
 from evalplat.store.run_units import RunUnits
 
 if TYPE_CHECKING:
@@ -106,9 +107,12 @@ class RunInfo(RunUnits):
     results_pruned_at: datetime | None
     evalplat_version: str
     options: dict[str, Any]
-    # means of the latest evaluation, and the test set version it was scored against
+    # means of the latest evaluation, the test set version it was scored against and what the
+    # figures were scored on (``evalplat.store.run_figures``): ``topics@3, people's grades``
     means: dict[str, float]
     scored_against_version: int | None
+    scored_on: str | None = None
+    grades: str | None = None  # the grades alone: ``people's grades``
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready. An online run's units are sessions: it has ``sessions``, ``searches``,
@@ -365,23 +369,7 @@ def run_infos(session: Session, runs: Sequence[Run]) -> list[RunInfo]:
     if not runs:
         return []
     ids = [run.id for run in runs]
-    latest = latest_evaluations(session, ids)
-    means: dict[int, dict[str, float]] = {}
-    scored_version: dict[int, int] = {}
-    if latest:
-        by_evaluation = {e: r for r, e in latest.items()}
-        for evaluation_id, metric, value in session.execute(
-            select(MetricMean.evaluation_id, MetricMean.metric, MetricMean.value)
-            .where(MetricMean.evaluation_id.in_(list(by_evaluation)))
-            .order_by(MetricMean.evaluation_id)
-        ):
-            means.setdefault(by_evaluation[evaluation_id], {})[metric] = value
-        for evaluation_id, version in session.execute(
-            select(Evaluation.id, TestSetVersion.version)
-            .join(TestSetVersion, Evaluation.test_set_version_id == TestSetVersion.id)
-            .where(Evaluation.id.in_(list(by_evaluation)))
-        ):
-            scored_version[by_evaluation[evaluation_id]] = version
+    figures = run_figures(session, ids, "latest")
     done = dict(
         session.execute(
             select(RunQuery.run_id, func.count())
@@ -431,8 +419,10 @@ def run_infos(session: Session, runs: Sequence[Run]) -> list[RunInfo]:
                 ),
                 evalplat_version=run.evalplat_version,
                 options=run.options or {},
-                means=means.get(run.id, {}),
-                scored_against_version=scored_version.get(run.id),
+                means=dict(figure.means) if (figure := figures.get(run.id)) else {},
+                scored_against_version=None if figure is None else figure.judgment_version,
+                scored_on=None if figure is None else figure.scored_on,
+                grades=None if figure is None else figure.grades_text,
             )
         )
     return infos

@@ -23,8 +23,6 @@ from evalplat.comparison.targets import Drift, Target, TargetVerdict, drift, jud
 from evalplat.db.models import (
     Config,
     ConfigVersion,
-    Evaluation,
-    MetricMean,
     Run,
     RunTarget,
     TestSet,
@@ -33,6 +31,7 @@ from evalplat.db.models import (
 from evalplat.errors import InputError
 from evalplat.metrics.registry import parse
 from evalplat.store.base import StoreBase, utcnow
+from evalplat.store.run_figures import run_figures
 from evalplat.store.run_rows import latest_evaluations
 from evalplat.store.segments import query_facts
 
@@ -196,25 +195,16 @@ class TargetsMixin(StoreBase):
         segment's figure kept with each run checked against it."""
         if target.segment is not None:
             return self._segment_drift(config, test_set, target)
-        # one read of every run's mean as scored on its own test set version (the figure
-        # history pages draw), newest evaluation of each run winning
+        # every run's figure as history pages draw it (``evalplat.store.run_figures``)
         with self.session() as session:
-            rows = session.execute(
-                _config_runs(config, test_set)
-                .add_columns(Evaluation.id, MetricMean.value)
-                .join(
-                    Evaluation,
-                    (Evaluation.run_id == Run.id)
-                    & (Evaluation.test_set_version_id == Run.test_set_version_id),
-                )
-                .join(MetricMean, MetricMean.evaluation_id == Evaluation.id)
-                .where(MetricMean.metric == target.metric)
-                .order_by(Run.id, Evaluation.id)
-            ).all()
-        figures = {run_id: (started, value) for run_id, started, _, value in rows}
-        return drift(
-            target, [t for t, _ in figures.values()], [float(v) for _, v in figures.values()]
-        )
+            runs = session.execute(_config_runs(config, test_set).order_by(Run.id)).all()
+            figures = run_figures(session, [run_id for run_id, _ in runs], "searched")
+        points = [
+            (started, figure.means[target.metric])
+            for run_id, started in runs
+            if (figure := figures.get(run_id)) is not None and target.metric in figure.means
+        ]
+        return drift(target, [t for t, _ in points], [v for _, v in points])
 
     def _segment_drift(self, config: str, test_set: str, target: Target) -> Drift:
         with self.session() as session:

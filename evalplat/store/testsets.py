@@ -162,7 +162,10 @@ class TestSetsMixin(StoreBase):
 
     def rater_agreement(self, ref: str | VersionRef) -> list[Agreement]:
         """Weighted Cohen's kappa for every pair of sources that graded pairs of the version
-        (``evalplat.testsets.raters``); empty when every pair has one grade."""
+        (``evalplat.testsets.raters``); empty when every pair has one grade. Over the scale of
+        the rating task that closed into the version, when one did, as ``rate status``
+        measured it."""
+        from evalplat.db.rating import RatingTask
         from evalplat.testsets.raters import agreement_by_source
 
         with self.session() as session:
@@ -170,7 +173,16 @@ class TestSetsMixin(StoreBase):
             if version.grade_rule is None:
                 return []
             ratings = _ratings(session, version.id)
-        return agreement_by_source(ratings)
+            task = session.execute(
+                select(RatingTask.scale_low, RatingTask.scale_high)
+                .where(
+                    RatingTask.test_set_id == version.test_set_id,
+                    RatingTask.closed_version == version.version,
+                )
+                .order_by(RatingTask.id.desc())
+                .limit(1)
+            ).first()
+        return agreement_by_source(ratings, None if task is None else (task[0], task[1]))
 
     def load_test_set(self, ref: str | VersionRef, *, documents: bool = True) -> TestSetContent:
         """The content of a version: queries, judgments and (unless ``documents=False``, for

@@ -85,6 +85,14 @@ class TestSetContent:
             return self.judgments
         return resolve_grades(self.judgments, rule)
 
+    @property
+    def people_qrels(self) -> pd.DataFrame:
+        """One grade per (query, document) from people's grades alone
+        (``evalplat.testsets.raters.people_grades``): what every stored figure is scored on."""
+        from evalplat.testsets.raters import people_grades
+
+        return people_grades(self.judgments, self.grade_rule, several=self.several_grades)
+
     @cached_property
     def several_grades(self) -> bool:
         """Whether some (query, document) pair has grades from several sources."""

@@ -12,9 +12,15 @@ stored with the version (and hashed into it):
 - ``source:NAME``: that source's grade; pairs it did not grade fall back to ``mean`` of the
   others.
 
+Whatever the rule, a lead's grade (``source = "lead:<name>"``, a rating task's settled
+disagreement) is the pair's grade: the raters' own grades stay beside it, for agreement.
+
 Agreement is **linearly weighted** Cohen's kappa, for every pair of sources over the pairs both
-graded. Grades are ordinal (0 < 1 < 2 < 3), so a 2 against a 3 is a smaller disagreement than a
-0 against a 3. Over the ``c`` grade values either rater used, sorted, with ``O`` the observed
+graded, a lead's settling left out (it agrees with one side by construction). ``testset show``
+and ``rate status`` both measure it with ``agreement_by_source``. Grades are ordinal
+(0 < 1 < 2 < 3), so a 2 against a 3 is a smaller disagreement than a 0 against a 3. Over the
+``c`` grade values either rater used (every grade of the rating task's scale, when one is
+known), sorted, with ``O`` the observed
 proportions of the ``c x c`` table of grade pairs, ``E`` the table expected by chance (outer
 product of the two raters' marginals) and disagreement weights ``w_ij = |i - j| / (c - 1)``::
 
@@ -27,7 +33,8 @@ shared pairs or when chance alone would agree perfectly (both raters always gave
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 from typing import TYPE_CHECKING, Any
@@ -41,6 +48,10 @@ if TYPE_CHECKING:
 
 GRADE_RULES = ("mean", "max", "majority")
 DEFAULT_GRADE_RULE = "mean"
+# The source of a language model's grades (``evalplat judge``): ``llm:<judge>``.
+MODEL_PREFIX = "llm:"
+# The source of a lead's settled grade (``evalplat rate``): ``lead:<name>``.
+LEAD_PREFIX = "lead:"
 
 
 def check_grade_rule(rule: str) -> str:
@@ -107,6 +118,9 @@ def resolve_grades(judgments: pd.DataFrame, rule: str = DEFAULT_GRADE_RULE) -> p
     if rule.startswith("source:"):
         named = judgments[judgments["source"] == rule[len("source:") :]]
         grade.update(named.set_index(keys)["grade"])
+    settled = judgments[judgments["source"].astype(str).str.startswith(LEAD_PREFIX)]
+    if len(settled):  # a lead's settling wins
+        grade.update(settled.drop_duplicates(keys, keep="last").set_index(keys)["grade"])
 
     def only_source(values: pd.Series[Any]) -> Any:
         return values.iloc[0] if len(values) == 1 else None
@@ -114,6 +128,39 @@ def resolve_grades(judgments: pd.DataFrame, rule: str = DEFAULT_GRADE_RULE) -> p
     sources = groups["source"].agg(only_source)
     resolved = pd.DataFrame({"grade": grade.astype("int64"), "source": sources}).reset_index()
     return resolved[["query_id", "doc_id", "grade", "source"]]
+
+
+def is_model_source(source: str) -> bool:
+    """Whether grades of ``source`` are a language model's rather than people's."""
+    return source.startswith(MODEL_PREFIX)
+
+
+def grades_text(grades: str | None, judge: str | None = None) -> str:
+    """How a figure's grades read on every surface: ``people's grades`` (``grades`` is
+    ``people``), ``people's grades and judge gpt's`` where a gate let a judge's in, ``every
+    source's grades`` for a figure stored before figures were people's alone."""
+    if grades != "people":
+        return "every source's grades, a judge's included"
+    return "people's grades" if judge is None else f"people's grades and judge {judge}'s"
+
+
+def people_grades(
+    judgments: pd.DataFrame, rule: str | None = None, *, several: bool | None = None
+) -> pd.DataFrame:
+    """One grade per (query, document) pair from people's grades alone: every source but a
+    language model's (``llm:<judge>``), resolved by ``rule`` (default ``mean``) as
+    ``resolve_grades`` does. This is the one rule of which grades are people's: the figures
+    every surface shows are scored on them, and a judge's grades count only where a gate lets
+    them in (``evalplat.comparison.model_views``). ``several``: whether some pair has several
+    grades, when the caller knows it already (it saves a pass over a million judgments)."""
+    rule = check_grade_rule(rule or DEFAULT_GRADE_RULE)
+    # each distinct source once: a version's million judgments name a handful
+    sources = judgments["source"].dropna().astype(str).unique()
+    models = [s for s in sources if is_model_source(s)]
+    if not models:
+        return judgments if several is False else resolve_grades(judgments, rule)
+    people = judgments[~judgments["source"].isin(models)]
+    return resolve_grades(people.reset_index(drop=True), rule)
 
 
 @dataclass(frozen=True)
@@ -125,6 +172,7 @@ class Agreement:
     pairs: int
     exact: float | None  # share of pairs with the same grade
     kappa: float | None  # linearly weighted Cohen's kappa
+    alpha: float | None = None  # Krippendorff's alpha, ordinal
 
 
 def weighted_kappa(
@@ -161,20 +209,37 @@ def weighted_kappa(
     return 1.0 - float((weights * observed).sum()) / chance
 
 
-def agreement_by_source(ratings: pd.DataFrame) -> list[Agreement]:
+def agreement_by_source(
+    ratings: pd.DataFrame, scale: tuple[int, int] | None = None
+) -> list[Agreement]:
     """Agreement for every pair of sources in ``ratings`` (``query_id, doc_id, grade,
-    source``; a missing source is named ``-``), over the pairs both sources graded."""
-    frame = ratings.assign(source=ratings["source"].fillna("-").astype(str))
-    sources = sorted(frame["source"].unique())
+    source``), as :func:`agreement_of_rows` measures it."""
+    columns = (ratings[c] for c in ("query_id", "doc_id", "grade", "source"))
+    return agreement_of_rows(zip(*columns, strict=True), scale)
+
+
+def agreement_of_rows(
+    rows: Iterable[tuple[Any, Any, Any, Any]], scale: tuple[int, int] | None = None
+) -> list[Agreement]:
+    """Agreement for every pair of sources among ``rows`` (query id, doc id, grade, source; a
+    missing source is named ``-``), over the pairs both sources graded; a lead's settled grades
+    are left out. ``scale`` (lowest, highest grade) as ``weighted_kappa`` takes it: a rating
+    task's, so that ``rate status`` and ``testset show`` agree. Plain rows, so that the rating
+    server measures agreement without pandas."""
+    by_source: dict[str, dict[tuple[str, str], int]] = defaultdict(dict)
+    for query_id, doc_id, grade, source in rows:
+        name = "-" if source is None or source != source else str(source)
+        if not name.startswith(LEAD_PREFIX):
+            by_source[name][(str(query_id), str(doc_id))] = int(grade)
     result = []
-    for first, second in combinations(sources, 2):
-        a = frame[frame["source"] == first][["query_id", "doc_id", "grade"]]
-        b = frame[frame["source"] == second][["query_id", "doc_id", "grade"]]
-        both = a.merge(b, on=["query_id", "doc_id"], suffixes=("_a", "_b"))
-        pairs = len(both)
-        exact = float((both["grade_a"] == both["grade_b"]).mean()) if pairs else None
-        kappa = weighted_kappa(both["grade_a"].tolist(), both["grade_b"].tolist())
-        result.append(Agreement(first, second, pairs, exact, kappa))
+    for first, second in combinations(sorted(by_source), 2):
+        a, b = by_source[first], by_source[second]
+        both = sorted(a.keys() & b.keys())
+        left, right = [a[key] for key in both], [b[key] for key in both]
+        exact = sum(x == y for x, y in zip(left, right, strict=True)) / len(both) if both else None
+        kappa = weighted_kappa(left, right, scale)
+        alpha = krippendorff_alpha(left, right)
+        result.append(Agreement(first, second, len(both), exact, kappa, alpha))
     return result
 
 

@@ -402,7 +402,7 @@ DATABASE_COMMANDS: dict[tuple[str, ...], tuple[Form, Form | None]] = {
         Form(
             db_args("compare", "{w.baseline}", "{w.candidate}"),
             shows(
-                "test set  tiny@1, 30 queries",
+                "scored on tiny@1, people's grades, 30 queries",
                 "nDCG@10 regressed; worst queries: q",
                 "verdict: regression (comparison ",
             ),

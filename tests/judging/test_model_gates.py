@@ -87,8 +87,11 @@ def test_a_calibrated_judge_turns_needs_judgments_into_a_regression_the_page_nam
     )
 
     browser = browser_page(page)
-    banner = browser.locator("section.banner").inner_text()
+    banner = browser.locator("section.banner[aria-label='verdict']").inner_text()
     assert "Model grades decided nDCG@10: judge stub's grades are 15.0 %" in banner
+    # the figures are people's grades: the share of the candidate's top 10 people judged fell
+    assert "judged" in browser.locator("section.op-facts").inner_text()
+    assert "Scored on planted@2, people's grades." in browser.locator("main").inner_text()
     assert "needs judgments" in banner  # what people's grades alone would say
     table = browser.locator("table.model-views").inner_text()
     assert "model grades (judge)" in table

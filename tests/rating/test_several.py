@@ -5,6 +5,7 @@ PostgreSQL."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -98,4 +99,20 @@ def test_pairs_go_to_as_many_raters_as_asked_and_a_lead_settles_a_disagreement(
     pair = pairs[0]
     ours = judgments[(judgments["query_id"] == pair.query_id)
                      & (judgments["doc_id"] == pair.doc_id)]  # fmt: skip
-    assert ours[["grade", "source"]].values.tolist() == [[1, "lead:lee"]]
+    # the raters' grades stay beside the lead's, which settles the pair
+    assert sorted(map(tuple, ours[["grade", "source"]].values.tolist())) == [
+        (0, "ana"), (1, "lead:lee"), (2, "bo")
+    ]  # fmt: skip
+    with Store.open(world.url) as store:
+        qrels = store.load_test_set("small").qrels
+    settled = qrels[(qrels["query_id"] == pair.query_id) & (qrels["doc_id"] == pair.doc_id)]
+    assert settled["grade"].tolist() == [1]
+    # after the lead settled, both commands measure the raters' agreement alike
+    status = json.loads(cli("rate", "status", "t", "--json", "--db", world.url).stdout)
+    shown = json.loads(cli("testset", "show", "small", "--json", "--db", world.url).stdout)
+    [rated] = [(a["pairs"], a["kappa"]) for a in status["agreement"]
+               if (a["rater_a"], a["rater_b"]) == ("ana", "bo")]  # fmt: skip
+    [kept] = [(a["pairs"], a["kappa"]) for a in shown["agreement"]
+              if (a["source_a"], a["source_b"]) == ("ana", "bo")]  # fmt: skip
+    assert rated == kept and rated[0] == 1
+    assert not any("lead" in a["source_a"] + a["source_b"] for a in shown["agreement"])

@@ -8,6 +8,8 @@ import pytest
 
 from evalplat.errors import InputError
 from evalplat.rating.tasks import (
+    RaterAgreement,
+    agreement,
     assigned_pairs,
     check_rater,
     disagreements,
@@ -17,6 +19,7 @@ from evalplat.rating.tasks import (
     scale_of,
 )
 from evalplat.store.rating_views import GradeRow, PairRow
+from evalplat.testsets.raters import agreement_by_source, resolve_grades
 
 
 def grades(*rows: tuple[int, str, int | None]) -> list[GradeRow]:
@@ -43,11 +46,20 @@ def test_disagreements_leave_out_the_unsure() -> None:
     assert disagreements(given) == {1: {"ana": 2, "bo": 0}}
 
 
-def test_a_settled_pair_goes_in_with_the_leads_grade_alone() -> None:
+def test_a_settled_pair_keeps_the_raters_grades_and_the_leads_settles_it() -> None:
     given = grades((1, "ana", 2), (1, "bo", 0), (2, "ana", 1), (3, "bo", None))
     pairs = [PairRow(p, f"q{p}", f"d{p}", None, 1 if p == 1 else None) for p in (1, 2, 3)]
     added = judgments_of(given, pairs, {1: "lee"})
-    assert added.values.tolist() == [["q2", "d2", 1, "ana"], ["q1", "d1", 1, "lead:lee"]]
+    assert added.values.tolist() == [
+        ["q1", "d1", 2, "ana"], ["q1", "d1", 0, "bo"], ["q2", "d2", 1, "ana"],
+        ["q1", "d1", 1, "lead:lee"],
+    ]  # fmt: skip
+    # the lead's grade wins whatever the rule (max would say 2) and stays out of agreement
+    resolved = resolve_grades(added, "max")
+    assert resolved[["query_id", "grade"]].values.tolist() == [["q1", 1], ["q2", 1]]
+    [pair] = agreement_by_source(added, (0, 3))
+    assert (pair.source_a, pair.source_b, pair.pairs) == ("ana", "bo", 1)
+    assert agreement(given, (0, 3)) == [RaterAgreement("ana", "bo", 1, pair.kappa, pair.alpha)]
 
 
 def test_scales_and_rater_names() -> None:

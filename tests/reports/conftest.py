@@ -34,6 +34,7 @@ from evalplat.reports.online_page import OfflineOnlinePage
 
 HOSTILE = "<script>alert(1)</script>"
 GOLDEN = Path(__file__).resolve().parent / "golden"
+PEOPLE = "people's grades"
 
 
 def header(run_id: int, version: int, label: str | None, day: int) -> RunHeader:
@@ -186,12 +187,32 @@ def fixed_run_page() -> RunPage:
 @pytest.fixture
 def fixed_history_page() -> HistoryPage:
     runs = [
-        HistoryRun(header(1, 1, "porter", 1), {"nDCG@10": 0.375, "P@5": 0.25}, True, None, None, 1),
         HistoryRun(
-            header(3, 1, "porter", 3), {"nDCG@10": 0.37, "P@5": 0.25}, False, "unchanged", None, 2
+            header(1, 1, "porter", 1),
+            {"nDCG@10": 0.375, "P@5": 0.25},
+            True,
+            None,
+            None,
+            1,
+            f"mini@1, {PEOPLE}",
         ),
         HistoryRun(
-            header(2, 2, HOSTILE, 2), {"nDCG@10": 0.3, "P@5": 0.25}, False, "regression", None, 1
+            header(3, 1, "porter", 3),
+            {"nDCG@10": 0.37, "P@5": 0.25},
+            False,
+            "unchanged",
+            None,
+            2,
+            f"mini@2, {PEOPLE}",
+        ),
+        HistoryRun(
+            header(2, 2, HOSTILE, 2),
+            {"nDCG@10": 0.3, "P@5": 0.25},
+            False,
+            "regression",
+            None,
+            1,
+            f"mini@1, {PEOPLE}",
         ),
     ]
     return history_page("docs-bm25", "mini", runs, ["nDCG@10", "P@5"])
@@ -209,6 +230,7 @@ def fixed_index() -> SiteIndex:
         history_link="history/docs-bm25--mini.html",
         comparison_link="compare/compare-7.html",
         baseline_id=1,
+        scored_on=f"mini@1, {PEOPLE}",
     )
     alert = AlertRow(7, "docs-bm25", "mini", "nDCG@10", "open", "2026-05-02 03:05 UTC",
                      "0.3750 → 0.3000, Δ -0.0750, p = 0.0624", "regression", 7, 2,
