@@ -162,3 +162,31 @@ def test_a_tab_separated_run_is_read_without_pandas_too() -> None:
     in_process = runner.invoke(app, args)  # pandas is loaded here
     assert in_process.exit_code == 0 and done.stdout == in_process.stdout
     assert done.stdout.count("\tall\t") == 2
+
+
+def test_strict_topics_refuses_a_run_whose_queries_differ_in_one_line() -> None:
+    code, out, err = _evaluate("--strict-topics", "-m", "AP")
+    assert code == 2
+    assert out == ""
+    assert err.strip().count("\n") == 0
+    assert "1 not in the qrels (Z)" in err
+
+
+def test_strict_topics_names_the_topics_missing_from_the_run() -> None:
+    result = runner.invoke(
+        app,
+        ["evaluate", "--qrels", str(DATA / "edge.qrels"), "--run", str(DATA / "edge.run.missingD"),
+         "--strict-topics", "-m", "AP"],
+    )  # fmt: skip
+    assert result.exit_code == 2
+    assert "1 not in the run (D)" in result.stderr
+
+
+def test_strict_topics_scores_a_run_over_the_same_queries() -> None:
+    result = runner.invoke(
+        app,
+        ["evaluate", "--qrels", str(DATA / "qrels.test"), "--run", str(DATA / "results.test"),
+         "--strict-topics", "-m", "map", "--format", "trec"],
+    )  # fmt: skip
+    assert result.exit_code == 0
+    assert result.stdout == "map                   \tall\t0.1785\n"
