@@ -174,3 +174,16 @@ def test_parameterised_trec_names_print_as_trec_eval_prints_them() -> None:
 def test_an_unknown_dcg_spelling_is_refused() -> None:
     with pytest.raises(InputError, match="dcg must be log2 or exp-log2"):
         parse("nDCG(dcg=exp)@10")
+
+
+def test_a_geometric_mean_floors_each_value_as_trec_eval_does() -> None:
+    import numpy as np
+
+    from evalplat.metrics.aggregate import aggregate, aggregate_rows
+
+    values = np.array([0.5, 0.0, 0.2])
+    expected = float(np.exp(np.log([0.5, 1e-5, 0.2]).mean()))
+    assert aggregate(parse("GMAP"), values) == pytest.approx(expected)
+    assert aggregate_rows(parse("GMAP"), values[None, :])[0] == pytest.approx(expected)
+    weighted = aggregate(parse("GMAP"), values, np.array([2.0, 1.0, 1.0]))
+    assert weighted == pytest.approx(float(np.exp((2 * np.log(0.5) + np.log(1e-5 * 0.2)) / 4)))
