@@ -47,7 +47,17 @@ def _trec_eval(spec: Any) -> str:
         names.append(f"`{spec.trec_name.format(k='k')}` (e.g. `-m {option}` prints `{example}`)")
     if spec.trec_name_no_cutoff is not None:
         names.append(f"`{spec.trec_name_no_cutoff}`")
+    if spec.trec_name_params is not None:
+        written = _trec_with_params(spec)
+        names.append(f"`{written}` (with {', '.join(f'`{p}`' for p in spec.trec_params)})")
     return ", ".join(names) if names else "none"
+
+
+def _trec_with_params(spec: Any) -> str:
+    """The trec_eval name of a measure with parameters, its fields left as their names."""
+    import re
+
+    return re.sub(r"\{(\w+)(?::[^}]*)?\}", lambda m: f"<{m.group(1)}>", spec.trec_name_params)
 
 
 def metrics_block() -> str:
@@ -64,7 +74,8 @@ def metrics_block() -> str:
         direction = "higher is better" if spec.higher_is_better else "lower is better"
         if not spec.gateable:
             direction = "informational"
-        trec = spec.trec_name_no_cutoff or (spec.trec_name or "").format(k="k") or "—"
+        trec = spec.trec_name_no_cutoff or (spec.trec_name or "").format(k="k")
+        trec = trec or (_trec_with_params(spec) if spec.trec_name_params else "—")
         syntax = _syntax(spec.name, spec.cutoff, spec.params)
         trec_cell = trec if trec == "—" else f"`{trec}`"
         anchor = spec.name.lower().replace(":", "")

@@ -54,6 +54,15 @@ def evaluate_command(
         bool,
         typer.Option("--exclude-no-relevant", help="Leave out queries with no relevant judgment."),
     ] = False,
+    strict_topics: Annotated[
+        bool,
+        typer.Option(
+            "--strict-topics",
+            help="Refuse a run whose query ids are not exactly the qrels' (ranx's default): "
+            "exit 2 naming the first differing ids, instead of scoring a missing query 0 and "
+            "ignoring a run-only one.",
+        ),
+    ] = False,
 ) -> None:
     """Score a run against qrels (trec_eval -c semantics) and print the means.
 
@@ -69,5 +78,6 @@ def evaluate_command(
             output=output,
             skip_missing=skip_missing,
             exclude_no_relevant=exclude_no_relevant,
+            strict_topics=strict_topics,
         )
     )

@@ -47,6 +47,7 @@ class EvaluateOptions:
     output: OutputFormat = OutputFormat.table
     skip_missing: bool = False
     exclude_no_relevant: bool = False
+    strict_topics: bool = False
 
 
 _VALUED = {"--qrels": "qrels", "--run": "run", "--format": "output", "--metric": "metric"}
@@ -55,6 +56,7 @@ _FLAGS = {
     "-q": "per_query",
     "--skip-missing": "skip_missing",
     "--exclude-no-relevant": "exclude_no_relevant",
+    "--strict-topics": "strict_topics",
 }
 
 
@@ -91,6 +93,7 @@ def parse(args: Sequence[str]) -> EvaluateOptions | None:
         output=OutputFormat(output),
         skip_missing="skip_missing" in flags,
         exclude_no_relevant="exclude_no_relevant" in flags,
+        strict_topics="strict_topics" in flags,
     )
 
 
@@ -139,6 +142,7 @@ def run(options: EvaluateOptions) -> None:
         list(options.metrics) or None,
         missing="skip" if options.skip_missing else "zero",
         exclude_no_relevant=options.exclude_no_relevant,
+        strict_topics=options.strict_topics,
     )
     for warning in result.warnings:
         sys.stderr.write(f"warning: {warning}\n")

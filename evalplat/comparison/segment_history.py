@@ -37,6 +37,8 @@ def segment_values(scores: pd.DataFrame, queries: pd.DataFrame, metric: Metric) 
     import numpy as np
     import pandas as pd
 
+    from evalplat.metrics.aggregate import GEOMEAN_FLOOR
+
     tagged = queries[["run_id", "query_id", "weight", "tags"]].explode("tags")
     tagged = tagged[tagged["tags"].notna()].rename(columns={"tags": "segment"})
     rows = tagged.merge(scores[["run_id", "query_id", "value"]], on=["run_id", "query_id"])
@@ -59,6 +61,8 @@ def segment_values(scores: pd.DataFrame, queries: pd.DataFrame, metric: Metric) 
         picked = ordered[rank == wanted]
         result = picked[[*keys, "value"]].assign(queries=size[rank == wanted])
     else:
+        if metric.aggregate == "geomean":  # a weighted mean of logs, raised back below
+            rows = rows.assign(value=np.log(np.maximum(rows["value"], GEOMEAN_FLOOR)))
         rows = rows.assign(weighted=rows["value"] * rows["weight"])
         grouped = rows.groupby(keys, sort=False)
         totals = grouped.agg(
@@ -71,6 +75,8 @@ def segment_values(scores: pd.DataFrame, queries: pd.DataFrame, metric: Metric) 
             value = totals["total"]
         else:
             value = (totals["weighted"] / totals["weight"]).where(totals["weight"] > 0, 0.0)
+            if metric.aggregate == "geomean":
+                value = np.exp(value).where(totals["weight"] > 0, 0.0)
         result = totals[[*keys, "queries"]].assign(value=value)
     result = result.sort_values(keys, kind="stable").reset_index(drop=True)
     result["queries"] = result["queries"].astype(np.int64)

@@ -67,21 +67,27 @@ def success(ranking: Ranking, judgments: Judgments, metric: Metric) -> NDArray[n
 
 
 def r_precision(ranking: Ranking, judgments: Judgments, metric: Metric) -> NDArray[np.float64]:
-    """Rprec = |relevant in top R| / R, R = judged relevant; 0 when R = 0."""
+    """Rprec = |relevant in top c| / c, c = ⌊mult · R + 0.9⌋ (trec_eval's rounding; c = R at
+    the default mult = 1), R = judged relevant; 0 when c = 0."""
     ranked = view(ranking, metric)
-    r = judgments.relevant_count(metric.rel)
-    mask = (ranked.grade >= metric.rel) & (ranked.rank < r[ranked.topic])
+    mult = float(metric.param("mult"))  # type: ignore[arg-type]
+    cut = np.floor(mult * judgments.relevant_count(metric.rel) + 0.9)
+    mask = (ranked.grade >= metric.rel) & (ranked.rank < cut[ranked.topic])
     found = np.bincount(ranked.topic[mask], minlength=ranked.n_topics).astype(float)
-    return safe_divide(found, r)
+    return safe_divide(found, cut)
 
 
 def judged(ranking: Ranking, judgments: Judgments, metric: Metric) -> NDArray[np.float64]:
-    """Judged@k = |judged in top k| / min(k, retrieved); any grade, negative too, is judged.
+    """Judged@k = |judged in top k| / min(k, retrieved), over all retrieved without k; any
+    grade, negative too, is judged.
 
     This is ir_measures' Judged (trec_eval's ``unj_k`` differs: it divides by k and counts
     negative grades as unjudged).
     """
-    k = int(metric.cutoff or 0)
-    mask = (ranking.grade != UNJUDGED) & (ranking.rank < k)
+    mask = ranking.grade != UNJUDGED
+    if metric.cutoff is not None:
+        mask &= ranking.rank < metric.cutoff
     found = np.bincount(ranking.topic[mask], minlength=ranking.n_topics).astype(float)
-    return safe_divide(found, np.minimum(ranking.num_ret, k))
+    if metric.cutoff is None:
+        return safe_divide(found, ranking.num_ret)
+    return safe_divide(found, np.minimum(ranking.num_ret, metric.cutoff))

@@ -7,6 +7,7 @@ This module imports no numerical library.
 
 from __future__ import annotations
 
+from evalplat.metrics.catalogue_trec import SETS, TREC, TREC_PARAMS
 from evalplat.metrics.diversity import DIVERSITY
 from evalplat.metrics.model import Measure, Param
 from evalplat.metrics.online import ONLINE, ONLINE_PARAMS
@@ -42,6 +43,7 @@ PARAMS: dict[str, Param] = {
     )
 }  # fmt: skip
 PARAMS.update({p.name: p for p in ONLINE_PARAMS})
+PARAMS.update({p.name: p for p in TREC_PARAMS})
 
 _REL = ("rel", "judged_only")
 
@@ -172,12 +174,19 @@ RELEVANCE: tuple[Measure, ...] = (
     Measure(
         name="Rprec",
         description="Precision at rank R, R = number of judged relevant documents.",
-        formula="Rprec = |relevant in top R| / R; 0 when R = 0",
+        formula="Rprec = |relevant in top c| / c, c = ⌊mult · R + 0.9⌋ (R at the default "
+        "mult = 1); 0 when c = 0",
         compute="binary:r_precision",
         cutoff="none",
-        params=_REL,
+        params=(*_REL, "mult"),
         trec_name_no_cutoff="Rprec",
-        notes=("The cutoff is R itself; 0 when R = 0.",),
+        trec_name_params="Rprec_mult_{mult:.2f}",
+        trec_params=("mult",),
+        notes=(
+            "The cutoff is R itself; 0 when R = 0.",
+            "`Rprec(mult=0.2)` is trec_eval's `Rprec_mult_0.20`: precision at ⌊0.2 R + 0.9⌋, "
+            "dividing by that cutoff even when fewer documents were retrieved.",
+        ),
     ),
     Measure(
         name="Bpref",
@@ -215,9 +224,10 @@ RELEVANCE: tuple[Measure, ...] = (
     Measure(
         name="Judged",
         description="Share of the top k results that have a judgment (any grade).",
-        formula="Judged@k = |judged in top k| / min(k, number retrieved); 0 with no results",
+        formula="Judged@k = |judged in top k| / min(k, number retrieved), over all retrieved "
+        "without k; 0 with no results",
         compute="binary:judged",
-        cutoff="required",
+        cutoff="optional",
         test="none",
         notes=(
             "Any grade counts as judged, negative grades too; unjudged means no qrels line.",
@@ -352,4 +362,4 @@ COUNTS: tuple[Measure, ...] = (
     ),
 )
 
-MEASURES: tuple[Measure, ...] = RELEVANCE + COUNTS + SYSTEM + DIVERSITY + ONLINE
+MEASURES: tuple[Measure, ...] = RELEVANCE + TREC + SETS + COUNTS + SYSTEM + DIVERSITY + ONLINE

@@ -91,6 +91,7 @@ def evaluate(
     topics: Sequence[str] | None = None,
     missing: Missing = "zero",
     exclude_no_relevant: bool = False,
+    strict_topics: bool = False,
     weights: Mapping[str, float] | pd.Series | None = None,
     records: pd.DataFrame | pa.Table | None = None,
     documents: pd.DataFrame | None = None,
@@ -106,6 +107,10 @@ def evaluate(
     With ``topics`` given, an empty run is a result, as in ``trec_eval -c``: every topic scores
     0 (a backend that found nothing for any query). Without topics it is refused: there is
     nothing to say which queries were asked.
+
+    ``strict_topics=True`` refuses (``InputError``) a run whose query ids are not exactly the
+    topics, ranx's rule, where by default a missing topic scores 0 and a run-only query is
+    ignored with a warning (trec_eval's ``-c``).
 
     ``records``: what the run recorded per query (``query_id``, ``latency_ms``, optional
     ``results``), for measures whose declared input is ``records``; without it such a measure
@@ -140,12 +145,14 @@ def evaluate(
         )  # fmt: skip
     except DuplicateError as error:
         raise _duplicate(error, run, "run") from None
+    query_ids: list[str] = coded.topics.to_pylist()
+    if strict_topics:
+        _check_strict(query_ids, ranking.num_ret, run_only)
     warnings = []
     if run_only:
         shown = ", ".join(run_only[:5]) + (" ..." if len(run_only) > 5 else "")
         count = f"{len(run_only)} run queries are" if len(run_only) > 1 else "1 run query is"
         warnings.append(f"{count} not among the topics and ignored: {shown}")
-    query_ids: list[str] = coded.topics.to_pylist()
     keep = np.ones(len(query_ids), dtype=bool)
     if missing == "skip":
         keep &= ranking.num_ret > 0
@@ -167,6 +174,22 @@ def evaluate(
     }
     kept_ids = [q for q, k in zip(query_ids, keep, strict=True) if k]
     return Evaluation(chosen, kept_ids, values, means, options, warnings)
+
+
+def _check_strict(query_ids: list[str], num_ret: NDArray[np.float64], run_only: list[str]
+                  ) -> None:  # fmt: skip
+    """``InputError`` naming the first ids when the run's queries are not the topics."""
+    missing = [q for q, n in zip(query_ids, num_ret, strict=True) if n == 0]
+    if not missing and not run_only:
+        return
+    parts = []
+    for ids, where in ((missing, "not in the run"), (run_only, "not in the qrels")):
+        if ids:
+            shown = ", ".join(ids[:3]) + (" ..." if len(ids) > 3 else "")
+            parts.append(f"{len(ids)} {where} ({shown})")
+    raise InputError(
+        f"strict topics: the run's query ids differ from the qrels': {'; '.join(parts)}"
+    )
 
 
 def coded_qrels(

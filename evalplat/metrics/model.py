@@ -33,7 +33,7 @@ from evalplat.errors import InputError
 CutoffRule = Literal["required", "optional", "none"]
 Input = Literal["judgments", "ranking", "records", "documents", "events"]
 Unit = Literal["query", "session"]
-Aggregate = Literal["mean", "sum", "percentile"]
+Aggregate = Literal["mean", "sum", "percentile", "geomean"]
 VerdictTest = Literal["paired", "bootstrap", "none"]
 ParamKind = Literal["int", "choice", "bool", "grade_or_qrels", "number", "name", "gain_map"]
 # A grade-to-gain map in canonical form: (grade, gain) pairs sorted by grade, without the
@@ -53,6 +53,7 @@ AGGREGATES: dict[str, str] = {
     "mean": "mean over units (weighted by query weights when they are in force)",
     "sum": "sum over units",
     "percentile": "the p-th percentile over units (parameter p)",
+    "geomean": "geometric mean over units, each value floored at 1e-5 (trec_eval's gm_map)",
 }
 TESTS: dict[str, str] = {
     "paired": "the comparison's paired test over units (randomization, t-test or Wilcoxon)",
@@ -226,6 +227,12 @@ class Measure:
     test: VerdictTest = "paired"
     trec_name: str | None = None  # with ``{k}`` for the cutoff, e.g. "ndcg_cut_{k}"
     trec_name_no_cutoff: str | None = None
+    # trec_eval's name when the parameters in ``trec_params`` differ from their defaults, with
+    # ``{k}`` and ``{param}`` fields, e.g. "Rprec_mult_{mult:.2f}"
+    trec_name_params: str | None = None
+    trec_params: tuple[str, ...] = ()
+    # the parameter a fractional ``@x`` sets, as ir_measures writes ``IPrec@0.1``
+    cutoff_param: str | None = None
     bounded: bool = True  # every value in [0, 1]
     value_unit: str = ""  # what a value counts, e.g. "ms"; empty for ratios and scores
     notes: tuple[str, ...] = ()  # edge cases the formula leaves implicit (docs/metrics.md)

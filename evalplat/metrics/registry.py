@@ -22,6 +22,7 @@ import re
 from evalplat.errors import InputError
 from evalplat.inputs.validation import METRIC_MAX_LENGTH
 from evalplat.metrics.catalogue import GMAX_FROM_QRELS, MEASURES, PARAMS
+from evalplat.metrics.catalogue_trec import ALL_TREC
 from evalplat.metrics.model import (
     Aggregate,
     Measure,
@@ -192,7 +193,11 @@ class Metric:
     def trec_name(self) -> str | None:
         """trec_eval's name for this metric, or None when trec_eval has no equivalent."""
         if self._params:
-            return None
+            template = self._spec.trec_name_params
+            if template is None or not set(self.params) <= set(self._spec.trec_params):
+                return None
+            values = {name: self.param(name) for name in self._spec.trec_params}
+            return template.format(k=self.cutoff, **values)
         if self.cutoff is None:
             return self._spec.trec_name_no_cutoff
         template = self._spec.trec_name
@@ -209,6 +214,8 @@ class Metric:
 
 FAMILIES: dict[str, Measure] = {}
 _LOOKUP: dict[str, str] = {}
+# trec_eval's names (with a cutoff, exact), from the declarations on first use
+_TREC_NAMES: list[tuple[dict[str, str], dict[str, str]]] = []
 
 
 def register(measure: Measure, *, params: tuple[Param, ...] = ()) -> Measure:
@@ -234,6 +241,7 @@ def register(measure: Measure, *, params: tuple[Param, ...] = ()) -> Measure:
         PARAMS[param.name] = param
         _PARAM_DEFAULTS[param.name] = param.default
     FAMILIES[measure.name] = measure
+    _TREC_NAMES.clear()
     for name in (measure.name, *measure.aliases):
         _LOOKUP[name.lower()] = measure.name
     return measure
@@ -246,22 +254,77 @@ DEFAULT_METRICS: tuple[str, ...] = ("nDCG@10", "P@10", "R@100", "AP", "RR@10", "
 
 _NAME_RE = re.compile(r"^\s*(?P<family>(?:[A-Za-z][A-Za-z0-9_]*:)?[A-Za-z][A-Za-z0-9]*)\s*"
                       r"(?:\((?P<params>[^)]*)\))?\s*(?:@\s*(?P<cutoff>\S+))?\s*$")  # fmt: skip
-# trec_eval names: (regex, family); the cutoff group is optional
-_TREC_RE: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"^P_(\d+)$"), "P"),
-    (re.compile(r"^recall_(\d+)$"), "R"),
-    (re.compile(r"^success_(\d+)$"), "Success"),
-    (re.compile(r"^ndcg_cut_(\d+)$"), "nDCG"),
-    (re.compile(r"^map_cut_(\d+)$"), "AP"),
-    (re.compile(r"^ndcg()$"), "nDCG"),
-    (re.compile(r"^map()$"), "AP"),
-    (re.compile(r"^recip_rank()$"), "RR"),
-    (re.compile(r"^bpref()$"), "Bpref"),
-    (re.compile(r"^num_ret()$"), "NumRet"),
-    (re.compile(r"^num_rel()$"), "NumRel"),
-    (re.compile(r"^num_rel_ret()$"), "NumRelRet"),
-    (re.compile(r"^num_q()$"), "NumQ"),
+
+
+# trec_eval's names, from each measure's declaration: "P_{k}" (also written P.5) and exact names
+# like "map"; the names with parameter lists are read by _trec
+def _trec_names() -> tuple[dict[str, str], dict[str, str]]:
+    """trec_eval's name prefixes before ``_k`` and its exact names, to the family."""
+    if _TREC_NAMES:
+        return _TREC_NAMES[0]
+    with_cutoff: dict[str, str] = {}
+    exact: dict[str, str] = {}
+    for spec in FAMILIES.values():
+        if spec.trec_name is not None and spec.trec_name.endswith("_{k}"):
+            with_cutoff[spec.trec_name[: -len("_{k}")]] = spec.name
+        if spec.trec_name_no_cutoff is not None:
+            exact[spec.trec_name_no_cutoff] = spec.name
+    _TREC_NAMES.append((with_cutoff, exact))
+    return with_cutoff, exact
+
+
+_TREC_CUT_RE = re.compile(r"^([A-Za-z_]+?)[._]([0-9]{1,9})$")
+_TREC_FRACTION = r"([0-9]*\.?[0-9]+)"
+_TREC_PARAM_RE: tuple[tuple[re.Pattern[str], str, str], ...] = (
+    (re.compile(rf"^iprec_at_recall[._]{_TREC_FRACTION}$"), "IPrec", "recall"),
+    (re.compile(rf"^Rprec_mult[._]{_TREC_FRACTION}$"), "Rprec", "mult"),
 )
+_TREC_UTILITY_RE = re.compile(r"^utility[._](-?[0-9.]+),(-?[0-9.]+),(-?[0-9.]+),(-?[0-9.]+)$")
+_TREC_GAINS_RE = re.compile(r"^(ndcg|ndcg_cut_([0-9]{1,9}))[._]((?:-?[0-9]+=[0-9.]+,?)+)$")
+# the measure a name without cutoff means where the family needs one (ranx's `precision`)
+_UNCUT = {"P": "SetP", "R": "SetR", "F1": "SetF"}
+
+
+def _trec(name: str, text: str) -> Metric | None:
+    """The metric of a trec_eval name (``P_5``, ``P.5``, ``map``, ``Rprec_mult_0.20``,
+    ``utility.2,-1,0,0``, ``ndcg.1=3,2=9``), or None when ``text`` is not one."""
+    with_cutoff, exact = _trec_names()
+    if text in exact:
+        return Metric(exact[text])
+    match = _TREC_CUT_RE.match(text)
+    if match and match.group(1) in with_cutoff:
+        return Metric(with_cutoff[match.group(1)], int(match.group(2)))
+    for pattern, family, param in _TREC_PARAM_RE:
+        found = pattern.match(text)
+        if found:
+            value = PARAMS[param].read(name, found.group(1))
+            return Metric(family, None, **{param: value})
+    found = _TREC_UTILITY_RE.match(text)
+    if found:
+        weights = (PARAMS[f"u{i}"].read(name, found.group(i)) for i in range(1, 5))
+        return Metric("Utility", None, **dict(zip(("u1", "u2", "u3", "u4"), weights, strict=True)))
+    found = _TREC_GAINS_RE.match(text)
+    if found:
+        gains = PARAMS["gains"].read(name, "{" + found.group(3).replace("=", ":") + "}")
+        cutoff = found.group(2)
+        return Metric("nDCG", int(cutoff) if cutoff else None, gains=gains)
+    return None
+
+
+def _respell(name: str, family: str, key: str, value: str) -> tuple[str, str, str]:
+    """ir_measures' spellings of a parameter: ``nDCG(dcg='exp-log2')`` is ``gain=exp``,
+    ``NumRet(rel=1)`` is ``NumRelRet(rel=1)``, ``RBP(p=0.8)`` is ``persist=0.8``."""
+    value = value.strip("'\"")
+    if key == "dcg" and family in ("nDCG", "DCG"):
+        gain = {"log2": "linear", "exp-log2": "exp"}.get(value.lower())
+        if gain is None:
+            raise InputError(f"metric {name!r}: dcg must be log2 or exp-log2, got {value!r}")
+        return family, "gain", gain
+    if key == "rel" and family == "NumRet":
+        return "NumRelRet", key, value
+    if key == "p" and family == "RBP":
+        return family, "persist", value
+    return family, key, value
 
 
 def parse(name: str | Metric) -> Metric:
@@ -272,24 +335,32 @@ def parse(name: str | Metric) -> Metric:
     if isinstance(name, Metric):
         return name
     text = name.strip()
-    for pattern, trec_family in _TREC_RE:
-        trec_match = pattern.match(text)
-        if trec_match:
-            trec_cutoff = trec_match.group(1)
-            return Metric(trec_family, int(trec_cutoff) if trec_cutoff else None)
+    try:
+        trec_metric = _trec(name, text)
+    except InputError as error:
+        raise InputError(f"metric {name!r}: {error.problem}") from None
+    if trec_metric is not None:
+        return trec_metric
     match = _NAME_RE.match(text)
     family = None if match is None else _LOOKUP.get(match.group("family").lower())
     if match is None or family is None:
         raise InputError(f"unknown metric {name!r}{_suggest(text)}")
     cutoff_text = match.group("cutoff")
     cutoff: int | None = None
-    if cutoff_text is not None:
+    params: dict[str, object] = {}
+    fraction_param = FAMILIES[family].cutoff_param
+    if cutoff_text is not None and fraction_param is not None:
+        params[fraction_param] = PARAMS[fraction_param].read(name, cutoff_text)
+    elif cutoff_text is not None:
         if not (cutoff_text.isascii() and cutoff_text.isdigit()) or len(cutoff_text) > 9:
             raise InputError(f"metric {name!r}: cutoff must be a positive integer")
         cutoff = int(cutoff_text)
-    params: dict[str, object] = {}
+    elif family in _UNCUT:
+        family = _UNCUT[family]
     for item in filter(None, (p.strip() for p in _split_params(match.group("params") or ""))):
         key, sep, value = (part.strip() for part in item.partition("="))
+        if sep:
+            family, key, value = _respell(name, family, key, value)
         if not sep or key not in PARAMS:
             raise InputError(f"metric {name!r}: unknown parameter {item!r}")
         if key not in FAMILIES[family].params:
@@ -345,10 +416,14 @@ def with_default_gains(metric: Metric, gains: object) -> Metric:
 
 
 def parse_all(names: list[str] | tuple[str, ...] | None) -> list[Metric]:
-    """Parse several names (``DEFAULT_METRICS`` when empty), dropping repeats, keeping order."""
+    """Parse several names (``DEFAULT_METRICS`` when empty), dropping repeats, keeping order.
+
+    ``all_trec`` stands for every measure of trec_eval 9's ``-m all_trec``.
+    """
     result: list[Metric] = []
     for name in names or DEFAULT_METRICS:
-        metric = parse(name)
-        if metric not in result:
-            result.append(metric)
+        for each in ALL_TREC if name.strip() == "all_trec" else (name,):
+            metric = parse(each)
+            if metric not in result:
+                result.append(metric)
     return result

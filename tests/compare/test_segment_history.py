@@ -44,6 +44,14 @@ def test_a_segment_mean_is_weighted_like_a_comparison() -> None:
     assert list(frame["segment"]) == ["head", "tail"]  # q4 has no tag: in no segment
 
 
+def test_a_geometric_mean_measure_is_a_weighted_geometric_mean_per_segment() -> None:
+    frame = segment_values(_scores([0.8, 0.2, 0.0, 0.9]), _queries(), parse("gm_map"))
+    rows = dict(zip(frame["segment"], frame["value"], strict=True))
+    # head: exp((3 ln 0.8 + ln 0.2) / 4); tail: 0 is floored at 1e-5, as trec_eval floors it
+    assert rows["head"] == pytest.approx(math.exp((3 * math.log(0.8) + math.log(0.2)) / 4))
+    assert rows["tail"] == pytest.approx(math.sqrt(0.2 * 1e-5))
+
+
 def test_sums_and_percentiles_follow_the_measure_and_unknown_values_are_left_out() -> None:
     sums = segment_values(_scores([10, 20, 30, 40]), _queries(), parse("NumRet"))
     assert dict(zip(sums["segment"], sums["value"], strict=True)) == {"head": 30, "tail": 50}

@@ -35,6 +35,23 @@ def test_trec_format_reproduces_trec_eval_lines_byte_for_byte() -> None:
     assert sorted(out.splitlines()) == sorted(expected)
 
 
+def test_all_trec_prints_every_value_of_trec_eval_9s_all_trec() -> None:
+    """``-m all_trec`` against trec_eval 9.0.8's ``-m all_trec`` output (NIST trec_eval test
+    data): the same names, values at four decimals. ``Rprec_mult_1.00`` is Rprec itself and is
+    printed once, as ``Rprec``; the run id and relstring are not measures."""
+    result = runner.invoke(
+        app,
+        ["evaluate", "--qrels", str(DATA / "qrels.test"), "--run", str(DATA / "results.test"),
+         "-m", "all_trec", "--format", "trec"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    ours = {line.split("\t")[0].strip(): line for line in result.stdout.splitlines()}
+    expected = (DATA / "v9.out.test.a").read_text(encoding="utf-8").splitlines()
+    skipped = {"runid", "relstring", "Rprec_mult_1.00"}
+    wanted = [line for line in expected if line.split("\t")[0].strip() not in skipped]
+    assert [ours.get(line.split("\t")[0].strip()) for line in wanted] == wanted
+
+
 def test_json_output_has_snake_case_fields_and_the_run_only_warning() -> None:
     code, out, err = _evaluate("--format", "json", "-m", "AP", "-m", "P@5", "--per-query")
     assert code == 0
@@ -145,3 +162,31 @@ def test_a_tab_separated_run_is_read_without_pandas_too() -> None:
     in_process = runner.invoke(app, args)  # pandas is loaded here
     assert in_process.exit_code == 0 and done.stdout == in_process.stdout
     assert done.stdout.count("\tall\t") == 2
+
+
+def test_strict_topics_refuses_a_run_whose_queries_differ_in_one_line() -> None:
+    code, out, err = _evaluate("--strict-topics", "-m", "AP")
+    assert code == 2
+    assert out == ""
+    assert err.strip().count("\n") == 0
+    assert "1 not in the qrels (Z)" in err
+
+
+def test_strict_topics_names_the_topics_missing_from_the_run() -> None:
+    result = runner.invoke(
+        app,
+        ["evaluate", "--qrels", str(DATA / "edge.qrels"), "--run", str(DATA / "edge.run.missingD"),
+         "--strict-topics", "-m", "AP"],
+    )  # fmt: skip
+    assert result.exit_code == 2
+    assert "1 not in the run (D)" in result.stderr
+
+
+def test_strict_topics_scores_a_run_over_the_same_queries() -> None:
+    result = runner.invoke(
+        app,
+        ["evaluate", "--qrels", str(DATA / "qrels.test"), "--run", str(DATA / "results.test"),
+         "--strict-topics", "-m", "map", "--format", "trec"],
+    )  # fmt: skip
+    assert result.exit_code == 0
+    assert result.stdout == "map                   \tall\t0.1785\n"

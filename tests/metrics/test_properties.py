@@ -14,7 +14,9 @@ from evalplat.metrics.evaluation import evaluate
 BOUNDED = [
     "P@5", "R@5", "F1@5", "Success@3", "RR", "RR@3", "AP", "AP@5", "nDCG", "nDCG@5",
     "nDCG(gain=exp)@5", "Rprec", "Bpref", "ERR@5", "Judged@5", "AUC", "P(rel=2)@3",
-    "ZeroResult", "Coverage",
+    "ZeroResult", "Coverage", "SetP", "SetR", "SetF", "SetAP", "SetRelP", "RelP@5",
+    "IPrec@0.5", "IPrecAvg", "GMAP", "GMBpref", "infAP", "binG", "G", "nDCGRel", "RnDCG",
+    "RBP", "RBPResid", "Unjudged@5", "Judged", "Rprec(mult=0.5)",
 ]  # fmt: skip
 
 

@@ -96,7 +96,7 @@ def test_unknown_metric_lists_close_matches() -> None:
 @pytest.mark.parametrize(
     ("name", "problem"),
     [
-        ("P", "needs a cutoff"),
+        ("Success", "needs a cutoff"),
         ("Rprec@10", "takes no cutoff"),
         ("P@0", "positive"),
         ("P@x", "positive integer"),
@@ -130,3 +130,60 @@ def test_trec_names_round_trip_through_parse() -> None:
 
 def test_default_metrics_parse() -> None:
     assert [str(parse(m)) for m in DEFAULT_METRICS] == list(DEFAULT_METRICS)
+
+
+@pytest.mark.parametrize(
+    ("spelling", "canonical"),
+    [
+        ("P.5", "P@5"),
+        ("P_5", "P@5"),
+        ("P", "SetP"),
+        ("R", "SetR"),
+        ("F1", "SetF"),
+        ("set_map", "SetAP"),
+        ("gm_map", "GMAP"),
+        ("Rprec_mult_0.20", "Rprec(mult=0.2)"),
+        ("Rprec_mult_1.00", "Rprec"),
+        ("iprec_at_recall_0.10", "IPrec(recall=0.1)"),
+        ("IPrec@0.1", "IPrec(recall=0.1)"),
+        ("utility.2,-1,0,0", "Utility(u1=2)"),
+        ("utility_2,-1,0,0", "Utility(u1=2)"),
+        ("ndcg.1=3,2=9", "nDCG(gains={1:3,2:9})"),
+        ("nDCG(dcg='exp-log2')@10", "nDCG(gain=exp)@10"),
+        ("nDCG(dcg=log2)@10", "nDCG@10"),
+        ("NumRet(rel=2)", "NumRelRet(rel=2)"),
+        ("hits@10", "Hits@10"),
+        ("RBP(p=0.8)", "RBP(persist=0.8)"),
+        ("unj_5", "Unjudged@5"),
+        ("11pt_avg", "IPrecAvg"),
+        ("Rndcg", "RnDCG"),
+    ],
+)
+def test_peer_spellings_parse_to_one_metric(spelling: str, canonical: str) -> None:
+    assert str(parse(spelling)) == canonical
+    assert parse(canonical) == parse(spelling)
+
+
+def test_parameterised_trec_names_print_as_trec_eval_prints_them() -> None:
+    assert parse("Rprec(mult=0.2)").trec_name == "Rprec_mult_0.20"
+    assert parse("IPrec@0.1").trec_name == "iprec_at_recall_0.10"
+    assert parse("Utility(u1=2)").trec_name == "utility_2,-1,0,0"
+    assert parse("nDCG(dcg='exp-log2')").trec_name is None
+
+
+def test_an_unknown_dcg_spelling_is_refused() -> None:
+    with pytest.raises(InputError, match="dcg must be log2 or exp-log2"):
+        parse("nDCG(dcg=exp)@10")
+
+
+def test_a_geometric_mean_floors_each_value_as_trec_eval_does() -> None:
+    import numpy as np
+
+    from evalplat.metrics.aggregate import aggregate, aggregate_rows
+
+    values = np.array([0.5, 0.0, 0.2])
+    expected = float(np.exp(np.log([0.5, 1e-5, 0.2]).mean()))
+    assert aggregate(parse("GMAP"), values) == pytest.approx(expected)
+    assert aggregate_rows(parse("GMAP"), values[None, :])[0] == pytest.approx(expected)
+    weighted = aggregate(parse("GMAP"), values, np.array([2.0, 1.0, 1.0]))
+    assert weighted == pytest.approx(float(np.exp((2 * np.log(0.5) + np.log(1e-5 * 0.2)) / 4)))
