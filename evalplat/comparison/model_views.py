@@ -39,11 +39,10 @@ from typing import TYPE_CHECKING, Any
 from evalplat.comparison.guard import BoundScores, optimistic_bound, score_results
 from evalplat.comparison.results import MODEL_MODES, ComparisonResult, Gate
 from evalplat.metrics.registry import parse
+from evalplat.testsets.raters import MODEL_PREFIX, is_model_source
 
 if TYPE_CHECKING:
     import pandas as pd
-
-from evalplat.testsets.raters import MODEL_PREFIX, is_model_source
 
 _SEVERITY = {"regression": 3, "needs_judgments": 2, "improvement": 1, "unchanged": 0}
 
