@@ -54,6 +54,15 @@ def evaluate_command(
         bool,
         typer.Option("--exclude-no-relevant", help="Leave out queries with no relevant judgment."),
     ] = False,
+    max_results: Annotated[
+        int | None,
+        typer.Option(
+            "--max-results",
+            "-M",
+            min=1,
+            help="Score only the first N results of each query, after ordering (trec_eval -M).",
+        ),
+    ] = None,
     strict_topics: Annotated[
         bool,
         typer.Option(
@@ -79,5 +88,6 @@ def evaluate_command(
             skip_missing=skip_missing,
             exclude_no_relevant=exclude_no_relevant,
             strict_topics=strict_topics,
+            max_results=max_results,
         )
     )

@@ -48,9 +48,16 @@ class EvaluateOptions:
     skip_missing: bool = False
     exclude_no_relevant: bool = False
     strict_topics: bool = False
+    max_results: int | None = None
 
 
-_VALUED = {"--qrels": "qrels", "--run": "run", "--format": "output", "--metric": "metric"}
+_VALUED = {
+    "--qrels": "qrels",
+    "--run": "run",
+    "--format": "output",
+    "--metric": "metric",
+    "--max-results": "max_results",
+}
 _FLAGS = {
     "--per-query": "per_query",
     "-q": "per_query",
@@ -85,6 +92,9 @@ def parse(args: Sequence[str]) -> EvaluateOptions | None:
     output = values.get("output", OutputFormat.table.value)
     if output not in OutputFormat.__members__:
         return None
+    max_results = values.get("max_results")
+    if max_results is not None and not (max_results.isascii() and max_results.isdigit()):
+        return None
     return EvaluateOptions(
         qrels=Path(values["qrels"]),
         run=Path(values["run"]),
@@ -94,6 +104,7 @@ def parse(args: Sequence[str]) -> EvaluateOptions | None:
         skip_missing="skip_missing" in flags,
         exclude_no_relevant="exclude_no_relevant" in flags,
         strict_topics="strict_topics" in flags,
+        max_results=None if max_results is None else int(max_results),
     )
 
 
@@ -110,6 +121,10 @@ def _split_valued(token: str, pending: list[str]) -> tuple[str | None, str | Non
         option = "--metric"
     elif token.startswith("-m"):
         return "metric", token[2:]
+    elif token == "-M":
+        option = "--max-results"
+    elif token.startswith("-M"):
+        return "max_results", token[2:]
     else:
         return None, None
     return _VALUED[option], pending.pop(0) if pending else None
@@ -143,6 +158,7 @@ def run(options: EvaluateOptions) -> None:
         missing="skip" if options.skip_missing else "zero",
         exclude_no_relevant=options.exclude_no_relevant,
         strict_topics=options.strict_topics,
+        max_results=options.max_results,
     )
     for warning in result.warnings:
         sys.stderr.write(f"warning: {warning}\n")

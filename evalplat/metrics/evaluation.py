@@ -92,6 +92,7 @@ def evaluate(
     missing: Missing = "zero",
     exclude_no_relevant: bool = False,
     strict_topics: bool = False,
+    max_results: int | None = None,
     weights: Mapping[str, float] | pd.Series | None = None,
     records: pd.DataFrame | pa.Table | None = None,
     documents: pd.DataFrame | None = None,
@@ -110,7 +111,8 @@ def evaluate(
 
     ``strict_topics=True`` refuses (``InputError``) a run whose query ids are not exactly the
     topics, ranx's rule, where by default a missing topic scores 0 and a run-only query is
-    ignored with a warning (trec_eval's ``-c``).
+    ignored with a warning (trec_eval's ``-c``). ``max_results=M`` scores only the first M
+    documents of each query, after ordering (trec_eval's ``-M``).
 
     ``records``: what the run recorded per query (``query_id``, ``latency_ms``, optional
     ``results``), for measures whose declared input is ``records``; without it such a measure
@@ -145,6 +147,10 @@ def evaluate(
         )  # fmt: skip
     except DuplicateError as error:
         raise _duplicate(error, run, "run") from None
+    if max_results is not None:
+        if max_results < 1:
+            raise InputError(f"max results must be a positive integer, got {max_results}")
+        ranking = ranking.top(max_results)
     query_ids: list[str] = coded.topics.to_pylist()
     if strict_topics:
         _check_strict(query_ids, ranking.num_ret, run_only)
@@ -165,13 +171,15 @@ def evaluate(
         _documents(documents, ranking, query_ids) if documents is not None else None,
     )  # fmt: skip
     values, means = measure(chosen, inputs, keep, weight)
-    options = {
+    options: dict[str, Any] = {
         "ordering": ordering,
         "missing": missing,
         "exclude_no_relevant": exclude_no_relevant,
         "weighted": weights is not None,
         "topics": "given" if coded.given_topics else "qrels",
     }
+    if max_results is not None:
+        options["max_results"] = max_results
     kept_ids = [q for q, k in zip(query_ids, keep, strict=True) if k]
     return Evaluation(chosen, kept_ids, values, means, options, warnings)
 

@@ -94,6 +94,12 @@ class Ranking:
             self._judged_view = Ranking(self.n_topics, self.topic[keep], self.grade[keep])
         return self._judged_view
 
+    def top(self, k: int) -> Ranking:
+        """The first ``k`` documents of each topic (trec_eval's ``-M``)."""
+        keep = self.rank < k
+        doc_ids = None if self.doc_ids is None else self.doc_ids.filter(keep)
+        return Ranking(self.n_topics, self.topic[keep], self.grade[keep], doc_ids=doc_ids)
+
     def cumulative_within(self, flags: NDArray[np.bool_]) -> NDArray[np.int64]:
         """Inclusive running count of ``flags`` within each topic segment."""
         total = np.cumsum(flags, dtype=np.int64)

@@ -190,3 +190,22 @@ def test_strict_topics_scores_a_run_over_the_same_queries() -> None:
     )  # fmt: skip
     assert result.exit_code == 0
     assert result.stdout == "map                   \tall\t0.1785\n"
+
+
+def test_max_results_keeps_the_first_n_of_each_query_as_trec_eval_m() -> None:
+    """``-M100`` against trec_eval 9.0.8's ``-c -M100`` output (NIST trec_eval test data)."""
+    result = runner.invoke(
+        app,
+        ["evaluate", "--qrels", str(DATA / "qrels.test"), "--run", str(DATA / "results.trunc"),
+         "-M100", "-m", "num_ret", "-m", "map", "--format", "trec"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    expected = (DATA / "v9.out.test.aqcM").read_text(encoding="utf-8").splitlines()
+    wanted = [line for line in expected if line.split("\t")[0].strip() in ("num_ret", "map")]
+    assert result.stdout.splitlines() == [line for line in wanted if "\tall\t" in line]
+
+
+def test_max_results_below_one_exits_2() -> None:
+    code, _, err = _evaluate("--max-results", "0", "-m", "AP")
+    assert code == 2
+    assert "max" in err.lower()

@@ -45,30 +45,31 @@ def printed(measure: str, value: float) -> str:
 
 
 CASES = [
-    # expected file, qrels, run, relevance level, missing topics
-    ("v9.out.test.aq", "qrels.test", "results.test", 1, "zero"),
-    ("v9.out.test.aqc", "qrels.test", "results.trunc", 1, "zero"),
-    ("v9.out.test.aql", "qrels.rel_level", "results.test", 2, "zero"),
-    ("v9.out.test.meas_params", "qrels.test", "results.test", 1, "zero"),
-    ("edge.out.v9.q.all_trec", "edge.qrels", "edge.run", 1, "zero"),
-    ("edge.out.v9.q.l2.all_trec", "edge.qrels", "edge.run", 2, "zero"),
-    ("edge.missingD.out.v9.qc.all_trec", "edge.qrels", "edge.run.missingD", 1, "zero"),
-    ("302.out.v9.q.all_trec", "qrels-302.test", "results-302.test", 1, "zero"),
-    ("out.test.aq", "qrels.test", "results.test", 1, "zero"),
-    ("out.test.aqc", "qrels.test", "results.trunc", 1, "zero"),
-    ("out.test.aql", "qrels.rel_level", "results.test", 2, "zero"),
-    ("out.test.meas_params", "qrels.test", "results.test", 1, "zero"),
-    ("edge.out.v10.q.all_trec", "edge.qrels", "edge.run", 1, "zero"),
-    ("edge.out.v10.q.l2.all_trec", "edge.qrels", "edge.run", 2, "zero"),
-    ("edge.missingD.out.v10.qc.all_trec", "edge.qrels", "edge.run.missingD", 1, "zero"),
-    ("edge.missingD.out.v9.q.all_trec", "edge.qrels", "edge.run.missingD", 1, "skip"),
-    ("out.comment.test", "qrels.comment.test", "results.comment.test", 1, "skip"),
+    # expected file, qrels, run, relevance level, missing topics, results kept per query (-M)
+    ("v9.out.test.aq", "qrels.test", "results.test", 1, "zero", None),
+    ("v9.out.test.aqc", "qrels.test", "results.trunc", 1, "zero", None),
+    ("v9.out.test.aql", "qrels.rel_level", "results.test", 2, "zero", None),
+    ("v9.out.test.meas_params", "qrels.test", "results.test", 1, "zero", None),
+    ("edge.out.v9.q.all_trec", "edge.qrels", "edge.run", 1, "zero", None),
+    ("edge.out.v9.q.l2.all_trec", "edge.qrels", "edge.run", 2, "zero", None),
+    ("edge.missingD.out.v9.qc.all_trec", "edge.qrels", "edge.run.missingD", 1, "zero", None),
+    ("302.out.v9.q.all_trec", "qrels-302.test", "results-302.test", 1, "zero", None),
+    ("out.test.aq", "qrels.test", "results.test", 1, "zero", None),
+    ("out.test.aqc", "qrels.test", "results.trunc", 1, "zero", None),
+    ("out.test.aql", "qrels.rel_level", "results.test", 2, "zero", None),
+    ("out.test.meas_params", "qrels.test", "results.test", 1, "zero", None),
+    ("edge.out.v10.q.all_trec", "edge.qrels", "edge.run", 1, "zero", None),
+    ("edge.out.v10.q.l2.all_trec", "edge.qrels", "edge.run", 2, "zero", None),
+    ("edge.missingD.out.v10.qc.all_trec", "edge.qrels", "edge.run.missingD", 1, "zero", None),
+    ("edge.missingD.out.v9.q.all_trec", "edge.qrels", "edge.run.missingD", 1, "skip", None),
+    ("out.comment.test", "qrels.comment.test", "results.comment.test", 1, "skip", None),
+    ("v9.out.test.aqcM", "qrels.test", "results.trunc", 1, "zero", 100),
 ]
 
 
-@pytest.mark.parametrize(("expected_file", "qrels", "run", "rel", "missing"), CASES)
+@pytest.mark.parametrize(("expected_file", "qrels", "run", "rel", "missing", "max_results"), CASES)
 def test_matches_trec_eval(
-    expected_file: str, qrels: str, run: str, rel: int, missing: Missing
+    expected_file: str, qrels: str, run: str, rel: int, missing: Missing, max_results: int | None
 ) -> None:
     expected = read_expected(expected_file)
     if ".v9." not in expected_file and not expected_file.startswith("v9."):
@@ -76,7 +77,9 @@ def test_matches_trec_eval(
     wanted = {m: as_metric(m, rel) for m in expected}
     metrics = {m: metric for m, metric in wanted.items() if metric is not None}
     assert len(metrics) >= 3, "the file should exercise several implemented measures"
-    result = evaluate(DATA / qrels, DATA / run, list(metrics.values()), missing=missing)
+    result = evaluate(
+        DATA / qrels, DATA / run, list(metrics.values()), missing=missing, max_results=max_results
+    )
     frame = result.per_query
     got: dict[tuple[str, str], float] = {
         (m, q): v for q, m, v in frame.itertuples(index=False, name=None)
