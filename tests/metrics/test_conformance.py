@@ -178,3 +178,27 @@ def test_every_all_trec_measure_of_trec_eval_9_is_computed() -> None:
     names = set(read_expected("v9.out.test.aq"))
     unknown = {name for name in names if as_metric(name, 1) is None}
     assert unknown == {"runid", "relstring"}
+
+
+IR_MEASURES_SPELLINGS = [
+    "SetP", "SetR", "SetF", "SetAP", "SetRelP", "IPrec@0.5", "infAP", "Judged", "NumRet(rel=1)",
+    "nDCG(dcg='exp-log2')@10", "Rprec", "Bpref",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("name", IR_MEASURES_SPELLINGS)
+def test_ir_measures_names_give_ir_measures_values(name: str) -> None:
+    """The name as ir_measures spells it, scored by ir_measures and by evalplat per topic (its
+    exponential nDCG agrees to 1e-5, the precision its provider keeps)."""
+    ir_measures = pytest.importorskip("ir_measures")
+    qrels = list(ir_measures.read_trec_qrels(str(DATA / "qrels.test")))
+    run = list(ir_measures.read_trec_run(str(DATA / "results.test")))
+    theirs = {
+        m.query_id: m.value
+        for m in ir_measures.iter_calc([ir_measures.parse_measure(name)], qrels, run)
+    }
+    result = evaluate(DATA / "qrels.test", DATA / "results.test", [name])
+    ours = dict(zip(result.query_ids, result.values[str(parse(name))], strict=True))
+    assert theirs.keys() == ours.keys()
+    for query_id, value in theirs.items():
+        assert ours[query_id] == pytest.approx(value, abs=1e-5), query_id
