@@ -261,9 +261,10 @@ def _measure(
         "alpha": options.alpha if gate is None else gate.alpha,
         "identical": identical,
         "unjudged_rise": judged[2],
-        # the guard is about unjudged documents: a measure that reads no judgments ignores it
+        # the guard is about unjudged documents: a measure they cannot move (it reads no
+        # judgments, or drops unjudged documents first) ignores it
         "unjudged_mode": "ignore"
-        if not metric.reads_judgments
+        if not metric.moved_by_unjudged
         else "bound"
         if gate is None
         else gate.unjudged,

@@ -11,9 +11,10 @@ Shape of the data (PRODUCT.md "Concepts"):
     baseline (config x test_set → run)
     alert (config x test_set x kind x metric x baseline run) 1─* alert_delivery, alert_outbox
     lock (one nightly at a time per database)
+    night (when each night began and ended: which alert events were its own)
     run_target (run x metric: the verdict against its target)
 
-The alert, delivery, outbox and lock tables live in ``evalplat.db.operations``; the base and
+The alert, delivery, outbox, lock and night tables live in ``evalplat.db.operations``; the base and
 column kinds in ``evalplat.db.schema``. Both are re-exported here, so every table is importable
 from this module.
 
@@ -45,7 +46,7 @@ from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from evalplat.db.events import OnlineAttachment, OnlineEvent, OnlineInterleaved, OnlineQuery
 from evalplat.db.judge_grades import JudgeCalibration, JudgeGrade
-from evalplat.db.operations import Alert, AlertDelivery, AlertOutbox, Lock, RunTarget
+from evalplat.db.operations import Alert, AlertDelivery, AlertOutbox, Lock, Night, RunTarget
 from evalplat.db.rating import (
     RatingGrade,
     RatingGuidelines,
@@ -98,6 +99,7 @@ __all__ = [
     "Lock",
     "MetricMean",
     "Name",
+    "Night",
     "OnlineAttachment",
     "OnlineEvent",
     "OnlineInterleaved",

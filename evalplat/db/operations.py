@@ -1,5 +1,5 @@
 """Operational tables: alerts and their life cycle, deliveries, the outbox, the nightly lock,
-and the target verdicts of runs.
+the nights, and the target verdicts of runs.
 
 They hang off configs, test sets, runs and comparisons (``evalplat.db.models``) by foreign key
 only; nothing in the content tables refers back to them.
@@ -102,6 +102,17 @@ class Lock(Base):
     holder: Mapped[str] = mapped_column(String(200))
     acquired_at: Mapped[datetime] = _created()
     expires_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class Night(Base):
+    """One night of a project (``evalplat nightly``): when it began and, once done, ended. The
+    alert events of a night are those stamped between the two (``evalplat.store.nights``)."""
+
+    __tablename__ = "night"
+
+    id: Mapped[int] = _id()
+    started_at: Mapped[datetime] = _created()
+    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
 
 
 class RunTarget(Base):

@@ -197,6 +197,7 @@ RELEVANCE: tuple[Measure, ...] = (
         compute="pairs:bpref",
         cutoff="none",
         params=("rel",),
+        drops_unjudged=True,
         trec_name_no_cutoff="bpref",
         notes=(
             "Unjudged documents and negative grades take no part; a term is 1 when no judged "

@@ -236,6 +236,9 @@ class Measure:
     bounded: bool = True  # every value in [0, 1]
     value_unit: str = ""  # what a value counts, e.g. "ms"; empty for ratios and scores
     notes: tuple[str, ...] = ()  # edge cases the formula leaves implicit (docs/metrics.md)
+    # True when the measure drops unjudged documents whatever its parameters (Bpref): they
+    # cannot move its value, so the coverage guard never holds its verdict back.
+    drops_unjudged: bool = False
     # True when a unit's value may be unknown (NaN: a failed query has no latency): aggregates
     # leave such units out and comparisons pair only the units known on both sides.
     unknown_values: bool = False

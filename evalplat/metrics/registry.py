@@ -185,6 +185,14 @@ class Metric:
         return self._spec.reads_judgments
 
     @property
+    def moved_by_unjudged(self) -> bool:
+        """True when an unjudged document in the ranking can move the value: the measure reads
+        judgments and keeps unjudged documents (as non-relevant). A judged-only measure
+        (``judged_only=true``, Bpref) drops them first, so the coverage guard does not hold its
+        verdict back (grading them can still move it: a target's bound still applies)."""
+        return self.reads_judgments and not (self.judged_only or self._spec.drops_unjudged)
+
+    @property
     def params(self) -> dict[str, object]:
         """Parameters that differ from their defaults, by name."""
         return dict(self._params)

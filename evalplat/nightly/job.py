@@ -20,7 +20,8 @@ night its run completes), and the other configs still run, compare and alert. Ev
 is written to the outbox with its state change and delivered at the end of the night, after the
 reports, even when the reports could not be written (``evalplat.nightly.notify``). Before the
 reports, the alerts whose subject has left the project file are retired
-(``evalplat.nightly.retire``).
+(``evalplat.nightly.retire``). A night records when it began (before its first run) and ended
+(``Store.begin_night``), so that the index can show the alert events that were its own.
 
 Input errors (a bad project file, a malformed test set file, an unknown searcher parameter, a
 misconfigured judge or alert channel) are found before anything is written. Two identical runs
@@ -142,6 +143,8 @@ def _night(
                 "created": added.created,
             }
         )
+    # the night's alert events (its runs', comparisons', retirements') are those from here on
+    night_id = store.begin_night()
     # each completed run compared (in a second process when it pays) while the next one runs
     finishing = Finishing.of_night(store, project, contents, outcome)
     try:
@@ -196,6 +199,7 @@ def _night(
                 "keep_results_days": project.keep_results_days,
             }
         )
+    store.end_night(night_id)
     names = {c.name for c in project.configs}
     active = [a for a in store.list_alerts() if a.config in names]
     open_now = [a for a in active if a.state == "open"]

@@ -28,7 +28,7 @@ from evalplat.reports.data import (
     history_page,
     run_page,
 )
-from evalplat.reports.index_data import AlertRow
+from evalplat.reports.index_data import AlertRow, LastNight, NightEventRow
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from evalplat.comparison.targets import Target, TargetVerdict
     from evalplat.comparison.verdicts import ComparisonResult
     from evalplat.store import Store
+    from evalplat.store.alerts import AlertInfo
     from evalplat.store.history import HistoryPoint
     from evalplat.store.runs import RunInfo
 
@@ -308,25 +309,40 @@ def with_targets(
 
 def open_alerts(store: Store) -> list[AlertRow]:
     """Alerts that still need attention (open or acknowledged), newest first."""
-    rows = []
-    for alert in store.list_alerts():
-        if alert.state not in ("open", "acknowledged"):
-            continue
-        rows.append(
-            AlertRow(
-                id=alert.id,
-                config=alert.config,
-                test_set=alert.test_set,
-                metric=_ALERT_LABELS.get(alert.kind, "{}").format(alert.metric),
-                state=alert.state,
-                opened_at=format_time(alert.opened_at),
-                summary=_alert_summary(alert.details),
-                kind=alert.kind,
-                comparison_id=alert.last_comparison_id,
-                run_id=_candidate_run(alert.details),
-            )
-        )
-    return rows
+    return [
+        alert_row(alert) for alert in store.list_alerts() if alert.state in ("open", "acknowledged")
+    ]
+
+
+def last_night(store: Store) -> LastNight | None:
+    """The latest night and the alerts it opened, resolved and retired (``Store.last_night``),
+    None before the first night."""
+    night = store.last_night()
+    if night is None:
+        return None
+    events = tuple(
+        NightEventRow(e.event, format_time(e.at), alert_row(e.alert),
+                      e.alert.note if e.event != "opened" else None)
+        for e in night.events
+    )  # fmt: skip
+    finished = None if night.finished_at is None else format_time(night.finished_at)
+    return LastNight(format_time(night.started_at), finished, events)
+
+
+def alert_row(alert: AlertInfo) -> AlertRow:
+    """An alert as the index shows it."""
+    return AlertRow(
+        id=alert.id,
+        config=alert.config,
+        test_set=alert.test_set,
+        metric=_ALERT_LABELS.get(alert.kind, "{}").format(alert.metric),
+        state=alert.state,
+        opened_at=format_time(alert.opened_at),
+        summary=_alert_summary(alert.details),
+        kind=alert.kind,
+        comparison_id=alert.last_comparison_id,
+        run_id=_candidate_run(alert.details),
+    )
 
 
 def _candidate_run(details: dict[str, Any] | None) -> int | None:

@@ -1,5 +1,6 @@
-"""The front page's data: one row per (config, test set), the open alerts, and the pages the
-index links (offline vs online, interleaved experiments, leaderboards).
+"""The front page's data: what the latest night did to the alerts, one row per (config, test
+set), the open alerts, and the pages the index links (offline vs online, interleaved
+experiments, leaderboards).
 
 :func:`evalplat.reports.site.write_site` fills it; ``index_html`` renders it.
 """
@@ -28,6 +29,28 @@ class AlertRow:
 
 
 @dataclass(frozen=True)
+class NightEventRow:
+    """An alert opened, resolved or retired by the latest night, as the index lists it."""
+
+    event: str  # opened | resolved | retired
+    at: str
+    alert: AlertRow
+    note: str | None = None  # why it was resolved by hand or retired
+
+
+@dataclass(frozen=True)
+class LastNight:
+    """The latest night (``Store.last_night``): when it ran and the alert events it caused."""
+
+    started_at: str
+    finished_at: str | None  # None while it runs (the site written by the night itself)
+    events: tuple[NightEventRow, ...]
+
+    def count(self, event: str) -> int:
+        return sum(1 for e in self.events if e.event == event)
+
+
+@dataclass(frozen=True)
 class SiteEntry:
     """One (config, test set) line of the site index, with links relative to the index."""
 
@@ -47,6 +70,9 @@ class SiteEntry:
     # the config's current version; the row's run is of another only while it has not run here
     current_version: int | None = None
     scored_on: str | None = None  # what ``primary_value`` was scored on, as history says it
+    comparison_id: int | None = None  # the stored comparison the verdict is of
+    # the gated metrics the verdict is about (``AP`` when AP regressed): ``Store.verdict_metrics``
+    verdict_metrics: tuple[str, ...] = ()
 
     @property
     def current_not_run(self) -> bool:
@@ -61,6 +87,7 @@ class SiteIndex:
     online: tuple[tuple[str, str], ...] = ()  # (test set, its "Offline vs online" page)
     interleaved: str | None = None  # the "Interleaved experiments" page, when there is one
     leaderboards: tuple[tuple[str, str], ...] = ()  # (test set, its leaderboard page)
+    last_night: LastNight | None = None  # None before the first night
 
     @property
     def has_targets(self) -> bool:

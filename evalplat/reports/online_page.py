@@ -122,9 +122,9 @@ def offline_online_page(
 
 
 def query_table(clicks: QueryClicks) -> QueryTable:
-    """One row per test-set query; per version, the offline metric, click-through and searches
-    (a column group per version, the first column's key starting with ``b`` as the script's
-    group borders expect)."""
+    """One row per test-set query; per version, the offline metric, click-through (``CTR``) and
+    searches (``n``): a column group per version, the first column's key starting with ``b``
+    as the script's group borders expect, its labels short so that five versions fit a page."""
     from evalplat.metrics import parse
 
     hib = parse(clicks.metric).direction > 0
@@ -132,8 +132,8 @@ def query_table(clicks: QueryClicks) -> QueryTable:
     for i, version in enumerate(clicks.versions):
         columns += [
             Column(f"b{i}", clicks.metric, "num", higher_is_better=hib, group=version),
-            Column(f"r{i}", "click-through", "num", group=version),
-            Column(f"n{i}", "searches", "int", group=version),
+            Column(f"r{i}", "CTR", "num", group=version),  # short: a group per version fits
+            Column(f"n{i}", "n", "int", group=version),
         ]
     cells: dict[str, dict[str, tuple[float | None, float | None, int]]] = {}
     texts: dict[str, str] = {}

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from evalplat.reports.data import HistoryPage
 from evalplat.reports.history_render import history_html
-from evalplat.reports.index_data import SiteEntry, SiteIndex
+from evalplat.reports.index_data import AlertRow, SiteEntry, SiteIndex
 from evalplat.reports.page_keys import PageAhead, PageKeys, code_digest
 from evalplat.reports.render import (
     RUN_PAGES_PER_HISTORY,
@@ -52,7 +52,8 @@ def write_site(
     Per (config, test set): a history page, pages of its ``RUN_PAGES_PER_HISTORY`` latest runs,
     and the page of the comparison that gated its latest run (against its own or its
     ``compare_to`` config's baseline) when there is one. Every open or acknowledged alert's
-    comparison has a page too, and its index row links it. Online comparisons (over sessions)
+    comparison has a page too, and its index row links it, as does each alert the latest night
+    opened, resolved or retired (``Store.last_night``). Online comparisons (over sessions)
     have no page of their own: the history page shows them. The "Offline vs online" pages show
     the (offline metric, KPI) pairs of ``agreement`` (the project's; a default without). Per
     test set, a leaderboard of every config's latest run (``evalplat.reports.leaderboard_page``).
@@ -69,6 +70,7 @@ def write_site(
         TestSetCache,
         gather_history,
         gather_run,
+        last_night,
         open_alerts,
     )
     from evalplat.reports.health_beside import start_health_pages
@@ -123,15 +125,25 @@ def write_site(
                 targets=_target_counts(history, latest.run.id),
                 current_version=current.get(history.config),
                 scored_on=latest.scored_on,
+                comparison_id=latest.comparison_id,
             )
         )
-    alerts = []
-    for alert in open_alerts(store):
+
+    def linked(alert: AlertRow) -> AlertRow:
+        """The alert with its page: the comparison that raised it, its failed run, or (an
+        online comparison) the history page that shows it."""
         pages.write(alert.comparison_id)
         link = pages.path(alert.comparison_id) or _run_link(alert.run_id, run_ids)
         if link is None and alert.comparison_id is not None and alert.run_id in history_of:
-            link = history_of[alert.run_id]  # an online comparison: its history page shows it
-        alerts.append(replace(alert, link=link))
+            link = history_of[alert.run_id]
+        return replace(alert, link=link)
+
+    alerts = [linked(alert) for alert in open_alerts(store)]
+    night = last_night(store)
+    if night is not None:
+        night = replace(night, events=tuple(
+            replace(e, alert=linked(e.alert)) for e in night.events
+        ))  # fmt: skip
     for history in histories:
         history_path = _history_path(history)
         links = Links("../", run_ids, pages.by_candidate, None, index=True)
@@ -161,11 +173,13 @@ def write_site(
         store, out, Links("../", run_ids, index=True), keys, stamps.runs
     )
     paths = health.paths()
-    entries = [replace(e, health_link=paths.get((e.latest.config, e.latest.test_set)))
+    about = store.verdict_metrics([e.comparison_id for e in entries if e.comparison_id])
+    entries = [replace(e, health_link=paths.get((e.latest.config, e.latest.test_set)),
+                       verdict_metrics=about.get(e.comparison_id or 0, ()))
                for e in entries]  # fmt: skip
     index = SiteIndex(
         tuple(entries), tuple(alerts), newest, tuple(online.items()), interleaved,
-        tuple(boards.items()),
+        tuple(boards.items()), night,
     )  # fmt: skip
     written = keys.write("index.html", index, lambda: index_html(index))
     keys.save()

@@ -18,6 +18,7 @@ from evalplat.store.interleaving import InterleavingMixin, PreferenceDay
 from evalplat.store.judge_grades import JudgeGradesMixin
 from evalplat.store.leaderboard import LeaderboardMixin
 from evalplat.store.locks import LockBusyError, LockLostError, LocksMixin
+from evalplat.store.nights import NightsMixin
 from evalplat.store.online_agreement import OnlineAgreement, OnlineAgreementMixin
 from evalplat.store.online_queries import OnlineQueriesMixin
 from evalplat.store.outbox import OutboxMixin
@@ -61,6 +62,7 @@ class Store(
     JudgeGradesMixin,
     LocksMixin,
     AlertsMixin,
+    NightsMixin,
     OutboxMixin,
     EventsMixin,
     InterleavingMixin,

@@ -15,6 +15,8 @@ from sqlalchemy.orm import Session
 from evalplat.db.bulk import read_frame
 from evalplat.db.models import (
     Comparison,
+    ComparisonMetric,
+    ComparisonSegment,
     Config,
     ConfigVersion,
     Evaluation,
@@ -126,6 +128,37 @@ class HistoryMixin(StoreBase):
                     )
                 )
             return points
+
+    def verdict_metrics(self, comparison_ids: Sequence[int]) -> dict[int, tuple[str, ...]]:
+        """Per stored comparison, the gated metrics its overall verdict comes from: those whose
+        own verdict is the comparison's (``AP``, or ``nDCG@10 [segment tail]`` for a segment, as
+        its alert is keyed), metrics before segments; none for an ``unchanged`` comparison or
+        one without a gated metric."""
+        wanted = sorted(set(comparison_ids))
+        found: dict[int, list[str]] = {}
+        with self.session() as session:
+            for i in range(0, len(wanted), 500):
+                ids = wanted[i : i + 500]
+                overall = select(Comparison.id, Comparison.verdict).where(Comparison.id.in_(ids))
+                verdicts = {c: str(v) for c, v in session.execute(overall)}
+                rows = session.execute(
+                    select(ComparisonMetric.comparison_id, ComparisonMetric.metric,
+                           ComparisonMetric.verdict)
+                    .where(ComparisonMetric.comparison_id.in_(ids), ComparisonMetric.gated)
+                    .order_by(ComparisonMetric.metric)
+                ).all()  # fmt: skip
+                segments = session.execute(
+                    select(ComparisonSegment.comparison_id, ComparisonSegment.metric,
+                           ComparisonSegment.verdict, ComparisonSegment.segment)
+                    .where(ComparisonSegment.comparison_id.in_(ids), ComparisonSegment.gated)
+                    .order_by(ComparisonSegment.metric, ComparisonSegment.segment)
+                ).all()  # fmt: skip
+                named = [(c, m, v) for c, m, v in rows]
+                named += [(c, f"{m} [segment {s}]", v) for c, m, v, s in segments]
+                for comparison_id, metric, verdict in named:
+                    if verdict == verdicts[comparison_id] != "unchanged":
+                        found.setdefault(comparison_id, []).append(str(metric))
+        return {c: tuple(metrics) for c, metrics in found.items()}
 
     def history_segments(
         self, points: Sequence[HistoryPoint], metric: str | Metric

@@ -29,7 +29,7 @@ from evalplat.reports.data import (
     history_page,
     run_page,
 )
-from evalplat.reports.index_data import AlertRow, SiteEntry, SiteIndex
+from evalplat.reports.index_data import AlertRow, LastNight, NightEventRow, SiteEntry, SiteIndex
 from evalplat.reports.online_page import OfflineOnlinePage
 
 HOSTILE = "<script>alert(1)</script>"
@@ -231,11 +231,24 @@ def fixed_index() -> SiteIndex:
         comparison_link="compare/compare-7.html",
         baseline_id=1,
         scored_on=f"mini@1, {PEOPLE}",
+        comparison_id=7,
+        verdict_metrics=("AP",),  # AP regressed; the row's figure is nDCG@10
     )
-    alert = AlertRow(7, "docs-bm25", "mini", "nDCG@10", "open", "2026-05-02 03:05 UTC",
+    alert = AlertRow(7, "docs-bm25", "mini", "AP", "open", "2026-05-02 03:05 UTC",
                      "0.3750 → 0.3000, Δ -0.0750, p = 0.0624", "regression", 7, 2,
                      "compare/compare-7.html")  # fmt: skip
-    return SiteIndex((entry,), (alert,), "2026-05-02 03:00 UTC")
+    resolved = AlertRow(5, "docs-bm25", "mini", "nDCG@10", "resolved", "2026-05-01 03:04 UTC",
+                        "0.3750 → 0.3100, Δ -0.0650, p = 0.0100", "regression", 6, 1,
+                        "compare/compare-6.html")  # fmt: skip
+    retired = AlertRow(3, HOSTILE, "mini", "run failed", "retired", "2026-04-30 03:01 UTC",
+                       "connection refused", "operational")  # fmt: skip
+    night = LastNight("2026-05-02 03:00 UTC", "2026-05-02 03:09 UTC", (
+        NightEventRow("opened", "2026-05-02 03:05 UTC", alert),
+        NightEventRow("resolved", "2026-05-02 03:05 UTC", resolved),
+        NightEventRow("retired", "2026-05-02 03:08 UTC", retired,
+                      f"config {HOSTILE} is no longer in the project file"),
+    ))  # fmt: skip
+    return SiteIndex((entry,), (alert,), "2026-05-02 03:00 UTC", last_night=night)
 
 
 @pytest.fixture

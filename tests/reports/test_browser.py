@@ -25,6 +25,7 @@ ARGS = [
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
 ]  # fmt: skip
 HOSTILE = "<script>alert(1)</script>"
+GOLDEN = Path(__file__).resolve().parent / "golden"
 QUOTED = "say \"hi\" & 'bye'"
 
 if not os.path.exists(CHROMIUM):
@@ -530,3 +531,34 @@ def test_leaderboard_page_loads_opens_its_pairs_and_keeps_hostile_text_as_text(
     assert pairs.locator("table.pairs tbody tr").count() == 10
     assert page.evaluate("document.querySelectorAll('script').length") == 0
     assert_clean(seen)
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in GOLDEN.glob("*.html")))
+def test_no_table_of_a_golden_page_is_wider_than_a_1024_px_page(
+    browser: Any, tmp_path: Path, name: str
+) -> None:
+    """A table wider than the page hides its last columns behind a scroll bar (or past the
+    window's edge): at 1,024 px, every table of every golden page fits its page and shows all
+    of its columns."""
+    path = tmp_path / name
+    path.write_text((GOLDEN / name).read_text(encoding="utf-8"), encoding="utf-8")
+    page = browser.new_page(viewport={"width": 1024, "height": 768})
+    try:
+        page.goto(path.as_uri())
+        page.wait_for_load_state("load")
+        assert page.locator("table").count() > 0
+        for details in page.locator("details").all():  # folded tables count when opened
+            details.evaluate("d => { d.open = true; }")
+        wide = page.evaluate(
+            """() => [...document.querySelectorAll('table')].flatMap(t => {
+                const box = t.getBoundingClientRect();
+                const fits = box.right <= document.documentElement.clientWidth + 0.5
+                    && t.scrollWidth <= t.parentElement.clientWidth + 0.5;
+                const name = t.id || t.className || 'table';
+                return fits ? [] : [`${name}: ${Math.round(box.width)} px`];
+            })"""
+        )
+        assert wide == [], f"{name}: tables wider than a 1,024 px page: {wide}"
+        assert page.evaluate("document.documentElement.scrollWidth") <= 1024
+    finally:
+        page.close()

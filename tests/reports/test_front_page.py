@@ -134,3 +134,53 @@ def test_an_outage_links_its_failed_run_and_keeps_the_open_regressions_page(
     outage = [a for r in server.accepted("/hook") for a in r.body["alerts"]
               if a["kind"] == "operational"]  # fmt: skip
     assert [a["report"] for a in outage] == [f"{BASE}runs/run-{failed.id}.html"]
+
+
+def test_the_index_opens_with_what_the_latest_night_opened_resolved_and_retired(
+    db_url: str, tmp_path: Path
+) -> None:
+    """Each night's index lists the alerts that night opened, resolved and retired (a resolved
+    alert is nowhere else on the page), and a row's verdict names the metric it is about: the
+    gated P@5, not the row's figure nDCG@10."""
+    folder = tmp_path / "project"
+    site = folder / "site"
+
+    def night(modes: dict[str, str]) -> int:
+        path = write_project(folder, modes)
+        text = path.read_text(encoding="utf-8")
+        gate = 'metric = "nDCG@10"\nmax_drop'
+        assert gate in text
+        path.write_text(text.replace(gate, 'metric = "P@5"\nmax_drop'), encoding="utf-8")
+        return run_nightly(load_project(path), db_url=db_url).exit_code
+
+    def events() -> list[tuple[str, int]]:
+        return [(row["data-event"], int(row["data-night-alert"])) for row in read_index(site).night]
+
+    assert night({"prod": "good"}) == 0
+    assert events() == []
+    assert "0 opened, 0 resolved, 0 retired" in (site / "index.html").read_text(encoding="utf-8")
+
+    assert night({"prod": "first20"}) == 1
+    with Store.open(db_url) as store:
+        [first] = [a for a in store.list_alerts() if a.state == "open"]
+    assert first.metric == "P@5"
+    assert events() == [("opened", first.id)]
+    row = read_index(site).rows[("prod", "topics")]
+    assert row["data-verdict"] == "regression"
+    assert row["verdict_metrics"] == "P@5"  # what regressed, beside the row's nDCG@10 figure
+    assert "nDCG@10" in row["text"]
+
+    assert night({"prod": "good"}) == 0  # fixed: the alert resolves
+    hooks = read_index(site)
+    assert events() == [("resolved", first.id)]
+    assert first.id not in hooks.alerts  # no longer open: only last night's section shows it
+    [resolved] = hooks.night
+    assert resolved["alert_links"] and all((site / link).is_file() for link in resolved["links"])
+    assert "verdict_metrics" not in hooks.rows[("prod", "topics")]  # unchanged: nothing named
+
+    assert night({"prod": "first20"}) == 1
+    with Store.open(db_url) as store:
+        [second] = [a for a in store.list_alerts() if a.state == "open"]
+    assert night({"other": "good"}) == 0  # prod left the project: its alert retires
+    assert events() == [("retired", second.id)]
+    assert "0 opened, 0 resolved, 1 retired" in (site / "index.html").read_text(encoding="utf-8")

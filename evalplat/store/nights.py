@@ -1,0 +1,81 @@
+"""Nights in the store: when each night began and ended, and the alert events that were its own.
+
+A night (``evalplat nightly``) records its start before it writes anything and its end after
+its last step (``begin_night``, ``end_night``). The alert table stamps each event of an alert's
+life (``opened_at``, ``resolved_at``, ``retired_at``: one of each at most, as an alert opens and
+ends once), so the events of a night are the stamps between its start and its end, or after
+its start while it runs or when it was killed. They are read here and nowhere else; the index's
+"Last night" section shows those of the latest night.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import and_, select, update
+
+from evalplat.db.models import Alert, Night
+from evalplat.store.alerts import AlertInfo, _infos
+from evalplat.store.base import StoreBase, utcnow
+
+# The events of an alert's life a night can cause, in the order the index lists them.
+NIGHT_EVENTS = ("opened", "resolved", "retired")
+
+
+@dataclass(frozen=True)
+class NightEvent:
+    event: str  # opened | resolved | retired
+    at: datetime
+    alert: AlertInfo  # as it is now
+
+
+@dataclass(frozen=True)
+class NightRecord:
+    id: int
+    started_at: datetime
+    finished_at: datetime | None  # None while it runs, or when it was killed
+    events: tuple[NightEvent, ...]  # opened, then resolved, then retired; each by time
+
+
+class NightsMixin(StoreBase):
+    def begin_night(self) -> int:
+        """Record that a night begins now; return its id (for ``end_night``)."""
+        with self.session() as session:
+            night = Night(started_at=utcnow())
+            session.add(night)
+            session.flush()
+            return night.id
+
+    def end_night(self, night_id: int) -> None:
+        """Record that the night ``night_id`` has ended now."""
+        with self.session() as session:
+            session.execute(update(Night).where(Night.id == night_id).values(finished_at=utcnow()))
+
+    def last_night(self) -> NightRecord | None:
+        """The latest night begun and the alert events stamped within it (None before the
+        first night). An alert still pending was never announced: its stamp is no event."""
+        with self.session() as session:
+            night = session.scalar(select(Night).order_by(Night.id.desc()).limit(1))
+            if night is None:
+                return None
+            stamps: dict[str, Any] = {
+                "opened": Alert.opened_at,
+                "resolved": Alert.resolved_at,
+                "retired": Alert.retired_at,
+            }
+            found: list[tuple[str, datetime, Alert]] = []
+            for event in NIGHT_EVENTS:
+                column = stamps[event]
+                within = [column >= night.started_at]
+                if night.finished_at is not None:
+                    within.append(column <= night.finished_at)
+                query = select(Alert).where(and_(*within))
+                if event == "opened":
+                    query = query.where(Alert.state != "pending")
+                rows = session.scalars(query.order_by(column, Alert.id)).all()
+                found += [(event, getattr(row, column.key), row) for row in rows]
+            infos = {info.id: info for info in _infos(session, [row for *_, row in found])}
+            events = tuple(NightEvent(event, at, infos[row.id]) for event, at, row in found)
+            return NightRecord(night.id, night.started_at, night.finished_at, events)
