@@ -109,6 +109,6 @@ def test_runs_list_and_show_name_the_judgments_of_the_figure_they_print(
     assert " on v" not in rows[str(second)]
     shown = cli("runs", "show", str(first), "--db", db_url).stdout.splitlines()
     assert [line.split() for line in shown if line.startswith("scored on")] == [
-        ["scored", "on", "small@2", "(rescored)"]
+        ["scored", "on", "small@2,", "people's", "grades", "(rescored)"]
     ]
     assert f"nDCG@10            {rescored:.4f}" in shown
