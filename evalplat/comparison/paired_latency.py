@@ -175,13 +175,15 @@ def _beyond_ms(found: PairedLatency, max_drop: float | None) -> bool:
 def timed_row(row: dict[str, Any], metric: Metric, timings: PairedTimings | None) -> None:
     """Fill a comparison row of a timing measure (``Measure.paired_timings``) from the paired
     timings: their test and estimate (``paired``, decided by :func:`row_verdict` once Holm has
-    corrected its p-value), or, without timings, no test and no gate (``not_gated``)."""
+    corrected its p-value), or, without timings, no test: a gated row is then not gated, and
+    says why (``not_gated``); an ungated one stays shown only."""
     from evalplat.metrics.aggregate import aggregate
 
     if not metric.spec.paired_timings:
         return
     if timings is None:
-        row.update(gated=False, not_gated=UNPAIRED, p_value=None, ci_low=None, ci_high=None)
+        reason = UNPAIRED if row["gated"] else None
+        row.update(gated=False, not_gated=reason, p_value=None, ci_low=None, ci_high=None)
         return
     found = measure_pairs(timings, lambda values: aggregate(metric, values, None))
     if found.pairs < MIN_PAIRS:

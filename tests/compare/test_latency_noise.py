@@ -93,7 +93,8 @@ def test_a_searcher_unchanged_from_a_quiet_to_a_busy_machine_passes_and_a_slowdo
     # 10 -> 30 ms at p95: a 20 ms rise that the 35 ms floor of old called unchanged
     assert code == 1, rows["Latency(p=95)"]
     assert rows["Latency(p=95)"]["verdict"] == "regression"
-    assert rows["Latency(p=95)"]["timing_ratio"] > 2.0
+    # each query's own cost beside the sleep (more on a busy machine) keeps it below 3
+    assert rows["Latency(p=95)"]["timing_ratio"] > 1.5
     assert rows["Latency"]["verdict"] == "regression"
 
 
@@ -108,6 +109,10 @@ def test_latency_alone_needs_no_judgments(
                 "--fail-on-regression", "--json", "--db", db_url)  # fmt: skip
     assert alone.exit_code == 0, alone.stderr
     [row] = json.loads(alone.stdout)["metrics"]
-    # not named by --gate: shown, neither timed nor gated, with the reason
-    assert (row["metric"], row["gated"], row["not_gated"]) == ("Latency(p=95)", False, "unpaired")
-    assert row["reason"] == "unpaired" and "not gated (unpaired" in row["why"]
+    # not named by --gate: shown, neither timed nor tested, nor gated
+    assert (row["metric"], row["gated"], row["p_value"]) == ("Latency(p=95)", False, None)
+    assert row["reason"] == "not_gated" and row["not_gated"] is None
+    gated = cli("compare", str(first), str(second), "--gate", "Latency(p=95)", "--db", db_url)
+    assert gated.exit_code == 0, gated.stderr
+    # named: both configs searched again together (the python engine is there to search)
+    assert "wilcoxon test" in gated.stdout and "unpaired" not in gated.stdout

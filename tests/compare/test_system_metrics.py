@@ -151,12 +151,13 @@ def test_timing_noise_of_ten_percent_does_not_alert(
 
 def test_an_identical_latency_profile_never_alerts() -> None:
     from evalplat.comparison import compare_scores
+    from evalplat.comparison.results import Gate
 
     scores = pd.DataFrame(
         {"query_id": [f"q{n}" for n in range(50)], "metric": "Latency(p=95)",
          "value": [float(10 + n % 7) for n in range(50)]}
     )  # fmt: skip
-    row = compare_scores(scores, scores).metrics[0]
+    row = compare_scores(scores, scores, gates=[Gate("Latency(p=95)")]).metrics[0]
     # two stored runs without paired timings: shown, no test, no verdict to alert on
     assert (row.verdict, row.p_value, row.delta, row.gated) == ("unchanged", None, 0.0, False)
     assert row.not_gated == "unpaired"
