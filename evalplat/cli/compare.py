@@ -1,9 +1,8 @@
 """``evalplat compare | unjudged | history`` and ``evalplat baseline set | show``.
 
-``compare`` gates the relevance metrics unless ``--gate`` names the gated ones (operational
-measures such as latency are shown, not gated: ``evalplat.comparison.thresholds``), and
-always says what it gated, how, and why each drop was or was not called a regression
-(``evalplat.comparison.explain``).
+``compare`` gates the relevance metrics unless ``--gate`` names the gated ones (latency on both
+configs timed together: ``evalplat.running.paired_timing``), and always says what it gated,
+how, and why each drop was or was not called a regression (``evalplat.comparison.explain``).
 ``compare`` exits 0 unless ``--fail-on-regression`` is given and a gated metric, or a gated
 (metric, segment) pair, regressed (exit 1); with ``--strict`` as well, one that needs
 judgments also exits 1; with ``--fail-on-target``, a candidate that misses a ``--target``
@@ -73,7 +72,8 @@ def compare_command(
             "-g",
             help="Metric to gate (it can regress and fail --fail-on-regression), repeatable "
             "(default: the relevance metrics compared; latency, zero results, coverage and "
-            "diversity are shown, not gated, unless named here).",
+            "diversity are shown, not gated, unless named here: latency then on both configs "
+            "searched again together, query by query).",
             show_default=False,
         ),
     ] = None,
@@ -177,6 +177,7 @@ def compare_command(
     from evalplat.errors import InputError
     from evalplat.inputs.validation import SEED_MAX
     from evalplat.metrics.registry import parse_all
+    from evalplat.running.paired_timing import time_gated_pairs
 
     if unjudged not in UNJUDGED_MODES:
         raise InputError(f"--unjudged must be one of {', '.join(UNJUDGED_MODES)}, got {unjudged!r}")
@@ -207,8 +208,7 @@ def compare_command(
         gates = [
             Gate(
                 str(m),
-                # thresholds given for every metric leave a measure's own default in force
-                # (latency's 20 %): 0.01 means a point of nDCG, not a hundredth of a millisecond
+                # thresholds for every metric leave latency's own 20 %: 0.01 is a point of nDCG
                 max_drop=max_drop if _own_threshold(m, named) else None,
                 max_relative_drop=max_relative_drop if _own_threshold(m, named) else None,
                 test=test,
@@ -220,6 +220,7 @@ def compare_command(
         ]
         gates += [replace(g, segment=tag) for tag in dict.fromkeys(segment or ()) for g in gates]
     store.check_target_segments(candidate, targets)
+    time_gated_pairs(store, baseline, candidate, gates)  # latency gated on timings taken now
     result = store.compare_runs(
         baseline, candidate, metrics=metric or None, gates=gates, options=options
     )
@@ -448,6 +449,5 @@ def baseline_show_command(
 
 
 def _own_threshold(metric: Metric, named: list[Metric] | None) -> bool:
-    """Do the command line's thresholds apply to ``metric``? Always when it was named with
-    ``--gate``; otherwise only when its measure has no default threshold of its own."""
+    """Do the command line's thresholds apply? If named by ``--gate`` or default-less."""
     return (named is not None and metric in named) or metric.spec.max_relative_change is None

@@ -52,6 +52,8 @@ def print_comparison(result: ComparisonResult) -> None:
             "" if m.baseline_judged is None else f"{m.baseline_judged:.2f}→{m.candidate_judged:.2f}"
         )
         verdict = m.verdict + ("" if m.gated else " (not gated)")
+        if m.not_gated is not None:  # latency without paired timings: no verdict at all
+            verdict = f"not gated ({m.not_gated})"
         table.add_row(
             m.metric,
             value_text(m.baseline, m.metric),

@@ -15,6 +15,7 @@ Reasons (``reason`` codes, stable for scripts):
 | ``identical`` | the per-query values are the same on both sides (p = 1) |
 | ``no_change`` | the aggregate did not move |
 | ``not_gated`` | no gate holds the metric (an operational measure, or a gate set left it out) |
+| ``unpaired`` | latency without paired timings of both versions (``not_gated`` says why) |
 | ``not_gateable`` | an informational figure (``NumRet``, ``Judged@10``): never a verdict |
 | ``insufficient`` | no test could be run (no query or session answered on both sides) |
 | ``not_significant`` | the move is there but the corrected p is not below alpha |
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from evalplat.comparison.paired_latency import not_gated_text
 from evalplat.comparison.thresholds import beyond, gated_by_default
 from evalplat.metrics.numbers import delta_text, p_text
 
@@ -57,6 +59,8 @@ def reason(m: MetricComparison) -> str:
 
     if m.verdict in ("regression", "improvement", "needs_judgments") and m.gated:
         return m.verdict
+    if m.not_gated is not None:
+        return "unpaired"
     if m.p_value == 1.0 and m.delta == 0.0 and m.ci_low == 0.0 and m.ci_high == 0.0:
         return "identical"
     if not parse(m.metric).gateable:
@@ -69,6 +73,8 @@ def reason(m: MetricComparison) -> str:
         return "insufficient"
     if not m.p_corrected < m.alpha:
         return "not_significant"
+    if m.timing_ratio is not None:
+        return m.verdict if m.verdict != "unchanged" else "below_threshold"
     if not beyond(abs(m.delta), m.baseline, m.max_drop, m.max_relative_drop):
         return "below_threshold"
     return m.verdict  # decided by the unjudged-documents rule, which says so itself
@@ -85,6 +91,8 @@ def why(m: MetricComparison, family: int | None = None) -> str:
         moved = "no change at the shown precision"
     over = "" if family is None else f" over {family} gated {'test' if family == 1 else 'tests'}"
     p = f"p = {p_text(m.p_value)} ({p_text(m.p_corrected)} after Holm{over})"
+    if m.timing_ratio is not None:
+        p += f", typically x{m.timing_ratio:.2f} over {m.timing_pairs} paired timings"
     if code in ("regression", "improvement"):
         below = "<" if m.p_corrected is not None and m.p_corrected < m.alpha else "vs"
         return f"{moved}: {p} {below} alpha {m.alpha:g}, beyond the threshold ({_limits(m)})"
@@ -92,6 +100,8 @@ def why(m: MetricComparison, family: int | None = None) -> str:
         return f"{moved}: the verdict turns on unjudged documents ({m.unjudged_mode} rule)"
     if code == "identical":
         return "identical per-query values: p = 1"
+    if code == "unpaired":
+        return f"{moved}: not gated ({not_gated_text(m.not_gated or '')})"
     if code == "not_gateable":
         return "an informational figure: never gated"
     if code == "not_gated":
@@ -110,6 +120,10 @@ def why(m: MetricComparison, family: int | None = None) -> str:
 
 
 def _limits(m: MetricComparison) -> str:
+    if m.timing_ratio is not None:  # evalplat.comparison.paired_latency
+        slower = f"a typical slowdown of {(m.max_relative_drop or 0.0) * 100:.1f} %"
+        ms = f" and {delta_text(m.max_drop, m.metric).lstrip('+')}" if m.max_drop else ""
+        return slower + ms
     return threshold_text(m.max_drop, m.max_relative_drop, m.metric)
 
 
@@ -159,9 +173,13 @@ def gating_lines(result: ComparisonResult) -> list[str]:
     if family > 1:
         lines.append(f"Holm correction over {family} gated tests")
     out = ["gated     " + "\n          ".join(lines)]
-    shown = [m.metric for m in result.metrics if not m.gated and parse_gateable(m.metric)]
+    shown = [m.metric for m in result.metrics
+             if not m.gated and m.not_gated is None and parse_gateable(m.metric)]  # fmt: skip
     if shown:
         out.append(f"not gated {', '.join(shown)} (shown only)")
+    for why_not in dict.fromkeys(m.not_gated for m in result.metrics if m.not_gated):
+        names = ", ".join(m.metric for m in result.metrics if m.not_gated == why_not)
+        out.append(f"not gated {names} ({not_gated_text(why_not or '')})")
     for m in result.metrics:
         if m.verdict == "regression" and m.gated:
             continue

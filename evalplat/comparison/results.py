@@ -115,6 +115,9 @@ class MetricComparison:
     model_candidate: float | None = None
     model_delta: float | None = None
     model_verdict: str | None = None
+    timing_ratio: float | None = None
+    timing_pairs: int | None = None
+    not_gated: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {key: _plain(value) for key, value in asdict(self).items()}
@@ -152,6 +155,10 @@ BOUND_FIELDS = (
     "model_candidate",
     "model_delta",
     "model_verdict",
+    # latency decided on paired timings (evalplat.comparison.paired_latency), or why not
+    "timing_ratio",
+    "timing_pairs",
+    "not_gated",
 )
 
 

@@ -51,22 +51,16 @@ def gate_map(
 
 
 def with_default_threshold(gate: Gate) -> Gate:
-    """A gate on a measure with default thresholds (latency: a 20 % rise and 35 ms) takes each
-    one it does not set itself, so that timing noise does not alert: the change must exceed
-    both, a relative rise alone is not enough. ``max_drop = 0`` turns the absolute one off."""
+    """A gate on a measure with a default relative threshold (latency: a 20 % slowdown) takes
+    it unless it sets its own."""
     from dataclasses import replace
 
     from evalplat.metrics.registry import parse
 
-    spec = parse(gate.metric).spec
-    relative, absolute = spec.max_relative_change, spec.max_absolute_change
-    if relative is None and absolute is None:
+    relative = parse(gate.metric).spec.max_relative_change
+    if relative is None or gate.max_relative_drop is not None:
         return gate
-    return replace(
-        gate,
-        max_drop=absolute if gate.max_drop is None else gate.max_drop,
-        max_relative_drop=relative if gate.max_relative_drop is None else gate.max_relative_drop,
-    )
+    return replace(gate, max_relative_drop=relative)
 
 
 def beyond(

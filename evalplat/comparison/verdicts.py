@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from evalplat.comparison import segments
 from evalplat.comparison.guard import BoundScores, guard_verdict
 from evalplat.comparison.movers import movers_of, per_query_frame, query_id_rank
+from evalplat.comparison.paired_latency import PairedTimings, row_verdict, timed_row
 from evalplat.comparison.results import (
     BOUND_FIELDS,
     TESTS,
@@ -94,6 +95,7 @@ def compare_scores(
     bound: BoundScores | None = None,
     weights: Mapping[str, float] | pd.Series | None = None,
     tags: Mapping[str, Iterable[str] | str | None] | None = None,
+    timings: PairedTimings | None = None,
 ) -> ComparisonResult:
     """Compare per-query scores of a candidate with a baseline's.
 
@@ -107,7 +109,9 @@ def compare_scores(
     ``bound`` holds both sides' scores under the optimistic bound
     (``evalplat.comparison.guard.optimistic_bound``); without it, ``unjudged = "bound"`` gates fall
     back to the Judged@k rule. ``tags`` (query id -> its tags) adds a row per metric and segment
-    (``evalplat.comparison.segments``).
+    (``evalplat.comparison.segments``). ``timings`` are the two config versions' paired
+    timings, on which latency is decided (``evalplat.comparison.paired_latency``); without
+    them a latency row is shown and not gated.
     """
     import numpy as np
 
@@ -138,6 +142,7 @@ def compare_scores(
         gate = gate_by_metric.get(name)
         judged = judged_coverage(metric, wide_a, wide_b, coverage)
         rows.append(_measure(metric, a, b, gate, options, judged, weights=w, draws=draws))
+        timed_row(rows[-1], metric, timings)
         per_query.append((name, a, b))
         movers[name] = movers_of(name, wide_a.index, a, b, metric.direction, options, id_rank)
     by_segment = segments.measure_segments(
@@ -208,6 +213,8 @@ def _measure(
     pending: list[Callable[[dict[str, Any]], None]] = []
     if identical:
         p_value, ci = 1.0, (0.0, 0.0)
+    elif metric.spec.paired_timings:
+        pass  # decided on paired timings (evalplat.comparison.paired_latency), not two runs
     elif metric.gateable and a.size and test == "bootstrap":
         if draws is None:
             p_value, ci = stats.bootstrap_difference(
@@ -235,7 +242,6 @@ def _measure(
         a, b, tolerance=options.tie_tolerance, higher_is_better=metric.higher_is_better
     )
     # an ungated row's verdict is for display, under the measure's own default thresholds
-    # (latency's 20 % and 35 ms), so that timing noise is not shown as a regression either
     limits = gate if gate is not None else with_default_threshold(Gate(str(metric)))
     row = {
         "metric": str(metric),
@@ -358,6 +364,8 @@ def _optimistic(
 def _plain_verdict(row: dict[str, Any]) -> str:
     """Threshold and test alone: regression, improvement or unchanged."""
     metric: Metric = row["metric_obj"]
+    if row.get("paired") is not None:
+        return row_verdict(row, row["paired"])
     p = row["p_corrected"]
     if row["identical"] or p is None or not p < row["alpha"] or not metric.gateable:
         return "unchanged"
@@ -373,6 +381,7 @@ def _decide(
     pessimistic = _plain_verdict(row)
     row.pop("metric_obj")
     row.pop("identical")
+    row.pop("paired", None)
     unjudged_rise = row.pop("unjudged_rise")
     mode = row.pop("unjudged_mode")
     best = best or {}

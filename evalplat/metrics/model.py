@@ -245,9 +245,10 @@ class Measure:
     # The relative change a gate on this measure needs unless it sets a threshold of its own
     # (timing noise must not alert); None: no default threshold.
     max_relative_change: float | None = None
-    # The absolute change (in the measure's unit) such a gate needs as well: a relative rise
-    # of a small figure (a 15 ms p95 on a busy machine) is not yet worth an alert.
-    max_absolute_change: float | None = None
+    # True for timings (latency): a verdict needs the baseline's version timed beside the
+    # candidate in the same night (evalplat.comparison.paired_latency), since two runs timed
+    # apart differ by the machine's load; without such timings the row is shown, not gated.
+    paired_timings: bool = False
 
     def __post_init__(self) -> None:
         if not _NAME.match(self.name):

@@ -68,15 +68,16 @@ SYSTEM: tuple[Measure, ...] = (
         value_unit="ms",
         unknown_values=True,
         max_relative_change=0.2,
-        max_absolute_change=35.0,
+        paired_timings=True,
         notes=(
             "Recorded by `evalplat run` and `nightly` for every answered query; a run imported "
             "from a file has no latency and no Latency scores (not 0).",
             "A failed query has no latency: figures use the answered queries, and a comparison "
             "pairs the queries both runs answered.",
-            "The mean is tested with the comparison's paired test, a percentile with a paired "
-            "bootstrap of its difference; a gate needs a 20 % rise and a 35 ms one unless it "
-            "sets its own thresholds, so a busy machine does not alert "
+            "A verdict rests on timings of both config versions taken together, query by "
+            "query, in the same night: a Wilcoxon signed-rank test of log(candidate/baseline) "
+            "and a typical slowdown (Hodges-Lehmann) of at least 20 % unless the gate sets its "
+            "own; two stored runs without them are shown, not gated "
             "(docs/regression-detection.md).",
         ),
     ),

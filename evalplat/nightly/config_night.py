@@ -66,9 +66,31 @@ class ConfigNight:
             self.failed(None if run is None else run.id, error or "the run failed", outcome)
             return False
         self.done = run
+        self.time_with_baseline(run)
         events = observe_run(store, spec, test_set, run.id, None, self.channels, emit)
         outcome.alerts += [event_summary(event) for event in events]
         return True
+
+    def time_with_baseline(self, run: RunInfo) -> None:
+        """When a latency gate applies, time the baseline's config version beside the run's,
+        query by query, now, under the night's load (``evalplat.running.paired_timing``): the
+        comparison gates latency on those timings. A baseline that cannot be searched (an
+        imported run, a config gone) leaves latency not gated, and the night goes on."""
+        from evalplat.running.paired_timing import gates_timings, time_pairs
+
+        if not gates_timings(self.project.gates_for(self.test_set)):
+            return
+        baseline = self.store.baseline(self.spec.compare_to or self.spec.name, self.test_set)
+        if baseline is None or baseline.run_id == run.id:
+            return
+        entry = {"step": "paired_timing", "config": self.spec.name, "testset": self.test_set,
+                 "run": run.id, "baseline_run": baseline.run_id}  # fmt: skip
+        try:
+            timings = time_pairs(self.store, baseline.run_id, run.id)
+        except EvalplatError as error:
+            self.emit({**entry, "skipped": str(error)})
+            return
+        self.emit({**entry, "pairs": len(timings.query_ids)})
 
     def compared_runs(self) -> list[int]:
         """The completed run and the baseline it will be compared with (none when it is or

@@ -231,7 +231,7 @@ class _Workers:
             except queue.Empty:
                 return
             try:
-                outcome = _search_one(searcher, query[0], query[1], depth, policy, limiter)
+                outcome = search_one(searcher, query[0], query[1], depth, policy, limiter)
             except BaseException as error:  # SystemExit from a user's searcher: one failed query
                 message = _text(f"{type(error).__name__}: {error}")
                 outcome = QueryOutcome(query[0], "failed", error=message)
@@ -269,7 +269,7 @@ def search_unstored(
     if settings.concurrency == 1:  # one at a time: no thread to hand each query to and back
         with steady_collector():
             return [
-                _search_one(searcher, qid, text, settings.depth, policy, limiter)
+                search_one(searcher, qid, text, settings.depth, policy, limiter)
                 for qid, text in queries
             ]
     with (
@@ -277,13 +277,13 @@ def search_unstored(
         ThreadPoolExecutor(settings.concurrency, thread_name_prefix="evalplat-search") as pool,
     ):
         futures = [
-            pool.submit(_search_one, searcher, qid, text, settings.depth, policy, limiter)
+            pool.submit(search_one, searcher, qid, text, settings.depth, policy, limiter)
             for qid, text in queries
         ]
         return [future.result() for future in futures]
 
 
-def _search_one(
+def search_one(
     searcher: Searcher,
     query_id: str,
     text: str,

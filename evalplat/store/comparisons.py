@@ -64,6 +64,7 @@ from evalplat.store.comparable import (
 from evalplat.store.events import ONLINE_TRIGGER
 from evalplat.store.grade_views import GradeViewsMixin
 from evalplat.store.history import HistoryPoint
+from evalplat.store.paired_timings import PairedTimingsMixin
 from evalplat.store.run_facts import read_facts, stored_facts
 from evalplat.store.run_reads import scores_of
 from evalplat.store.run_rows import latest_evaluations, resolve_run
@@ -93,7 +94,7 @@ class StoredComparison:
     has_results: bool  # both runs' ranked results are stored (not pruned, not online)
 
 
-class ComparisonsMixin(GradeViewsMixin):
+class ComparisonsMixin(GradeViewsMixin, PairedTimingsMixin):
     # ── comparing ────────────────────────────────────────────────────────────────────────────
 
     def mean_deltas(
@@ -194,9 +195,11 @@ class ComparisonsMixin(GradeViewsMixin):
                 ) if bounded else None  # fmt: skip
             else:
                 overlap, _ = rank_overlap(results_a, results_b, k=overlap_k)
+        timings = self.paired_timings(ids[0], ids[1])
         result = self._compare_views(
-            views, (scores_a, scores_b), metrics, gates, options, overlap, bound, weights, tags
-        )
+            views, (scores_a, scores_b), metrics, gates, options, overlap, bound, weights, tags,
+            timings,
+        )  # fmt: skip
         now = utcnow()
         with self.session() as session:
             facts = read_facts(session, ids, (scores_a, scores_b))

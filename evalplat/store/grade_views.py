@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
     from evalplat.comparison.guard import BoundScores
     from evalplat.comparison.model_views import GradeViews
+    from evalplat.comparison.paired_latency import PairedTimings
     from evalplat.comparison.results import OverlapSummary
     from evalplat.metrics.registry import Metric
 
@@ -94,6 +95,7 @@ class GradeViewsMixin(RunsMixin, JudgeGradesMixin):
         bound: BoundScores | None,
         weights: dict[str, float] | None,
         tags: dict[str, list[str]] | None,
+        timings: PairedTimings | None = None,
     ) -> ComparisonResult:
         """The comparison on the stored scores, or on each view of the grades, merged."""
         from evalplat.comparison.model_views import merge_views
@@ -102,7 +104,7 @@ class GradeViewsMixin(RunsMixin, JudgeGradesMixin):
             scores: tuple[pd.DataFrame, pd.DataFrame], limit: BoundScores | None
         ) -> ComparisonResult:
             return compare_scores(*scores, metrics, gates, options, overlap=overlap, bound=limit,
-                                  weights=weights, tags=tags)  # fmt: skip
+                                  weights=weights, tags=tags, timings=timings)  # fmt: skip
 
         if views is None:
             return on(stored, bound)

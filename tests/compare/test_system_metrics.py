@@ -1,6 +1,8 @@
 """Latency and zero results gate like relevance once a gate names them: a slower candidate, or
 one that answers fewer queries, fails ``compare --gate ... --fail-on-regression``; timing noise
-does not. Without ``--gate`` they are shown, not gated, and the output says so.
+does not. A latency gate is decided on both configs searched again together, query by query,
+by ``compare`` (``evalplat.running.paired_timing``). Without ``--gate`` they are shown, not
+gated, and the output says so.
 
 The engine is a loopback HTTP server of the tests' own (``fixtures/latency_engine.py``, in a
 process of its own) that answers like Elasticsearch after a delay set per path: ``/base``
@@ -120,7 +122,9 @@ def test_a_candidate_that_doubles_latency_fails_the_gate(
         assert rows[name]["higher_is_better"] is False
         # time.sleep waits at least as long as asked: the candidate is BASE slower per query
         assert rows[name]["delta"] > 0.5 * BASE * 1000
-    assert rows["Latency(p=95)"]["test"] == "bootstrap"
+    # decided on both versions timed together by compare, query by query (the same pairs)
+    assert rows["Latency(p=95)"]["test"] == "wilcoxon" and rows["Latency"]["timing_pairs"] == 100
+    assert rows["Latency"]["timing_ratio"] > 1.5
     assert rows["Latency"]["max_relative_drop"] == 0.2  # the measure's default threshold
     assert rows["nDCG@10"]["verdict"] == "unchanged"  # same results: relevance did not move
     # without --gate, latency is shown but not gated: the relevance metrics decide
@@ -147,13 +151,16 @@ def test_timing_noise_of_ten_percent_does_not_alert(
 
 def test_an_identical_latency_profile_never_alerts() -> None:
     from evalplat.comparison import compare_scores
+    from evalplat.comparison.results import Gate
 
     scores = pd.DataFrame(
         {"query_id": [f"q{n}" for n in range(50)], "metric": "Latency(p=95)",
          "value": [float(10 + n % 7) for n in range(50)]}
     )  # fmt: skip
-    row = compare_scores(scores, scores).metrics[0]
-    assert (row.verdict, row.p_value, row.delta) == ("unchanged", 1.0, 0.0)
+    row = compare_scores(scores, scores, gates=[Gate("Latency(p=95)")]).metrics[0]
+    # two stored runs without paired timings: shown, no test, no verdict to alert on
+    assert (row.verdict, row.p_value, row.delta, row.gated) == ("unchanged", None, 0.0, False)
+    assert row.not_gated == "unpaired"
 
 
 def test_answering_nothing_for_a_tenth_more_queries_fails_the_gate(

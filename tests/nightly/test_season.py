@@ -23,7 +23,8 @@ The nights, and what each must end with:
    written)
 7. the http engine answers 500: ``remote``'s operational alert opens               → exit 3
 8. the engine is back: it resolves                                                → exit 0
-9. a quiet night while a child process keeps a core busy: nothing alerts          → exit 0
+9. a quiet night while a child process keeps a core busy: nothing alerts, the latency gate
+   decided on each baseline timed again beside its candidate                      → exit 0
 10. the A/B log of day 10 comes in, ``cand``'s arm with 30 % fewer clicks: an online
     regression opens; ``compare prod@baseline cand@latest`` still compares offline → exit 1
 11. ``cand``'s arm gets no more traffic; ``exp``'s engine returns nothing: it regresses on
@@ -424,6 +425,24 @@ class Season:
         assert self.ledger[alert_id] == ["opened"], f"alert {alert_id}: {self.ledger[alert_id]}"
         self.ledger[alert_id].append("resolved")
 
+    def latency_gated_on_pairs(self, where: str) -> None:
+        """Tonight's latency gate was decided on each baseline's version timed again beside
+        its candidate, query by query, under tonight's load (every query of the small test
+        sets), and none regressed (``cand`` is compared with ``prod``, whose engine sleeps
+        10 ms a query: it is credibly faster)."""
+        assert self.outcome is not None
+        rows = [(c["config"], m) for c in self.outcome.comparisons for m in c["metrics"]
+                if m["metric"] == "Latency(p=95)"]  # fmt: skip
+        assert len(rows) == 5, f"{where}: latency rows {rows}"
+        for config, row in rows:
+            decided = (row["gated"], row["test"], row["not_gated"])
+            assert decided == (True, "wilcoxon", None), f"{where}: {config} {row}"
+            expected = "improvement" if config == "cand" else "unchanged"
+            assert row["verdict"] == expected, f"{where}: {config} {row}"
+            assert row["timing_pairs"] >= 20, f"{where}: {config} {row}"
+        timed = [step for step in self.steps if step["step"] == "paired_timing"]
+        assert len(timed) == 5 and not [t for t in timed if "skipped" in t], timed
+
     def sweep_lines(self, where: str, count: int) -> list[dict[str, Any]]:
         """Tonight's ``sweep`` lines: ``count`` of them, each with its gains and no error,
         and no index row of a sweep's setting."""
@@ -605,6 +624,7 @@ def test_a_season_of_nights_converges_and_the_front_page_tells_the_truth(season:
 
     with busy_core():
         s.night(9, "a quiet night on a busy machine", code=0, events=[], target=MISSED)
+    s.latency_gated_on_pairs("night 9")
 
     s.import_events(10, {"prod": 1.0, "cand": 0.7})
     s.night(
