@@ -115,8 +115,12 @@ class Model:
                 expected[("target", config, "topics", metric)] = missed(
                     self.configs[config], metric
                 )
-        if self.remote:
+        if self.remote:  # the http engine is always good; its gates apply but segments' not
             expected[("operational", "remote", "catalog", None)] = self.engine_down
+            for metric, segment in self.all_gates():
+                if segment is None:
+                    state = None if metric in UNPREDICTED else False
+                    expected[("regression", "remote", "catalog", metric)] = state
         return expected
 
     def project_text(self, folder: Path, *, search_url: str, hook: str) -> str:

@@ -30,6 +30,7 @@ After every night:
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -398,6 +399,23 @@ class SeasonSearch(RuleBasedStateMachine):
                 assert len(figures) == 1, (
                     f"{where}: run {run}'s {metric} reads {figures} on runs show / history"
                 )
+            self._check_index_figure(where, config, test_set, run, means["nDCG@10"])
+
+    def _check_index_figure(
+        self, where: str, config: str, test_set: str, run: int, figure: float
+    ) -> None:
+        """The index row of ``config`` links tonight's run and shows its nDCG@10."""
+        html = (self.folder / "site" / "index.html").read_text(encoding="utf-8")
+        row = re.search(
+            rf'<tr data-config="{config}" data-testset="{test_set}".*?</tr>', html, flags=re.S
+        )
+        assert row is not None, f"{where}: no index row of {config} on {test_set}"
+        linked = re.search(r'href="runs/run-(\d+)\.html"', row.group(0))
+        shown = re.search(r"nDCG@10 ([0-9.]+)", row.group(0))
+        assert linked and int(linked.group(1)) == run, f"{where}: {config}'s row {row.group(0)}"
+        assert shown and shown.group(1) == f"{figure:.4f}", (
+            f"{where}: {config}'s row shows {shown and shown.group(1)}, runs show {figure:.4f}"
+        )
 
     def _check_index(self, where: str, steps: list[dict[str, Any]]) -> None:
         page = read_index(self.folder / "site" / "index.html")
@@ -468,7 +486,7 @@ def world(
 
 SEARCH = settings(
     max_examples=3,
-    stateful_step_count=6,
+    stateful_step_count=5,
     derandomize=True,
     database=None,
     deadline=None,
