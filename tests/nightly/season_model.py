@@ -1,0 +1,192 @@
+"""The model of the season search (``test_season_search``): what a project is on a night, what
+its file says, and what each night must end with.
+
+The world is ``season_world``'s: test sets ``topics`` (30 queries tagged head/tail) and
+``catalog`` (20 untagged), the ``engine:search`` python searcher whose ``mode`` decides its
+quality, and an ``http`` config ``remote`` on ``catalog`` against a search server on 127.0.0.1.
+
+The python configs live on ``topics``. Their quality by mode, on every judged measure:
+``good`` and ``fresh`` find the relevant document first (``fresh`` puts an unjudged ``yN``
+second, which the team may grade 0: it never changes a judged figure); ``bad`` finds only
+judged non-relevant documents; ``empty`` finds nothing (every query a zero-result one).
+Each of these is certain on every query, so a verdict follows from the modes alone.
+
+A config's baseline is its first complete run (the store's rule for an unpinned baseline), so
+its verdict tonight is its mode tonight against its mode on its first night.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+MODES = ("good", "bad", "empty", "fresh")
+FOUND = {"good": 1, "fresh": 1, "bad": 0, "empty": 0}  # the relevant document found first?
+RELEVANCE = ("nDCG@10", "RR@10", "P@5")
+# gates: (metric, segment); every gate has ``max_drop = 0.01``, latency its default thresholds
+GATES = (
+    ("RR@10", None),
+    ("P@5", None),
+    ("nDCG@10", "tail"),
+    ("nDCG@10", "head"),
+    ("ZeroResult", None),
+    ("Coverage", None),
+    ("Latency(p=95)", None),
+)
+# targets: (metric, bound); a target names one config
+TARGETS = (
+    ("P@5", "min = 0.15"),  # 0.2 when the relevant document is found, else 0
+    ("nDCG@10", "min = 0.5"),
+    ("Coverage", "min = 0.99"),  # reads no judgments (issue 53, item 1)
+    ("ZeroResult", "max = 0.01"),
+    ("Latency(p=95)", "max = 60000"),  # a minute: met at any load
+)
+UNPREDICTED = ("Latency(p=95)",)  # timings: the verdict depends on the machine's load
+SMALL = {"head"}  # 10 queries, under min_segment_queries (20): shown, never gated
+
+Subject = tuple[str, str, str, str | None]  # (kind, config, test set, metric)
+
+
+def alert_key(metric: str, segment: str | None) -> str:
+    return f"{metric} [segment {segment}]" if segment else metric
+
+
+def regressed(baseline: str, mode: str, metric: str, segment: str | None) -> bool | None:
+    """Whether a gate on ``metric`` calls ``mode`` a regression from ``baseline`` (None: the
+    model does not say)."""
+    if segment in SMALL:
+        return False
+    if metric in UNPREDICTED:
+        return None
+    if metric in RELEVANCE:
+        return FOUND[baseline] > FOUND[mode]
+    # ZeroResult and Coverage: only an engine that answers nothing changes them
+    return mode == "empty" and baseline != "empty"
+
+
+def missed(mode: str, metric: str) -> bool:
+    if metric in RELEVANCE:
+        return not FOUND[mode]
+    if metric in ("Coverage", "ZeroResult"):
+        return mode == "empty"
+    return False
+
+
+@dataclass
+class Model:
+    """The project as its file says tonight, and what the model knows of its past."""
+
+    configs: dict[str, str] = field(default_factory=lambda: {"prod": "good"})
+    contents: dict[str, list[str]] = field(default_factory=lambda: {"prod": ["good"]})
+    baselines: dict[str, str] = field(default_factory=dict)  # config → its first night's mode
+    remote: bool = True
+    engine_down: bool = False
+    hook_down: bool = False
+    gates: list[tuple[str, str | None]] = field(default_factory=list)
+    targets: list[tuple[str, str, str]] = field(default_factory=list)  # (config, metric, bound)
+    dropped: set[str] = field(default_factory=set)
+    added: int = 0  # configs added so far (their names: new1, new2, ...)
+    changed: bool = True  # something changed since the last night (the first night counts)
+
+    def version_of(self, config: str) -> int:
+        """The version number of the config's content tonight: contents are numbered in the
+        order they first appeared, and a rollback goes back to an earlier number."""
+        return self.contents[config].index(self.configs[config]) + 1
+
+    def set_mode(self, config: str, mode: str) -> None:
+        self.configs[config] = mode
+        if mode not in self.contents[config]:
+            self.contents[config].append(mode)
+        self.changed = True
+
+    def all_gates(self) -> list[tuple[str, str | None]]:
+        return [("nDCG@10", None), *self.gates]
+
+    def expected_open(self) -> dict[Subject, bool | None]:
+        """After tonight: each subject the model can judge → whether its alert is open."""
+        expected: dict[Subject, bool | None] = {}
+        for config, mode in self.configs.items():
+            baseline = self.baselines.setdefault(config, mode)
+            for metric, segment in self.all_gates():
+                subject = ("regression", config, "topics", alert_key(metric, segment))
+                expected[subject] = regressed(baseline, mode, metric, segment)
+        for config, metric, _ in self.targets:
+            if config in self.configs:
+                expected[("target", config, "topics", metric)] = missed(
+                    self.configs[config], metric
+                )
+        if self.remote:  # the http engine is always good; its gates apply but segments' not
+            expected[("operational", "remote", "catalog", None)] = self.engine_down
+            for metric, segment in self.all_gates():
+                if segment is None:
+                    state = None if metric in UNPREDICTED else False
+                    expected[("regression", "remote", "catalog", metric)] = state
+        return expected
+
+    def project_text(self, folder: Path, *, search_url: str, hook: str) -> str:
+        python = "".join(
+            f"""
+[[configs]]
+name = "{name}"
+searcher = "python"
+testsets = ["topics"]
+concurrency = 2
+[configs.params]
+function = "engine:search"
+path = "{folder}"
+mode = "{mode}"
+"""
+            for name, mode in self.configs.items()
+        )
+        remote = f"""
+[[configs]]
+name = "remote"
+searcher = "http"
+testsets = ["catalog"]
+concurrency = 2
+[configs.params]
+url = "{search_url}"
+query_params = {{ q = "{{{{ query }}}}", n = "{{{{ depth }}}}" }}
+results_path = "results"
+retries = 0
+timeout = 5
+"""
+        gates = "".join(
+            f'\n[[gates]]\nmetric = "{metric}"\n'
+            + ("" if metric in UNPREDICTED else "max_drop = 0.01\n")
+            + (f'segment = "{segment}"\n' if segment else "")
+            for metric, segment in self.gates
+        )
+        targets = "".join(
+            f'\n[[targets]]\nmetric = "{metric}"\n{bound}\nconfig = "{config}"\n'
+            for config, metric, bound in self.targets
+        )
+        return f"""
+[[testsets]]
+name = "topics"
+qrels = "topics-qrels.txt"
+queries = "topics.tsv"
+
+[[testsets]]
+name = "catalog"
+qrels = "catalog-qrels.txt"
+queries = "catalog.tsv"
+{python}{remote if self.remote else ""}
+[metrics]
+names = ["nDCG@10", "P@5", "RR@10"]
+
+[[gates]]
+metric = "nDCG@10"
+max_drop = 0.01
+{gates}{targets}
+[[alerts]]
+type = "webhook"
+url = "{hook}"
+
+[[alerts]]
+type = "json"
+path = "alerts.jsonl"
+
+[reports]
+dir = "site"
+"""
