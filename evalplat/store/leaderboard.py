@@ -176,10 +176,10 @@ class LeaderboardMixin(StoreBase):
             where = ids.index(first) if first is not None else _production(session, ids)
             base = ids[where]  # the baseline's scores decide the version
             evaluations, left_out = _common_evaluations(session, ids, base, named=bool(refs))
+            ids = [run_id for run_id in ids if run_id not in left_out]
             on = version_name(session, evaluations[ids.index(base)])
             notes = tuple(f"{label} is left out: it has no scores on {on}"
                           for label in _labels(session, left_out)) if left_out else ()  # fmt: skip
-            ids = [run_id for run_id in ids if run_id not in left_out]
             if len(ids) < 2:
                 raise InputError(f"a leaderboard needs two runs or more scored on {on}, "
                                  f"got {len(ids)}")  # fmt: skip

@@ -137,3 +137,23 @@ def test_leaderboard_verdicts_are_compares_against_production(
             for r in m["runs"]}  # fmt: skip
     assert rows[("P@5", "cand@1")]["verdict"] == "not gated"
     assert rows[("AP", "cand@1")]["verdict"] == gated.metric("AP").verdict
+
+
+def test_a_dropped_configs_run_on_older_judgments_is_left_out_not_a_refusal(
+    db_url: str, cli: Callable[..., Any]
+) -> None:
+    with Store.open(db_url) as store:
+        store.import_test_set("small", content())
+        good = good_rankings(content())
+        dropped = store_run(store, "a-dropped", "small", good)  # first by name, then dropped
+        store.import_test_set("small", content(relevant=5))  # new judgments: version 2
+        prod = store_run(store, "prod", "small", good)
+        cand = store_run(store, "cand", "small", {q: d[:1] for q, d in good.items()})
+        store.compare_runs(prod, cand, gating=True)
+    board = cli("leaderboard", "--config-glob", "*", "-m", "P@5", "--db", db_url)
+    assert board.exit_code == 0, board.stderr
+    assert "a-dropped@1 is left out: it has no scores on small@2" in board.stdout
+    assert "baseline prod@1" in " ".join(board.stdout.split())
+    named = cli("leaderboard", "prod@latest", str(dropped), "--db", db_url)
+    assert named.exit_code == 2
+    assert f"evalplat rescore {dropped} --testset small@2" in named.stderr
