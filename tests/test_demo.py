@@ -94,7 +94,11 @@ def test_demo_builds_a_project_reports_regressions_and_exits_0(
     # the A/B test's arms against the control arm on the log's last day
     assert "arms vs bm25-porter@1" in candidates[1] and "CTR" in candidates[1]
     opened = summary.split("open alerts (", 1)[1]
-    assert opened.startswith(f"{len(data['alerts']) + 2})")
+    # production's two regressions, and the A/B arms' online ones: without a gate on an online
+    # measure the night gates every online measure, as `online compare` does
+    online = len(re.findall(r"bm25-(?:and|nostem)\s+online:\w+\s+on\s+online", opened))
+    assert online >= 1 and "bm25-porter online:" not in opened
+    assert opened.startswith(f"{len(data['alerts']) + 2 + online})")
     assert "bm25-porter nDCG@10 on cranfield" in opened
     unwrapped = second.stdout.replace("\n", "")  # Rich folds long paths at the console width
     assert "report:" in summary and data["report"] in unwrapped
@@ -125,7 +129,8 @@ def test_demo_builds_a_project_reports_regressions_and_exits_0(
     own = [c for c in third["comparisons"] if c["config"] == "bm25-porter"]
     assert [c["verdict"] for c in own] == ["unchanged"]
     assert (
-        len((folder / "alerts.jsonl").read_text(encoding="utf-8").splitlines()) == len(alerts) + 4
+        len((folder / "alerts.jsonl").read_text(encoding="utf-8").splitlines())
+        == len(alerts) + 4 + online
     )
 
 
@@ -155,3 +160,14 @@ def test_demo_online_ab_test_tells_the_offline_story(
     assert zero["baseline"] == 0.0 and zero["candidate"] > 0.5 and zero["verdict"] == "regression"
     # the candidate without stemming is worse by a little: at most unchanged online
     assert online["bm25-nostem"]["online:CTR"]["delta"] <= 0.0
+    # the night's stored A/B comparison (the front page's) is gated by the same default rule
+    # set as the console: the AND arm's click-through collapse is a regression there too
+    from evalplat.store import Store
+
+    with Store.open(f"sqlite:///{tmp_path / 'demo' / 'evalplat.db'}") as store:
+        stored = [c for c in store.recent_comparisons("online", 50) if "bm25-and" in c.candidate]
+        assert stored, "the demo's nights compared no A/B arm"
+        for comparison in stored:
+            assert "online:CTR" in [g["metric"] for g in comparison.options["gates"]]
+            loaded = store.load_comparison(comparison.id)
+            assert loaded.metric("online:CTR").verdict == "regression"

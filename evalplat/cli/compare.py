@@ -30,13 +30,18 @@ from evalplat.cli.common import (
     run_ref_note,
     writing,
 )
+from evalplat.cli.compare_gates import (
+    CompareProjectOption,
+    GateOptions,
+    chosen_gates,
+    project_file,
+)
 from evalplat.cli.compare_output import print_comparison, write_junit
 from evalplat.cli.target_views import FailOnTargetOption, TargetOption
 from evalplat.metrics.numbers import value_text
 
 if TYPE_CHECKING:
     from evalplat.comparison.verdicts import ComparisonResult
-    from evalplat.metrics.registry import Metric
     from evalplat.store import Store
     from evalplat.store.history import HistoryPoint
 
@@ -161,6 +166,7 @@ def compare_command(
     ] = 20,
     target: TargetOption = None,
     fail_on_target: FailOnTargetOption = False,
+    project: CompareProjectOption = None,
     as_json: JsonOption = False,
     db: DbOption = None,
 ) -> None:
@@ -168,15 +174,11 @@ def compare_command(
 
     Gates the relevance metrics (or those named with --gate) and prints which were gated, with
     which threshold, test and correction, and why a drop was not called a regression."""
-    from dataclasses import replace
-
     from evalplat.cli import target_views
     from evalplat.comparison.results import MODEL_MODES
-    from evalplat.comparison.thresholds import gated_by_default
-    from evalplat.comparison.verdicts import UNJUDGED_MODES, CompareOptions, Gate
+    from evalplat.comparison.verdicts import UNJUDGED_MODES, CompareOptions
     from evalplat.errors import InputError
     from evalplat.inputs.validation import SEED_MAX
-    from evalplat.metrics.registry import parse_all
     from evalplat.running.paired_timing import time_gated_pairs
 
     if unjudged not in UNJUDGED_MODES:
@@ -190,35 +192,15 @@ def compare_command(
     options = CompareOptions(test=test, alpha=alpha, seed=seed, allow_partial=allow_partial,
                              min_segment_queries=min_segment_queries)  # fmt: skip
     targets = target_views.parse_targets(target)
+    project = project_file(project)
     if report is not None:  # before the comparison is stored
         check_output_path(report, "--report", make_folder=True)
     if junit is not None:
         check_output_path(junit, "--junit")
-    store = open_store(db)
-    gates = None
-    named = list({str(m): m for m in parse_all(gate)}.values()) if gate else None
-    tuned = max_drop is not None or max_relative_drop is not None or unjudged != "bound"
-    if metric or named or tuned or segment:
-        chosen = parse_all(metric) if metric else None
-        if named is not None:
-            held = named
-        else:
-            compared = chosen if chosen is not None else _scored_metrics(store, baseline, candidate)
-            held = [m for m in compared if gated_by_default(m)]
-        gates = [
-            Gate(
-                str(m),
-                # thresholds for every metric leave latency's own 20 %: 0.01 is a point of nDCG
-                max_drop=max_drop if _own_threshold(m, named) else None,
-                max_relative_drop=max_relative_drop if _own_threshold(m, named) else None,
-                test=test,
-                alpha=alpha,
-                unjudged=unjudged,
-                judge=judge,
-            )
-            for m in held
-        ]
-        gates += [replace(g, segment=tag) for tag in dict.fromkeys(segment or ()) for g in gates]
+    store = open_store(db, project_file=project)
+    given = GateOptions(metric, gate, test, alpha, max_drop, max_relative_drop, unjudged, judge,
+                        segment)  # fmt: skip
+    gates = chosen_gates(store, baseline, candidate, given, project)
     store.check_target_segments(candidate, targets)
     time_gated_pairs(store, baseline, candidate, gates)  # latency gated on timings taken now
     result = store.compare_runs(
@@ -243,17 +225,6 @@ def compare_command(
         raise typer.Exit(1)
     if fail_on_target and any(v.verdict == "missed" for v in verdicts):
         raise typer.Exit(1)
-
-
-def _scored_metrics(store: Store, baseline: str, candidate: str) -> list[Metric]:
-    """The metrics both runs were scored with, in the baseline's stored order."""
-    from evalplat.metrics.registry import parse
-
-    names = [
-        dict.fromkeys(str(n) for n in store.evaluation_scores(store.resolve_run(ref))["metric"])
-        for ref in (baseline, candidate)
-    ]
-    return [parse(name) for name in names[0] if name in names[1]]
 
 
 def write_report(result: ComparisonResult, path: Path, store: Store) -> None:
@@ -446,8 +417,3 @@ def baseline_show_command(
     for i in infos:
         how = "pinned" if i.pinned else "first complete run"
         typer.echo(f"{i.config}\t{i.test_set}\trun {i.run_id}\t{how}\t{i.set_at:%Y-%m-%d %H:%M}")
-
-
-def _own_threshold(metric: Metric, named: list[Metric] | None) -> bool:
-    """Do the command line's thresholds apply? If named by ``--gate`` or default-less."""
-    return (named is not None and metric in named) or metric.spec.max_relative_change is None

@@ -24,11 +24,13 @@ from evalplat.cli.common import (
     print_json,
     writing,
 )
+from evalplat.cli.compare_gates import CompareProjectOption
 
 if TYPE_CHECKING:
     from evalplat.comparison.leaderboard import Leaderboard
 
-_VERDICT_MARKS = {"improvement": "▲ better", "regression": "▼ worse", "unchanged": "="}
+_VERDICT_MARKS = {"improvement": "▲ better", "regression": "▼ worse", "unchanged": "=",
+                  "needs_judgments": "? needs judgments"}  # fmt: skip
 
 
 def register(app: typer.Typer) -> None:
@@ -71,8 +73,9 @@ def leaderboard_command(
         str | None,
         typer.Option(
             "--baseline",
-            help=f"Run every other is tested against: {RUN_REF} (default: the first run that "
-            "is its config's pinned baseline, else the first run).",
+            help=f"Run every other is compared with: {RUN_REF} (default: production, the "
+            "config the others are gated against, else the first pinned baseline, else the "
+            "first run).",
             show_default=False,
         ),
     ] = None,
@@ -90,8 +93,8 @@ def leaderboard_command(
         float,
         typer.Option(
             "--alpha",
-            help="Family-wise level of everything shown: half for the tests against the "
-            "baseline (Holm), half for each metric's pairs (Tukey HSD).",
+            help="Family-wise level of each metric's pairs (Tukey HSD); the verdicts against the "
+            "baseline are compare's, at their gates' level.",
         ),
     ] = 0.05,
     draws: Annotated[
@@ -110,17 +113,22 @@ def leaderboard_command(
             "--report", help="Write the leaderboard as an HTML page here.", show_default=False
         ),
     ] = None,
+    project: CompareProjectOption = None,
     as_json: JsonOption = False,
     db: DbOption = None,
 ) -> None:
     """Rank many runs on one test set version: each run's mean with its interval, which runs
     differ (letters: runs sharing one are not shown to differ) and each against the baseline.
 
-    Controls the family-wise error over everything shown: Holm over every run and metric
-    against the baseline, the randomized Tukey HSD over all pairs of a metric."""
+    The verdict of each run against the baseline is the one compare gives the pair, with the
+    same gates (the project's [[gates]] in a project directory or with --project, else the
+    relevance metrics); the letters come from the randomized Tukey HSD over all pairs of a
+    metric."""
+    from evalplat.cli.compare_gates import project_file
     from evalplat.comparison.leaderboard import MAX_DRAWS, LeaderboardOptions
     from evalplat.inputs.validation import SEED_MAX, check_number
     from evalplat.metrics.registry import parse_all
+    from evalplat.nightly.project import load_project
 
     check_number(alpha, "--alpha", above=0, maximum=0.999999)
     check_number(draws, "--draws", minimum=1, maximum=MAX_DRAWS)
@@ -131,10 +139,12 @@ def leaderboard_command(
         check_output_path(csv_path, "--csv")
     if report is not None:
         check_output_path(report, "--report", make_folder=True)
-    store = open_store(db)
+    project = project_file(project)
+    store = open_store(db, project_file=project)
+    stated = None if project is None else load_project(project).stated_gates
     board = store.leaderboard(
         runs or (), config_glob=config_glob, label=label, testset=testset, baseline=baseline,
-        metrics=chosen, options=options,
+        metrics=chosen, options=options, gates_of=stated,
     )  # fmt: skip
     if csv_path is not None:
         with writing(csv_path, "--csv"):
@@ -169,7 +179,7 @@ def print_leaderboard(board: Leaderboard) -> None:
     for metric in board.metrics:
         table = Table(
             "rank", "run", "id", f"{metric.metric} [95% interval]", "letters",
-            "Δ vs baseline", "p (Holm)", "verdict",
+            "Δ vs baseline", "p (corrected)", "verdict",
             title=f"{metric.metric} ({'higher' if metric.higher_is_better else 'lower'} "
                   "is better)",
         )  # fmt: skip
@@ -184,14 +194,16 @@ def print_leaderboard(board: Leaderboard) -> None:
                 "" if s.verdict is None else _VERDICT_MARKS.get(s.verdict, s.verdict),
             )  # fmt: skip
         console.print(table)
+    for note in board.notes:
+        console.print(note, highlight=False, markup=False)
     console.print(
         f"{counted(len(board.runs), 'run')} on {board.test_set or 'one test set'}, "
         f"{counted(board.queries, 'query')}"
         f"{', weighted' if board.weighted else ''}; baseline {board.baseline}. "
         f"Runs sharing a letter are not shown to differ (randomized Tukey HSD, {options.draws} "
-        f"permutations, alpha {options.alpha / 2:g} per metric); verdicts: paired randomization "
-        f"test, {options.permutations} permutations, Holm over {counted(board.tests, 'test')}, "
-        f"alpha {options.alpha / 2:g}. Family-wise level of everything shown on a metric: "
-        f"{options.alpha:g}; seed {options.seed}.",
+        f"permutations, family-wise level {options.alpha:g} per metric); verdicts: those "
+        f"`evalplat compare` gives each run against the baseline, with the same gates "
+        f"({counted(board.tests, 'gated verdict')}); seed {options.seed}.",
         highlight=False,
+        markup=False,
     )

@@ -43,10 +43,12 @@ def nightly(
 ) -> None:
     """Import changed test sets, register configs, run, compare with baselines, alert, report.
 
-    Exit 0: no regression; 1: a regression is confirmed (alerted once, not every night), or
-    with --fail-on-target a run missed a target;
+    Exit 0: no regression that fails the job; 1: a regression is confirmed (alerted once, not
+    every night) on a config [nightly] fail_on names (default: production's, not an
+    experiment's), or with --fail-on-target a run missed a target;
     2: the project is invalid (found before anything is written; --dry-run says 2 for exactly
-    the projects a night would refuse); 3: a run could not complete, the night's judge failed,
+    the projects a night would refuse); 3: a run could not complete (unless fail_on leaves out
+    "outage"), the night's judge failed,
     or the reports could not be written (3 beats 1; the other configs still ran and every alert
     was still delivered).
     One line per step on stdout (JSON lines with --json).

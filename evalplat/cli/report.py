@@ -17,6 +17,7 @@ from evalplat.cli.common import (
     print_json,
     writing,
 )
+from evalplat.cli.compare_gates import CompareProjectOption
 
 app = typer.Typer(help="Static HTML reports: run, comparison and the report site.",
                   no_args_is_help=True)  # fmt: skip
@@ -83,16 +84,21 @@ def report_compare(
     baseline: Annotated[str, typer.Argument(help=f"Baseline run: {RUN_REF}.")],
     candidate: Annotated[str, typer.Argument(help=f"Candidate run: {RUN_REF}.")],
     out: OutOption = None,
+    project: CompareProjectOption = None,
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Compare two runs (stored as a comparison) and write the comparison page; gates the
-    relevance metrics, as `evalplat compare` does by default."""
+    """Compare two runs (stored as a comparison) and write the comparison page; gates what
+    `evalplat compare` gates without gate options: the project's [[gates]], else the relevance
+    metrics."""
+    from evalplat.cli.compare_gates import GateOptions, chosen_gates, project_file
     from evalplat.reports import render_comparison
 
     _check_out(out)  # before the comparison is stored
-    store = open_store(db)
-    result = store.compare_runs(baseline, candidate)
+    project = project_file(project)
+    store = open_store(db, project_file=project)
+    gates = chosen_gates(store, baseline, candidate, GateOptions(), project)
+    result = store.compare_runs(baseline, candidate, gates=gates)
     target = _target(out, f"compare-{result.baseline_run_id}-{result.candidate_run_id}.html")
     with writing(target, "--out"):
         written = render_comparison(result, target, store)

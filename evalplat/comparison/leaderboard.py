@@ -9,18 +9,15 @@ permute):
 
 - **mean and interval**: the (weighted) mean over queries and its percentile bootstrap
   interval, resampling queries (``evalplat.comparison.shared_draws``, one stream of resamples
-  for every run and metric);
-- **all versus the baseline**: the paired randomization test of each run against the baseline
-  (the sign flips shared by every run and metric), Holm-corrected over every (metric, run)
-  shown, as ``compare`` corrects its gated metrics;
-- **all pairs**: the randomized Tukey HSD (``evalplat.comparison.tukey``), family-wise over the
-  pairs of the metric, and the compact letter display of the pairs that differ.
-
-One level for everything shown: ``alpha`` is split in two halves (Bonferroni), one for the
-all-versus-baseline family and one for each metric's all-pairs family, so that on one metric
-the chance that anything at all is flagged between equivalent runs is at most ``alpha``.
-``p_corrected`` (Holm) and the HSD ``p_value`` of a pair are shown as computed and compared
-with ``alpha / 2``.
+  for every run and metric), within the measure's range (P@5 is never above 1);
+- **each versus the baseline**: the comparison ``compare`` makes of the pair, with the same
+  gates (the default rule set, ``evalplat.comparison.thresholds.default_gates``, or those
+  given) and code (``evalplat.comparison.verdicts.compare_scores``; the store passes the
+  comparisons ``Store.compare_runs`` makes, unjudged bound included), so that the leaderboard
+  and ``compare`` never give one pair two verdicts; a metric no gate holds is "not gated";
+- **all pairs**: the randomized Tukey HSD (``evalplat.comparison.tukey``), family-wise at
+  ``alpha`` over the pairs of the metric, and the compact letter display of the pairs that
+  differ.
 """
 
 from __future__ import annotations
@@ -34,26 +31,29 @@ import numpy as np
 from evalplat.comparison import stats, tukey
 from evalplat.comparison.results import CompareOptions, _plain
 from evalplat.comparison.scores import wide_scores
-from evalplat.comparison.shared_draws import WIDE_BLOCK_ROWS, SharedDraws, randomization_tests
+from evalplat.comparison.shared_draws import WIDE_BLOCK_ROWS, SharedDraws
 from evalplat.errors import InputError
 from evalplat.inputs.validation import SEED_MAX
 
 if TYPE_CHECKING:
     import pandas as pd
 
+    from evalplat.comparison.verdicts import ComparisonResult, Gate
     from evalplat.metrics.registry import Metric
 
 __all__ = ["Leaderboard", "LeaderboardOptions", "MetricBoard", "PairDifference", "Standing",
-           "leaderboard"]  # fmt: skip
+           "check_rankable", "leaderboard"]  # fmt: skip
 
 MAX_DRAWS = 1_000_000
+NOT_GATED = "not gated"  # the verdict of a metric no gate holds
 
 
 @dataclass(frozen=True)
 class LeaderboardOptions:
-    """How a leaderboard is computed. ``draws``: permutations of the Tukey HSD;
-    ``permutations`` and ``bootstrap``: those of the tests against the baseline and of the
-    intervals, as ``compare`` draws them."""
+    """How a leaderboard is computed. ``alpha``: the family-wise level of each metric's pairs
+    (the verdicts against the baseline are at their gates' level, as ``compare`` gives them);
+    ``draws``: permutations of the Tukey HSD; ``permutations`` and ``bootstrap``: those of the
+    tests against the baseline and of the intervals, as ``compare`` draws them."""
 
     alpha: float = 0.05
     draws: int = 1_000
@@ -73,8 +73,10 @@ class LeaderboardOptions:
 
 @dataclass(frozen=True)
 class Standing:
-    """One run on one metric. ``delta = mean - baseline mean``; ``verdict`` against the
-    baseline (``improvement`` / ``regression`` / ``unchanged``; None for the baseline)."""
+    """One run on one metric. ``delta = mean - baseline mean``; ``p_value``, ``p_corrected``
+    and ``verdict`` are those of ``compare``'s comparison with the baseline (``improvement``,
+    ``regression``, ``unchanged``, ``needs_judgments``..., ``not gated`` for a metric no gate
+    holds; None for the baseline)."""
 
     run: str
     run_id: int | None
@@ -95,7 +97,7 @@ class Standing:
 @dataclass(frozen=True)
 class PairDifference:
     """Two runs of one metric: ``delta = mean(a) - mean(b)``, the HSD p-value, and whether
-    they differ at ``alpha / 2``."""
+    they differ at ``alpha``."""
 
     a: str
     b: str
@@ -137,7 +139,7 @@ class Leaderboard:
     options: LeaderboardOptions
     test_set: str | None = None
     weighted: bool = False
-    tests: int = 0  # hypotheses in the all-versus-baseline family (Holm)
+    tests: int = 0  # gated (metric, run) verdicts against the baseline
     notes: tuple[str, ...] = field(default=())
 
     def to_dict(self) -> dict[str, Any]:
@@ -150,7 +152,7 @@ class Leaderboard:
             "draws": self.options.draws,
             "seed": self.options.seed,
             "permutations": self.options.permutations,
-            "holm_tests": self.tests,
+            "gated_verdicts": self.tests,
             "weighted": self.weighted,
             "metrics": [m.to_dict() for m in self.metrics],
         }
@@ -174,11 +176,15 @@ def leaderboard(
     weights: Mapping[str, float] | pd.Series | None = None,
     run_ids: Sequence[int | None] | None = None,
     test_set: str | None = None,
+    gates: Sequence[Gate] | None = None,
+    against: Sequence[ComparisonResult | None] | None = None,
 ) -> Leaderboard:
     """The leaderboard of ``runs`` (labels) from their per-query ``scores`` (tidy frames
     ``query_id, metric, value`` over the same queries) on ``metrics``; ``baseline`` is the
     index of the baseline run. ``weights`` (query id -> weight) weights every mean and test as
-    ``compare`` does."""
+    ``compare`` does. ``against`` holds each run's comparison with the baseline (None for the
+    baseline itself); without it each is made here as ``compare`` makes it on the scores, with
+    ``gates`` (None: the default rule set)."""
     from evalplat.comparison import segments
     from evalplat.metrics.registry import parse
 
@@ -203,37 +209,32 @@ def leaderboard(
     scaled = [x if w is None else x * (w / w.mean())[:, None] for x in matrices]
     compare = CompareOptions(seed=options.seed, permutations=options.permutations,
                              bootstrap=options.bootstrap, ci_level=options.ci_level)  # fmt: skip
-    intervals = _intervals(scaled, compare)
-    others = [j for j in range(len(runs)) if j != baseline]
-    columns = [x[:, j] - x[:, baseline] for x in scaled for j in others]
-    p_values = np.ones(len(columns))
-    if columns and len(queries):
-        p_values = randomization_tests(np.column_stack(columns), options.permutations,
-                                       options.seed, block_rows=WIDE_BLOCK_ROWS)  # fmt: skip
-    corrected = stats.holm(p_values)
+    intervals = _intervals(scaled, compare, chosen)
+    if against is None:
+        against = _comparisons(scores, chosen, baseline, gates, compare, weights)
     hsd = tukey.hsd_p_values(scaled, options.draws, options.seed)
-    level = options.alpha / 2
     boards = []
+    tests = 0
     for index, metric in enumerate(chosen):
         x = scaled[index]
         means = x.mean(axis=0) if len(queries) else np.zeros(len(runs))
         order = sorted(range(len(runs)), key=lambda j: (-metric.direction * means[j], j))
-        differ = hsd[index] <= level
+        differ = hsd[index] <= options.alpha
         names = tukey.letters(order, differ)
-        at = index * len(others)
-        tested = {j: (float(p_values[at + n]), float(corrected[at + n])) for n, j in
-                  enumerate(others)}  # fmt: skip
         standings = []
         for rank, j in enumerate(order, start=1):
-            p, p_corr = tested.get(j, (None, None))
-            delta = None if j == baseline else float(means[j] - means[baseline])
+            compared = against[j]
+            row = None if compared is None else compared.metric(str(metric))
+            tests += row is not None and row.gated
             standings.append(
                 Standing(
                     run=runs[j], run_id=None if run_ids is None else run_ids[j], rank=rank,
                     mean=float(means[j]), ci_low=intervals[index][j][0],
-                    ci_high=intervals[index][j][1], letters=names[j], delta=delta,
-                    p_value=p, p_corrected=p_corr,
-                    verdict=None if delta is None else _verdict(metric, delta, p_corr, level),
+                    ci_high=intervals[index][j][1], letters=names[j],
+                    delta=None if j == baseline else float(means[j] - means[baseline]),
+                    p_value=None if row is None else row.p_value,
+                    p_corrected=None if row is None else row.p_corrected,
+                    verdict=None if row is None else row.verdict if row.gated else NOT_GATED,
                 )
             )  # fmt: skip
         pairs = tuple(
@@ -245,8 +246,39 @@ def leaderboard(
     return Leaderboard(
         runs=tuple(runs), run_ids=tuple(run_ids) if run_ids is not None else (None,) * len(runs),
         baseline=runs[baseline], queries=len(queries), metrics=tuple(boards), options=options,
-        test_set=test_set, weighted=w is not None, tests=len(columns),
+        test_set=test_set, weighted=w is not None, tests=tests,
     )  # fmt: skip
+
+
+def _comparisons(
+    scores: Sequence[pd.DataFrame],
+    chosen: list[Metric],
+    baseline: int,
+    gates: Sequence[Gate] | None,
+    options: CompareOptions,
+    weights: Mapping[str, float] | pd.Series | None,
+) -> list[ComparisonResult | None]:
+    """Each run's comparison with the baseline as ``compare`` makes it on the scores."""
+    from evalplat.comparison.verdicts import compare_scores
+
+    mapping = None if weights is None else dict(weights)
+    return [
+        None
+        if j == baseline
+        else compare_scores(scores[baseline], frame, chosen, gates, options, weights=mapping)
+        for j, frame in enumerate(scores)
+    ]
+
+
+def check_rankable(metrics: Sequence[str | Metric]) -> None:
+    """Refuse a metric the leaderboard cannot rank: one not aggregated as a mean."""
+    from evalplat.metrics.registry import parse
+
+    for metric in (parse(str(m)) for m in metrics):
+        if metric.aggregate != "mean" or not metric.gateable:
+            kind = metric.aggregate if metric.gateable else f"{metric.aggregate} count"
+            raise InputError(f"--metric {metric}: the leaderboard ranks means; {metric} is "
+                             f"aggregated as a {kind}")  # fmt: skip
 
 
 def _matrix(
@@ -255,10 +287,7 @@ def _matrix(
     """Queries by runs: the metric's per-query values, refused when it is not a mean or a run
     lacks it."""
     name = str(metric)
-    if metric.aggregate != "mean" or not metric.gateable:
-        kind = metric.aggregate if metric.gateable else f"{metric.aggregate} count"
-        raise InputError(f"--metric {name}: the leaderboard ranks means; {name} is aggregated "
-                         f"as a {kind}")  # fmt: skip
+    check_rankable([metric])
     columns = []
     for run, frame in zip(runs, wide, strict=True):
         if name not in frame.columns:
@@ -271,9 +300,10 @@ def _matrix(
 
 
 def _intervals(
-    scaled: list[stats.FloatArray], options: CompareOptions
+    scaled: list[stats.FloatArray], options: CompareOptions, chosen: list[Metric]
 ) -> list[list[tuple[float, float]]]:
-    """Bootstrap interval of every run's mean on every metric, from one stream of resamples."""
+    """Bootstrap interval of every run's mean on every metric, from one stream of resamples,
+    within the measure's range (weighted resamples can step past it)."""
     draws = SharedDraws(options, block_rows=WIDE_BLOCK_ROWS)
     rows: list[list[dict[str, Any]]] = []
     for x in scaled:
@@ -282,11 +312,11 @@ def _intervals(
             if x.shape[0]:
                 draws.mean_interval(rows[-1][j], x[:, j], None, 1.0)
     draws.run()
-    return [[(row.get("ci_low", 0.0), row.get("ci_high", 0.0)) for row in metric_rows]
-            for metric_rows in rows]  # fmt: skip
+    return [[_within(metric, row.get("ci_low", 0.0), row.get("ci_high", 0.0)) for row in rs]
+            for metric, rs in zip(chosen, rows, strict=True)]  # fmt: skip
 
 
-def _verdict(metric: Metric, delta: float, p_corrected: float | None, level: float) -> str:
-    if p_corrected is None or not p_corrected < level or delta == 0:
-        return "unchanged"
-    return "improvement" if metric.direction * delta > 0 else "regression"
+def _within(metric: Metric, low: float, high: float) -> tuple[float, float]:
+    if not metric.spec.bounded:
+        return low, high
+    return min(max(low, 0.0), 1.0), min(max(high, 0.0), 1.0)

@@ -18,25 +18,44 @@ def gated_by_default(metric: Metric) -> bool:
     """Is ``metric`` gated when no gate is named? The relevance measures are: every gateable
     measure that reads judgments (nDCG, P, AP, ...) or users' events (``online:CTR``).
     Operational measures (latency, zero results, coverage, diversity) are compared and shown,
-    never gated unless a gate names them, as ``nightly`` gates only its ``[[gates]]``: timing
-    noise or a field's spread is not a relevance regression."""
+    never gated unless a gate names them: timing noise or a field's spread is not a relevance
+    regression."""
     return metric.gateable and (metric.reads_judgments or "events" in metric.spec.inputs)
+
+
+def default_gates(
+    metrics: Sequence[str | Metric], options: CompareOptions | None = None
+) -> list[Gate]:
+    """The rule set in force where none is stated, the one every surface applies (``compare``
+    without ``--gate``, a night without ``[[gates]]``, the leaderboard): a gate on each
+    relevance metric (:func:`gated_by_default`) among ``metrics``, with the options' test and
+    alpha and the measure's own thresholds, in the order given."""
+    from evalplat.metrics.registry import parse
+
+    options = options or CompareOptions()
+    chosen = list({str(parse(str(m))): parse(str(m)) for m in metrics}.values())
+    return [
+        Gate(str(m), test=options.test, alpha=options.alpha) for m in chosen if gated_by_default(m)
+    ]
+
+
+def gates_in_force(
+    stated: Sequence[Gate], metrics: Sequence[str | Metric], options: CompareOptions | None = None
+) -> list[Gate]:
+    """The gates that decide a comparison: those stated for it (a project's ``[[gates]]`` that
+    apply, ``compare --gate``), else :func:`default_gates` over the metrics compared."""
+    return list(stated) if stated else default_gates(metrics, options)
 
 
 def gate_map(
     gates: Sequence[Gate] | None, chosen: list[Metric], options: CompareOptions
 ) -> dict[str, Gate]:
-    """The gate of each metric compared: with ``gates=None`` every relevance metric
-    (:func:`gated_by_default`) gets one with the options' test and alpha, else each gate given
-    (segment gates aside) by its metric."""
+    """The gate of each metric compared: with ``gates=None`` those of :func:`default_gates`,
+    else each gate given (segment gates aside) by its metric."""
     from evalplat.metrics.registry import parse
 
     if gates is None:
-        return {
-            str(m): with_default_threshold(Gate(str(m), test=options.test, alpha=options.alpha))
-            for m in chosen
-            if gated_by_default(m)
-        }
+        return {g.metric: with_default_threshold(g) for g in default_gates(chosen, options)}
     result: dict[str, Gate] = {}
     for gate in gates:
         if gate.segment is not None:  # evalplat.comparison.segments.segment_gates

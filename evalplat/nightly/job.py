@@ -5,12 +5,14 @@ imported interaction logs and compares its A/B arms (``evalplat.nightly.online``
 reports itself through ``log`` as a dict with a ``step`` key (the CLI prints one line per step,
 or JSON lines). The exit code is the contract:
 
-- 0: every run completed, every alert event was delivered, and no regression alert of a config
-  of this project is open (an acknowledged one no longer counts: someone is on it);
+- 0: every run completed, every alert event was delivered, and no regression alert that fails
+  the job is open (an acknowledged one no longer counts: someone is on it);
 - 1: a regression was confirmed (an unacknowledged regression alert is open for a config of
-  this project), or, with ``fail_on_target``, a run missed a target
-  (``evalplat.nightly.targets``);
-- 3: a run could not complete, the night's judge failed (``evalplat.nightly.judging``), a
+  this project that ``[nightly] fail_on`` names: by default a production config's, not an
+  experiment's, a config with ``compare_to``), or, with ``fail_on_target``, a run missed a
+  target (``evalplat.nightly.targets``);
+- 3: a run could not complete (unless ``fail_on`` leaves out ``"outage"``: its operational
+  alert is still opened), the night's judge failed (``evalplat.nightly.judging``), a
   due sweep failed (``evalplat.nightly.sweeps``), the reports could not be written, or an
   alert event is left undelivered in the outbox for a channel of the project file (3 beats 1).
 
@@ -153,9 +155,10 @@ def _night(
             for test_set in config_spec.testsets:
                 store.check_lock()  # a lost lock stops the night at its next step (exit 3)
                 night = ConfigNight(store, project, config_spec, test_set, channels, emit)
+                before = outcome.exit_code  # a run that did not complete: 3 if fail_on says so
                 if not isolated(night, outcome, night.start, config_versions[config_spec.name],
                                 versions[test_set], outcome):  # fmt: skip
-                    outcome.exit_code = 3
+                    outcome.exit_code = 3 if "outage" in project.fail_on else before
                 elif project.nightly_judge is None:
                     finishing.finish(night, versions[test_set], contents)
                 else:
@@ -203,7 +206,7 @@ def _night(
     names = {c.name for c in project.configs}
     active = [a for a in store.list_alerts() if a.config in names]
     open_now = [a for a in active if a.state == "open"]
-    failing = [a for a in open_now if a.kind == "regression"]
+    failing = [a for a in open_now if a.kind == "regression" and project.fails_on(a.config)]
     missed = [t for t in outcome.targets if t["target_verdict"] == "missed"]
     if outcome.exit_code == 0 and (failing or (fail_on_target and missed)):
         outcome.exit_code = 1

@@ -29,7 +29,6 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from evalplat.nightly.interleaved import interleaved_night
-from evalplat.nightly.project import PREFERENCE
 from evalplat.store.testsets import ONLINE_TEST_SET
 
 if TYPE_CHECKING:
@@ -79,7 +78,7 @@ def online_night(
               "detail": "the baseline arm has no scored day yet"})  # fmt: skip
         return night
     options = CompareOptions(min_sessions=spec.min_sessions)
-    gates = [g for g in project.online_gates() if g.metric != PREFERENCE]  # the A/B gates
+    gates = project.ab_gates()
     names = [channel.name for channel in channels]
     day = baseline.started_at.date().isoformat()
     compared: dict[str, list[tuple[RunInfo, ComparisonResult]]] = {}

@@ -205,9 +205,10 @@ def dry_run_night(
             for entry in due_sweeps(store, project, utcnow()):
                 emit({**entry, "dry_run": True})
         if project.online is not None:
+            gated = [*project.ab_gates(), *project.online_gates()]
             emit({"step": "online", "dry_run": True, "baseline": project.online.baseline,
                   "metrics": project.online_metrics(),
-                  "gates": [g.metric for g in project.online_gates()]})  # fmt: skip
+                  "gates": list(dict.fromkeys(g.metric for g in gated))})  # fmt: skip
     finally:
         if store is not None:
             store.close()

@@ -32,6 +32,11 @@ ONLINE_KEYS = ("baseline", "metrics", "min_sessions", "retire_after_days", "inte
 PREFERENCE = "online:Preference"  # scored from interleaved searches, not from an arm's log
 _GATE_KEYS = {"metric", "max_drop", "max_relative_drop", "test", "alpha", "consecutive",
               "unjudged", "segment", "judge", "testset"}  # fmt: skip
+# What may make a night exit non-zero ([nightly] fail_on): a regression alert open on a
+# production config (one compared with its own baseline), on an experiment (a config with
+# compare_to), or a run that could not complete.
+FAIL_ON = ("production", "experiment", "outage")
+DEFAULT_FAIL_ON = ("production", "outage")
 DEFAULT_METRICS_FALLBACK = ("nDCG@10", "P@10", "R@100", "AP", "RR@10", "Judged@10")
 
 
@@ -128,6 +133,8 @@ class Project:
     # comparing, at most ``judge_budget`` requests a night
     nightly_judge: str | None = None
     judge_budget: int = 200
+    # [nightly] fail_on: what makes the night exit non-zero (FAIL_ON)
+    fail_on: tuple[str, ...] = DEFAULT_FAIL_ON
     online: OnlineSpec | None = None
     # [events]: a warehouse whose tables hold the logs (evalplat.events.warehouse)
     events: Warehouse | None = None
@@ -138,6 +145,12 @@ class Project:
     @property
     def folder(self) -> Path:
         return self.path.parent
+
+    def fails_on(self, config: str) -> bool:
+        """Whether a regression alert open on ``config`` fails the night (``fail_on``)."""
+        spec = next((c for c in self.configs if c.name == config), None)
+        kind = "experiment" if spec is not None and spec.compare_to else "production"
+        return kind in self.fail_on
 
     def gains_of(self, test_set: str) -> tuple[tuple[int, int | float], ...]:
         """The default gain map of a test set (empty when it has none)."""
@@ -151,22 +164,43 @@ class Project:
         return list(dict.fromkeys(self._with_gains(test_set, n) for n in names))
 
     def gates_for(self, test_set: str, tags: Collection[str] | None = None) -> list[Gate]:
-        """The gates of a test set: a gate on ``nDCG@10`` gates its gain-mapped figure. Gates
-        on online measures belong to the online comparison (:meth:`online_gates`); a gate
-        naming another test set is left out, and so, given the test set's query ``tags``, is a
-        segment gate on a tag none of its queries carries (:mod:`evalplat.nightly.scopes`)."""
+        """The gates in force on a test set: the ``[[gates]]`` stated for it, else the default
+        rule set ``compare`` applies (:func:`evalplat.comparison.thresholds.default_gates`:
+        every relevance metric of :meth:`metrics_for`). A gate on ``nDCG@10`` gates its
+        gain-mapped figure. Gates on online measures belong to the online comparison
+        (:meth:`ab_gates`); a gate naming another test set is left out, and so, given the test
+        set's query ``tags``, is a segment gate on a tag none of its queries carries
+        (:mod:`evalplat.nightly.scopes`)."""
+        stated = self.stated_gates(test_set)
+        if not stated:
+            from evalplat.comparison.thresholds import default_gates
+
+            return default_gates(self.metrics_for(test_set))
+        return [g for g in stated if tags is None or g.segment is None or g.segment in tags]
+
+    def stated_gates(self, test_set: str) -> list[Gate]:
+        """The ``[[gates]]`` stated for a test set (gain-mapped), none on online measures."""
         scopes = self.gate_testsets or (None,) * len(self.gates)
         return [
             replace(g, metric=self._with_gains(test_set, g.metric))
             for g, scope in zip(self.gates, scopes, strict=True)
-            if not is_online(g.metric)
-            and scope in (None, test_set)
-            and (tags is None or g.segment is None or g.segment in tags)
+            if not is_online(g.metric) and scope in (None, test_set)
         ]
 
     def online_gates(self) -> list[Gate]:
-        """The gates on online measures: they gate the night's A/B comparison."""
+        """The gates stated on online measures (``online:Preference`` among them)."""
         return [g for g in self.gates if is_online(g.metric)]
+
+    def ab_gates(self) -> list[Gate]:
+        """The gates in force on the night's A/B comparison: those stated on online measures
+        (``online:Preference`` aside: it gates interleaved experiments), else the default rule
+        set over the online measures scored (:meth:`online_metrics`)."""
+        stated = [g for g in self.online_gates() if g.metric != PREFERENCE]
+        if stated or self.online is None:
+            return stated
+        from evalplat.comparison.thresholds import default_gates
+
+        return default_gates(self.online_metrics())
 
     def online_metrics(self) -> list[str]:
         """The online measures a night scores: the gated ones first (pages lead with the first),

@@ -15,7 +15,9 @@ from evalplat.judging.spec import read_judge
 from evalplat.nightly import project_values as values
 from evalplat.nightly.project import (
     _ARRAYS,
+    DEFAULT_FAIL_ON,
     DEFAULT_METRICS_FALLBACK,
+    FAIL_ON,
     ConfigSpec,
     Project,
     TestSetSpec,
@@ -186,6 +188,7 @@ class Reader:
             targets=targets,
             nightly_judge=nightly_judge,
             judge_budget=judge_budget,
+            fail_on=self.fail_on(data.get("nightly", {})),
             online=online,
             events=events,
             gate_testsets=read_gate_testsets(data, gates, set(names), self.fail),
@@ -333,9 +336,9 @@ class Reader:
         if not isinstance(table, dict):
             raise self.fail("must be a table", "nightly")
         for key in table:
-            if key not in ("judge", "judge_budget"):
-                raise self.fail("unknown key; expected one of: judge, judge_budget", "nightly",
-                                0, key)  # fmt: skip
+            if key not in ("judge", "judge_budget", "fail_on"):
+                raise self.fail("unknown key; expected one of: fail_on, judge, judge_budget",
+                                "nightly", 0, key)  # fmt: skip
         judge = table.get("judge")
         if judge is not None and (not isinstance(judge, str) or judge not in judges):
             known = ", ".join(judges) or "none"
@@ -346,6 +349,16 @@ class Reader:
             raise self.fail("must be a whole number of requests from 0 to 10,000,000", "nightly",
                             0, "judge_budget")  # fmt: skip
         return judge, budget
+
+    def fail_on(self, table: Any) -> tuple[str, ...]:
+        """``[nightly] fail_on``: what makes the night exit non-zero (``FAIL_ON``)."""
+        if not isinstance(table, dict) or "fail_on" not in table:
+            return DEFAULT_FAIL_ON
+        chosen = table["fail_on"]
+        if not isinstance(chosen, list) or any(c not in FAIL_ON for c in chosen):
+            raise self.fail(f"must be a list of some of: {', '.join(map(repr, FAIL_ON))}",
+                            "nightly", 0, "fail_on")  # fmt: skip
+        return tuple(dict.fromkeys(chosen))
 
     def name(self, value: str, what: str, table: str, index: int) -> str:
         return values.name(value, what, self.fail, table, index, "name")

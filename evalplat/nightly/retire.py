@@ -107,7 +107,8 @@ def _online_gone(
     online = project.online
     if online is None:
         return f"{project.path.name} has no [online] table any more"
-    if alert.kind in GATE_KINDS and alert.metric not in {g.metric for g in project.online_gates()}:
+    gated = {g.metric for g in [*project.ab_gates(), *project.online_gates()]}
+    if alert.kind in GATE_KINDS and alert.metric not in gated:
         return f"no gate on {alert.metric} any more"
     latest = max(last_search.values(), default=None)
     interleaved = alert.metric == PREFERENCE

@@ -50,7 +50,8 @@ def interval_chart(board: MetricBoard, width: int = 640) -> str:
                        f'y="4" width="{wide}" height="{_ROW * len(rows)}"/>')  # fmt: skip
     for row, s in enumerate(rows):
         y = 4 + _ROW * row + _ROW / 2
-        kind = "baseline" if s.delta is None else s.verdict if s.verdict != "unchanged" else "run"
+        shown = s.verdict in ("improvement", "regression")
+        kind = "baseline" if s.delta is None else s.verdict if shown else "run"
         tip = escape(f"{s.run}: {s.mean:.4f} [{s.ci_low:.4f}, {s.ci_high:.4f}] {s.letters}")
         out.append(
             f'<text class="c-tick" x="{_LEFT - 8}" y="{_f(y + 4)}" text-anchor="end">'

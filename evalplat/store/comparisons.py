@@ -24,7 +24,7 @@ Rules kept here (the pure computation is ``evalplat.comparison.verdicts.compare_
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select
@@ -61,6 +61,7 @@ from evalplat.store.comparable import (
     matching_evaluations,
     version_name,
 )
+from evalplat.store.comparison_record import record_comparison
 from evalplat.store.events import ONLINE_TRIGGER
 from evalplat.store.grade_views import GradeViewsMixin
 from evalplat.store.history import HistoryPoint
@@ -68,7 +69,7 @@ from evalplat.store.paired_timings import PairedTimingsMixin
 from evalplat.store.run_facts import read_facts, stored_facts
 from evalplat.store.run_reads import scores_of
 from evalplat.store.run_rows import latest_evaluations, resolve_run
-from evalplat.store.segments import load_segments, query_facts, save_segments
+from evalplat.store.segments import load_segments, query_facts
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -130,8 +131,10 @@ class ComparisonsMixin(GradeViewsMixin, PairedTimingsMixin):
         options: CompareOptions | None = None,
         overlap_k: int = 10,
         gating: bool = False,
+        record: bool = True,
     ) -> ComparisonResult:
-        """Compare two stored runs, store the comparison, and return it (with its ``id``).
+        """Compare two stored runs, store the comparison, and return it (with its ``id``);
+        ``record=False`` returns it unstored (no ``id``), as the leaderboard asks for verdicts.
 
         ``gating`` marks the comparison a night gated the candidate with (against what its
         config is gated against: its own or its ``compare_to`` config's baseline); the report
@@ -203,35 +206,13 @@ class ComparisonsMixin(GradeViewsMixin, PairedTimingsMixin):
         now = utcnow()
         with self.session() as session:
             facts = read_facts(session, ids, (scores_a, scores_b))
-            row = Comparison(
-                baseline_evaluation_id=eval_a,
-                candidate_evaluation_id=eval_b,
-                options={
-                    "compare": asdict(options),
-                    "gates": [asdict(g) for g in result.gates],
-                    "metrics": [m.metric for m in result.metrics],
-                    "changes": changes.to_dict(),
-                    "bounds": {m.metric: m.bound_dict() for m in result.metrics},
-                    "weighted": result.weighted,
-                    "segmented": tags is not None,
-                    **({"gating": True} if gating else {}),
-                    "facts": [fact.to_dict() for fact in facts],
-                },
-                verdict=result.verdict,
-                overlap=None if overlap is None else overlap.to_dict(),
-                created_at=now,
-            )
-            session.add(row)
-            session.flush()
-            for metric in result.metrics:
-                values = metric.to_dict()
-                for key in ("higher_is_better", "max_drop", "max_relative_drop", "alpha"):
-                    values.pop(key)
-                for key in BOUND_FIELDS:
-                    values.pop(key)
-                session.add(ComparisonMetric(comparison_id=row.id, **values))
-            save_segments(session, row.id, result.segments)
-            comparison_id = row.id
+        comparison_id = None
+        if record:
+            with self.session() as session:
+                comparison_id = record_comparison(
+                    session, result, (eval_a, eval_b), options, changes, facts, overlap,
+                    segmented=tags is not None, gating=gating, now=now,
+                )  # fmt: skip
         return replace(
             result,
             id=comparison_id,

@@ -13,17 +13,24 @@ Which runs:
 
 ``--testset NAME[@VERSION]`` narrows the last two to runs on that test set (version). Online
 runs (scored from events) never join. Every run must be complete and scored on one test set
-version: the first run's latest scores decide the version and every other run needs scores on
-it, else the board is refused with the ``rescore`` that fixes it.
+version: the baseline's latest scores decide the version. A run named by reference without
+scores on it is refused with the ``rescore`` that fixes it (that run onto the baseline's
+version); a run found by pattern or label without them (a config dropped from the project,
+whose last run is on older judgments) is left out, with a note.
 
-The baseline: ``--baseline RUN`` (it joins the board first when not named), else the first run
-that is its config's pinned baseline ("production") on the test set, else the first that is its
-config's baseline at all, else the first run.
+The baseline: ``--baseline RUN`` (it joins the board first when not named), else production:
+the run of the config the other configs are gated against (the baseline config of the latest
+gating comparisons of the most other configs, as a night with ``compare_to`` stores them),
+else the first run that is its config's pinned baseline, else the first that is its config's
+baseline at all, else the first run.
+
+Each run's verdict against the baseline is the comparison ``compare`` makes of the pair
+(``Store.compare_runs``, not stored) with the gates given (default: the default rule set).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import TYPE_CHECKING
@@ -31,8 +38,9 @@ from typing import TYPE_CHECKING
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from evalplat.comparison.verdicts import CompareOptions
+from evalplat.comparison.verdicts import CompareOptions, Gate
 from evalplat.db.models import (
+    Comparison,
     Config,
     ConfigVersion,
     Evaluation,
@@ -66,6 +74,7 @@ class _Picked:
     labels: list[str]
     baseline: int
     test_set: str
+    notes: tuple[str, ...] = ()
 
 
 class LeaderboardMixin(StoreBase):
@@ -79,20 +88,50 @@ class LeaderboardMixin(StoreBase):
         baseline: str | None = None,
         metrics: Sequence[str] | None = None,
         options: LeaderboardOptions | None = None,
+        gates_of: Callable[[str], list[Gate]] | None = None,
     ) -> Leaderboard:
         """The leaderboard of the runs chosen one of three ways (module doc), on ``metrics``
-        (default: the relevance metrics every run was scored with, as ``compare`` gates)."""
-        from evalplat.comparison.leaderboard import leaderboard
+        (default: the relevance metrics every run was scored with, as ``compare`` gates), each
+        run's verdict that of ``compare`` with the gates ``gates_of`` the test set gives (a
+        project's stated ones; none given or stated: the default rule set)."""
+        from dataclasses import replace
 
+        from evalplat.comparison.leaderboard import (
+            LeaderboardOptions,
+            check_rankable,
+            leaderboard,
+        )
+        from evalplat.metrics.registry import parse
+
+        options = options or LeaderboardOptions()
         picked = self._pick_board(refs, config_glob, label, testset, baseline)
         scores = [self._board_scores(e) for e in picked.evaluations]
         chosen = list(metrics) if metrics else _default_metrics(scores)
+        check_rankable(chosen)
         with self.session() as session:
             weights, _ = query_facts(session, picked.evaluations[0])
-        return leaderboard(
+        compare = CompareOptions(
+            seed=options.seed,
+            permutations=options.permutations,
+            bootstrap=options.bootstrap,
+            ci_level=options.ci_level,
+        )
+        first = picked.run_ids[picked.baseline]
+        gates = gates_of(picked.test_set.rpartition("@")[0]) if gates_of else None
+        if gates:
+            names = {str(parse(m)) for m in chosen}
+            gates = [g for g in gates if g.metric in names] or None
+        against = [
+            None if run_id == first else self.compare_runs(  # type: ignore[attr-defined]
+                first, run_id, metrics=chosen, gates=gates, options=compare, record=False
+            )
+            for run_id in picked.run_ids
+        ]  # fmt: skip
+        board = leaderboard(
             picked.labels, scores, chosen, baseline=picked.baseline, options=options,
-            weights=weights, run_ids=picked.run_ids, test_set=picked.test_set,
+            weights=weights, run_ids=picked.run_ids, test_set=picked.test_set, against=against,
         )  # fmt: skip
+        return replace(board, notes=picked.notes) if picked.notes else board
 
     def _pick_board(
         self,
@@ -134,10 +173,17 @@ class LeaderboardMixin(StoreBase):
                     f"run {online} is an online run, scored over sessions: a leaderboard ranks "
                     "runs per query of a judged test set"
                 )
-            evaluations = _common_evaluations(session, ids)
-            labels = _labels(session, ids)
             where = ids.index(first) if first is not None else _production(session, ids)
-            return _Picked(ids, evaluations, labels, where, version_name(session, evaluations[0]))
+            base = ids[where]  # the baseline's scores decide the version
+            evaluations, left_out = _common_evaluations(session, ids, base, named=bool(refs))
+            ids = [run_id for run_id in ids if run_id not in left_out]
+            on = version_name(session, evaluations[ids.index(base)])
+            notes = tuple(f"{label} is left out: it has no scores on {on}"
+                          for label in _labels(session, left_out)) if left_out else ()  # fmt: skip
+            if len(ids) < 2:
+                raise InputError(f"a leaderboard needs two runs or more scored on {on}, "
+                                 f"got {len(ids)}")  # fmt: skip
+            return _Picked(ids, evaluations, _labels(session, ids), ids.index(base), on, notes)
 
     def site_leaderboard_runs(self) -> list[tuple[str, list[str]]]:
         """Per test set (name order), the runs of the report site's leaderboard: the latest
@@ -207,32 +253,36 @@ def _latest_runs(
     return found
 
 
-def _common_evaluations(session: Session, ids: list[int]) -> list[int]:
-    """Each run's scores on the first run's latest test set version (module doc)."""
+def _common_evaluations(
+    session: Session, ids: list[int], base: int, *, named: bool
+) -> tuple[list[int], list[int]]:
+    """Each run's scores on the latest test set version of the baseline (run ``base``), and
+    the runs without scores on it: refused when ``named``, else left out (module doc)."""
     latest = latest_evaluations(session, ids)
     options = CompareOptions()
     for run_id in ids:
         run = session.get(Run, run_id)
         if run is not None:
             check_comparable(session, run, latest.get(run_id), options)
-    first = session.get(Evaluation, latest[ids[0]])
+    first = session.get(Evaluation, latest[base])
     if first is None:
         raise NotFoundError("evaluation vanished while reading the leaderboard")
-    chosen = [latest[ids[0]]]
-    for run_id in ids[1:]:
+    chosen: list[int] = []
+    left_out = []
+    for run_id in ids:
         match = evaluation_on(session, run_id, first.test_set_version_id)
-        if match is None:
-            here, there = (
-                version_name(session, latest[ids[0]]),
-                version_name(session, latest[run_id]),
-            )
+        if match is not None:
+            chosen.append(match)
+        elif not named:
+            left_out.append(run_id)
+        else:
+            here, there = version_name(session, latest[base]), version_name(session, latest[run_id])
             raise InputError(
-                f"run {ids[0]} was scored against {here} and run {run_id} against {there}: a "
-                f"leaderboard ranks runs on one test set version; rescore it first, e.g. "
-                f"`evalplat rescore {run_id} --testset {here}`"
+                f"run {base} (the baseline) was scored against {here} and run {run_id} "
+                f"against {there}: a leaderboard ranks runs on one test set version; rescore "
+                f"it first, e.g. `evalplat rescore {run_id} --testset {here}`"
             )  # fmt: skip
-        chosen.append(match)
-    return chosen
+    return chosen, left_out
 
 
 def _labels(session: Session, ids: list[int]) -> list[str]:
@@ -252,15 +302,54 @@ def _labels(session: Session, ids: list[int]) -> list[str]:
 
 
 def _production(session: Session, ids: list[int]) -> int:
-    """Index of the first pinned baseline among ``ids``, else of the first baseline, else 0."""
+    """Index of production's run among ``ids`` (module doc), else of the first pinned
+    baseline, else of the first baseline, else 0."""
+    configs = dict(
+        session.execute(
+            select(Run.id, ConfigVersion.config_id)
+            .join(ConfigVersion, Run.config_version_id == ConfigVersion.id)
+            .where(Run.id.in_(ids))
+        ).all()
+    )
+    gated_against = _gated_against(session)
     rows = [(row.run_id, row.pinned) for row in baseline_rows(session) if row.run_id in ids]
     pinned = {run_id for run_id, is_pinned in rows if is_pinned}
     any_baseline = {run_id for run_id, _ in rows}
-    for wanted in (pinned, any_baseline):
+    most = max((gated_against.get(configs[r], 0) for r in ids), default=0)
+    production = {r for r in ids if most and gated_against.get(configs[r], 0) == most}
+    for wanted in (production, pinned, any_baseline):
         for index, run_id in enumerate(ids):
             if run_id in wanted:
                 return index
     return 0
+
+
+def _gated_against(session: Session, recent: int = 2_000) -> dict[int, int]:
+    """Per config id, how many other configs' latest gating comparison (of the ``recent``
+    comparisons) has a baseline of that config: the night's ``compare_to``."""
+    baseline_run, candidate_run = Evaluation.__table__.alias(), Evaluation.__table__.alias()
+    base_config, cand_config = ConfigVersion.__table__.alias(), ConfigVersion.__table__.alias()
+    base, cand = Run.__table__.alias(), Run.__table__.alias()
+    rows = session.execute(
+        select(Comparison.options, base_config.c.config_id, cand_config.c.config_id)
+        .join(baseline_run, baseline_run.c.id == Comparison.baseline_evaluation_id)
+        .join(candidate_run, candidate_run.c.id == Comparison.candidate_evaluation_id)
+        .join(base, base.c.id == baseline_run.c.run_id)
+        .join(cand, cand.c.id == candidate_run.c.run_id)
+        .join(base_config, base_config.c.id == base.c.config_version_id)
+        .join(cand_config, cand_config.c.id == cand.c.config_version_id)
+        .order_by(Comparison.id.desc())
+        .limit(recent)
+    ).all()
+    latest: dict[int, int] = {}  # candidate config -> baseline config of its latest gating one
+    for options, baseline_config, candidate_config in rows:
+        if (options or {}).get("gating") and candidate_config not in latest:
+            latest[candidate_config] = baseline_config
+    counts: dict[int, int] = {}
+    for candidate_config, baseline_config in latest.items():
+        if baseline_config != candidate_config:
+            counts[baseline_config] = counts.get(baseline_config, 0) + 1
+    return counts
 
 
 def _default_metrics(scores: list[pd.DataFrame]) -> list[str]:

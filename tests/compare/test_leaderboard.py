@@ -43,10 +43,8 @@ def labels(n: int) -> list[str]:
 
 
 def flagged(board: Leaderboard) -> bool:
-    """Did the board say that anything differs?"""
-    return any(p.differ for m in board.metrics for p in m.pairs) or any(
-        s.verdict not in (None, "unchanged") for m in board.metrics for s in m.standings
-    )
+    """Did the board's letters say that any two runs differ?"""
+    return any(p.differ for m in board.metrics for p in m.pairs)
 
 
 def test_planted_case_finds_the_three_better_configs_and_only_them() -> None:
@@ -102,16 +100,36 @@ def test_identical_runs_differ_nowhere_and_tie_on_every_figure() -> None:
     assert len({(s.mean, s.ci_low, s.ci_high) for s in metric.standings}) == 1
 
 
-def test_holm_runs_over_every_metric_and_run_shown() -> None:
+def test_each_verdict_is_the_one_compare_gives_the_pair() -> None:
+    from evalplat.comparison.verdicts import compare_scores
+
     both = ("nDCG@10", "AP")
-    board = leaderboard(labels(5), frames(5, 80, seed=2, metrics=both), list(both))
+    data = frames(5, 80, seed=2, better=(3,), margin=0.08, metrics=both)
+    board = leaderboard(labels(5), data, list(both))
     assert board.tests == 2 * 4
-    p = [s.p_value for m in board.metrics for s in m.standings if s.p_value is not None]
-    corrected = [s.p_corrected for m in board.metrics for s in m.standings if s.p_value is not None]
-    assert len(p) == 8
-    assert all(c is not None and c >= raw for raw, c in zip(p, corrected, strict=True))
-    smallest = min(range(8), key=lambda i: p[i])
-    assert corrected[smallest] == pytest.approx(min(1.0, 8 * p[smallest]))
+    for metric in board.metrics:
+        for s in metric.standings:
+            if s.delta is None:
+                assert s.verdict is None and s.p_value is None
+                continue
+            pair = compare_scores(data[0], data[labels(5).index(s.run)], list(both))
+            row = pair.metric(metric.metric)
+            assert (s.verdict, s.p_value, s.p_corrected) == (
+                row.verdict, row.p_value, row.p_corrected
+            )  # fmt: skip
+    verdicts = {s.run: s.verdict for s in board.metrics[0].standings}
+    assert verdicts["config-03"] == "improvement"
+
+
+def test_a_metric_no_gate_holds_is_not_gated_and_intervals_stay_in_range() -> None:
+    from evalplat.comparison.verdicts import Gate
+
+    data = frames(3, 60, seed=5, better=(1,), margin=0.9, metrics=("P@5", "AP"))
+    weights = {f"q{i}": (5.0 if i < 6 else 1.0) for i in range(60)}
+    board = leaderboard(labels(3), data, ["P@5", "AP"], gates=[Gate("AP")], weights=weights)
+    p5 = next(m for m in board.metrics if m.metric == "P@5")
+    assert {s.verdict for s in p5.standings if s.delta is not None} == {"not gated"}
+    assert all(0.0 <= s.ci_low <= s.ci_high <= 1.0 for m in board.metrics for s in m.standings)
 
 
 def test_lower_is_better_metric_ranks_the_smallest_mean_first() -> None:
