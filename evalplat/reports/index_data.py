@@ -53,6 +53,17 @@ class SiteEntry:
 
 
 @dataclass(frozen=True)
+class EndedRow:
+    """A (config, test set) that left the project: its alerts were retired because the config
+    or test set left the file, or its online arm or experiment ended
+    (``evalplat.nightly.retire.subject_gone``), and it has not run since."""
+
+    entry: SiteEntry  # its last row, as the index showed it
+    ended_at: str
+    why: str
+
+
+@dataclass(frozen=True)
 class SiteIndex:
     entries: tuple[SiteEntry, ...]
     alerts: tuple[AlertRow, ...]
@@ -60,6 +71,7 @@ class SiteIndex:
     online: tuple[tuple[str, str], ...] = ()  # (test set, its "Offline vs online" page)
     interleaved: str | None = None  # the "Interleaved experiments" page, when there is one
     leaderboards: tuple[tuple[str, str], ...] = ()  # (test set, its leaderboard page)
+    ended: tuple[EndedRow, ...] = ()  # subjects that left the project, apart from the live ones
 
     @property
     def has_targets(self) -> bool:

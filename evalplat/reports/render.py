@@ -47,8 +47,10 @@ if TYPE_CHECKING:
 DASH = "\u2013"  # shown for a missing value
 MINUS = "\u2212"  # a real minus sign: as wide as "+", so columns of deltas line up
 RUN_PAGES_PER_HISTORY = 30  # older runs stay in the history table, without a page of their own
-_VERDICT_SYMBOLS = {"regression": "▼", "improvement": "▲", "unchanged": "=", "needs_judgments": "?"}
+_VERDICT_SYMBOLS = {"regression": "▼", "improvement": "▲", "unchanged": "=", "needs_judgments": "?",
+                    "watching": "◇"}  # fmt: skip
 _VERDICT_TITLES = {
+    "watching": "Regressed on its latest day; the day rule has not opened an alert",
     "regression": "Regression",
     "improvement": "Improvement",
     "unchanged": "No significant change",

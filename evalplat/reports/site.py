@@ -7,14 +7,15 @@ the layout is described in :mod:`evalplat.reports.render`.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from evalplat.reports.data import HistoryPage
+from evalplat.reports.data import HistoryPage, format_time
 from evalplat.reports.history_render import history_html
-from evalplat.reports.index_data import SiteEntry, SiteIndex
+from evalplat.reports.index_data import AlertRow, EndedRow, SiteEntry, SiteIndex
 from evalplat.reports.page_keys import PageAhead, PageKeys, code_digest
 from evalplat.reports.render import (
     RUN_PAGES_PER_HISTORY,
@@ -63,6 +64,7 @@ def write_site(
     """
     from evalplat.reports.gather import (
         TestSetCache,
+        ended_subjects,
         gather_history,
         gather_run,
         open_alerts,
@@ -156,13 +158,52 @@ def write_site(
     paths = health.paths()
     entries = [replace(e, health_link=paths.get((e.latest.config, e.latest.test_set)))
                for e in entries]  # fmt: skip
+    entries = [_online_verdict(e, alerts) for e in entries]
+    live, ended = _split_ended(entries, ended_subjects(store), infos)
     index = SiteIndex(
-        tuple(entries), tuple(alerts), newest, tuple(online.items()), interleaved,
-        tuple(boards.items()),
+        tuple(live), tuple(alerts), newest, tuple(online.items()), interleaved,
+        tuple(boards.items()), tuple(ended),
     )  # fmt: skip
     written = keys.write("index.html", index, lambda: index_html(index))
     keys.save()
     return written
+
+
+def _online_verdict(entry: SiteEntry, alerts: Sequence[AlertRow]) -> SiteEntry:
+    """An online row shows its alert's state under the day rule (``evalplat.nightly.day_rule``):
+    ``regression`` while a regression alert of it is open, ``watching`` on a regressed day that
+    has not opened one; other rows keep their run's verdict."""
+    from evalplat.store.testsets import ONLINE_TEST_SET
+
+    config, test_set = entry.latest.config, entry.latest.test_set
+    if test_set != ONLINE_TEST_SET:
+        return entry
+    if any((a.config, a.test_set, a.kind) == (config, test_set, "regression") for a in alerts):
+        return replace(entry, verdict="regression")
+    return replace(entry, verdict="watching") if entry.verdict == "regression" else entry
+
+
+def _split_ended(
+    entries: list[SiteEntry],
+    ended: Mapping[tuple[str, str], tuple[datetime, str]],
+    infos: Mapping[int, RunInfo],
+) -> tuple[list[SiteEntry], list[EndedRow]]:
+    """The live rows, and the rows of subjects that ended (``gather.ended_subjects``) and have
+    not run since (a config added back is live again with its next run)."""
+    live: list[SiteEntry] = []
+    gone: list[EndedRow] = []
+    for entry in entries:
+        found = ended.get((entry.latest.config, entry.latest.test_set))
+        started = infos[entry.latest.id].started_at if entry.latest.id in infos else None
+        if found is None or (started is not None and _utc(started) > _utc(found[0])):
+            live.append(entry)
+            continue
+        gone.append(EndedRow(entry, format_time(found[0]), found[1]))
+    return live, gone
+
+
+def _utc(moment: datetime) -> datetime:
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
 
 
 def _history_path(history: HistoryPage) -> str:

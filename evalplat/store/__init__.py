@@ -19,6 +19,7 @@ from evalplat.store.judge_grades import JudgeGradesMixin
 from evalplat.store.leaderboard import LeaderboardMixin
 from evalplat.store.locks import LockBusyError, LockLostError, LocksMixin
 from evalplat.store.online_agreement import OnlineAgreement, OnlineAgreementMixin
+from evalplat.store.online_days import OnlineDaysMixin
 from evalplat.store.online_queries import OnlineQueriesMixin
 from evalplat.store.outbox import OutboxMixin
 from evalplat.store.query_health import QueryHealthMixin
@@ -65,6 +66,7 @@ class Store(
     EventsMixin,
     InterleavingMixin,
     OnlineAgreementMixin,
+    OnlineDaysMixin,
     OnlineQueriesMixin,
     QueryHealthMixin,
     SiteStampsMixin,
