@@ -114,8 +114,8 @@ def report_site(
     from evalplat.reports import render_site
 
     check_output_folder(out, "--out")
-    pairs = project_pairs(project)
+    pairs, control = project_pairs(project)
     store = open_store(db, project_file=project)
     with writing(out, "--out"):
-        written = render_site(store, out, pairs)
+        written = render_site(store, out, pairs, control=control)
     _done(written, as_json)

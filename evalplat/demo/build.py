@@ -204,4 +204,5 @@ def _add_events(folder: Path, project: Project, outcome: NightlyOutcome) -> None
             from evalplat.nightly.project_online import agreement_pairs
             from evalplat.reports import render_site
 
-            render_site(store, project.reports_dir, agreement_pairs(project))
+            control = None if project.online is None else project.online.baseline
+            render_site(store, project.reports_dir, agreement_pairs(project), control=control)

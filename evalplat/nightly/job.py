@@ -275,6 +275,7 @@ def _write_reports(
         return None
     from evalplat.nightly.project_online import agreement_pairs
 
-    index = render_site(store, project.reports_dir, agreement_pairs(project), ahead)
+    control = None if project.online is None else project.online.baseline
+    index = render_site(store, project.reports_dir, agreement_pairs(project), ahead, control)
     emit({"step": "report", "path": str(index)})
     return Path(index)

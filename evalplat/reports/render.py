@@ -356,10 +356,12 @@ def render_site(
     out_dir: str | Path,
     agreement: Sequence[tuple[str, str]] | None = None,
     ahead: Iterable[PageAhead] = (),
+    control: str | None = None,
 ) -> Path:
     """Write the whole report site into ``out_dir`` (``evalplat.reports.site``); ``agreement``
-    is the (offline metric, KPI) pairs of its "Offline vs online" pages, ``ahead`` pages
-    rendered before (``evalplat.reports.site.comparison_page_ahead``)."""
+    is the (offline metric, KPI) pairs of its "Offline vs online" pages and ``control`` the
+    control arm their A/B deltas are taken against, ``ahead`` pages rendered before
+    (``evalplat.reports.site.comparison_page_ahead``)."""
     from evalplat.reports.site import write_site
 
-    return write_site(store, out_dir, agreement, ahead)
+    return write_site(store, out_dir, agreement, ahead, control)

@@ -43,6 +43,7 @@ def write_site(
     out_dir: str | Path,
     agreement: Sequence[tuple[str, str]] | None = None,
     ahead: Iterable[PageAhead] = (),
+    control: str | None = None,
 ) -> Path:
     """Write the whole report site into ``out_dir``; return the path of ``index.html``.
 
@@ -51,7 +52,8 @@ def write_site(
     ``compare_to`` config's baseline) when there is one. Every open or acknowledged alert's
     comparison has a page too, and its index row links it. Online comparisons (over sessions)
     have no page of their own: the history page shows them. The "Offline vs online" pages show
-    the (offline metric, KPI) pairs of ``agreement`` (the project's; a default without). Per
+    the (offline metric, KPI) pairs of ``agreement`` (the project's; a default without), each
+    A/B pair's Δ against the ``control`` arm (the project's ``[online] baseline``). Per
     test set, a leaderboard of every config's latest run (``evalplat.reports.leaderboard_page``).
     A sweep's settings have history and run pages and leaderboard rows, but no index row.
     ``ahead``: comparison pages rendered before (``comparison_page_ahead``), each written as it
@@ -145,7 +147,7 @@ def write_site(
     test_sets = sorted({h.test_set for h in histories})
     online = (  # only when online runs exist: a site without them reads nothing more
         write_online_pages(store, [t for t in test_sets if t != ONLINE_TEST_SET], out,
-                           Links("../", index=True), keys, agreement)
+                           Links("../", index=True), keys, agreement, control)
         if ONLINE_TEST_SET in test_sets else {}
     )  # fmt: skip
     interleaved = (

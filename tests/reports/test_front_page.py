@@ -150,7 +150,7 @@ def test_a_removed_config_whose_alert_retired_moves_to_the_ended_section(
     hooks = read_index(site)
     assert hooks.rows[("cand", "topics")]["data-verdict"] == "regression"
     assert 'id="ended"' not in (site / "index.html").read_text(encoding="utf-8")
-    start = with_cand.index("\n[[configs]]\nname = \"cand\"")
+    start = with_cand.index('\n[[configs]]\nname = "cand"')
     end = with_cand.index("\n[metrics]")
     path.write_text(with_cand[:start] + with_cand[end:], encoding="utf-8")
     assert run_nightly(load_project(path), db_url=db_url).exit_code == 0
