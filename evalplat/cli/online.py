@@ -34,15 +34,20 @@ AgreementProjectOption = Annotated[
 ]
 
 
-def project_pairs(project: Path | None) -> tuple[tuple[str, str], ...] | None:
+def project_pairs(
+    project: Path | None,
+) -> tuple[tuple[tuple[str, str], ...] | None, str | None]:
     """The (offline metric, KPI) pairs of the project file (``--project``, else
-    ./evalplat.toml when present); None without a project or an ``[online]`` table."""
+    ./evalplat.toml when present) and its control arm (``[online] baseline``, which the A/B
+    pairs' deltas are taken against); None, None without a project or an ``[online]`` table."""
     from evalplat.nightly.project import PROJECT_FILE, load_project
     from evalplat.nightly.project_online import agreement_pairs
 
     if project is None and not Path(PROJECT_FILE).is_file():
-        return None
-    return agreement_pairs(load_project(project)) or None
+        return None, None
+    loaded = load_project(project)
+    control = None if loaded.online is None else loaded.online.baseline
+    return agreement_pairs(loaded) or None, control
 
 
 @app.command("agreement")
@@ -109,7 +114,8 @@ def agreement(
     if report is not None:
         check_output_path(report, "--report", make_folder=True)
     start = None if since is None else utcnow() - parse_since(since)
-    pairs = None if metric or kpi else project_pairs(project)
+    chosen, control = project_pairs(project)
+    pairs = None if metric or kpi else chosen
     store = open_store(db, project_file=project)
     outcome = store.online_agreement(
         testset, since=start, metrics=metric, kpis=kpi, pairs=pairs, samples=samples, seed=seed
@@ -118,7 +124,8 @@ def agreement(
     if report is not None:
         from evalplat.reports.online_page import gather_offline_online, render_offline_online
 
-        page = gather_offline_online(store, testset, since=start, agreement=outcome)
+        page = gather_offline_online(store, testset, since=start, agreement=outcome,
+                                     control=control)  # fmt: skip
         with writing(report, "--report"):
             written = render_offline_online(page, report)
     if json_output:

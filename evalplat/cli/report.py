@@ -133,7 +133,9 @@ def report_site(
     if project is not None or Path(PROJECT_FILE).is_file():
         loaded = load_project(project)
     pairs = None if loaded is None else agreement_pairs(loaded) or None
+    control = None if loaded is None or loaded.online is None else loaded.online.baseline
     store = open_store(db, project_file=project)
+    targets = None if loaded is None else loaded.targets
     with writing(out, "--out"):
-        written = render_site(store, out, pairs, targets=None if loaded is None else loaded.targets)
+        written = render_site(store, out, pairs, targets=targets, control=control)
     _done(written, as_json)

@@ -227,13 +227,31 @@ class ABPair:
         return (self.offline_delta > 0) == ((self.online_delta > 0) == (sign > 0))
 
 
-def ab_pairs(offline: pd.DataFrame, online: pd.DataFrame, metric: str, kpi: str) -> list[ABPair]:
-    """Every A/B pair of versions with ``metric`` offline and ``kpi`` online, in version order
-    (the earlier version of the sorted pair is the baseline)."""
+def ab_pairs(
+    offline: pd.DataFrame,
+    online: pd.DataFrame,
+    metric: str,
+    kpi: str,
+    control: str | None = None,
+) -> list[ABPair]:
+    """Every A/B pair of versions with ``metric`` offline and ``kpi`` online, in version order.
+    A pair holding ``control`` (the control arm's version, ``NAME@VER``) takes it as the
+    baseline, so its deltas are the other arm's against the control; in any other pair the
+    earlier version of the sorted pair is the baseline."""
     off = offline[offline["metric"] == metric].set_index("version")["value"]
     chosen = online[online["kpi"] == kpi]
     versions = sorted(set(off.index) & set(chosen["version"]))
-    return _pairs(off, online_deltas(chosen), versions)
+    found = _pairs(off, online_deltas(chosen), versions)
+    return [_against(pair, control) for pair in found]
+
+
+def _against(pair: ABPair, control: str | None) -> ABPair:
+    """The pair seen from ``control`` when it is the pair's candidate (deltas negated)."""
+    if control is None or pair.candidate != control:
+        return pair
+    return ABPair(baseline=pair.candidate, candidate=pair.baseline, days=pair.days,
+                  offline_delta=-pair.offline_delta,
+                  online_delta=-pair.online_delta)  # fmt: skip
 
 
 OnlineDeltas = dict[tuple[str, str], tuple[int, float]]

@@ -204,6 +204,11 @@ def _add_events(folder: Path, project: Project, outcome: NightlyOutcome) -> None
             from evalplat.nightly.project_online import agreement_pairs
             from evalplat.reports import render_site
 
+            control = None if project.online is None else project.online.baseline
             render_site(
-                store, project.reports_dir, agreement_pairs(project), targets=project.targets
+                store,
+                project.reports_dir,
+                agreement_pairs(project),
+                targets=project.targets,
+                control=control,
             )

@@ -66,9 +66,12 @@ class Interleaving:
     def as_ubi(self) -> dict[str, Any]:
         """The fields of a UBI query event for this search, as the importer reads them:
         ``{"query_response_hit_ids": [...], "query_attributes": {"interleaving": method,
-        "teams": [...]}}``; for ``balanced`` also ``"ranks": {name_a: [...], name_b: [...]}``
-        (1-based ranks in each ranker's own list, None where absent)."""
-        attributes: dict[str, Any] = {"interleaving": self.method, "teams": list(self.teams)}
+        "teams": [...], "rankers": [name_a, name_b]}}`` (the rankers name the experiment when
+        one of them returned nothing and every hit is the other's); for ``balanced`` also
+        ``"ranks": {name_a: [...], name_b: [...]}`` (1-based ranks in each ranker's own list,
+        None where absent)."""
+        attributes: dict[str, Any] = {"interleaving": self.method, "teams": list(self.teams),
+                                      "rankers": list(self.names)}  # fmt: skip
         if self.method == "balanced":
             attributes["ranks"] = {self.names[0]: list(self.ranks[0]),
                                    self.names[1]: list(self.ranks[1])}  # fmt: skip

@@ -63,6 +63,7 @@ FLAT_COLUMNS: dict[str, str] = {
     "teams": "interleaved search: the config that contributed each hit, aligned with hit_ids",
     "interleaving": "interleaved search: team_draft (the default) or balanced",
     "ranks": "balanced interleaving: a JSON object, per config the rank of each hit in its list",
+    "rankers": "interleaved search: its two configs (a search may show hits of one team only)",
 }
 CONFIG_ATTRIBUTES = ("config", "variant")
 CONFIG_MAX_LENGTH = 220  # a config name of 200 characters, "@", a version
@@ -203,6 +204,7 @@ def _ubi(raw: dict[str, Any], path: Path, line: int) -> SearchRecord | EventReco
         "teams": attributes.get("teams"),
         "interleaving": attributes.get("interleaving"),
         "ranks": attributes.get("ranks"),
+        "rankers": attributes.get("rankers"),
     }
     return _search(flat, path, line)
 
@@ -239,7 +241,7 @@ def _search(flat: dict[str, Any], path: Path, line: int) -> SearchRecord:
     hits = hit_ids(flat["hit_ids"], path, line)
     config = None if config is None else config.strip()
     teams = attribution(flat.get("teams"), flat.get("interleaving"), flat.get("ranks"), hits,
-                        config, path, line)  # fmt: skip
+                        config, path, line, flat.get("rankers"))  # fmt: skip
     return SearchRecord(
         query_id=str(query_id),
         session_id=session,

@@ -6,11 +6,17 @@ An interleaved search shows one list merged from two configs' rankings. Its reco
   config whose turn placed it (a list, or a text list as ``hit_ids`` reads it);
 - ``interleaving``: the method, ``team_draft`` (the default when ``teams`` is given) or
   ``balanced``;
+- ``rankers``: the two configs that took part (``evalplat.interleave`` writes them), so that a
+  search where one ranker returned nothing (all hits from one team, or no hits at all) still
+  names its experiment and counts, credited as the method credits it (no click on the empty
+  team's side: a tie or the other team's win). Without ``rankers`` (older logs), the teams must
+  name the two configs;
 - for ``balanced``, ``ranks``: for each of the two configs, the 1-based rank of each hit in that
   config's own list (``null`` where it did not rank the hit).
 
 Refused, naming the file and line: ``interleaving`` or ``ranks`` without ``teams``; teams of
-another length than the hits; more or fewer than two distinct configs; an unknown method;
+another length than the hits; more or fewer than two distinct configs (``rankers``: other than
+two, or teams naming a config outside them); an unknown method;
 balanced without ranks, ranks naming other configs, of another length than the hits, with a
 rank shown twice in one list, or leaving a hit without a rank in its own team's list; a
 ``config`` that is not one of the two teams. A session's interleaved searches must all name the
@@ -41,11 +47,12 @@ class Attribution:
     method: str
     teams: tuple[str, ...]
     ranks: dict[str, tuple[int | None, ...]] | None = None
+    rankers: tuple[str, str] | None = None  # as logged; the teams' two configs without it
 
     @property
     def pair(self) -> tuple[str, str]:
         """The two configs, sorted."""
-        first, second = sorted(set(self.teams))
+        first, second = sorted(self.rankers or set(self.teams))
         return first, second
 
 
@@ -57,14 +64,15 @@ def attribution(
     config: str | None,
     path: Where,
     line: int | None,
+    raw_rankers: Any = None,
 ) -> Attribution | None:
     """The search's attribution (module doc), or None for a search that is not interleaved."""
 
     def fail(problem: str) -> InputError:
         return InputError(problem, path=path, line=line)
 
-    if raw_teams is None or raw_teams == "":
-        if method not in (None, "") or raw_ranks not in (None, ""):
+    if (raw_teams is None or raw_teams == "") and (hits or raw_rankers in (None, "")):
+        if method not in (None, "") or raw_ranks not in (None, "") or raw_rankers not in (None, ""):
             raise fail("interleaved search without teams (one config per hit)")
         return None
     if method in (None, ""):
@@ -82,17 +90,41 @@ def attribution(
         check_name(team, "team", max_length=TEAM_MAX_LENGTH, path=path, line=line)
     if len(teams) != len(hits):
         raise fail(f"teams lists {len(teams)} configs for {len(hits)} hits (one per hit)")
+    rankers = _rankers(raw_rankers, path, line)
     distinct = sorted(set(teams))
-    if len(distinct) != 2:
+    if rankers is not None:
+        outside = [team for team in distinct if team not in rankers]
+        if outside:
+            raise fail(f"team {shown(outside[0])} is not one of the search's rankers "
+                       f"({', '.join(rankers)})")  # fmt: skip
+        distinct = sorted(rankers)
+    elif len(distinct) != 2:
         names = ", ".join(distinct) or "none"
         raise fail(f"an interleaved search needs two configs in its teams, got {len(distinct)}"
-                   f" ({names})")  # fmt: skip
+                   f" ({names}); a log naming its two rankers may show one team")  # fmt: skip
     if config is not None and config not in distinct:
         raise fail(
             f"config {shown(config)} is not one of the search's teams ({', '.join(distinct)})"
         )
     ranks = _ranks(raw_ranks, teams, distinct, fail) if method == "balanced" else None
-    return Attribution(method, teams, ranks)
+    return Attribution(method, teams, ranks, rankers)
+
+
+def _rankers(raw: Any, path: Where, line: int | None) -> tuple[str, str] | None:
+    """The two configs a search names as its rankers, or None when it names none."""
+    if raw is None or raw == "":
+        return None
+    try:
+        names = hit_ids(raw, path, line)  # a list, or a text list, as teams read
+    except InputError as error:
+        raise InputError(error.problem.replace("hit id", "ranker"), path=path,
+                         line=line) from None  # fmt: skip
+    if len(names) != 2:
+        raise InputError(f"rankers must name two configs, got {len(names)}",
+                         path=path, line=line)  # fmt: skip
+    for name in names:
+        check_name(name, "ranker", max_length=TEAM_MAX_LENGTH, path=path, line=line)
+    return names[0], names[1]
 
 
 def _repeating(raw: Any) -> tuple[str, ...]:

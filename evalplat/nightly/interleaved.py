@@ -10,11 +10,13 @@ a night:
    ``-max_drop`` (0 by default): the candidate is credibly worse by more than the threshold;
    improvement when it lies wholly above ``max_drop``; unchanged otherwise. Fewer sessions than
    ``[online] min_sessions`` is "insufficient data": logged, never gated, the alert left as it is;
-3. keeps the verdict on the day's run (history and the index show it) and feeds it to the
-   ``regression`` alert of (candidate config, test set ``online``, ``online:Preference``):
-   opened once (after ``consecutive`` days), resolved by the first day that is not a
-   regression. When the experiment's traffic ends the alert is retired after
-   ``retire_after_days`` (``evalplat.nightly.retire``), and its last day is not judged again.
+3. keeps the verdict on the day's run (history shows it) and feeds the experiment's judged
+   days (every stored day judged alike, "insufficient data" days left out) to the
+   ``regression`` alert of (candidate config, test set ``online``, ``online:Preference``) by
+   the day rule (``evalplat.nightly.day_rule``): opened once when the regression holds over
+   ``open_days`` of ``open_window`` judged days, resolved after ``resolve_days`` clear days.
+   When the experiment's traffic ends the alert is retired after ``retire_after_days``
+   (``evalplat.nightly.retire``), and its last day is not judged again.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from __future__ import annotations
 from datetime import date, datetime
 from typing import TYPE_CHECKING, Any
 
+from evalplat.nightly.day_rule import follow
 from evalplat.nightly.project import PREFERENCE
 from evalplat.store.testsets import ONLINE_TEST_SET
 
@@ -70,18 +73,9 @@ def interleaved_night(
             if verdict == "insufficient data":
                 continue  # too few sessions: shown, never gated, the alert left as it is
             store.record_preference_verdict(day.run_id, verdict)
-            for event in store.observe(
-                config,
-                ONLINE_TEST_SET,
-                PREFERENCE,
-                None,
-                None,
-                regressed=verdict == "regression",
-                consecutive=gate.consecutive,
-                details=_details(day, gate),
-                kind="regression",
-                channels=names,
-            ):
+            judged = _judged_days(store, config, day.baseline, gate, spec.min_sessions)
+            for event in follow(store, spec.day_rule, config, PREFERENCE, judged,
+                                _details(day, gate), names):  # fmt: skip
                 emit({"step": "alert", "event": event.event, "kind": event.alert.kind,
                       "alert": event.alert.id, "config": config, "testset": ONLINE_TEST_SET,
                       "metric": PREFERENCE})  # fmt: skip
@@ -105,6 +99,22 @@ def _ended(store: Store, project: Project, day: str) -> str | None:
     if latest is None or (latest.date() - date.fromisoformat(day)).days < days:
         return None
     return f"no searches since {day} ([online] retire_after_days = {days})"
+
+
+def _judged_days(
+    store: Store, config: str, baseline: str, gate: Gate, min_sessions: int
+) -> list[bool]:
+    """Per judged day of the experiment (the candidate config against ``baseline``'s config),
+    oldest first, whether it regressed: each stored day judged by the gate as the night judges
+    its latest day (the worst of the candidate's versions that day)."""
+    against = baseline.partition("@")[0]
+    by_day: dict[str, list[PreferenceDay]] = {}
+    for found in store.preference_days(config):
+        if found.baseline.partition("@")[0] == against:
+            by_day.setdefault(found.day, []).append(found)
+    verdicts = [_verdict(min(days, key=lambda d: d.high), gate, min_sessions)
+                for _, days in sorted(by_day.items())]  # fmt: skip
+    return [v == "regression" for v in verdicts if v != "insufficient data"]
 
 
 def _verdict(day: PreferenceDay, gate: Gate, min_sessions: int) -> str:

@@ -282,8 +282,14 @@ def _write_reports(
         return None
     from evalplat.nightly.project_online import agreement_pairs
 
+    control = None if project.online is None else project.online.baseline
     index = render_site(
-        store, project.reports_dir, agreement_pairs(project), ahead, targets=project.targets
+        store,
+        project.reports_dir,
+        agreement_pairs(project),
+        ahead,
+        targets=project.targets,
+        control=control,
     )
     emit({"step": "report", "path": str(index)})
     return Path(index)

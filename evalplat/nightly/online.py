@@ -9,9 +9,11 @@ With an ``[online]`` table (``evalplat.nightly.project.OnlineSpec``) a night:
    with searches that day against it (a two-sample bootstrap over sessions), gated by the
    ``[[gates]]`` on online measures;
 3. feeds each gated verdict to the ``regression`` alert of (candidate config, test set
-   ``online``, metric): opened once, resolved by the first day whose verdict is not a
-   regression. A side with fewer than ``min_sessions`` sessions is "insufficient data": it is
-   logged and leaves the alert as it is, neither opening nor resolving it. When several
+   ``online``, metric) by the day rule (``evalplat.nightly.day_rule``) over the days the nights
+   judged (``Store.online_gate_days``): opened once when the regression holds over
+   ``open_days`` of ``open_window`` judged days, resolved after ``resolve_days`` clear days. A
+   side with fewer than ``min_sessions`` sessions is "insufficient data": it is logged, is not a
+   judged day and leaves the alert as it is, neither opening nor resolving it. When several
    versions of one config are online that day, the key gets one verdict for all of them: a
    regression when any of them regressed (the alert shows the worst), so that they do not
    open and resolve the same alert in turn.
@@ -28,6 +30,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from evalplat.nightly.day_rule import follow
 from evalplat.nightly.interleaved import interleaved_night
 from evalplat.store.testsets import ONLINE_TEST_SET
 
@@ -108,17 +111,16 @@ def online_night(
             regressed = [arm for arm in judged if arm[2].gated and arm[2].verdict == "regression"]
             # the alert shows the worst regressed arm, or the first arm when none regressed
             run, result, metric = min(regressed, key=_harm) if regressed else judged[0]
-            for event in store.observe(
+            days = [bad for _, bad in store.online_gate_days(config, gate.metric)]
+            for event in follow(
+                store,
+                spec.day_rule,
                 config,
-                ONLINE_TEST_SET,
                 gate.metric,
-                None,
+                days,
+                _details(run, baseline, metric, result, [arm[0] for arm in judged]),
+                names,
                 result.id,
-                regressed=bool(regressed),
-                consecutive=gate.consecutive,
-                details=_details(run, baseline, metric, result, [arm[0] for arm in judged]),
-                kind="regression",
-                channels=names,
             ):
                 emit({"step": "alert", "event": event.event, "kind": event.alert.kind,
                       "alert": event.alert.id, "config": config,

@@ -23,12 +23,13 @@ from evalplat.errors import InputError
 from evalplat.events.warehouse import Warehouse
 from evalplat.inputs.toml_lines import header_line, key_line
 from evalplat.judging.spec import JudgeSpec
+from evalplat.nightly.day_rule import DayRule
 
 PROJECT_FILE = "evalplat.toml"
 _ARRAYS = ("testsets", "configs", "gates", "alerts", "judges", "targets", "online.interleaving",
            "sweeps")  # fmt: skip
 ONLINE_KEYS = ("baseline", "metrics", "min_sessions", "retire_after_days", "interleaving",
-               "agreement")  # fmt: skip
+               "agreement", "open_days", "open_window", "resolve_days")  # fmt: skip
 PREFERENCE = "online:Preference"  # scored from interleaved searches, not from an arm's log
 _GATE_KEYS = {"metric", "max_drop", "max_relative_drop", "test", "alpha", "consecutive",
               "unjudged", "segment", "judge", "testset"}  # fmt: skip
@@ -77,6 +78,8 @@ class OnlineSpec:
     measures (``[[gates]] metric = "online:CTR"``) decide the alerts. A side with fewer than
     ``min_sessions`` sessions is "insufficient data" and never gated. An arm with no searches
     for ``retire_after_days`` days has its alerts retired (``evalplat.nightly.retire``).
+    ``day_rule`` (``open_days``, ``open_window``, ``resolve_days``) says when an online alert
+    opens and resolves over the judged days (``evalplat.nightly.day_rule``).
     ``agreement`` is the (offline metric, KPI) pairs the "Offline vs online" pages and
     ``online agreement`` show (empty: the default of ``project_online.agreement_pairs``).
     """
@@ -88,6 +91,8 @@ class OnlineSpec:
     # [[online.interleaving]]: (candidate, baseline) experiments scored as online:Preference
     interleaving: tuple[tuple[str, str], ...] = ()
     agreement: tuple[tuple[str, str], ...] = ()
+    # when an online alert opens and resolves over days (evalplat.nightly.day_rule)
+    day_rule: DayRule = field(default_factory=DayRule)
 
 
 @dataclass(frozen=True)

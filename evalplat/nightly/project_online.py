@@ -8,6 +8,9 @@ metrics = ["online:CTR"]     # optional: online measures scored (default: every 
 min_sessions = 30            # optional: fewer sessions on a side is "insufficient data"
 retire_after_days = 7        # optional: an arm without searches this long has its alerts retired
 agreement = [["nDCG@10", "online:CTR"]]  # optional: the pairs "Offline vs online" shows
+open_days = 2                # optional: an online alert opens when open_days of the last
+open_window = 3              #   open_window judged days regressed (the latest among them)
+resolve_days = 2             # optional: and resolves after resolve_days clear days in a row
 
 [[online.interleaving]]      # optional: an interleaved experiment, scored as online:Preference
 candidate = "cand"           # NAME or NAME@VER, a config of this project
@@ -24,6 +27,7 @@ from typing import Any
 
 from evalplat.comparison.verdicts import Gate
 from evalplat.errors import InputError
+from evalplat.nightly.day_rule import OPEN_DAYS, OPEN_WINDOW, RESOLVE_DAYS, DayRule
 from evalplat.nightly.project import ONLINE_KEYS, PREFERENCE, OnlineSpec, Project, is_online
 from evalplat.nightly.project_values import DAYS_MAX, whole
 
@@ -105,6 +109,12 @@ def read_online(
                          minimum=1, unit="of sessions")  # fmt: skip
     retire = whole(table.get("retire_after_days", 7), fail, "online", 0, "retire_after_days",
                    minimum=1, maximum=DAYS_MAX, unit="of days")  # fmt: skip
+    window = whole(table.get("open_window", OPEN_WINDOW), fail, "online", 0, "open_window",
+                   minimum=1, maximum=DAYS_MAX, unit="of days")  # fmt: skip
+    open_days = whole(table.get("open_days", min(OPEN_DAYS, window)), fail, "online", 0,
+                      "open_days", minimum=1, maximum=window, unit="of days")  # fmt: skip
+    resolve_days = whole(table.get("resolve_days", RESOLVE_DAYS), fail, "online", 0,
+                         "resolve_days", minimum=1, maximum=DAYS_MAX, unit="of days")  # fmt: skip
     experiments = _interleaving(table.get("interleaving", []), fail, configs, baseline.strip())
     for index, gate in enumerate(gates):
         if gate.metric == PREFERENCE and not experiments:
@@ -118,6 +128,7 @@ def read_online(
         retire_after_days=retire,
         interleaving=experiments,
         agreement=_agreement(table.get("agreement", []), fail),
+        day_rule=DayRule(open_days, window, resolve_days),
     )
 
 

@@ -62,10 +62,11 @@ def retire_gone(
     names = [channel.name for channel in channels]
     events: list[AlertEvent] = []
     for alert in store.owned_alerts(key):
-        reason = gone(project, alert, last_search)
+        ended = subject_gone(project, alert, last_search)
+        reason = ended or gone(project, alert, last_search)
         if reason is None:
             continue
-        for event in store.retire(alert.id, reason, names):
+        for event in store.retire(alert.id, reason, names, ended=ended is not None):
             emit({"step": "alert", "event": "retired", "kind": alert.kind, "alert": alert.id,
                   "config": alert.config, "testset": alert.test_set, "metric": alert.metric,
                   "reason": reason})  # fmt: skip
@@ -73,17 +74,35 @@ def retire_gone(
     return events
 
 
-def gone(
+def subject_gone(
     project: Project, alert: AlertInfo, last_search: dict[str, datetime] | None = None
 ) -> str | None:
-    """Why ``alert``'s subject has left ``project``, or None while it is still there."""
+    """Why the (config, test set) ``alert`` watches has ended in ``project`` (its config or
+    test set left the file, its online arm or experiment ended), or None while it goes on.
+    The report site's index moves an ended subject's row to its "Ended" section."""
     spec = next((c for c in project.configs if c.name == alert.config), None)
     if spec is None:
         return f"config {alert.config} is no longer in {project.path.name}"
     if alert.test_set == ONLINE_TEST_SET:
-        return _online_gone(project, alert, last_search or {})
+        return _online_ended(project, alert, last_search or {})
     if alert.test_set not in spec.testsets:
         return f"test set {alert.test_set} is no longer run for {alert.config}"
+    return None
+
+
+def gone(
+    project: Project, alert: AlertInfo, last_search: dict[str, datetime] | None = None
+) -> str | None:
+    """Why ``alert``'s subject has left ``project``, or None while it is still there: its
+    (config, test set) ended (:func:`subject_gone`), or its gate or target left the file."""
+    ended = subject_gone(project, alert, last_search)
+    if ended is not None:
+        return ended
+    if alert.test_set == ONLINE_TEST_SET:
+        gated = {g.metric for g in [*project.ab_gates(), *project.online_gates()]}
+        if alert.kind in GATE_KINDS and alert.metric not in gated:
+            return f"no gate on {alert.metric} any more"
+        return None
     if alert.kind in GATE_KINDS:
         keys = {alert_key(g.metric, g.segment) for g in project.gates_for(alert.test_set)}
         if alert.metric not in keys:
@@ -101,15 +120,12 @@ def gone(
     return None
 
 
-def _online_gone(
+def _online_ended(
     project: Project, alert: AlertInfo, last_search: dict[str, datetime]
 ) -> str | None:
     online = project.online
     if online is None:
         return f"{project.path.name} has no [online] table any more"
-    gated = {g.metric for g in [*project.ab_gates(), *project.online_gates()]}
-    if alert.kind in GATE_KINDS and alert.metric not in gated:
-        return f"no gate on {alert.metric} any more"
     latest = max(last_search.values(), default=None)
     interleaved = alert.metric == PREFERENCE
     last = last_search.get(f"{PREFERENCE} {alert.config}" if interleaved else alert.config)

@@ -31,6 +31,8 @@ from evalplat.reports.data import (
 from evalplat.reports.index_data import AlertRow, LastNight, NightEventRow
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     import pandas as pd
 
     from evalplat.comparison.targets import Target, TargetVerdict
@@ -343,6 +345,23 @@ def alert_row(alert: AlertInfo) -> AlertRow:
         comparison_id=alert.last_comparison_id,
         run_id=_candidate_run(alert.details),
     )
+
+
+def ended_subjects(store: Store) -> dict[tuple[str, str], tuple[datetime, str]]:
+    """(config, test set) → (when, why) of the subjects whose alerts were retired because the
+    subject itself ended (``Store.retire(..., ended=True)``, the night's retirement) and that
+    have no active alert since: the latest such retirement of each."""
+    ended: dict[tuple[str, str], tuple[datetime, str]] = {}
+    active: set[tuple[str, str]] = set()
+    for alert in store.list_alerts():
+        key = (alert.config, alert.test_set)
+        if alert.state in ("pending", "open", "acknowledged"):
+            active.add(key)
+        elif alert.state == "retired" and (alert.details or {}).get("ended"):
+            when = alert.retired_at or alert.opened_at
+            if key not in ended or ended[key][0] < when:
+                ended[key] = (when, alert.note or "")
+    return {key: found for key, found in ended.items() if key not in active}
 
 
 def _candidate_run(details: dict[str, Any] | None) -> int | None:

@@ -80,6 +80,17 @@ class SiteEntry:
 
 
 @dataclass(frozen=True)
+class EndedRow:
+    """A (config, test set) that left the project: its alerts were retired because the config
+    or test set left the file, or its online arm or experiment ended
+    (``evalplat.nightly.retire.subject_gone``), and it has not run since."""
+
+    entry: SiteEntry  # its last row, as the index showed it
+    ended_at: str
+    why: str
+
+
+@dataclass(frozen=True)
 class SiteIndex:
     entries: tuple[SiteEntry, ...]
     alerts: tuple[AlertRow, ...]
@@ -88,6 +99,7 @@ class SiteIndex:
     interleaved: str | None = None  # the "Interleaved experiments" page, when there is one
     leaderboards: tuple[tuple[str, str], ...] = ()  # (test set, its leaderboard page)
     last_night: LastNight | None = None  # None before the first night
+    ended: tuple[EndedRow, ...] = ()  # subjects that left the project, apart from the live ones
 
     @property
     def has_targets(self) -> bool:

@@ -82,6 +82,7 @@ def offline_online_page(
     clicks: QueryClicks,
     *,
     kpi: str,
+    control: str | None = None,
 ) -> OfflineOnlinePage:
     """Page data (pure): ``offline`` and ``online`` as ``Store.agreement_inputs`` returns them,
     ``clicks`` of ``clicks.metric`` per query; the scatter is of that metric against ``kpi``."""
@@ -89,7 +90,8 @@ def offline_online_page(
 
     metric = clicks.metric
     sign = parse(metric).direction * parse(kpi).direction
-    pairs = tuple((pair, pair.agrees(sign)) for pair in ab_pairs(offline, online, metric, kpi))
+    found = ab_pairs(offline, online, metric, kpi, control)
+    pairs = tuple((pair, pair.agrees(sign)) for pair in found)
     points = [
         DeltaPoint(
             pair.offline_delta,
@@ -191,11 +193,13 @@ def gather_offline_online(
     samples: int = DEFAULT_PERMUTATIONS,
     seed: int = 0,
     agreement: OnlineAgreement | None = None,
+    control: str | None = None,
 ) -> OfflineOnlinePage:
     """The page of ``test_set`` from the store; ``agreement`` when already computed with the
     same arguments (``Store.online_agreement`` says which pairs its rows are). The scatter and
     the per-query table are of the first row's metric and KPI (nDCG@10 and online:CTR when
-    there is no row)."""
+    there is no row). ``control``: the control arm (``NAME`` or ``NAME@VER``, the project's
+    ``[online] baseline``), each A/B pair's Δ is taken against it when the pair holds it."""
     if agreement is None:
         agreement = store.online_agreement(
             test_set, since=since, metrics=metrics, kpis=kpis, pairs=pairs, samples=samples,
@@ -206,7 +210,21 @@ def gather_offline_online(
     metric = first.metric if first else DEFAULT_METRIC
     kpi = first.kpi if first else DEFAULT_KPI
     clicks = store.query_clicks(test_set, metric, versions=agreement.versions, since=since)
-    return offline_online_page(agreement, offline, online, clicks, kpi=kpi)
+    arm = _control_version(store, control)
+    return offline_online_page(agreement, offline, online, clicks, kpi=kpi, control=arm)
+
+
+def _control_version(store: Store, control: str | None) -> str | None:
+    """``NAME@VER`` of the control arm (``NAME``: its current version), None without one."""
+    from evalplat.errors import NotFoundError
+
+    if control is None:
+        return None
+    try:
+        found = store.config_version(control)
+    except NotFoundError:
+        return None
+    return f"{found.name}@{found.version}"
 
 
 def render_offline_online(page: OfflineOnlinePage, out: str | Path) -> Path:
@@ -224,6 +242,7 @@ def write_online_pages(
     links: Links,
     keys: PageKeys,
     pairs: Sequence[tuple[str, str]] | None = None,
+    control: str | None = None,
 ) -> dict[str, str]:
     """The site's pages, one per test set with at least one version run offline on it and
     online, of the (metric, KPI) ``pairs`` the project chose (``Store.online_agreement``'s
@@ -233,7 +252,7 @@ def write_online_pages(
 
     written: dict[str, str] = {}
     for test_set in test_sets:
-        page = gather_offline_online(store, test_set, pairs=pairs)
+        page = gather_offline_online(store, test_set, pairs=pairs, control=control)
         if not page.versions:
             continue
         path = f"online/{slug(test_set)}.html"

@@ -48,8 +48,10 @@ if TYPE_CHECKING:
 DASH = "\u2013"  # shown for a missing value
 MINUS = "\u2212"  # a real minus sign: as wide as "+", so columns of deltas line up
 RUN_PAGES_PER_HISTORY = 30  # older runs stay in the history table, without a page of their own
-_VERDICT_SYMBOLS = {"regression": "▼", "improvement": "▲", "unchanged": "=", "needs_judgments": "?"}
+_VERDICT_SYMBOLS = {"regression": "▼", "improvement": "▲", "unchanged": "=", "needs_judgments": "?",
+                    "watching": "◇"}  # fmt: skip
 _VERDICT_TITLES = {
+    "watching": "Regressed on its latest day; the day rule has not opened an alert",
     "regression": "Regression",
     "improvement": "Improvement",
     "unchanged": "No significant change",
@@ -356,11 +358,13 @@ def render_site(
     agreement: Sequence[tuple[str, str]] | None = None,
     ahead: Iterable[PageAhead] = (),
     targets: Sequence[Target] | None = None,
+    control: str | None = None,
 ) -> Path:
     """Write the whole report site into ``out_dir`` (``evalplat.reports.site``); ``agreement``
-    is the (offline metric, KPI) pairs of its "Offline vs online" pages, ``ahead`` pages
-    rendered before (``evalplat.reports.site.comparison_page_ahead``), ``targets`` the
-    project's, whose lines in force the history pages draw."""
+    is the (offline metric, KPI) pairs of its "Offline vs online" pages and ``control`` the
+    control arm their A/B deltas are taken against, ``ahead`` pages rendered before
+    (``evalplat.reports.site.comparison_page_ahead``), ``targets`` the project's, whose lines
+    in force the history pages draw."""
     from evalplat.reports.site import write_site
 
-    return write_site(store, out_dir, agreement, ahead, targets)
+    return write_site(store, out_dir, agreement, ahead, targets, control)

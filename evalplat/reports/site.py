@@ -7,14 +7,15 @@ the layout is described in :mod:`evalplat.reports.render`.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from evalplat.reports.data import HistoryPage
+from evalplat.reports.data import HistoryPage, format_time
 from evalplat.reports.history_render import history_html
-from evalplat.reports.index_data import AlertRow, SiteEntry, SiteIndex
+from evalplat.reports.index_data import AlertRow, EndedRow, SiteEntry, SiteIndex
 from evalplat.reports.page_keys import PageAhead, PageKeys, code_digest
 from evalplat.reports.render import (
     RUN_PAGES_PER_HISTORY,
@@ -44,6 +45,7 @@ def write_site(
     agreement: Sequence[tuple[str, str]] | None = None,
     ahead: Iterable[PageAhead] = (),
     targets: Sequence[Target] | None = None,
+    control: str | None = None,
 ) -> Path:
     """Write the whole report site into ``out_dir``; return the path of ``index.html``.
     ``targets``: the project's, whose lines in force the history pages draw (None: every
@@ -55,7 +57,8 @@ def write_site(
     comparison has a page too, and its index row links it, as does each alert the latest night
     opened, resolved or retired (``Store.last_night``). Online comparisons (over sessions)
     have no page of their own: the history page shows them. The "Offline vs online" pages show
-    the (offline metric, KPI) pairs of ``agreement`` (the project's; a default without). Per
+    the (offline metric, KPI) pairs of ``agreement`` (the project's; a default without), each
+    A/B pair's Δ against the ``control`` arm (the project's ``[online] baseline``). Per
     test set, a leaderboard of every config's latest run (``evalplat.reports.leaderboard_page``).
     A sweep's settings have history and run pages and leaderboard rows, but no index row.
     ``ahead``: comparison pages rendered before (``comparison_page_ahead``), each written as it
@@ -68,6 +71,7 @@ def write_site(
     """
     from evalplat.reports.gather import (
         TestSetCache,
+        ended_subjects,
         gather_history,
         gather_run,
         last_night,
@@ -162,7 +166,7 @@ def write_site(
     test_sets = sorted({h.test_set for h in histories})
     online = (  # only when online runs exist: a site without them reads nothing more
         write_online_pages(store, [t for t in test_sets if t != ONLINE_TEST_SET], out,
-                           Links("../", index=True), keys, agreement)
+                           Links("../", index=True), keys, agreement, control)
         if ONLINE_TEST_SET in test_sets else {}
     )  # fmt: skip
     interleaved = (
@@ -177,13 +181,52 @@ def write_site(
     entries = [replace(e, health_link=paths.get((e.latest.config, e.latest.test_set)),
                        verdict_metrics=about.get(e.comparison_id or 0, ()))
                for e in entries]  # fmt: skip
+    entries = [_online_verdict(e, alerts) for e in entries]
+    live, ended = _split_ended(entries, ended_subjects(store), infos)
     index = SiteIndex(
-        tuple(entries), tuple(alerts), newest, tuple(online.items()), interleaved,
-        tuple(boards.items()), night,
+        tuple(live), tuple(alerts), newest, tuple(online.items()), interleaved,
+        tuple(boards.items()), night, tuple(ended),
     )  # fmt: skip
     written = keys.write("index.html", index, lambda: index_html(index))
     keys.save()
     return written
+
+
+def _online_verdict(entry: SiteEntry, alerts: Sequence[AlertRow]) -> SiteEntry:
+    """An online row shows its alert's state under the day rule (``evalplat.nightly.day_rule``):
+    ``regression`` while a regression alert of it is open, ``watching`` on a regressed day that
+    has not opened one; other rows keep their run's verdict."""
+    from evalplat.store.testsets import ONLINE_TEST_SET
+
+    config, test_set = entry.latest.config, entry.latest.test_set
+    if test_set != ONLINE_TEST_SET:
+        return entry
+    if any((a.config, a.test_set, a.kind) == (config, test_set, "regression") for a in alerts):
+        return replace(entry, verdict="regression")
+    return replace(entry, verdict="watching") if entry.verdict == "regression" else entry
+
+
+def _split_ended(
+    entries: list[SiteEntry],
+    ended: Mapping[tuple[str, str], tuple[datetime, str]],
+    infos: Mapping[int, RunInfo],
+) -> tuple[list[SiteEntry], list[EndedRow]]:
+    """The live rows, and the rows of subjects that ended (``gather.ended_subjects``) and have
+    not run since (a config added back is live again with its next run)."""
+    live: list[SiteEntry] = []
+    gone: list[EndedRow] = []
+    for entry in entries:
+        found = ended.get((entry.latest.config, entry.latest.test_set))
+        started = infos[entry.latest.id].started_at if entry.latest.id in infos else None
+        if found is None or (started is not None and _utc(started) > _utc(found[0])):
+            live.append(entry)
+            continue
+        gone.append(EndedRow(entry, format_time(found[0]), found[1]))
+    return live, gone
+
+
+def _utc(moment: datetime) -> datetime:
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
 
 
 def _history_path(history: HistoryPage) -> str:

@@ -20,6 +20,7 @@ from evalplat.store.leaderboard import LeaderboardMixin
 from evalplat.store.locks import LockBusyError, LockLostError, LocksMixin
 from evalplat.store.nights import NightsMixin
 from evalplat.store.online_agreement import OnlineAgreement, OnlineAgreementMixin
+from evalplat.store.online_days import OnlineDaysMixin
 from evalplat.store.online_queries import OnlineQueriesMixin
 from evalplat.store.outbox import OutboxMixin
 from evalplat.store.query_health import QueryHealthMixin
@@ -67,6 +68,7 @@ class Store(
     EventsMixin,
     InterleavingMixin,
     OnlineAgreementMixin,
+    OnlineDaysMixin,
     OnlineQueriesMixin,
     QueryHealthMixin,
     SiteStampsMixin,

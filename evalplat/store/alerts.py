@@ -245,9 +245,13 @@ class AlertsMixin(StoreBase):
             ).all()
             return _infos(session, rows)
 
-    def retire(self, alert_id: int, reason: str, channels: Sequence[str] = ()) -> list[AlertEvent]:
+    def retire(
+        self, alert_id: int, reason: str, channels: Sequence[str] = (), *, ended: bool = False
+    ) -> list[AlertEvent]:
         """Retire an active alert whose subject is gone: event ``retired`` (announced once, with
-        ``reason``). A pending alert was never announced: it is deleted, with no event."""
+        ``reason``). A pending alert was never announced: it is deleted, with no event.
+        ``ended``: its whole (config, test set) ended, not only its gate or target; kept with
+        the alert (``details["ended"]``) for the index's "Ended" section."""
         with self.session() as session:
             alert = _alert(session, alert_id)
             if alert.state not in ACTIVE_STATES:
@@ -260,6 +264,8 @@ class AlertsMixin(StoreBase):
             alert.note = reason
             session.flush()
             enqueue(session, alert, "retired", {**(alert.details or {}), "note": reason}, channels)
+            if ended:
+                alert.details = {**(alert.details or {}), "ended": True}
             return [AlertEvent("retired", _infos(session, [alert])[0])]
 
     def list_alerts(

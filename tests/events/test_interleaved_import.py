@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from evalplat.events.synthetic import interleaved_records
 from evalplat.store import Store
 
 from .logs import table_counts
@@ -59,6 +60,9 @@ BAD: list[tuple[dict[str, Any], str]] = [
     (_search("q", "s-ok", ["web", "prod", "prod", "web"]), "one session belongs to one experiment"),
     (_search("q", "s", TEAMS, variant="web"), "config 'web' is not one of the search's teams"),
     (_search("q", "s", ["cand", "prod", None, "cand"]), "team at position 3 is null"),
+    (_search("q", "s", TEAMS, rankers=["cand", "web"]), "team 'prod' is not one of the search"),
+    (_search("q", "s", ["cand"] * 4, rankers=["cand"]), "rankers must name two configs, got 1"),
+    (_search("q", "s", TEAMS, rankers=["cand", "cand"]), "ranker 'cand' is shown twice"),
 ]
 
 
@@ -167,3 +171,28 @@ def test_a_flat_csv_log_with_a_mapped_teams_column(store: Store, tmp_path: Path)
     assert (outcome.interleaved, outcome.events) == (2, 2)
     [day] = store.score_preference("cand@1", "prod")
     assert (day.wins, day.ties, day.losses) == (1, 0, 1) and day.preference == 0.0
+
+
+@pytest.mark.parametrize("method", ["team_draft", "balanced"])
+def test_the_interleave_apis_log_imports_when_one_ranker_returned_nothing(
+    cli: Callable[..., Any], configs: str, tmp_path: Path, method: str
+) -> None:
+    """The candidate returns nothing for "wing": evalplat.interleave's lists for it are all the
+    baseline's, and its records name both rankers, so every search imports and counts (a click
+    on the baseline's hit is the baseline's win), none is set aside by --max-invalid."""
+    cand = {"wing": [], "flutter": ["d1", "d2", "d3"]}
+    prod = {"wing": ["d4", "d5", "d6"], "flutter": ["d2", "d7", "d8"]}
+    grades = {"wing": {"d4": 3, "d5": 2}, "flutter": {"d1": 3, "d2": 2}}
+    records = list(interleaved_records(cand, prod, grades, names=("cand", "prod"), sessions=80,
+                                       seed=3, method=method))  # fmt: skip
+    searches = [r for r in records if "action_name" not in r]
+    empty = [r for r in searches if r["user_query"] == "wing"]
+    assert empty and all(set(r["query_attributes"]["teams"]) == {"prod"} for r in empty)
+    log = _write(tmp_path / "log.jsonl", records)
+    result = cli("events", "import", str(log), "--max-invalid", "5", "--json", "--db", configs)
+    assert result.exit_code == 0, result.stderr
+    summary = json.loads(result.stdout)
+    assert (summary["interleaved"], summary["rejected"]) == (len(searches), 0)
+    with Store.open(configs) as store:
+        [day] = store.score_preference("cand", "prod")
+    assert day.searches == len(searches) and day.losses > 0

@@ -48,7 +48,8 @@ def test_as_ubi_is_the_shape_the_importer_reads() -> None:
     merged = interleave(["x", "y"], ["y", "z"], seed=3, names=("prod@3", "cand@1"), depth=2)
     ubi = merged.as_ubi()
     assert ubi["query_response_hit_ids"] == list(merged.hit_ids) and len(merged.hit_ids) == 2
-    assert ubi["query_attributes"] == {"interleaving": "team_draft", "teams": list(merged.teams)}
+    assert ubi["query_attributes"] == {"interleaving": "team_draft", "teams": list(merged.teams),
+                                       "rankers": ["prod@3", "cand@1"]}  # fmt: skip
     assert set(merged.teams) <= {"prod@3", "cand@1"}
     json.dumps(ubi)
 

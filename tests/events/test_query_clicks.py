@@ -74,6 +74,22 @@ def test_ab_pairs_are_versions_online_on_a_shared_day() -> None:
     assert pair.agrees(1) is False and pair.agrees(-1) is True
 
 
+def test_an_ab_pairs_delta_is_taken_against_the_control_arm_not_by_name_order() -> None:
+    """web@2 is the control arm and sorts after web-ltr@1: the pair's deltas are web-ltr's
+    against it, not web@2's against web-ltr."""
+    offline = pd.DataFrame([("web-ltr@1", "AP", 0.5), ("web@2", "AP", 0.3)],
+                           columns=["version", "metric", "value"])  # fmt: skip
+    online = pd.DataFrame([("web-ltr@1", "d1", "online:CTR", 0.5, 10),
+                           ("web@2", "d1", "online:CTR", 0.4, 10)],
+                          columns=["version", "day", "kpi", "value", "sessions"])  # fmt: skip
+    [by_name] = ab_pairs(offline, online, "AP", "online:CTR")
+    assert (by_name.baseline, by_name.candidate) == ("web-ltr@1", "web@2")
+    [pair] = ab_pairs(offline, online, "AP", "online:CTR", control="web@2")
+    assert (pair.baseline, pair.candidate, pair.days) == ("web@2", "web-ltr@1", 1)
+    assert pair.offline_delta == pytest.approx(0.2) and pair.online_delta == pytest.approx(0.1)
+    assert pair.agrees(1) is True
+
+
 def test_delta_scatter_escapes_labels_and_skips_non_finite() -> None:
     hostile = "<script>alert(1)</script>"
     svg = delta_scatter(

@@ -289,6 +289,9 @@ max_relative_drop = 0.05
 baseline = "prod"
 metrics = ["online:CTR"]
 retire_after_days = 2
+open_days = 1  # the planted online days open and resolve one day each (the day rule:
+open_window = 1  # tests/nightly/test_night_online.py, test_night_interleaved.py)
+resolve_days = 1
 {experiment if plan.interleaving else ""}
 [[judges]]
 name = "stub"

@@ -141,6 +141,8 @@ max_relative_drop = 0.05
 baseline = "control"
 metrics = ["online:CTR"]
 retire_after_days = 3
+open_days = 1
+open_window = 1
 """
 
 

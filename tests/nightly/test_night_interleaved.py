@@ -28,9 +28,11 @@ max_drop = 0.02
 baseline = "control"
 metrics = ["online:CTR"]
 retire_after_days = 2
+{rule}
 {more}
 """
 EXPERIMENT = '\n[[online.interleaving]]\ncandidate = "treatment"\n'
+DAILY = "open_days = 1\nopen_window = 1\nresolve_days = 1"  # each day's verdict alone
 
 
 @pytest.fixture
@@ -44,10 +46,10 @@ Night = Callable[..., tuple[int, list[dict[str, Any]]]]
 
 @pytest.fixture
 def night(db_url: str, tmp_path: Path, server: CaptureServer) -> Night:
-    def run(more: str = EXPERIMENT) -> tuple[int, list[dict[str, Any]]]:
+    def run(more: str = EXPERIMENT, rule: str = DAILY) -> tuple[int, list[dict[str, Any]]]:
         arms = {"control": "good", "treatment": "good"}
         path = write_project(tmp_path / "project", arms, hook=f"{server.url}/ok",
-                             extra_alerts=ONLINE.format(more=more))  # fmt: skip
+                             extra_alerts=ONLINE.format(more=more, rule=rule))  # fmt: skip
         steps: list[dict[str, Any]] = []
         outcome = run_nightly(load_project(path), db_url=db_url, log=steps.append)
         return outcome.exit_code, steps
@@ -123,6 +125,32 @@ def test_a_credibly_worse_candidate_opens_one_alert_resolved_then_retired(
     assert len(_alerts(server)) == 4
 
 
+def test_a_day_whose_interval_touches_zero_neither_resolves_nor_reopens(
+    night: Night, server: CaptureServer, db_url: str, tmp_path: Path
+) -> None:
+    """The default day rule (2 regressed days of 3 open, 2 clear days resolve) over regressed,
+    A/A, regressed, A/A, A/A days: one alert opened on day 3 and resolved on day 5, two
+    announcements where each day's verdict alone made four."""
+    night(rule="")
+    leans = {1: 0.35, 2: 0.5, 3: 0.35, 4: 0.5, 5: 0.5}
+    codes, verdicts = [], []
+    for day, lean in leans.items():
+        _import(db_url, tmp_path / f"d{day}.jsonl", lean=lean, day=day)
+        code, steps = night(rule="")
+        codes.append(code)
+        verdicts.append(_judged(steps)[0]["verdict"])
+        assert len(_alerts(server)) == {1: 0, 2: 0, 3: 1, 4: 1, 5: 2}[day], day
+    assert verdicts == ["regression", "unchanged", "regression", "unchanged", "unchanged"]
+    assert codes == [0, 0, 1, 1, 0]
+    assert _alerts(server) == [
+        ("regression", "opened", "treatment", "online:Preference"),
+        ("regression", "resolved", "treatment", "online:Preference"),
+    ]
+    opened = server.accepted("/ok")[0].body["alerts"][0]
+    assert opened["changes"][-1].startswith("regressed 2 days of 3 (opens at 2 of 3, resolves "
+                                            "after 2 clear days)")  # fmt: skip
+
+
 def test_an_a_a_interleaved_log_never_alerts(
     night: Night, server: CaptureServer, db_url: str, tmp_path: Path
 ) -> None:
@@ -158,7 +186,7 @@ def test_a_wrong_experiment_is_refused_in_one_line(
 ) -> None:
     arms = {"control": "good", "treatment": "good"}
     path = write_project(tmp_path / "project", arms, hook=f"{server.url}/ok",
-                         extra_alerts=ONLINE.format(more=more))  # fmt: skip
+                         extra_alerts=ONLINE.format(more=more, rule=DAILY))  # fmt: skip
     with pytest.raises(InputError) as refused:
         load_project(path)
     message = str(refused.value)

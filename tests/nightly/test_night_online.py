@@ -38,6 +38,9 @@ metrics = ["online:CTR", "online:MRR", "online:Abandonment"]
 """
 
 
+DAILY = "open_days = 1\nopen_window = 1\nresolve_days = 1"  # each day's verdict alone
+
+
 @pytest.fixture
 def server() -> Iterator[CaptureServer]:
     with capture_server() as running:
@@ -49,7 +52,7 @@ Night = Callable[..., tuple[int, list[dict[str, Any]]]]
 
 @pytest.fixture
 def night(db_url: str, tmp_path: Path, server: CaptureServer) -> Night:
-    def run(more: str = "", treatment: str = "good") -> tuple[int, list[dict[str, Any]]]:
+    def run(more: str = DAILY, treatment: str = "good") -> tuple[int, list[dict[str, Any]]]:
         arms = {"control": "good", "treatment": treatment}
         online = ONLINE.format(more=more)
         path = write_project(
@@ -98,7 +101,10 @@ def test_a_planted_ctr_drop_opens_exactly_one_online_alert(
     assert alert["relative_delta"] == pytest.approx(-0.1, abs=0.03)
     assert "worst_queries" not in alert  # its units are sessions: the changes count them
     assert re.fullmatch(r"A/B arms: \d+ sessions \(\d+ searches\) against \d+ "
-                        r"\(\d+ searches\) on 2026-03-01", alert["changes"][-1])  # fmt: skip
+                        r"\(\d+ searches\) on 2026-03-01", alert["changes"][-2])  # fmt: skip
+    assert (
+        alert["changes"][-1] == "regressed 1 day of 1 (opens at 1 of 1, resolves after 1 clear day)"
+    )
     assert night()[0] == 1  # the same day again: still open, nothing new sent
     assert len(server.received("/ok")) == 1
     # the next day the arms are alike again: the alert resolves, once
@@ -133,6 +139,31 @@ def test_two_versions_of_one_config_online_at_once_share_one_verdict(
                if a["metric"] == "online:CTR"]  # fmt: skip
     assert alert["changes"][0].endswith("treatment@2 against control@1")
     assert any("treatment@1" in change for change in alert["changes"][1:])
+
+
+def test_an_ab_alert_opens_on_two_regressed_days_of_three_and_resolves_on_two_clear(
+    night: Night, server: CaptureServer, db_url: str, tmp_path: Path
+) -> None:
+    """The default day rule on A/B days: dropped, alike, dropped, alike, alike: opened once on
+    day 3, held through day 4's clear verdict, resolved on day 5."""
+    night("")
+    drops = {1: 0.9, 2: 1.0, 3: 0.9, 4: 1.0, 5: 1.0}
+    codes, verdicts = [], []
+    for day, attention in drops.items():
+        _import(db_url, tmp_path / f"d{day}.jsonl", {"control": 1.0, "treatment": attention},
+                sessions=2500, seed=20 + day, day=day)  # fmt: skip
+        code, steps = night("")
+        codes.append(code)
+        [compared] = [s for s in steps if s["step"] == "online_compare"]
+        verdicts.append(compared["verdicts"]["online:CTR"])
+    assert verdicts == ["regression", "unchanged", "regression", "unchanged", "unchanged"]
+    assert codes == [0, 0, 1, 1, 0]
+    assert _alerts(server) == [
+        [("regression", "opened", "treatment", "online:CTR")],
+        [("regression", "resolved", "treatment", "online:CTR")],
+    ]
+    [alert] = server.accepted("/ok")[0].body["alerts"]
+    assert alert["changes"][-1].startswith("regressed 2 days of 3")
 
 
 def test_an_a_a_log_raises_no_alert(
@@ -177,6 +208,9 @@ def test_an_online_gate_needs_an_online_table(tmp_path: Path) -> None:
         ('baseline = "control"\nwindow = "week"', "unknown key"),
         ('baseline = "control"\nmin_sessions = 0', "whole number of sessions"),
         ('baseline = "control"\nmetrics = ["nDCG@10"]', "not an online measure"),
+        ('baseline = "control"\nopen_days = 3\nopen_window = 2', "open_days.*≤ 2"),
+        ('baseline = "control"\nresolve_days = 0', "resolve_days.*≥ 1"),
+        ('baseline = "control"\nopen_window = true', "open_window.*whole number of days"),
     ):
         path = write_project(tmp_path, {"control": "good"}, extra_alerts=f"[online]\n{table}\n")
         with pytest.raises(InputError, match=rf"\[online\] key .*{problem}"):

@@ -184,3 +184,36 @@ def test_the_index_opens_with_what_the_latest_night_opened_resolved_and_retired(
     assert night({"other": "good"}) == 0  # prod left the project: its alert retires
     assert events() == [("retired", second.id)]
     assert "0 opened, 0 resolved, 1 retired" in (site / "index.html").read_text(encoding="utf-8")
+
+
+def test_a_removed_config_whose_alert_retired_moves_to_the_ended_section(
+    db_url: str, tmp_path: Path, server: CaptureServer
+) -> None:
+    """cand regresses (alert open, its row says so); dropped from the file, its alert retires
+    and its row leaves the live rows for "Ended", without a regression badge; added back, its
+    next run makes it live again."""
+    folder = tmp_path / "project"
+    site = folder / "site"
+    path = project(folder, server, "first20")
+    with_cand = path.read_text(encoding="utf-8")
+    assert run_nightly(load_project(path), db_url=db_url).exit_code == 1
+    hooks = read_index(site)
+    assert hooks.rows[("cand", "topics")]["data-verdict"] == "regression"
+    assert 'id="ended"' not in (site / "index.html").read_text(encoding="utf-8")
+    start = with_cand.index('\n[[configs]]\nname = "cand"')
+    end = with_cand.index("\n[metrics]")
+    path.write_text(with_cand[:start] + with_cand[end:], encoding="utf-8")
+    assert run_nightly(load_project(path), db_url=db_url).exit_code == 0
+    page = (site / "index.html").read_text(encoding="utf-8")
+    hooks = read_index(site)
+    assert ("cand", "topics") not in hooks.rows and ("prod", "topics") in hooks.rows
+    ended = page[page.index('<table id="ended">') :]
+    ended = ended[: ended.index("</table>")]
+    assert 'data-ended-config="cand" data-ended-testset="topics"' in ended
+    assert "config cand is no longer in evalplat.toml" in ended
+    assert "badge" not in ended and "missed" not in ended
+    path.write_text(with_cand.replace('mode = "first20"', 'mode = "good"'), encoding="utf-8")
+    run_nightly(load_project(path), db_url=db_url)
+    hooks = read_index(site)
+    assert ("cand", "topics") in hooks.rows
+    assert 'id="ended"' not in (site / "index.html").read_text(encoding="utf-8")
