@@ -56,15 +56,6 @@ from .db_counts import table_counts
 from .season_model import GATES, MODES, TARGETS, UNPREDICTED, Model, Subject
 from .season_world import TOPICS, SearchServer, busy_core, read_index, search_server, write_testsets
 
-# Invariants that wait for work on issue 53 in progress; switch each on when its item lands.
-# item 2 / 17: a latency gate compares timings taken under different loads, so a quiet night
-# on a busy machine may open (or resolve) a Latency(p=95) alert
-LATENCY_QUIET_AT_ANY_LOAD = False
-# item 8: the index keeps the rows of removed configs (with their last verdict)
-INDEX_LISTS_LIVE_ONLY = False
-# item 16 / "one rule set for one question": the index row's verdict is the night's verdict
-INDEX_VERDICT_IS_THE_NIGHTS = False
-
 MAX_CONFIGS = 3  # python configs at once: each night stays a few seconds
 CLOSING = ("resolved", "retired")
 
@@ -312,11 +303,7 @@ class SeasonSearch(RuleBasedStateMachine):
             f"{where}: alert events {sorted(got, key=str)}, expected {sorted(planted, key=str)}"
         )
         if quiet:
-            opened = [
-                s
-                for e, s in events
-                if e == "opened" and (LATENCY_QUIET_AT_ANY_LOAD or s[3] not in UNPREDICTED)
-            ]
+            opened = [s for e, s in events if e == "opened"]  # latency too, at any load
             assert not opened, f"{where}: nothing changed, yet {opened} opened"
 
     def _check_code(self, where: str, code: int, steps: list[dict[str, Any]]) -> None:
@@ -430,15 +417,13 @@ class SeasonSearch(RuleBasedStateMachine):
         }
         for row in page.rows:
             key = (row["data-config"], row["data-testset"])
-            if key[0] in self.model.dropped:
-                assert not INDEX_LISTS_LIVE_ONLY, f"{where}: the index lists dropped {key[0]}"
-                continue
+            assert key[0] not in self.model.dropped, f"{where}: the index lists dropped {key[0]}"
             alerted = key in regressed
             assert (row["data-verdict"] == "regression") == alerted, (
                 f"{where}: index row {key} says {row['data-verdict']!r} while "
                 f"{'a' if alerted else 'no'} regression alert is open"
             )
-            if INDEX_VERDICT_IS_THE_NIGHTS and key in verdicts:
+            if key in verdicts:
                 assert row["data-verdict"] == verdicts[key], (
                     f"{where}: index row {key} says {row['data-verdict']!r}, the night "
                     f"{verdicts[key]!r}"
@@ -577,7 +562,6 @@ def test_a_channel_down_keeps_its_events_until_it_is_back(season: SeasonSearch) 
 
 def test_a_quiet_night_on_a_busy_machine_opens_nothing(season: SeasonSearch) -> None:
     """Issue 53, items 2 and 17: with a latency gate, a night on a loaded machine opened a
-    Latency(p=95) alert; a latency gate's verdicts are left free until LATENCY_QUIET_AT_ANY_LOAD
-    is switched on."""
+    Latency(p=95) alert; both versions are now timed together, so load moves both alike."""
     season.add_a_gate(("Latency(p=95)", None))
     season.quiet_night(load=True)
