@@ -154,6 +154,8 @@ def people_grades(
     them in (``evalplat.comparison.model_views``). ``several``: whether some pair has several
     grades, when the caller knows it already (it saves a pass over a million judgments)."""
     rule = check_grade_rule(rule or DEFAULT_GRADE_RULE)
+    if "source" not in judgments.columns:  # judgments that name no source are people's
+        judgments = judgments.assign(source=None)
     # each distinct source once: a version's million judgments name a handful
     sources = judgments["source"].dropna().astype(str).unique()
     models = [s for s in sources if is_model_source(s)]

@@ -76,6 +76,8 @@ INPUTS = {
     (("judge", "grade"), "--project"), (("judge", "calibrate"), "--project"),
     (("events", "import"), "files"), (("events", "attach"), "files"), (("run",), "--project"),
     (("online", "agreement"), "--project"), (("report", "site"), "--project"),
+    (("report", "compare"), "--project"), (("compare",), "--project"),
+    (("leaderboard",), "--project"),
     (("rate", "task"), "--pairs"), (("rate", "task"), "--guidelines"),
 }  # fmt: skip
 

@@ -246,8 +246,12 @@ timeout = 5
             assert version in store.scored_versions(run), config
             baseline = compares[config]["baseline_run"]
             assert version in store.scored_versions(baseline), config
-        assert _mean(store, runs["one"], version) > 0.5  # aN: relevant, says the judge
-        assert _mean(store, runs["two"], version) == 0.0
+        # stored figures are people's grades alone: the judge's moves none of them
+        assert _mean(store, runs["one"], version) == _mean(store, runs["two"], version) == 0.0
+        rows = store.load_test_set(f"topics@{version}", documents=False).judgments
+        judged = rows[rows["source"] == "llm:stub"]
+        said = dict(zip(judged["doc_id"], judged["grade"], strict=True))
+        assert said["a1"] >= 1 and said["b1"] == 0  # aN: relevant, says the judge
 
     # night 3: one new document per query; the judge adds it on top of last night's grades
     asked = len(judge_server.requests)

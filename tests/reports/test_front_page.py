@@ -28,7 +28,8 @@ def server() -> Iterator[CaptureServer]:
 
 def project(folder: Path, server: CaptureServer, candidate: str) -> Path:
     """``prod`` (good) and ``cand`` gated against prod's baseline (``compare_to``), alerting to a
-    webhook and a Slack receiver; the site is served from ``BASE``."""
+    webhook and a Slack receiver; the site is served from ``BASE``; an experiment's regression
+    fails the night."""
     path = write_project(folder, {"prod": "good"}, hook=f"{server.url}/hook",
                          reports=f'dir = "site"\nbase_url = "{BASE}"')  # fmt: skip
     text = path.read_text(encoding="utf-8")
@@ -45,7 +46,10 @@ mode = "{candidate}"
 """
     slack = f'\n[[alerts]]\nname = "team"\ntype = "slack"\nurl = "{server.url}/slack"\n'
     text = text.replace("\n[metrics]", candidate_config + "\n[metrics]", 1)
-    path.write_text(text.replace("\n[reports]", slack + "\n[reports]", 1), encoding="utf-8")
+    text = text.replace("\n[reports]", slack + "\n[reports]", 1)
+    # cand is an experiment: these nights fail on its regression, as a team asks with fail_on
+    nightly = '\n[nightly]\nfail_on = ["production", "experiment", "outage"]\n'
+    path.write_text(text + nightly, encoding="utf-8")
     return path
 
 
