@@ -20,6 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .season_world import HEAD, TOPICS
+
 MODES = ("good", "bad", "empty", "fresh")
 FOUND = {"good": 1, "fresh": 1, "bad": 0, "empty": 0}  # the relevant document found first?
 RELEVANCE = ("nDCG@10", "RR@10", "P@5")
@@ -64,6 +66,27 @@ def regressed(baseline: str, mode: str, metric: str, segment: str | None) -> boo
     return mode == "empty" and baseline != "empty"
 
 
+def needs_judgments(
+    baseline: str, mode: str, metric: str, segment: str | None, graded: set[int]
+) -> bool | None:
+    """Whether a gate on ``metric`` says ``needs_judgments`` of ``mode`` against ``baseline``
+    (None: the model does not say). Only ``fresh`` after a ``good`` baseline shows more
+    unjudged documents (``yN``) than its baseline: its judged figures are unchanged, the
+    optimistic bound (``yN`` relevant) a gain, on the measures ``yN`` can move (nDCG@10 and
+    P@5; RR@10 already has the relevant document first). Each ``yN`` the team grades closes
+    the gap on its query: none left ungraded, the gate is back to unchanged; some left, the
+    gain may or may not be significant."""
+    if segment in SMALL or metric not in ("nDCG@10", "P@5"):
+        return False
+    if (baseline, mode) != ("good", "fresh"):
+        return False
+    queries = set(TOPICS) - HEAD if segment == "tail" else set(TOPICS)
+    ungraded = queries - graded
+    if not ungraded:
+        return False
+    return True if ungraded == queries else None
+
+
 def missed(mode: str, metric: str) -> bool:
     if metric in RELEVANCE:
         return not FOUND[mode]
@@ -87,6 +110,7 @@ class Model:
     dropped: set[str] = field(default_factory=set)
     added: int = 0  # configs added so far (their names: new1, new2, ...)
     changed: bool = True  # something changed since the last night (the first night counts)
+    graded: set[int] = field(default_factory=set)  # the queries whose ``yN`` the team graded
 
     def version_of(self, config: str) -> int:
         """The version number of the config's content tonight: contents are numbered in the
@@ -110,6 +134,8 @@ class Model:
             for metric, segment in self.all_gates():
                 subject = ("regression", config, "topics", alert_key(metric, segment))
                 expected[subject] = regressed(baseline, mode, metric, segment)
+                unjudged = ("needs_judgments", config, "topics", alert_key(metric, segment))
+                expected[unjudged] = needs_judgments(baseline, mode, metric, segment, self.graded)
         for config, metric, _ in self.targets:
             if config in self.configs:
                 expected[("target", config, "topics", metric)] = missed(

@@ -174,6 +174,7 @@ class SeasonSearch(RuleBasedStateMachine):
         else:
             with (self.folder / "topics-qrels.txt").open("a", encoding="utf-8") as qrels:
                 qrels.write(lines)
+        self.model.graded |= queries
         self.model.changed = True
         self.night(f"grades of {sorted(queries)} added {'with --add' if by_add else 'to the file'}")
 
