@@ -113,6 +113,9 @@ class Night(Base):
     id: Mapped[int] = _id()
     started_at: Mapped[datetime] = _created()
     finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+    # what the night's project file runs: {"file": "evalplat.toml", "pairs": [[config, test
+    # set], ...]}; None for a night stored before nights recorded it
+    subjects: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
 
 
 class RunTarget(Base):

@@ -22,8 +22,11 @@ night its run completes), and the other configs still run, compare and alert. Ev
 is written to the outbox with its state change and delivered at the end of the night, after the
 reports, even when the reports could not be written (``evalplat.nightly.notify``). Before the
 reports, the alerts whose subject has left the project file are retired
-(``evalplat.nightly.retire``). A night records when it began (before its first run) and ended
-(``Store.begin_night``), so that the index can show the alert events that were its own.
+(``evalplat.nightly.retire``). A night records when it began (before its first run), with the
+(config, test set) pairs its file runs, and when its last alert event was stamped, before its
+reports
+(``Store.begin_night``, ``Store.end_night``), so that the index can show the alert events that
+were its own and the pairs that left the file.
 
 Input errors (a bad project file, a malformed test set file, an unknown searcher parameter, a
 misconfigured judge or alert channel) are found before anything is written. Two identical runs
@@ -55,6 +58,7 @@ from evalplat.nightly.prep import (
     open_store,
 )
 from evalplat.nightly.project import Project
+from evalplat.nightly.retire import project_key
 
 if TYPE_CHECKING:
     from evalplat.alerts.base import Channel
@@ -146,7 +150,8 @@ def _night(
             }
         )
     # the night's alert events (its runs', comparisons', retirements') are those from here on
-    night_id = store.begin_night()
+    pairs = [(c.name, t) for c in project.configs for t in c.testsets]
+    night_id = store.begin_night(project_key(project), pairs)
     # each completed run compared (in a second process when it pays) while the next one runs
     finishing = Finishing.of_night(store, project, contents, outcome)
     try:
@@ -186,6 +191,9 @@ def _night(
         _online(store, project, channels, emit, outcome)
     store.check_lock()
     _retire(store, project, channels, emit, outcome)
+    # the night's alert events are all stamped: it ends here, so that the site it writes and
+    # a site written from scratch later say the same ("ended at ..."), never "still running"
+    store.end_night(night_id)
     try:
         # with the comparison pages rendered beside the runs
         outcome.report = _write_reports(store, project, emit, finishing.ahead)
@@ -202,7 +210,6 @@ def _night(
                 "keep_results_days": project.keep_results_days,
             }
         )
-    store.end_night(night_id)
     names = {c.name for c in project.configs}
     active = [a for a in store.list_alerts() if a.config in names]
     open_now = [a for a in active if a.state == "open"]

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING
 from evalplat.comparison.targets import applicable
 from evalplat.nightly.notify import alert_key
 from evalplat.nightly.project import PREFERENCE
+from evalplat.store.nights import ended_reason
 from evalplat.store.testsets import ONLINE_TEST_SET
 
 if TYPE_CHECKING:
@@ -81,12 +82,11 @@ def subject_gone(
     test set left the file, its online arm or experiment ended), or None while it goes on.
     The report site's index moves an ended subject's row to its "Ended" section."""
     spec = next((c for c in project.configs if c.name == alert.config), None)
-    if spec is None:
-        return f"config {alert.config} is no longer in {project.path.name}"
-    if alert.test_set == ONLINE_TEST_SET:
+    if spec is not None and alert.test_set == ONLINE_TEST_SET:
         return _online_ended(project, alert, last_search or {})
-    if alert.test_set not in spec.testsets:
-        return f"test set {alert.test_set} is no longer run for {alert.config}"
+    if spec is None or alert.test_set not in spec.testsets:
+        configs = [c.name for c in project.configs]
+        return ended_reason(alert.config, alert.test_set, project.path.name, configs)
     return None
 
 

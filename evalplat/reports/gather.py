@@ -348,10 +348,12 @@ def alert_row(alert: AlertInfo) -> AlertRow:
 
 
 def ended_subjects(store: Store) -> dict[tuple[str, str], tuple[datetime, str]]:
-    """(config, test set) → (when, why) of the subjects whose alerts were retired because the
-    subject itself ended (``Store.retire(..., ended=True)``, the night's retirement) and that
-    have no active alert since: the latest such retirement of each."""
-    ended: dict[tuple[str, str], tuple[datetime, str]] = {}
+    """(config, test set) → (when, why) of the subjects that ended and have no active alert
+    since: those whose alerts were retired because the subject itself ended
+    (``Store.retire(..., ended=True)``, the night's retirement; the latest such retirement of
+    each), and those the nights ran and the latest night of their project file no longer runs
+    (``Store.ended_pairs``; a config dropped without an alert)."""
+    ended: dict[tuple[str, str], tuple[datetime, str]] = dict(store.ended_pairs())
     active: set[tuple[str, str]] = set()
     for alert in store.list_alerts():
         key = (alert.config, alert.test_set)

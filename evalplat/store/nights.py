@@ -10,8 +10,10 @@ its start while it runs or when it was killed. They are read here and nowhere el
 
 from __future__ import annotations
 
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import and_, select, update
@@ -39,14 +41,50 @@ class NightRecord:
     events: tuple[NightEvent, ...]  # opened, then resolved, then retired; each by time
 
 
+def ended_reason(config: str, test_set: str, file: str, configs: Collection[str]) -> str:
+    """Why the (config, test set) pair a project ran before is no longer run by its ``file``,
+    whose configs are now ``configs``: the one wording of the index's "Ended" rows and of the
+    alerts the night retires with them (``evalplat.nightly.retire``)."""
+    if config not in configs:
+        return f"config {config} is no longer in {file}"
+    return f"test set {test_set} is no longer run for {config}"
+
+
 class NightsMixin(StoreBase):
-    def begin_night(self) -> int:
-        """Record that a night begins now; return its id (for ``end_night``)."""
+    def begin_night(self, file: str | None = None, pairs: Sequence[tuple[str, str]] = ()) -> int:
+        """Record that a night begins now, with the (config, test set) ``pairs`` its project
+        ``file`` runs; return its id (for ``end_night``)."""
+        subjects = None if file is None else {"file": file, "pairs": [list(p) for p in pairs]}
         with self.session() as session:
-            night = Night(started_at=utcnow())
+            night = Night(started_at=utcnow(), subjects=subjects)
             session.add(night)
             session.flush()
             return night.id
+
+    def ended_pairs(self) -> dict[tuple[str, str], tuple[datetime, str]]:
+        """(config, test set) → (when, why) of each pair an earlier night of a project file ran
+        and that file's latest night no longer runs, nor the latest of any other project file
+        sharing the database: when is the start of the first night of that file without it
+        since it last ran it. Nights that recorded no pairs are passed over."""
+        with self.session() as session:
+            nights = session.execute(
+                select(Night.started_at, Night.subjects)
+                .where(Night.subjects.is_not(None))
+                .order_by(Night.id)
+            ).all()
+        by_file: dict[str, list[tuple[datetime, set[tuple[str, str]]]]] = {}
+        for started_at, subjects in nights:
+            pairs = {(str(config), str(test_set)) for config, test_set in subjects["pairs"]}
+            by_file.setdefault(str(subjects["file"]), []).append((started_at, pairs))
+        running = {pair for of_file in by_file.values() for pair in of_file[-1][1]}
+        ended: dict[tuple[str, str], tuple[datetime, str]] = {}
+        for file, of_file in by_file.items():
+            configs = {config for config, _ in of_file[-1][1]}
+            for index in range(len(of_file) - 1):
+                for pair in of_file[index][1] - running:
+                    reason = ended_reason(*pair, Path(file).name, configs)
+                    ended[pair] = (of_file[index + 1][0], reason)  # the latest night wins
+        return ended
 
     def end_night(self, night_id: int) -> None:
         """Record that the night ``night_id`` has ended now."""

@@ -221,3 +221,27 @@ def test_a_removed_config_whose_alert_retired_moves_to_the_ended_section(
     hooks = read_index(site)
     assert ("cand", "topics") in hooks.rows
     assert 'id="ended"' not in (site / "index.html").read_text(encoding="utf-8")
+
+
+def test_a_config_dropped_without_an_alert_ends_and_another_files_configs_do_not(
+    db_url: str, tmp_path: Path
+) -> None:
+    """A config that leaves the file with no alert of its own moves to "Ended" with the next
+    night, as one whose alert retired does; the configs of a second project file sharing the
+    database stay live whatever the first file's nights run, and the other way round."""
+    first = write_project(tmp_path / "first", {"prod": "good", "cand": "good"})
+    other = write_project(tmp_path / "other", {"solo": "good"})
+    for path in (first, other, first):
+        assert run_nightly(load_project(path), db_url=db_url).exit_code == 0
+    site = tmp_path / "first" / "site"
+    assert {key[0] for key in read_index(site).rows} == {"prod", "cand", "solo"}
+    text = first.read_text(encoding="utf-8")
+    start = text.index('\n[[configs]]\nname = "cand"')
+    first.write_text(text[:start] + text[text.index("\n[metrics]") :], encoding="utf-8")
+    assert run_nightly(load_project(first), db_url=db_url).exit_code == 0
+    assert {key[0] for key in read_index(site).rows} == {"prod", "solo"}
+    page = (site / "index.html").read_text(encoding="utf-8")
+    ended = page[page.index('<table id="ended">') :].split("</table>", 1)[0]
+    assert 'data-ended-config="cand" data-ended-testset="topics"' in ended
+    assert "config cand is no longer in evalplat.toml" in ended
+    assert "solo" not in ended and "prod" not in ended
