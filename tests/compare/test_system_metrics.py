@@ -30,8 +30,10 @@ from evalplat.testsets.content import TestSetContent
 # seconds: large against the loopback round trip and the scheduling delays of a busy machine,
 # so that what the server is told to add dominates whatever else a request costs, in both
 # directions of the tests (the engine's listen backlog is sized for CONCURRENCY: a dropped SYN
-# costs a second). Twenty requests at a time keep each run at 5-10 s.
-BASE = 1.0
+# costs a second). Latency is decided on both versions timed together, query by query, so
+# the load moves both timings of a pair alike: a quarter of a second is plenty, and twenty
+# requests at a time keep each run and each timing near a second or two.
+BASE = 0.25
 QUERIES = 100
 CONCURRENCY = 20
 

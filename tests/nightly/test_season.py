@@ -196,8 +196,10 @@ class Season:
             pytest.fail(f"{where}: the night was refused: {refused}")
         self.outcome = outcome
         problems = [s for s in self.steps if "error" in s or s["step"] == "failed"]
+        alerts = [s for s in self.steps if s["step"] == "alert"]
         assert outcome.exit_code == code, (
-            f"{where}: exit {outcome.exit_code}, expected {code}; problems: {problems}"
+            f"{where}: exit {outcome.exit_code}, expected {code}; problems: {problems}; "
+            f"alert events: {alerts}"
         )
         verdicts = [
             t["target_verdict"]
