@@ -136,6 +136,8 @@ def report_site(
     control = None if loaded is None or loaded.online is None else loaded.online.baseline
     store = open_store(db, project_file=project)
     targets = None if loaded is None else loaded.targets
+    gates_of = None if loaded is None else loaded.stated_gates
     with writing(out, "--out"):
-        written = render_site(store, out, pairs, targets=targets, control=control)
+        written = render_site(store, out, pairs, targets=targets, control=control,
+                              gates_of=gates_of)  # fmt: skip
     _done(written, as_json)

@@ -211,4 +211,5 @@ def _add_events(folder: Path, project: Project, outcome: NightlyOutcome) -> None
                 agreement_pairs(project),
                 targets=project.targets,
                 control=control,
+                gates_of=project.stated_gates,
             )

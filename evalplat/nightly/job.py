@@ -297,6 +297,7 @@ def _write_reports(
         ahead,
         targets=project.targets,
         control=control,
+        gates_of=project.stated_gates,
     )
     emit({"step": "report", "path": str(index)})
     return Path(index)

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from evalplat.comparison.leaderboard import Leaderboard, MetricBoard
+    from evalplat.comparison.verdicts import Gate
     from evalplat.reports.page_keys import PageKeys
     from evalplat.reports.render import Links
     from evalplat.store import Store
@@ -93,13 +94,15 @@ def write_leaderboard_pages(
     links: Links,
     keys: PageKeys,
     stamps: Callable[..., tuple[object, ...]],
+    gates_of: Callable[[str], list[Gate]] | None = None,
 ) -> dict[str, str]:
     """The site's leaderboard pages, one per test set with two or more configs' runs on its
     latest scored version; returns their paths relative to the site root by test set.
 
     A page is keyed by its runs' ``stamps`` (their rows and latest evaluations), the stored
     baselines (which run is production) and which of its runs have a page: while none of them
-    changes, the page keeps its file and its scores are not read."""
+    changes, the page keeps its file and its scores are not read. ``gates_of``: the gates a
+    project states for a test set, which its verdicts are of (``Store.leaderboard``)."""
     from evalplat.errors import EvalplatError
     from evalplat.reports.render import slug
 
@@ -108,11 +111,12 @@ def write_leaderboard_pages(
     for test_set, refs in store.site_leaderboard_runs():
         path = f"leaderboard/{slug(test_set)}.html"
         runs = [int(r) for r in refs]
+        gates = None if gates_of is None else tuple(map(repr, gates_of(test_set)))
         material = ("leaderboard", test_set, refs, stamps(*runs), baselines, links.root,
-                    links.index, tuple(links.run(r) for r in runs))  # fmt: skip
+                    links.index, tuple(links.run(r) for r in runs), gates)  # fmt: skip
         if not keys.keep(path, material):
             try:
-                board = store.leaderboard(refs)
+                board = store.leaderboard(refs, gates_of=gates_of)
             except EvalplatError:  # no metric in common, say: the site goes on without it
                 continue
             keys.put(path, material, leaderboard_html(board, links))

@@ -26,7 +26,7 @@ import hashlib
 import json
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     import jinja2
 
     from evalplat.comparison.targets import Target
-    from evalplat.comparison.verdicts import ComparisonResult
+    from evalplat.comparison.verdicts import ComparisonResult, Gate
     from evalplat.reports.page_keys import PageAhead
     from evalplat.store import Store
 
@@ -359,12 +359,14 @@ def render_site(
     ahead: Iterable[PageAhead] = (),
     targets: Sequence[Target] | None = None,
     control: str | None = None,
+    gates_of: Callable[[str], list[Gate]] | None = None,
 ) -> Path:
     """Write the whole report site into ``out_dir`` (``evalplat.reports.site``); ``agreement``
     is the (offline metric, KPI) pairs of its "Offline vs online" pages and ``control`` the
     control arm their A/B deltas are taken against, ``ahead`` pages rendered before
     (``evalplat.reports.site.comparison_page_ahead``), ``targets`` the project's, whose lines
-    in force the history pages draw."""
+    in force the history pages draw, ``gates_of`` the project's stated gates of a test set,
+    which its leaderboard page gates by (``Project.stated_gates``)."""
     from evalplat.reports.site import write_site
 
-    return write_site(store, out_dir, agreement, ahead, targets, control)
+    return write_site(store, out_dir, agreement, ahead, targets, control, gates_of)

@@ -7,7 +7,7 @@ the layout is described in :mod:`evalplat.reports.render`.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -28,6 +28,7 @@ from evalplat.reports.render import (
 
 if TYPE_CHECKING:
     from evalplat.comparison.targets import Target
+    from evalplat.comparison.verdicts import Gate
     from evalplat.reports.gather import TestSetCache
     from evalplat.store import RunInfo, Store
     from evalplat.store.site_stamps import SiteStamps
@@ -46,10 +47,13 @@ def write_site(
     ahead: Iterable[PageAhead] = (),
     targets: Sequence[Target] | None = None,
     control: str | None = None,
+    gates_of: Callable[[str], list[Gate]] | None = None,
 ) -> Path:
     """Write the whole report site into ``out_dir``; return the path of ``index.html``.
     ``targets``: the project's, whose lines in force the history pages draw (None: every
-    kept target verdict's).
+    kept target verdict's). ``gates_of``: the gates the project states for a test set, which
+    its leaderboard page gates by, as ``leaderboard --project`` does (None, or none stated:
+    the default rule set).
 
     Per (config, test set): a history page, pages of its ``RUN_PAGES_PER_HISTORY`` latest runs,
     and the page of the comparison that gated its latest run (against its own or its
@@ -174,7 +178,7 @@ def write_site(
         if ONLINE_TEST_SET in test_sets else None
     )  # fmt: skip
     boards = write_leaderboard_pages(
-        store, out, Links("../", run_ids, index=True), keys, stamps.runs
+        store, out, Links("../", run_ids, index=True), keys, stamps.runs, gates_of
     )
     paths = health.paths()
     about = store.verdict_metrics([e.comparison_id for e in entries if e.comparison_id])

@@ -157,3 +157,29 @@ def test_a_dropped_configs_run_on_older_judgments_is_left_out_not_a_refusal(
     named = cli("leaderboard", "prod@latest", str(dropped), "--db", db_url)
     assert named.exit_code == 2
     assert f"evalplat rescore {dropped} --testset small@2" in named.stderr
+
+
+def test_the_sites_leaderboard_gates_what_the_project_states(
+    db_url: str, cli: Callable[..., Any], tmp_path: Path
+) -> None:
+    """The site's leaderboard page gives each run the verdicts ``leaderboard --project`` gives:
+    with the project's gates on AP alone, the other metrics are not gated; the page is written
+    again when the gates change, though no run did."""
+    ids = _runs(db_url)
+    with Store.open(db_url) as store:
+        for name in ("cand", "other"):
+            store.compare_runs(ids["prod"], ids[name], gating=True)
+    site = tmp_path / "site"
+    plain = cli("report", "site", "--out", str(site), "--db", db_url)
+    assert plain.exit_code == 0, plain.stderr
+    page = site / "leaderboard" / "small.html"
+    assert ">not gated<" not in page.read_text(encoding="utf-8")  # the default rule set
+    (tmp_path / "project").mkdir()
+    path = _project(tmp_path / "project", '[[gates]]\nmetric = "AP"\nmax_drop = 0.01\n')
+    stated = cli("report", "site", "--out", str(site), "--project", str(path), "--db", db_url)
+    assert stated.exit_code == 0, stated.stderr
+    html = page.read_text(encoding="utf-8")
+    board = cli("leaderboard", "--config-glob", "*", "--json", "--project", str(path),
+                "--db", db_url)  # fmt: skip
+    rows = [r for m in json.loads(board.stdout)["metrics"] for r in m["runs"]]
+    assert html.count(">not gated<") == sum(r["verdict"] == "not gated" for r in rows) > 0
