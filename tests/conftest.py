@@ -235,6 +235,20 @@ def pytest_configure(config: pytest.Config) -> None:
     compileall.compile_dir(Path(__file__).resolve().parents[1] / "evalplat", quiet=1)
 
 
+# The suite's longest tests (a minute or two each, on each database): started first, so that
+# no worker is left running one of them alone while the other has finished everything else.
+LONGEST_FIRST = (
+    "tests/nightly/test_season.py::",
+    "tests/nightly/test_season_search.py::test_the_season_as_a_search",
+    "tests/nightly/test_crash_points.py::",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The longest tests first (``LONGEST_FIRST``), every other in its collected order."""
+    items.sort(key=lambda item: not item.nodeid.startswith(LONGEST_FIRST))
+
+
 def _skip_reason(report: pytest.TestReport) -> str:
     if isinstance(report.longrepr, tuple):
         return report.longrepr[2].removeprefix("Skipped: ").removeprefix("Skipped")

@@ -108,7 +108,7 @@ def known(cases: list[Any], gaps: list[Any]) -> list[Any]:
 
 
 @pytest.mark.parametrize("kind", ["ubi.jsonl", "flat.csv"])
-@settings(FUZZ, max_examples=40)
+@settings(FUZZ, max_examples=25)
 @given(data=st.data())
 def test_a_bad_log_field_is_refused_naming_its_line(
     cli: Callable[..., Any], db_url: str, tmp_path: Path, kind: str, data: st.DataObject
@@ -187,7 +187,7 @@ def merged_file(kind: str, data: st.DataObject) -> bytes:
 
 
 @pytest.mark.parametrize("kind", ["ubi.jsonl", "flat.csv"])
-@settings(FUZZ, max_examples=30)
+@settings(FUZZ, max_examples=20)
 @given(data=st.data())
 def test_a_bad_interleaved_search_is_refused_naming_its_line(
     cli: Callable[..., Any], db_url: str, tmp_path: Path, kind: str, data: st.DataObject

@@ -99,7 +99,7 @@ CRASHES = [(("unjudged", "A"), "--k", "9223372036854775808"),
            (("queries", "c", "--testset", "t"), "--k", "9223372036854775808")]  # fmt: skip
 
 
-@settings(FUZZ, max_examples=60)
+@settings(FUZZ, max_examples=40)
 @given(case=st.sampled_from([case for case in CASES if case not in CRASHES]))
 def test_a_numeric_option_never_ends_in_a_traceback(
     cli: Callable[..., Any], db_url: str, world: dict[str, str], case: tuple[Any, str, str]
@@ -114,7 +114,7 @@ def test_a_numeric_option_never_ends_in_a_traceback(
 
 # Every numeric option goes through check_number and every usage error is one line: nan, inf,
 # \u0661 as a number and the like are refused, naming the option.
-@settings(FUZZ, max_examples=60)
+@settings(FUZZ, max_examples=40)
 @given(case=st.sampled_from(CASES))
 def test_a_bad_numeric_option_is_refused_naming_it(
     cli: Callable[..., Any], db_url: str, world: dict[str, str], case: tuple[Any, str, str]

@@ -260,7 +260,7 @@ def test_the_base_project_is_valid(cli: Callable[..., Any], db_url: str, folder:
     assert all(key in BAD for _, _, key in PLACES)
 
 
-@settings(FUZZ, max_examples=150)
+@settings(FUZZ, max_examples=100)
 @given(case=st.sampled_from(cases()))
 def test_a_bad_value_is_refused_naming_its_line(
     cli: Callable[..., Any], db_url: str, folder: Path, case: tuple[int, str, str, str]
