@@ -409,14 +409,28 @@ class Season:
         control = None if project.online is None else project.online.baseline
         agreement = agreement_pairs(project)
         with Store.open(self.db_url) as store:
-            render_site(store, fresh, agreement, targets=project.targets, control=control)
+            render_site(
+                store,
+                fresh,
+                agreement,
+                targets=project.targets,
+                control=control,
+                gates_of=project.stated_gates,
+            )
             pages = sorted(p.relative_to(fresh) for p in fresh.rglob("*.html"))
             assert len(pages) > 10, f"{where}: a fresh site of {len(pages)} pages"
             for page in pages:
                 same = (site / page).read_bytes() == (fresh / page).read_bytes()
                 assert same, f"{where}: {page} differs from a fresh render"
             before = {p: p.stat().st_mtime_ns for p in site.rglob("*.html")}
-            render_site(store, site, agreement, targets=project.targets, control=control)
+            render_site(
+                store,
+                site,
+                agreement,
+                targets=project.targets,
+                control=control,
+                gates_of=project.stated_gates,
+            )
         changed = [p for p, t in before.items() if p.stat().st_mtime_ns != t]
         assert not changed, f"{where}: written again with nothing new: {changed}"
 
