@@ -24,9 +24,8 @@ reports, even when the reports could not be written (``evalplat.nightly.notify``
 reports, the alerts whose subject has left the project file are retired
 (``evalplat.nightly.retire``). A night records when it began (before its first run), with the
 (config, test set) pairs its file runs, and when its last alert event was stamped, before its
-reports
-(``Store.begin_night``, ``Store.end_night``), so that the index can show the alert events that
-were its own and the pairs that left the file.
+reports (``Store.begin_night``, ``Store.end_night``), so that the index can show the alert
+events that were its own and the pairs that left the file.
 
 Input errors (a bad project file, a malformed test set file, an unknown searcher parameter, a
 misconfigured judge or alert channel) are found before anything is written. Two identical runs

@@ -1,7 +1,10 @@
-"""Nights in the store: when each night began and ended, and the alert events that were its own.
+"""Nights in the store: when each night began and ended, the alert events that were its own, and
+the (config, test set) pairs its project file ran.
 
-A night (``evalplat nightly``) records its start before it writes anything and its end after
-its last step (``begin_night``, ``end_night``). The alert table stamps each event of an alert's
+A night (``evalplat nightly``) records its start and its pairs before it writes anything, and
+its end once its last alert event is stamped, before its reports and deliveries
+(``begin_night``, ``end_night``); a pair an earlier night of a file ran and its latest does not
+has ended (``ended_pairs``). The alert table stamps each event of an alert's
 life (``opened_at``, ``resolved_at``, ``retired_at``: one of each at most, as an alert opens and
 ends once), so the events of a night are the stamps between its start and its end, or after
 its start while it runs or when it was killed. They are read here and nowhere else; the index's
