@@ -40,6 +40,8 @@ if TYPE_CHECKING:
     import pandas as pd
     from numpy.typing import NDArray
 
+    from evalplat.comparison.paired_latency import PairedTimings
+
 __all__ = [
     "decide_segment",
     "measure_segments",
@@ -117,11 +119,15 @@ def measure_segments(
     gates: Mapping[tuple[str, str], Gate],
     options: CompareOptions,
     measure: Measure,
+    timings: PairedTimings | None = None,
 ) -> list[dict[str, Any]]:
     """A row per (segment, metric), segments in tag order, metrics in ``chosen`` order:
     ``measure``'s row (``verdicts._measure``) plus ``segment``, ``queries``, ``note`` and the Holm
-    ``family`` it belongs to."""
+    ``family`` it belongs to. A timing measure (latency) is decided on the paired ``timings``
+    of the segment's queries, as over all queries."""
     import numpy as np
+
+    from evalplat.comparison.paired_latency import not_gated_text, timed_row
 
     if not query_tags:
         return []
@@ -150,6 +156,11 @@ def measure_segments(
             row = measure(metric, a, b, gate, options, judged, weights=seg_w)
             row["gated"] = gate is not None and not small
             row.update(segment=segment, queries=int(picked.size), note=note)
+            if metric.spec.paired_timings:
+                ids = {index[i] for i in picked}
+                timed_row(row, metric, None if timings is None else timings.of_queries(ids))
+                if row.get("not_gated") and not small:
+                    row["note"] = f"not gated: {not_gated_text(row['not_gated'])}"
             row["family"] = True if row["gated"] else "segments"
             rows.append(row)
     return rows

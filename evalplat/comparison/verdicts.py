@@ -147,7 +147,7 @@ def compare_scores(
         movers[name] = movers_of(name, wide_a.index, a, b, metric.direction, options, id_rank)
     by_segment = segments.measure_segments(
         chosen, wide_a, wide_b, w, query_tags, gate_by_segment, options,
-        partial(_measure, draws=draws),
+        partial(_measure, draws=draws), timings,
     )  # fmt: skip
     draws.run()
     _correct(rows + by_segment)

@@ -2,16 +2,20 @@
 baseline's version and the candidate's one after the other, so that a latency verdict compares
 timings taken under one load (``evalplat.comparison.paired_latency`` decides on them).
 
-- **Which queries.** Up to :data:`SAMPLE` (200) of the test set's queries, drawn with a fixed
-  seed (:data:`SEED`), so that two nights time the same queries. 200 pairs are enough for the
-  signed-rank test to see a typical slowdown of 20 % in timings that vary by a factor of two
-  from query to query (``scripts/latency_noise.py``), and cost a 10 ms engine about 8 s a night
-  (four searches per query, below); a test set with fewer queries is timed whole.
-- **In which order.** Per query, both versions search it once untimed (an engine's caches then
-  hold it for both: the candidate's run searched it minutes before, the baseline's version may
-  not have for a day), then once timed, the first of the two alternating from query to query
-  (even positions the baseline first, odd the candidate), so that neither always follows the
-  other. As many queries at once as the candidate's run searched: the two searches of a
+- **Which queries.** :data:`SAMPLE` (200) pairs: 200 of the test set's queries, drawn with a
+  fixed seed (:data:`SEED`), so that two nights time the same queries; a test set with fewer
+  queries is timed whole, round after round, until it has 200 pairs or more. 200 pairs are
+  enough for the signed-rank test to see a typical slowdown of 20 % in timings that vary by a
+  factor of two from query to query (``scripts/latency_noise.py``), and cost a 10 ms engine
+  about 8 s a night (four searches per query, below). Fewer are not: the two timings of a pair
+  on a 1.7 ms engine on 127.0.0.1 differ by a factor of two to four under load, and the 20
+  pairs of a 20-query set, timed once each, put its typical ratio past 20 % on 4 % of nights
+  where nothing changed.
+- **In which order.** Per query, both versions search it once untimed in the first round (an
+  engine's caches then hold it for both: the candidate's run searched it minutes before, the
+  baseline's version may not have for a day), then once timed, the first of the two
+  alternating from query to query and from round to round, so that neither always follows
+  the other. As many queries at once as the candidate's run searched: the two searches of a
   pair then run under the same load, whatever it is.
 - **What is timed.** The same as a run (``evalplat.running.search_driver.search_one``): the
   successful attempt from the send, with the collector's full passes kept short. A query that
@@ -68,9 +72,10 @@ def time_gated_pairs(
 
 
 def sample_positions(count: int, size: int = SAMPLE, seed: int = SEED) -> list[int]:
-    """Positions of the sampled queries among ``count``, in test set order."""
-    if count <= size:
-        return list(range(count))
+    """Positions of the sampled queries among ``count``, in test set order; fewer than
+    ``size`` are all taken, round after round, until there are ``size`` or more."""
+    if count < size:
+        return list(range(count)) * -(-size // count) if count else []
     return sorted(random.Random(seed).sample(range(count), size))
 
 
@@ -84,7 +89,8 @@ def time_pairs(
     content = store.load_test_set(f"{candidate.test_set}@{candidate.test_set_version}")
     ids = content.queries["query_id"].tolist()
     texts = content.queries["text"].tolist()
-    picked = [(str(ids[i]), str(texts[i])) for i in sample_positions(len(ids), sample)]
+    positions = sample_positions(len(ids), sample)
+    picked = [(str(ids[i]), str(texts[i])) for i in positions]
     # as many queries at once as the candidate's run searched: each pair shares the load
     concurrency = int(candidate.options.get("concurrency") or 1)
     settings = RunSettings(depth=candidate.depth, concurrency=concurrency)
@@ -93,7 +99,7 @@ def time_pairs(
         config = store.config_version(f"{info.config}@{info.config_version}")
         sides.append(create_searcher(store, config.searcher, config.params, content, settings))
     with sides[0], sides[1]:
-        pairs = _timed(sides[0], sides[1], picked, candidate.depth, concurrency)
+        pairs = _timed(sides[0], sides[1], picked, candidate.depth, concurrency, len(ids))
     kept = [(qid, b, c) for qid, (b, c) in zip([q for q, _ in picked], pairs, strict=True)
             if b is not None and c is not None]  # fmt: skip
     timings = PairedTimings(
@@ -115,8 +121,11 @@ def _timed(
     queries: list[tuple[str, str]],
     depth: int,
     concurrency: int,
+    round_size: int,
 ) -> list[tuple[float | None, float | None]]:
-    """Per query: both warmed, then both timed, the first alternating (see the module)."""
+    """Per query: both warmed in the first round, then both timed, the first alternating
+    from query to query and from round to round (see the module); a round is ``round_size``
+    queries (a sample is one round)."""
     from concurrent.futures import ThreadPoolExecutor
 
     policies = [RetryPolicy(retries=3 if s.retries is None else s.retries)
@@ -124,10 +133,12 @@ def _timed(
     searchers = (baseline, candidate)
 
     def pair(position: int, qid: str, text: str) -> tuple[float | None, float | None]:
-        for side in (0, 1):
-            search_one(searchers[side], qid, text, depth, policies[side], None)
+        turn, index = divmod(position, round_size or 1)
+        if not turn:
+            for side in (0, 1):
+                search_one(searchers[side], qid, text, depth, policies[side], None)
         ms: list[float | None] = [None, None]
-        for side in (0, 1) if position % 2 == 0 else (1, 0):
+        for side in (0, 1) if (index + turn) % 2 == 0 else (1, 0):
             outcome = search_one(searchers[side], qid, text, depth, policies[side], None)
             ms[side] = outcome.latency_ms if outcome.status == "ok" else None
         return ms[0], ms[1]
