@@ -17,10 +17,10 @@ from evalplat.comparison.paired_latency import (
     measure_pairs,
     signed_rank_p,
 )
-from evalplat.running.paired_timing import sample_positions
 from evalplat.comparison.results import Gate
 from evalplat.metrics.aggregate import aggregate
 from evalplat.metrics.registry import parse
+from evalplat.running.paired_timing import sample_positions
 
 P95 = "Latency(p=95)"
 N = 200
