@@ -1,6 +1,7 @@
 """Kill ``nightly`` at every commit point in turn: the next night converges.
 
-A night that regresses two configs is run in a subprocess that kills itself (SIGKILL) at the
+A night that regresses two configs is run in a process of its own (a child of a fork server
+that has imported the night's modules once, ``night_process``) that kills itself (SIGKILL) at the
 N-th crash point (every store commit, and the moment between a channel accepting a notice and
 the outbox recording it), for every N the night passes. The next, uninterrupted night must
 leave no run ``running``, no delivery pending, and the webhook must have accepted each opened
@@ -16,8 +17,6 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import subprocess
-import sys
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import closing
@@ -36,6 +35,7 @@ from evalplat.store import Store
 
 from ..alerts.servers import CaptureServer, capture_server
 from ..conftest import PostgresServer
+from .night_process import run_command
 from .small_project import write_project
 
 CONFIGS = ("alpha", "beta")
@@ -102,15 +102,8 @@ def _night_in_subprocess(path: Path, url: str, crash: str | None, trace: Path | 
         env["EVALPLAT_CRASH_AT"] = crash
     if trace is not None:
         env["EVALPLAT_CRASH_TRACE"] = str(trace)
-    command = "from evalplat.cli import main; main()"
-    done = subprocess.run(
-        [sys.executable, "-c", command, "nightly", "--project", str(path), "--db", url],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    return done.returncode
+    output = path.parent / "night-output.txt"
+    return run_command(["nightly", "--project", str(path), "--db", url], env, output)
 
 
 def _opened_accepted(server: CaptureServer) -> Counter[tuple[str, int]]:
