@@ -29,6 +29,10 @@ from evalplat.inputs.validation import check_number
 # Keys every channel table may have besides its kind's own parameters.
 COMMON_KEYS = ("type", "name")
 
+# The wait before a failed delivery's second attempt, in seconds, when the channel sets none;
+# it doubles before each later attempt (``evalplat.alerts.delivery``).
+DEFAULT_BACKOFF = 1.0
+
 
 class SettingError(InputError):
     """A channel table refused; ``key`` is the key at fault (None: the table as a whole, e.g. a
@@ -93,6 +97,17 @@ class Param:
 _TYPE_NAMES = {str: "a string", int: "a whole number", float: "a number", bool: "true/false"}
 _TYPE_NAMES.update({dict: "a table", list: "a list"})
 
+# Channels that can fail for a while (a server down, a timeout) are retried; this is how long
+# they wait first. At most 30 s: no wait between attempts is longer (``DeliveryPolicy``).
+BACKOFF = Param(
+    "backoff",
+    (int, float),
+    "seconds to wait before retrying a failed send; doubled before each later retry",
+    default=DEFAULT_BACKOFF,
+    minimum=0,
+    maximum=30,
+)
+
 
 @dataclass(frozen=True)
 class ChannelKind:
@@ -135,6 +150,12 @@ class Channel(ABC):
     @abstractmethod
     def send(self, notice: Notice) -> None:
         """Deliver ``notice`` once; raise ``DeliveryError`` on failure."""
+
+    @property
+    def backoff(self) -> float:
+        """Seconds to wait before retrying a failed send (its ``backoff`` param, if it has one)."""
+        value = self.params.get("backoff")
+        return DEFAULT_BACKOFF if value is None else float(value)
 
     def expanded(self, key: str) -> Any:
         """The param with ``${ENV}`` placeholders expanded now; an unset variable is permanent."""

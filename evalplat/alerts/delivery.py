@@ -8,6 +8,9 @@ Attempts and waits (attempt ``n`` = 0 after the first failure)::
 
     wait_n = min(max_backoff, max(backoff * 2**n, retry_after))
 
+``backoff`` is the channel's own (its project-file table's ``backoff``, 1 s unless set) unless
+the policy names one for every channel.
+
 A permanent ``DeliveryError`` (HTTP 4xx, a refused login, an unset ``${ENV}``) stops at once;
 any other exception a channel raises (a bug, an unwritable file) is recorded the same way and
 not retried. ``KeyboardInterrupt`` and ``SystemExit`` still propagate: the user asked to stop.
@@ -17,10 +20,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
-from evalplat.alerts.base import Channel, DeliveryError
+from evalplat.alerts.base import DEFAULT_BACKOFF, Channel, DeliveryError
 from evalplat.alerts.message import AlertMessage
 from evalplat.alerts.notice import Notice
 from evalplat.errors import InputError
@@ -28,20 +31,26 @@ from evalplat.errors import InputError
 
 @dataclass(frozen=True)
 class DeliveryPolicy:
-    """``attempts`` in all (1 = no retry); waits as in the module docstring, in seconds."""
+    """``attempts`` in all (1 = no retry); waits as in the module docstring, in seconds.
+    ``backoff = None``: each channel's own (``Channel.backoff``, see ``for_channel``)."""
 
     attempts: int = 3
-    backoff: float = 1.0
+    backoff: float | None = None
     max_backoff: float = 30.0
 
     def __post_init__(self) -> None:
         if self.attempts < 1:
             raise InputError(f"delivery attempts must be 1 or more, got {self.attempts}")
-        if self.backoff < 0 or self.max_backoff < 0:
+        if (self.backoff is not None and self.backoff < 0) or self.max_backoff < 0:
             raise InputError("delivery backoff must be 0 or more seconds")
 
+    def for_channel(self, channel: Channel) -> DeliveryPolicy:
+        """This policy with the channel's backoff, unless the policy names its own."""
+        return self if self.backoff is not None else replace(self, backoff=channel.backoff)
+
     def wait(self, attempt: int, retry_after: float | None = None) -> float:
-        wait = self.backoff * 2.0**attempt
+        backoff = DEFAULT_BACKOFF if self.backoff is None else self.backoff
+        wait = backoff * 2.0**attempt
         if retry_after is not None:
             wait = max(wait, retry_after)
         return min(self.max_backoff, wait)
@@ -75,7 +84,7 @@ def deliver(
 ) -> DeliveryResult:
     """Send ``message`` through ``channel`` with retries; never raises (see module docstring)."""
     notice = message if isinstance(message, Notice) else Notice.of(message)
-    policy = policy or DeliveryPolicy()
+    policy = (policy or DeliveryPolicy()).for_channel(channel)
     started = time.monotonic()
     error_text: str | None = None
     attempt = 0

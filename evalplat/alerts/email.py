@@ -27,7 +27,7 @@ from email.message import EmailMessage
 from email.utils import formatdate, make_msgid
 from typing import Any
 
-from evalplat.alerts.base import Channel, ChannelKind, DeliveryError, Param, SettingError
+from evalplat.alerts.base import BACKOFF, Channel, ChannelKind, DeliveryError, Param, SettingError
 from evalplat.alerts.email_html import render_html
 from evalplat.alerts.notice import Notice
 
@@ -155,6 +155,7 @@ KIND = ChannelKind(
             above=0,
             maximum=3600,
         ),
+        BACKOFF,
     ),
     factory=EmailChannel,
 )

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from evalplat.alerts.base import Channel, ChannelKind, Param, post_json
+from evalplat.alerts.base import BACKOFF, Channel, ChannelKind, Param, post_json
 from evalplat.alerts.message import AlertMessage
 from evalplat.alerts.notice import Notice
 from evalplat.alerts.webhook import TIMEOUT
@@ -120,6 +120,7 @@ KIND = ChannelKind(
     params=(
         Param("url", (str,), "the incoming-webhook URL, e.g. ${SLACK_WEBHOOK_URL}", required=True),
         TIMEOUT,
+        BACKOFF,
     ),
     factory=SlackChannel,
 )

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from evalplat.alerts.base import Channel, ChannelKind, Param, post_json
+from evalplat.alerts.base import BACKOFF, Channel, ChannelKind, Param, post_json
 from evalplat.alerts.message import AlertMessage
 from evalplat.alerts.notice import Notice
 from evalplat.alerts.webhook import TIMEOUT
@@ -160,6 +160,7 @@ KIND = ChannelKind(
         Param("url", (str,), "the webhook URL, e.g. ${TEAMS_WEBHOOK_URL}", required=True),
         Param("format", (str,), "card shape", default="adaptive", choices=FORMATS),
         TIMEOUT,
+        BACKOFF,
     ),
     factory=TeamsChannel,
 )

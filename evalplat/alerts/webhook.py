@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from evalplat.alerts.base import Channel, ChannelKind, Param, SettingError, post_json
+from evalplat.alerts.base import BACKOFF, Channel, ChannelKind, Param, SettingError, post_json
 from evalplat.alerts.notice import Notice
 from evalplat.inputs.http_headers import header_problem
 
@@ -73,6 +73,7 @@ KIND = ChannelKind(
         URL,
         Param("headers", (dict,), "extra HTTP headers, e.g. Authorization", default=None),
         TIMEOUT,
+        BACKOFF,
     ),
     factory=WebhookChannel,
 )

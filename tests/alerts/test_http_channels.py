@@ -8,6 +8,7 @@ import pytest
 
 from evalplat.alerts import DeliveryPolicy, build_channel, deliver
 from evalplat.alerts.notice import Notice
+from evalplat.errors import InputError
 
 from .messages import regression
 from .servers import CaptureServer, capture_server, dead_url
@@ -149,6 +150,33 @@ def test_dead_webhook_fails_after_retries_without_raising() -> None:
     assert (result.status, result.attempts) == ("failed", 3)
     assert waits == [0.5, 1.0]  # backoff doubles between attempts
     assert result.error is not None and "could not reach http://127.0.0.1:" in result.error
+
+
+@pytest.mark.parametrize(
+    ("table", "waits"),
+    [({}, [1.0, 2.0]), ({"backoff": 0.25}, [0.25, 0.5]), ({"backoff": 0}, [0.0, 0.0])],
+)
+def test_a_channel_waits_its_own_backoff_between_attempts(
+    table: dict[str, float], waits: list[float]
+) -> None:
+    channel = build_channel({"type": "webhook", "url": dead_url(), **table})
+    slept: list[float] = []
+    result = deliver(channel, regression(), DeliveryPolicy(attempts=3), sleep=slept.append)
+    assert (result.status, result.attempts) == ("failed", 3)
+    assert slept == waits  # 1 s, then 2 s, unless the table sets another backoff
+    chosen = DeliveryPolicy(attempts=3, backoff=0.5)  # a policy's own backoff wins
+    slept.clear()
+    deliver(channel, regression(), chosen, sleep=slept.append)
+    assert slept == [0.5, 1.0]
+
+
+@pytest.mark.parametrize("kind", ["webhook", "slack", "teams", "email"])
+@pytest.mark.parametrize("backoff", [-0.5, 30.5, True, "1s"])
+def test_a_backoff_out_of_range_or_not_a_number_is_refused(kind: str, backoff: object) -> None:
+    needs = {"host": "h", "from": "a@b", "to": "c@d"} if kind == "email" else {"url": "http://x"}
+    table = {"type": kind, **needs}
+    with pytest.raises(InputError, match=f"{kind} channel: backoff"):
+        build_channel({**table, "backoff": backoff})
 
 
 def test_timeout_is_reported_with_the_limit(server: CaptureServer) -> None:

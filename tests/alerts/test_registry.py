@@ -32,7 +32,7 @@ def test_unknown_parameter_lists_the_valid_ones() -> None:
     with pytest.raises(InputError) as raised:
         build_channel({"type": "slack", "url": "x", "channel": "#search"})
     assert str(raised.value) == (
-        "slack channel: unknown parameter 'channel'; valid ones: type, name, url, timeout"
+        "slack channel: unknown parameter 'channel'; valid ones: type, name, url, timeout, backoff"
     )
 
 

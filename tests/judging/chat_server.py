@@ -157,7 +157,7 @@ def chat_server() -> Iterator[ChatServer]:
     server = Server(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
     state.port = server.server_address[1]
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     try:
         yield state

@@ -208,6 +208,7 @@ max_drop = 0.01
 [[alerts]]
 type = "webhook"
 url = "{hook}"
+backoff = 0.05  # a receiver that is down is retried without waiting seconds
 
 [[alerts]]
 type = "json"

@@ -303,6 +303,7 @@ timeout = 5
 [[alerts]]
 type = "webhook"
 url = "{hook}"
+backoff = 0.05  # a receiver that is down is retried without waiting seconds
 
 [[alerts]]
 type = "json"

@@ -20,6 +20,7 @@ from __future__ import annotations
 from pathlib import Path
 
 QUERIES = 30
+BACKOFF = 0.05  # seconds: the webhook's first wait before it retries a failed delivery
 
 ENGINE = """
 import pathlib
@@ -76,7 +77,9 @@ mode = "{mode}"
 {extra}"""
         for name, mode in modes.items()
     )
-    alerts = "" if hook is None else f'\n[[alerts]]\ntype = "webhook"\nurl = "{hook}"\n'
+    # A refusing receiver is retried as in production (3 attempts), without waiting seconds.
+    webhook = f'\n[[alerts]]\ntype = "webhook"\nurl = "{hook}"\nbackoff = {BACKOFF}\n'
+    alerts = "" if hook is None else webhook
     path = folder / "evalplat.toml"
     path.write_text(
         f"""

@@ -138,7 +138,7 @@ class _Handler(BaseHTTPRequestHandler):
 @contextmanager
 def search_server(delay: float = 0.0, hold_after: int | None = None) -> Iterator[SearchServer]:
     server = SearchServer(delay, hold_after)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     try:
         yield server
