@@ -88,6 +88,8 @@ class Metric:
                 kept[name] = value
         if "gains" in kept and kept.get("gain", "linear") != "linear":
             raise InputError("gains replaces gain: write gains={...} or gain=exp, not both")
+        if "max_rel" in kept and kept.get("min_rel", 0) >= kept["max_rel"]:  # type: ignore[operator]
+            raise InputError("min_rel must be below max_rel")
         for name in spec.params:
             if PARAMS[name].required and name not in kept:
                 raise InputError(f"{family} needs the parameter {name!r}, e.g. {name}=...")
@@ -321,7 +323,8 @@ def _trec(name: str, text: str) -> Metric | None:
 
 def _respell(name: str, family: str, key: str, value: str) -> tuple[str, str, str]:
     """ir_measures' spellings of a parameter: ``nDCG(dcg='exp-log2')`` is ``gain=exp``,
-    ``NumRet(rel=1)`` is ``NumRelRet(rel=1)``, ``RBP(p=0.8)`` is ``persist=0.8``."""
+    ``NumRet(rel=1)`` is ``NumRelRet(rel=1)``, ``RBP(p=0.8)`` (also NERR10's ``p``)
+    is ``persist=0.8``."""
     value = value.strip("'\"")
     if key == "dcg" and family in ("nDCG", "DCG"):
         gain = {"log2": "linear", "exp-log2": "exp"}.get(value.lower())
@@ -330,7 +333,7 @@ def _respell(name: str, family: str, key: str, value: str) -> tuple[str, str, st
         return family, "gain", gain
     if key == "rel" and family == "NumRet":
         return "NumRelRet", key, value
-    if key == "p" and family == "RBP":
+    if key == "p" and family in ("RBP", "NERR10"):
         return family, "persist", value
     return family, key, value
 
