@@ -1,6 +1,6 @@
 """The measures ir_measures offers beyond trec_eval: the C/W/L family it computes through
-cwl_eval (SDCG, NERR8-NERR11, INST, INSQ, BPM). Their parameters and declarations (the metric
-model's data, beside ``evalplat.metrics.catalogue``).
+cwl_eval (SDCG, NERR8-NERR11, INST, INSQ, BPM) and Compat. Their parameters and declarations
+(the metric model's data, beside ``evalplat.metrics.catalogue``).
 
 This module imports no numerical library.
 """
@@ -17,6 +17,8 @@ IR_MEASURES_PARAMS: tuple[Param, ...] = (
           "grades below it gain 0 too", minimum=0),
     Param("T", "number", 1, "the total gain the reader wants, in documents of the top grade "
           "(default 1)", minimum=0),
+    Param("normalize", "bool", True, "`false` leaves Compat undivided by the ideal ranking's "
+          "own RBO (default `true`)"),
 )  # fmt: skip
 
 _CWL = ("max_rel", "min_rel")
@@ -122,4 +124,30 @@ CWL: tuple[Measure, ...] = (
     ),
 )
 
-IR_MEASURES: tuple[Measure, ...] = CWL
+OTHERS: tuple[Measure, ...] = (
+    Measure(
+        name="Compat",
+        description="Compatibility (Clarke et al. 2020): the rank-biased overlap of the ranking "
+        "with an ideal ranking of the relevant documents.",
+        formula="Compat = RBO(run, ideal) / RBO(ideal, ideal), RBO(a, b) = sum_{d<=D} p^(d-1) "
+        "|a_{:d} ∩ b_{:d}| / d / sum_{d<=D} p^(d-1), D = max(|run|, |ideal|), p = persist "
+        "(0.95); ideal = judged documents of grade ≥ 1 by grade, ties in the run's order, "
+        "those not retrieved last",
+        compute="compat:compat",
+        cutoff="none",
+        params=("persist", "normalize"),
+        defaults=(("persist", 0.95),),
+        notes=(
+            'Follows Clarke, Vtyurina and Smucker, "Assessing top-k preferences" (2020; TOIS '
+            "2021), as ir_measures' compat provider computes it: persistence 0.95 by default, "
+            "and ir_measures' `Compat(p=0.8)` is `Compat(persist=0.8)`.",
+            "`Compat(normalize=false)` divides by the finite RBO's own weights only, not by "
+            "the ideal ranking's RBO.",
+            "0 without relevant judgments or without results. ir_measures puts a relevant "
+            "document not retrieved before retrieved ones of its grade when the run's scores "
+            "are negative (it scores them 0); here it always comes after them.",
+        ),
+    ),
+)
+
+IR_MEASURES: tuple[Measure, ...] = CWL + OTHERS

@@ -84,7 +84,7 @@ class Metric:
                     raise InputError(f"{family} takes no parameter {name!r}")
                 continue
             value = param.check(value)
-            if value != param.default:
+            if value != _default(spec, name):
                 kept[name] = value
         if "gains" in kept and kept.get("gain", "linear") != "linear":
             raise InputError("gains replaces gain: write gains={...} or gain=exp, not both")
@@ -121,7 +121,7 @@ class Metric:
 
     def param(self, name: str) -> object:
         """The value of a parameter: as written, or its default."""
-        return dict(self._params).get(name, PARAMS[name].default)
+        return dict(self._params).get(name, _default(self._spec, name))
 
     @property
     def rel(self) -> int:
@@ -220,6 +220,14 @@ class Metric:
         if self.cutoff is not None:
             text += f"@{self.cutoff}"
         return text
+
+
+def _default(spec: Measure, name: str) -> object:
+    """A parameter's default in ``spec``: the measure's own, else the parameter's."""
+    for param_name, value in spec.defaults:
+        if param_name == name:
+            return value
+    return PARAMS[name].default
 
 
 FAMILIES: dict[str, Measure] = {}
@@ -323,7 +331,7 @@ def _trec(name: str, text: str) -> Metric | None:
 
 def _respell(name: str, family: str, key: str, value: str) -> tuple[str, str, str]:
     """ir_measures' spellings of a parameter: ``nDCG(dcg='exp-log2')`` is ``gain=exp``,
-    ``NumRet(rel=1)`` is ``NumRelRet(rel=1)``, ``RBP(p=0.8)`` (also NERR10's ``p``)
+    ``NumRet(rel=1)`` is ``NumRelRet(rel=1)``, ``RBP(p=0.8)`` (also NERR10's and Compat's ``p``)
     is ``persist=0.8``."""
     value = value.strip("'\"")
     if key == "dcg" and family in ("nDCG", "DCG"):
@@ -333,7 +341,7 @@ def _respell(name: str, family: str, key: str, value: str) -> tuple[str, str, st
         return family, "gain", gain
     if key == "rel" and family == "NumRet":
         return "NumRelRet", key, value
-    if key == "p" and family in ("RBP", "NERR10"):
+    if key == "p" and family in ("RBP", "NERR10", "Compat"):
         return family, "persist", value
     return family, key, value
 

@@ -1,7 +1,7 @@
-"""ir_measures' own measures (the C/W/L family it computes through cwl_eval) against
-ir_measures itself, per topic, to 1e-9.
+"""ir_measures' own measures (the C/W/L family it computes through cwl_eval, and Compat)
+against ir_measures itself, per topic, to 1e-9.
 
-ir_measures breaks score ties by the order of the run, evalplat
+ir_measures breaks score ties by the order of the run (Compat by doc id ascending), evalplat
 by doc id descending as trec_eval does. ir_measures is therefore given evalplat's ranking, with
 distinct positive scores in its order: the comparison is of the measures on the same rankings,
 ties included, not of two tie-breaking rules. Data: trec_eval's conformance files
@@ -39,7 +39,7 @@ def measures(max_rel: int) -> list[str]:
     names = [name.format(f"max_rel={max_rel}") for name in cwl]
     if max_rel > 1:
         names += [f"NERR10(min_rel=1,max_rel={max_rel})", f"INST(min_rel=1,max_rel={max_rel})"]
-    return names
+    return [*names, "Compat", "Compat(p=0.8)", "Compat(normalize=False)"]
 
 
 CONFORMANCE = [
@@ -140,6 +140,8 @@ def test_agrees_with_ir_measures_on_random_graded_cases(tmp_path: Path, seed: in
 
 def test_ir_measures_spellings_parse_to_canonical_names() -> None:
     assert str(parse("NERR10(p=0.8,max_rel=3)")) == "NERR10(max_rel=3,persist=0.8)"
+    assert str(parse("Compat(p=0.95)")) == "Compat"  # Compat's own default persistence
+    assert str(parse("Compat(p=0.9)")) == "Compat(persist=0.9)"
     assert str(parse("BPM(T=1000,max_rel=3)@10")) == "BPM(T=1000,max_rel=3)@10"
     assert str(parse("INST(T=1.0,max_rel=2)")) == "INST(max_rel=2)"
     for name in ("SDCG(max_rel=3)@10", "NERR8(max_rel=1)@5"):

@@ -18,7 +18,8 @@ BOUNDED = [
     "IPrec@0.5", "IPrecAvg", "GMAP", "GMBpref", "infAP", "binG", "G", "nDCGRel", "RnDCG",
     "RBP", "RBPResid", "Unjudged@5", "Judged", "Rprec(mult=0.5)", "SDCG(max_rel=3)@5",
     "NERR8(max_rel=3)@5", "NERR9(max_rel=3)@5", "NERR10(max_rel=3)", "NERR11(max_rel=3)",
-    "INST(T=0.3,max_rel=2)", "INSQ(max_rel=3)", "BPM(T=2,max_rel=3)@5",
+    "INST(T=0.3,max_rel=2)", "INSQ(max_rel=3)", "BPM(T=2,max_rel=3)@5", "Compat",
+    "Compat(normalize=false)",
 ]  # fmt: skip
 
 
