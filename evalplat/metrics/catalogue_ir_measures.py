@@ -1,6 +1,6 @@
 """The measures ir_measures offers beyond trec_eval: the C/W/L family it computes through
-cwl_eval (SDCG, NERR8-NERR11, INST, INSQ, BPM) and Compat. Their parameters and declarations
-(the metric model's data, beside ``evalplat.metrics.catalogue``).
+cwl_eval (SDCG, NERR8-NERR11, INST, INSQ, BPM), Compat and Accuracy. Their parameters and
+declarations (the metric model's data, beside ``evalplat.metrics.catalogue``).
 
 This module imports no numerical library.
 """
@@ -146,6 +146,25 @@ OTHERS: tuple[Measure, ...] = (
             "0 without relevant judgments or without results. ir_measures puts a relevant "
             "document not retrieved before retrieved ones of its grade when the run's scores "
             "are negative (it scores them 0); here it always comes after them.",
+        ),
+    ),
+    Measure(
+        name="Accuracy",
+        description="Share of the (relevant, non-relevant) pairs in the top k where the "
+        "relevant document is ranked first.",
+        formula="Accuracy@k = 1 - sum over relevant d in the top k of (non-relevant above d) "
+        "/ (R_k N_k), R_k (N_k) = relevant (not relevant) in the top k; unknown when R_k = 0 "
+        "or N_k = 0",
+        compute="pairs:accuracy",
+        cutoff="optional",
+        params=("rel",),
+        unknown_values=True,
+        notes=(
+            "ir_measures' diagnostic `Accuracy`: only retrieved documents take part, and "
+            "unjudged documents and negative grades count as not relevant.",
+            "A topic without a relevant or without a non-relevant document in the top k has "
+            "no value and is left out of the mean (ir_measures leaves out the first and "
+            "fails on the second; computed beside other measures it scores the first 0).",
         ),
     ),
 )

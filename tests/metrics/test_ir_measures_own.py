@@ -1,5 +1,5 @@
-"""ir_measures' own measures (the C/W/L family it computes through cwl_eval, and Compat)
-against ir_measures itself, per topic, to 1e-9.
+"""ir_measures' own measures (the C/W/L family it computes through cwl_eval, Compat and
+Accuracy) against ir_measures itself, per topic, to 1e-9.
 
 ir_measures breaks score ties by the order of the run (Compat by doc id ascending), evalplat
 by doc id descending as trec_eval does. ir_measures is therefore given evalplat's ranking, with
@@ -39,7 +39,8 @@ def measures(max_rel: int) -> list[str]:
     names = [name.format(f"max_rel={max_rel}") for name in cwl]
     if max_rel > 1:
         names += [f"NERR10(min_rel=1,max_rel={max_rel})", f"INST(min_rel=1,max_rel={max_rel})"]
-    return [*names, "Compat", "Compat(p=0.8)", "Compat(normalize=False)"]
+    return [*names, "Compat", "Compat(p=0.8)", "Compat(normalize=False)", "Accuracy",
+            "Accuracy@100", "Accuracy(rel=2)@10"]  # fmt: skip
 
 
 CONFORMANCE = [
@@ -79,12 +80,32 @@ def as_ranked(rows: list[tuple[str, str, float]]) -> list[object]:
 
 
 def theirs(names: list[str], qrels: list[object], run: list[object]) -> dict[str, dict[str, float]]:
-    """ir_measures' values per topic."""
+    """ir_measures' values per topic (NaN where it gives none)."""
     logging.getLogger("ir_measures").setLevel(logging.ERROR)  # its max_rel advice per call
     values: dict[str, dict[str, float]] = {name: {} for name in names}
-    parsed = {ir_measures.parse_measure(name): name for name in names}
+    together = [name for name in names if not name.startswith("Accuracy")]
+    parsed = {ir_measures.parse_measure(name): name for name in together}
     for metric in ir_measures.iter_calc(list(parsed), qrels, run):
         values[parsed[metric.measure]][metric.query_id] = float(metric.value)
+    for name in names:
+        if name.startswith("Accuracy"):
+            values[name] = accuracy(ir_measures.parse_measure(name), qrels, run)
+    return values
+
+
+def accuracy(measure: object, qrels: list[object], run: list[object]) -> dict[str, float]:
+    """ir_measures' Accuracy asked alone and topic by topic: beside other measures it fills the
+    topics it leaves out with 0, and it divides by zero on a topic whose top k is all relevant
+    (no value here, as in evalplat)."""
+    values = {}
+    for query_id in {q.query_id for q in qrels}:
+        topic_qrels = [q for q in qrels if q.query_id == query_id]
+        topic_run = [d for d in run if d.query_id == query_id]
+        try:
+            found = list(ir_measures.iter_calc([measure], topic_qrels, topic_run))
+        except ZeroDivisionError:
+            found = []
+        values[query_id] = float(found[0].value) if found else math.nan
     return values
 
 
@@ -98,9 +119,10 @@ def assert_agrees(qrels_path: Path, run_path: Path, names: list[str]) -> None:
         ours = dict(zip(result.query_ids, result.values[metric], strict=True))
         for query_id, value in ours.items():
             want = expected[name].get(query_id, math.nan)
-            if not abs(value - want) <= TOLERANCE:
+            if not (abs(value - want) <= TOLERANCE or (math.isnan(value) and math.isnan(want))):
                 mismatches.append(f"{name} {query_id}: ir_measures {want}, ours {value}")
-        mean = sum(expected[name].values()) / len(expected[name])
+        known = [v for v in expected[name].values() if not math.isnan(v)]
+        mean = sum(known) / len(known) if known else 0.0
         if abs(result.means[metric] - mean) > TOLERANCE:
             mismatches.append(f"{name} mean: ir_measures {mean}, ours {result.means[metric]}")
     assert not mismatches, "\n".join(mismatches[:20])
@@ -138,13 +160,29 @@ def test_agrees_with_ir_measures_on_random_graded_cases(tmp_path: Path, seed: in
     assert_agrees(qrels, run, measures(3))
 
 
+def test_accuracy_without_a_non_relevant_document_is_unknown_and_left_out() -> None:
+    """ir_measures divides by zero there; evalplat has no value and leaves the topic out."""
+    import pandas as pd
+
+    qrels = pd.DataFrame(
+        {"query_id": ["a", "a", "b", "b"], "doc_id": ["x", "y", "x", "y"], "grade": [1, 1, 1, 0]}
+    )
+    run = pd.DataFrame(
+        {"query_id": ["a", "a", "b", "b"], "doc_id": ["x", "y", "y", "x"], "score": [2.0, 1, 2, 1]}
+    )
+    result = evaluate(qrels, run, ["Accuracy"])
+    values = dict(zip(result.query_ids, result.values["Accuracy"], strict=True))
+    assert math.isnan(values["a"]) and values["b"] == 0.0
+    assert result.means["Accuracy"] == 0.0
+
+
 def test_ir_measures_spellings_parse_to_canonical_names() -> None:
     assert str(parse("NERR10(p=0.8,max_rel=3)")) == "NERR10(max_rel=3,persist=0.8)"
     assert str(parse("Compat(p=0.95)")) == "Compat"  # Compat's own default persistence
     assert str(parse("Compat(p=0.9)")) == "Compat(persist=0.9)"
     assert str(parse("BPM(T=1000,max_rel=3)@10")) == "BPM(T=1000,max_rel=3)@10"
     assert str(parse("INST(T=1.0,max_rel=2)")) == "INST(max_rel=2)"
-    for name in ("SDCG(max_rel=3)@10", "NERR8(max_rel=1)@5"):
+    for name in ("SDCG(max_rel=3)@10", "NERR8(max_rel=1)@5", "Accuracy(rel=2)@5"):
         assert parse(str(parse(name))) == parse(name)
 
 
