@@ -332,13 +332,17 @@ def _trec(name: str, text: str) -> Metric | None:
 def _respell(name: str, family: str, key: str, value: str) -> tuple[str, str, str]:
     """ir_measures' spellings of a parameter: ``nDCG(dcg='exp-log2')`` is ``gain=exp``,
     ``NumRet(rel=1)`` is ``NumRelRet(rel=1)``, ``RBP(p=0.8)`` (also NERR10's and Compat's ``p``)
-    is ``persist=0.8``."""
+    is ``persist=0.8``; ``SDCG(dcg='log2')``, SDCG's only DCG, is no parameter (an empty key)."""
     value = value.strip("'\"")
     if key == "dcg" and family in ("nDCG", "DCG"):
         gain = {"log2": "linear", "exp-log2": "exp"}.get(value.lower())
         if gain is None:
             raise InputError(f"metric {name!r}: dcg must be log2 or exp-log2, got {value!r}")
         return family, "gain", gain
+    if key == "dcg" and family == "SDCG":
+        if value.lower() != "log2":
+            raise InputError(f"metric {name!r}: SDCG's dcg can only be log2, got {value!r}")
+        return family, "", ""
     if key == "rel" and family == "NumRet":
         return "NumRelRet", key, value
     if key == "p" and family in ("RBP", "NERR10", "Compat"):
@@ -380,6 +384,8 @@ def parse(name: str | Metric) -> Metric:
         key, sep, value = (part.strip() for part in item.partition("="))
         if sep:
             family, key, value = _respell(name, family, key, value)
+            if not key:  # ir_measures' name for what is the only choice here
+                continue
         if not sep or key not in PARAMS:
             raise InputError(f"metric {name!r}: unknown parameter {item!r}")
         if key not in FAMILIES[family].params:

@@ -31,7 +31,7 @@ TOLERANCE = 1e-9
 def measures(max_rel: int) -> list[str]:
     """The names as ir_measures spells them (its float parameters written as floats)."""
     cwl = [
-        "SDCG({})@5", "SDCG({})@10", "SDCG({})@2000", "NERR8({})@1", "NERR8({})@10",
+        "SDCG({})@5", "SDCG(dcg='log2',{})@10", "SDCG({})@2000", "NERR8({})@1", "NERR8({})@10",
         "NERR9({})@20", "NERR10({})", "NERR10(p=0.5,{})", "NERR11({})", "NERR11(T=2.0,{})",
         "INST({})", "INST(T=0.5,{})", "INST(T=3.0,{})", "INSQ({})", "INSQ(T=2.0,{})",
         "BPM({})@10", "BPM(T=2.0,{})@100", "BPM(T=1000.0,{})@10",
@@ -182,6 +182,7 @@ def test_ir_measures_spellings_parse_to_canonical_names() -> None:
     assert str(parse("Compat(p=0.9)")) == "Compat(persist=0.9)"
     assert str(parse("BPM(T=1000,max_rel=3)@10")) == "BPM(T=1000,max_rel=3)@10"
     assert str(parse("INST(T=1.0,max_rel=2)")) == "INST(max_rel=2)"
+    assert parse("SDCG(dcg='log2',max_rel=3)@10") == parse("SDCG(max_rel=3)@10")
     for name in ("SDCG(max_rel=3)@10", "NERR8(max_rel=1)@5", "Accuracy(rel=2)@5"):
         assert parse(str(parse(name))) == parse(name)
 
@@ -193,6 +194,7 @@ def test_ir_measures_spellings_parse_to_canonical_names() -> None:
         ("NERR10(max_rel=3)@10", "takes no cutoff"),
         ("NERR8(max_rel=3)", "needs a cutoff"),
         ("INST(min_rel=2,max_rel=2)", "min_rel must be below max_rel"),
+        ("SDCG(dcg='exp-log2',max_rel=3)@10", "SDCG's dcg can only be log2"),
     ],
 )
 def test_c_w_l_names_without_what_ir_measures_requires_are_refused(name: str, problem: str) -> None:
