@@ -7,6 +7,7 @@ This module imports no numerical library.
 
 from __future__ import annotations
 
+from evalplat.metrics.catalogue_ir_measures import IR_MEASURES, IR_MEASURES_PARAMS
 from evalplat.metrics.catalogue_trec import SETS, TREC, TREC_PARAMS
 from evalplat.metrics.diversity import DIVERSITY
 from evalplat.metrics.model import Measure, Param
@@ -44,6 +45,7 @@ PARAMS: dict[str, Param] = {
 }  # fmt: skip
 PARAMS.update({p.name: p for p in ONLINE_PARAMS})
 PARAMS.update({p.name: p for p in TREC_PARAMS})
+PARAMS.update({p.name: p for p in IR_MEASURES_PARAMS})
 
 _REL = ("rel", "judged_only")
 
@@ -363,4 +365,6 @@ COUNTS: tuple[Measure, ...] = (
     ),
 )
 
-MEASURES: tuple[Measure, ...] = RELEVANCE + TREC + SETS + COUNTS + SYSTEM + DIVERSITY + ONLINE
+MEASURES: tuple[Measure, ...] = (
+    RELEVANCE + TREC + SETS + IR_MEASURES + COUNTS + SYSTEM + DIVERSITY + ONLINE
+)

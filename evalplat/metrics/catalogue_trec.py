@@ -23,8 +23,9 @@ TREC_PARAMS: tuple[Param, ...] = (
           "(default 0)"),
     Param("u4", "number", 0, "utility's worth of a non-relevant document not retrieved "
           "(default 0; trec_eval counts a collection of 0 documents without `-N`)"),
-    Param("persist", "number", 0.9, "RBP's persistence, the chance the reader goes on to the "
-          "next result (default 0.9; ir_measures writes it `p`)", minimum=0, maximum=1),
+    Param("persist", "number", 0.9, "the persistence, the chance the reader goes on to the "
+          "next result (default 0.9, Compat's 0.95; ir_measures writes it `p`)", minimum=0,
+          maximum=1),
 )  # fmt: skip
 
 _REL = ("rel", "judged_only")

@@ -219,6 +219,9 @@ class Measure:
     compute: str  # "module:function", the module under evalplat.metrics or a dotted path
     cutoff: CutoffRule
     params: tuple[str, ...] = ()  # names of parameters (evalplat.metrics.catalogue.PARAMS)
+    # this measure's own default for a parameter it takes, where the measure's source fixes
+    # another than the parameter's (Compat's persistence is 0.95, RBP's 0.9)
+    defaults: tuple[tuple[str, object], ...] = ()
     aliases: tuple[str, ...] = ()
     higher_is_better: bool = True
     inputs: tuple[Input, ...] = ("ranking", "judgments")
@@ -256,6 +259,11 @@ class Measure:
         for name in self.inputs:
             if name not in INPUTS:
                 raise InputError(f"measure {self.name}: unknown input {name!r}")
+        for param_name, _ in self.defaults:
+            if param_name not in self.params:
+                raise InputError(
+                    f"measure {self.name}: a default for {param_name!r}, not a parameter"
+                )
         if self.aggregate == "percentile" and "p" not in self.params:
             raise InputError(f"measure {self.name}: a percentile aggregate needs the p parameter")
 

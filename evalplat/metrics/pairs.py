@@ -1,8 +1,10 @@
-"""Pairwise measures over judged documents: Bpref (trec_eval) and AUC.
+"""Pairwise measures: Bpref (trec_eval) and AUC over judged documents, and ir_measures'
+Accuracy over retrieved ones.
 
-Only judged documents take part: relevant means grade >= rel, judged non-relevant means
-0 <= grade < rel. Negative grades (trec_eval's "judged but not in the pool") and unjudged
-documents are ignored.
+In Bpref and AUC only judged documents take part: relevant means grade >= rel, judged
+non-relevant means 0 <= grade < rel. Negative grades (trec_eval's "judged but not in the pool")
+and unjudged documents are ignored. Accuracy counts every retrieved document not relevant as
+non-relevant, as ir_measures does.
 """
 
 from __future__ import annotations
@@ -64,3 +66,26 @@ def auc(ranking: Ranking, judgments: Judgments, metric: Metric) -> NDArray[np.fl
     right = np.bincount(topic, weights=below, minlength=topic_count).astype(float)
     ties = (r - r_ret) * (n - n_ret) / 2.0
     return safe_divide(right + ties, r * n)
+
+
+def accuracy(ranking: Ranking, judgments: Judgments, metric: Metric) -> NDArray[np.float64]:
+    """Accuracy@k = 1 - sum over relevant d in the top k of (non-relevant above d) / (R_k N_k).
+
+    The share of (relevant, non-relevant) pairs of the top k ordered right, where non-relevant
+    is any retrieved document below ``rel``, unjudged and negative grades included (ir_measures'
+    Accuracy). NaN, an unknown value left out of the mean, when the top k has no relevant or
+    no non-relevant document.
+    """
+    within = np.ones(len(ranking.grade), dtype=bool)
+    if metric.cutoff is not None:
+        within = ranking.rank < metric.cutoff
+    relevant = within & (ranking.grade >= metric.rel)
+    nonrelevant = within & (ranking.grade < metric.rel)
+    above = ranking.cumulative_within(nonrelevant)[relevant].astype(float)
+    topic = ranking.topic[relevant]
+    count = ranking.n_topics
+    r = np.bincount(topic, minlength=count).astype(float)
+    n = np.bincount(ranking.topic[nonrelevant], minlength=count).astype(float)
+    wrong = np.bincount(topic, weights=above, minlength=count).astype(float)
+    pairs = r * n
+    return np.where(pairs > 0, 1.0 - safe_divide(wrong, pairs), np.nan)

@@ -100,11 +100,20 @@ class Ranking:
         doc_ids = None if self.doc_ids is None else self.doc_ids.filter(keep)
         return Ranking(self.n_topics, self.topic[keep], self.grade[keep], doc_ids=doc_ids)
 
-    def cumulative_within(self, flags: NDArray[np.bool_]) -> NDArray[np.int64]:
-        """Inclusive running count of ``flags`` within each topic segment."""
+    def cumulative_within(self, flags: NDArray[np.bool_] | NDArray[np.int64]
+                          ) -> NDArray[np.int64]:  # fmt: skip
+        """Inclusive running count of ``flags`` (or sum of whole numbers) within each topic
+        segment; exact."""
         total = np.cumsum(flags, dtype=np.int64)
         before = np.concatenate(([0], total))[self.segment_start]
         return total - before
+
+    def running_sum_within(self, values: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Inclusive running sum of ``values`` within each topic segment."""
+        total = np.cumsum(values)
+        before = np.concatenate(([0.0], total))[self.segment_start]
+        within: NDArray[np.float64] = total - before
+        return within
 
     def per_topic(self, values: NDArray[np.float64] | NDArray[np.bool_], mask: NDArray[np.bool_]
                   ) -> NDArray[np.float64]:  # fmt: skip

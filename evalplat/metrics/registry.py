@@ -84,10 +84,12 @@ class Metric:
                     raise InputError(f"{family} takes no parameter {name!r}")
                 continue
             value = param.check(value)
-            if value != param.default:
+            if value != _default(spec, name):
                 kept[name] = value
         if "gains" in kept and kept.get("gain", "linear") != "linear":
             raise InputError("gains replaces gain: write gains={...} or gain=exp, not both")
+        if "max_rel" in kept and kept.get("min_rel", 0) >= kept["max_rel"]:  # type: ignore[operator]
+            raise InputError("min_rel must be below max_rel")
         for name in spec.params:
             if PARAMS[name].required and name not in kept:
                 raise InputError(f"{family} needs the parameter {name!r}, e.g. {name}=...")
@@ -119,7 +121,7 @@ class Metric:
 
     def param(self, name: str) -> object:
         """The value of a parameter: as written, or its default."""
-        return dict(self._params).get(name, PARAMS[name].default)
+        return dict(self._params).get(name, _default(self._spec, name))
 
     @property
     def rel(self) -> int:
@@ -218,6 +220,14 @@ class Metric:
         if self.cutoff is not None:
             text += f"@{self.cutoff}"
         return text
+
+
+def _default(spec: Measure, name: str) -> object:
+    """A parameter's default in ``spec``: the measure's own, else the parameter's."""
+    for param_name, value in spec.defaults:
+        if param_name == name:
+            return value
+    return PARAMS[name].default
 
 
 FAMILIES: dict[str, Measure] = {}
@@ -321,16 +331,21 @@ def _trec(name: str, text: str) -> Metric | None:
 
 def _respell(name: str, family: str, key: str, value: str) -> tuple[str, str, str]:
     """ir_measures' spellings of a parameter: ``nDCG(dcg='exp-log2')`` is ``gain=exp``,
-    ``NumRet(rel=1)`` is ``NumRelRet(rel=1)``, ``RBP(p=0.8)`` is ``persist=0.8``."""
+    ``NumRet(rel=1)`` is ``NumRelRet(rel=1)``, ``RBP(p=0.8)`` (also NERR10's and Compat's ``p``)
+    is ``persist=0.8``; ``SDCG(dcg='log2')``, SDCG's only DCG, is no parameter (an empty key)."""
     value = value.strip("'\"")
     if key == "dcg" and family in ("nDCG", "DCG"):
         gain = {"log2": "linear", "exp-log2": "exp"}.get(value.lower())
         if gain is None:
             raise InputError(f"metric {name!r}: dcg must be log2 or exp-log2, got {value!r}")
         return family, "gain", gain
+    if key == "dcg" and family == "SDCG":
+        if value.lower() != "log2":
+            raise InputError(f"metric {name!r}: SDCG's dcg can only be log2, got {value!r}")
+        return family, "", ""
     if key == "rel" and family == "NumRet":
         return "NumRelRet", key, value
-    if key == "p" and family == "RBP":
+    if key == "p" and family in ("RBP", "NERR10", "Compat"):
         return family, "persist", value
     return family, key, value
 
@@ -369,6 +384,8 @@ def parse(name: str | Metric) -> Metric:
         key, sep, value = (part.strip() for part in item.partition("="))
         if sep:
             family, key, value = _respell(name, family, key, value)
+            if not key:  # ir_measures' name for what is the only choice here
+                continue
         if not sep or key not in PARAMS:
             raise InputError(f"metric {name!r}: unknown parameter {item!r}")
         if key not in FAMILIES[family].params:
