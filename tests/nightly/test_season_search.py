@@ -30,8 +30,11 @@ After every night:
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
+import subprocess
+import sys
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -57,6 +60,11 @@ from .season_model import GATES, MODES, TARGETS, UNPREDICTED, Model, Subject
 from .season_world import TOPICS, SearchServer, busy_core, read_index, search_server, write_testsets
 
 MAX_CONFIGS = 3  # python configs at once: each night stays a few seconds
+# where a night is killed (``evalplat.db.faults``): the N-th store commit, or around the
+# N-th delivery (a channel accepted a notice, the outbox not yet told); a night that never
+# gets there ends whole
+CRASH_POINTS = (*(f"commit:{n}" for n in (2, 6, 10, 14, 18, 22, 28)), "claimed:1", "delivered:1",
+                "delivered:2")  # fmt: skip
 CLOSING = ("resolved", "retired")
 
 
@@ -125,6 +133,7 @@ class SeasonSearch(RuleBasedStateMachine):
         self.model = Model()
         self.ledger = Ledger()
         self.nights = 0
+        self.kills: list[bool] = []  # per killed night: whether it was killed (or ended whole)
         self.night("the first night")
 
     # ── the rules: what happens between two nights ───────────────────────────────────────────
@@ -202,6 +211,12 @@ class SeasonSearch(RuleBasedStateMachine):
         self.world.hook.down = self.model.hook_down
         self.night("the webhook receiver " + ("down" if self.model.hook_down else "back"))
 
+    @rule(data=st.data(), mode=st.sampled_from(MODES), point=st.sampled_from(CRASH_POINTS))
+    def kill_a_night(self, data: st.DataObject, mode: str, point: str) -> None:
+        """A config's mode changes (or stays), and the night is killed at ``point``."""
+        self.kill(data.draw(st.sampled_from(sorted(self.model.configs)), label="config"), mode,
+                  point)  # fmt: skip
+
     @rule(load=st.booleans())
     def quiet_night(self, load: bool) -> None:
         self.night("a quiet night" + (" on a busy machine" if load else ""), load=load)
@@ -212,6 +227,11 @@ class SeasonSearch(RuleBasedStateMachine):
         if mode != self.model.configs[config]:
             self.model.set_mode(config, mode)
         self.night(f"{config} set to {mode}")
+
+    def kill(self, config: str, mode: str, point: str) -> None:
+        if mode != self.model.configs[config]:
+            self.model.set_mode(config, mode)
+        self.killed_night(f"{config} set to {mode}", point)
 
     def roll_back(self, config: str, mode: str) -> None:
         """The project file goes back to an earlier content of ``config``."""
@@ -235,10 +255,7 @@ class SeasonSearch(RuleBasedStateMachine):
 
     # ── the night and what it must end with ──────────────────────────────────────────────────
 
-    def night(self, what: str, *, load: bool = False) -> None:
-        self.nights += 1
-        where = f"night {self.nights} ({what})"
-        quiet, self.model.changed = not self.model.changed, False
+    def write_project(self) -> Path:
         path = self.folder / "evalplat.toml"
         path.write_text(
             self.model.project_text(
@@ -246,7 +263,69 @@ class SeasonSearch(RuleBasedStateMachine):
             ),
             encoding="utf-8",
         )
+        return path
+
+    def killed_night(self, what: str, point: str) -> None:
+        """A night killed (SIGKILL) at crash ``point`` (``evalplat.db.faults``), in a process of
+        its own, then the next night, uninterrupted, on the same project file: what the killed
+        night recorded (read from the store) and what the next one does must together be what
+        one whole night does."""
+        self.nights += 1
+        where = f"night {self.nights} ({what}, killed at {point})"
+        quiet, self.model.changed = not self.model.changed, False
+        path = self.write_project()
         before = self.ledger.live()
+        env = {k: v for k, v in os.environ.items() if not k.startswith("EVALPLAT_CRASH")}
+        env["EVALPLAT_CRASH_AT"] = point
+        command = "from evalplat.cli import main; main()"
+        done = subprocess.run(
+            [sys.executable, "-c", command, "nightly", "--project", str(path), "--db",
+             self.db_url, "--json"],
+            env=env, capture_output=True, text=True, check=False, timeout=600,
+        )  # fmt: skip
+        output = done.stdout + done.stderr
+        assert "Traceback" not in output, f"{where}: a traceback\n{output}"
+        assert done.returncode in (-9, 0, 1, 3), f"{where}: exit {done.returncode}\n{output}"
+        self.kills.append(done.returncode == -9)
+        recorded = self._recorded(where)
+        self.night(f"the night after night {self.nights}", killed=(before, recorded, quiet))
+
+    def _recorded(self, where: str) -> list[tuple[str, Subject]]:
+        """The alert events the store holds beyond the ledger's, entered in the ledger."""
+        with Store.open(self.db_url) as store:
+            alerts = store.list_alerts()
+        found = []
+        for alert in sorted(alerts, key=lambda a: a.id):
+            assert alert.state != "pending", f"{where}: alert {alert.id} is pending"
+            metric = None if alert.kind == "operational" else alert.metric
+            subject: Subject = (alert.kind, alert.config, alert.test_set, metric)
+            assert self.ledger.subjects.setdefault(alert.id, subject) == subject, (
+                f"{where}: alert {alert.id} changed subject to {subject}"
+            )
+            stored = ["opened"] + ([alert.state] if alert.state in CLOSING else [])
+            history = self.ledger.events.setdefault(alert.id, [])
+            assert stored[: len(history)] == history, f"{where}: alert {alert.id} {stored}"
+            found += [(event, subject) for event in stored[len(history) :]]
+            history[:] = stored
+        return found
+
+    def night(
+        self,
+        what: str,
+        *,
+        load: bool = False,
+        killed: tuple[dict[Subject, int], list[tuple[str, Subject]], bool] | None = None,
+    ) -> None:
+        """Run a night and check it (module doc). ``killed``: this night follows one that was
+        killed, whose live alerts before it, recorded events and quietness are given: the two
+        are checked as one night."""
+        self.nights += 1
+        where = f"night {self.nights} ({what})"
+        quiet, self.model.changed = not self.model.changed, False
+        path = self.write_project()
+        before, earlier = self.ledger.live(), list[tuple[str, Subject]]()
+        if killed is not None:
+            before, earlier, quiet = killed
         args = ("nightly", "--project", str(path), "--db", self.db_url, "--json")
         if load:
             with busy_core():
@@ -257,6 +336,8 @@ class SeasonSearch(RuleBasedStateMachine):
         assert "Traceback" not in output, f"{where}: a traceback\n{output}"
         steps = [json.loads(line) for line in result.stdout.splitlines() if line.strip()]
         events = self._events(where, steps)
+        if killed is not None:
+            events = [*earlier, *events]
         self._check_events(where, before, events, quiet)
         self._check_code(where, result.exit_code, steps)
         self._check_store(where)
@@ -566,3 +647,15 @@ def test_a_quiet_night_on_a_busy_machine_opens_nothing(season: SeasonSearch) -> 
     Latency(p=95) alert; both versions are now timed together, so load moves both alike."""
     season.add_a_gate(("Latency(p=95)", None))
     season.quiet_night(load=True)
+
+
+@pytest.mark.parametrize("point", ["commit:9", "delivered:1"])
+def test_a_night_killed_mid_way_and_the_next_make_one_night(
+    season: SeasonSearch, point: str
+) -> None:
+    """Issue 53: a SIGKILL mid-night, then the next night: each alert opened once and
+    delivered once per key, the store and the channels agreeing, as after one whole night."""
+    season.add_a_gate(("RR@10", None))
+    season.kill("prod", "bad", point)
+    season.kill("prod", "good", point)
+    assert season.kills == [True, True]
