@@ -111,6 +111,8 @@ class Model:
     added: int = 0  # configs added so far (their names: new1, new2, ...)
     changed: bool = True  # something changed since the last night (the first night counts)
     graded: set[int] = field(default_factory=set)  # the queries whose ``yN`` the team graded
+    judge: bool = False  # [nightly] judge = "stub"
+    judged: set[int] = field(default_factory=set)  # the queries whose ``yN`` the judge graded
 
     def version_of(self, config: str) -> int:
         """The version number of the config's content tonight: contents are numbered in the
@@ -149,7 +151,14 @@ class Model:
                     expected[("regression", "remote", "catalog", metric)] = state
         return expected
 
-    def project_text(self, folder: Path, *, search_url: str, hook: str) -> str:
+    def judge_grades(self) -> None:
+        """Tonight's judge grades the ``yN`` (graded 0 in their text) of tonight's ``fresh``
+        runs that nobody graded: model grades, which the gates (``unjudged = "bound"``, the
+        default) leave out, so no verdict moves."""
+        if self.judge and "fresh" in self.configs.values():
+            self.judged |= set(TOPICS) - self.graded
+
+    def project_text(self, folder: Path, *, search_url: str, hook: str, judge_url: str) -> str:
         python = "".join(
             f"""
 [[configs]]
@@ -183,6 +192,7 @@ timeout = 5
             + (f'segment = "{segment}"\n' if segment else "")
             for metric, segment in self.gates
         )
+        nightly = '\n[nightly]\njudge = "stub"\n' if self.judge else ""
         targets = "".join(
             f'\n[[targets]]\nmetric = "{metric}"\n{bound}\nconfig = "{config}"\n'
             for config, metric, bound in self.targets
@@ -192,11 +202,13 @@ timeout = 5
 name = "topics"
 qrels = "topics-qrels.txt"
 queries = "topics.tsv"
+docs = "topics-docs.jsonl"
 
 [[testsets]]
 name = "catalog"
 qrels = "catalog-qrels.txt"
 queries = "catalog.tsv"
+docs = "catalog-docs.jsonl"
 {python}{remote if self.remote else ""}
 [metrics]
 names = ["nDCG@10", "P@5", "RR@10"]
@@ -205,6 +217,13 @@ names = ["nDCG@10", "P@5", "RR@10"]
 metric = "nDCG@10"
 max_drop = 0.01
 {gates}{targets}
+[[judges]]
+name = "stub"
+url = "{judge_url}"
+model = "stub-model"
+concurrency = 2
+timeout = 5
+{nightly}
 [[alerts]]
 type = "webhook"
 url = "{hook}"

@@ -55,9 +55,18 @@ from evalplat.store import Store
 
 from ..alerts.servers import CaptureServer, _Handler, serving
 from ..conftest import _truncate_all
+from ..judging.chat_server import ChatServer, chat_server
 from .db_counts import table_counts
 from .season_model import GATES, MODES, TARGETS, UNPREDICTED, Model, Subject
-from .season_world import TOPICS, SearchServer, busy_core, read_index, search_server, write_testsets
+from .season_world import (
+    TOPICS,
+    SearchServer,
+    busy_core,
+    rate_in_the_app,
+    read_index,
+    search_server,
+    write_testsets,
+)
 
 MAX_CONFIGS = 3  # python configs at once: each night stays a few seconds
 # where a night is killed (``evalplat.db.faults``): the N-th store commit, or around the
@@ -99,6 +108,7 @@ class World:
     cli: Callable[..., Any]
     search: SearchServer
     hook: HookServer
+    judge: ChatServer
     examples: int = 0
 
     def reset(self) -> tuple[Path, str]:
@@ -187,6 +197,19 @@ class SeasonSearch(RuleBasedStateMachine):
         self.model.changed = True
         self.night(f"grades of {sorted(queries)} added {'with --add' if by_add else 'to the file'}")
 
+    @rule()
+    def judge_on_or_off(self) -> None:
+        """``[nightly] judge`` on or off: the judge grades the ``yN`` nobody graded, model
+        grades that no gate of the model lets in, so nothing moves, on any surface."""
+        self.model.judge = not self.model.judge
+        self.model.changed = True
+        self.night("the nightly judge " + ("on" if self.model.judge else "off"))
+
+    @precondition(lambda self: bool(self.rateable()))
+    @rule(data=st.data())
+    def rate_the_unjudged(self, data: st.DataObject) -> None:
+        self.rate(data.draw(st.sampled_from(self.rateable()), label="config"))
+
     @rule(gate=st.sampled_from(GATES))
     def add_a_gate(self, gate: tuple[str, str | None]) -> None:
         if gate not in self.model.gates:
@@ -233,6 +256,28 @@ class SeasonSearch(RuleBasedStateMachine):
             self.model.set_mode(config, mode)
         self.killed_night(f"{config} set to {mode}", point)
 
+    def rateable(self) -> list[str]:
+        """The ``fresh`` configs whose latest run has a ``yN`` that has no grade at all."""
+        m = self.model
+        ungraded = set(TOPICS) - m.graded - m.judged
+        return sorted(c for c, mode in m.configs.items() if mode == "fresh" and ungraded)
+
+    def rate(self, config: str) -> None:
+        """``evalplat rate task --from-run CONFIG@latest`` (its unjudged ``yN``), one rater grades
+        every pair 0 in the app, the task is closed: a version of people's grades."""
+        m = self.model
+        task = f"rate{self.nights}"
+        made = self.world.cli("rate", "task", task, "--testset", "topics", "--from-run",
+                              f"{config}@latest", "--db", self.db_url)  # fmt: skip
+        pairs = len(set(TOPICS) - m.graded - m.judged)
+        assert made.exit_code == 0 and f"{pairs} pairs" in made.stdout, (made.stdout, made.stderr)
+        rate_in_the_app(self.world.cli, self.db_url, task, {"ana": 0})
+        closed = self.world.cli("rate", "close", task, "--db", self.db_url)
+        assert closed.exit_code == 0, closed.stderr
+        m.graded |= set(TOPICS) - m.judged
+        m.changed = True
+        self.night(f"{config}'s unjudged documents rated")
+
     def roll_back(self, config: str, mode: str) -> None:
         """The project file goes back to an earlier content of ``config``."""
         assert mode in self.model.contents[config], f"{config} never was {mode}"
@@ -259,7 +304,10 @@ class SeasonSearch(RuleBasedStateMachine):
         path = self.folder / "evalplat.toml"
         path.write_text(
             self.model.project_text(
-                self.folder, search_url=self.world.search.url, hook=f"{self.world.hook.url}/ok"
+                self.folder,
+                search_url=self.world.search.url,
+                hook=f"{self.world.hook.url}/ok",
+                judge_url=self.world.judge.url,
             ),
             encoding="utf-8",
         )
@@ -273,6 +321,7 @@ class SeasonSearch(RuleBasedStateMachine):
         self.nights += 1
         where = f"night {self.nights} ({what}, killed at {point})"
         quiet, self.model.changed = not self.model.changed, False
+        self.model.judge_grades()
         path = self.write_project()
         before = self.ledger.live()
         env = {k: v for k, v in os.environ.items() if not k.startswith("EVALPLAT_CRASH")}
@@ -322,6 +371,7 @@ class SeasonSearch(RuleBasedStateMachine):
         self.nights += 1
         where = f"night {self.nights} ({what})"
         quiet, self.model.changed = not self.model.changed, False
+        self.model.judge_grades()
         path = self.write_project()
         before, earlier = self.ledger.live(), list[tuple[str, Subject]]()
         if killed is not None:
@@ -544,10 +594,10 @@ def world(
         _truncate_all(db_url)
         return db_url
 
-    with search_server() as search:
+    with search_server() as search, chat_server() as judge:
         hook = HookServer()
         with serving(hook, poll=0.05):
-            yield World(tmp_path, fresh_db, cli, search, hook)
+            yield World(tmp_path, fresh_db, cli, search, hook, judge)
             hook.release.set()
 
 
@@ -659,3 +709,28 @@ def test_a_night_killed_mid_way_and_the_next_make_one_night(
     season.kill("prod", "bad", point)
     season.kill("prod", "good", point)
     assert season.kills == [True, True]
+
+
+def test_model_grades_move_no_figure_on_any_surface(season: SeasonSearch) -> None:
+    """Issue 53, item 5: with a nightly judge adding model grades, one run read three figures
+    (its comparison, the index and ``history``, ``runs show``). The judge grades prod's new
+    ``yN``, which the gates leave out: prod's nDCG@10 and P@5 still need judgments, and every
+    surface reads the people's figure."""
+    season.judge_on_or_off()
+    season.change("prod", "fresh")
+    assert season.model.judged == set(TOPICS)
+    asked = {doc for doc, _, _ in season.world.judge.requests}
+    assert asked == {f"y{n}" for n in TOPICS}, sorted(asked)
+    season.judge_on_or_off()
+    season.quiet_night(load=False)
+
+
+def test_rated_grades_settle_what_needs_judgments(season: SeasonSearch) -> None:
+    """``evalplat rate``: prod's new ``yN`` need judgments; a person grades them in the app,
+    the task is closed, and the next night the gates are unchanged again."""
+    season.change("prod", "fresh")
+    live = season.ledger.live()
+    assert ("needs_judgments", "prod", "topics", "nDCG@10") in live, live
+    season.rate("prod")
+    live = season.ledger.live()
+    assert ("needs_judgments", "prod", "topics", "nDCG@10") not in live, live
