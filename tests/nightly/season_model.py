@@ -44,6 +44,8 @@ TARGETS = (
     ("Latency(p=95)", "max = 60000"),  # a minute: met at any load
 )
 UNPREDICTED = ("Latency(p=95)",)  # timings: the verdict depends on the machine's load
+PREFERENCE = "online:Preference"
+RETIRE_AFTER_DAYS = 2  # [online] retire_after_days
 SMALL = {"head"}  # 10 queries, under min_segment_queries (20): shown, never gated
 
 Subject = tuple[str, str, str, str | None]  # (kind, config, test set, metric)
@@ -113,6 +115,16 @@ class Model:
     graded: set[int] = field(default_factory=set)  # the queries whose ``yN`` the team graded
     judge: bool = False  # [nightly] judge = "stub"
     judged: set[int] = field(default_factory=set)  # the queries whose ``yN`` the judge graded
+    # online (an [online] table, against ``prod``, once the first day of logs came in)
+    online: bool = False
+    day: int = 0  # the last day of logs imported (2026-03-DAY)
+    ab_last: dict[str, int] = field(default_factory=dict)  # A/B arm → its last day of searches
+    ab_bad: dict[str, bool] = field(default_factory=dict)  # A/B arm → regressed on that day
+    ab_ended: set[str] = field(default_factory=set)  # A/B arms whose traffic ended
+    experiment: str | None = None  # the candidate of [[online.interleaving]]
+    il_last: dict[str, int] = field(default_factory=dict)  # candidate → its last day of searches
+    il_bad: dict[str, bool] = field(default_factory=dict)  # candidate → regressed on that day
+    il_ended: set[str] = field(default_factory=set)  # experiments that ended
 
     def version_of(self, config: str) -> int:
         """The version number of the config's content tonight: contents are numbered in the
@@ -143,6 +155,7 @@ class Model:
                 expected[("target", config, "topics", metric)] = missed(
                     self.configs[config], metric
                 )
+        expected |= self.online_open()
         if self.remote:  # the http engine is always good; its gates apply but segments' not
             expected[("operational", "remote", "catalog", None)] = self.engine_down
             for metric, segment in self.all_gates():
@@ -157,6 +170,54 @@ class Model:
         default) leave out, so no verdict moves."""
         if self.judge and "fresh" in self.configs.values():
             self.judged |= set(TOPICS) - self.graded
+
+    def end_online(self) -> None:
+        """Tonight's ended arms and experiments (``evalplat.nightly.retire``): no searches for
+        ``retire_after_days`` (2) days, counted back from the latest day any config of the
+        project has searches (as an A/B arm, or as an interleaving candidate); an experiment
+        whose candidate left ``[[online.interleaving]]`` ends too. Nothing ended comes back."""
+        days = [
+            last
+            for of in (self.ab_last, self.il_last)
+            for config, last in of.items()
+            if config in self.configs
+        ]
+        latest = max(days, default=0)
+        for arm, last in self.ab_last.items():
+            if arm != "prod" and latest - last >= RETIRE_AFTER_DAYS:
+                self.ab_ended.add(arm)
+        for candidate, last in self.il_last.items():
+            if candidate != self.experiment or latest - last >= RETIRE_AFTER_DAYS:
+                self.il_ended.add(candidate)
+
+    def online_open(self) -> dict[Subject, bool | None]:
+        """The online alerts: an A/B arm's ``online:CTR`` and an experiment's
+        ``online:Preference`` are open when their last judged day regressed (each day's
+        verdict alone decides: ``open_days = open_window = resolve_days = 1``); a day without
+        their searches holds them."""
+        expected: dict[Subject, bool | None] = {}
+        for arm, bad in self.ab_bad.items():
+            if arm in self.configs and arm not in self.ab_ended:
+                expected[("regression", arm, "online", "online:CTR")] = bad
+        for candidate, bad in self.il_bad.items():
+            if candidate in self.configs and candidate not in self.il_ended:
+                expected[("regression", candidate, "online", PREFERENCE)] = bad
+        return expected
+
+    def online_text(self) -> str:
+        if not self.online:
+            return ""
+        text = '\n[[gates]]\nmetric = "online:CTR"\nmax_relative_drop = 0.05\n'
+        if self.il_last:
+            text += f'\n[[gates]]\nmetric = "{PREFERENCE}"\nmax_drop = 0.02\n'
+        text += (
+            f'\n[online]\nbaseline = "prod"\nmetrics = ["online:CTR"]\n'
+            f"retire_after_days = {RETIRE_AFTER_DAYS}\nopen_days = 1\nopen_window = 1\n"
+            "resolve_days = 1\n"
+        )
+        if self.experiment is not None:
+            text += f'\n[[online.interleaving]]\ncandidate = "{self.experiment}"\n'
+        return text
 
     def project_text(self, folder: Path, *, search_url: str, hook: str, judge_url: str) -> str:
         python = "".join(
@@ -216,7 +277,7 @@ names = ["nDCG@10", "P@5", "RR@10"]
 [[gates]]
 metric = "nDCG@10"
 max_drop = 0.01
-{gates}{targets}
+{gates}{targets}{self.online_text()}
 [[judges]]
 name = "stub"
 url = "{judge_url}"

@@ -38,6 +38,7 @@ import sys
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +52,7 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
+from evalplat.events.synthetic import interleaved_records
 from evalplat.store import Store
 
 from ..alerts.servers import CaptureServer, _Handler, serving
@@ -59,12 +61,14 @@ from ..judging.chat_server import ChatServer, chat_server
 from .db_counts import table_counts
 from .season_model import GATES, MODES, TARGETS, UNPREDICTED, Model, Subject
 from .season_world import (
+    GRADES,
     TOPICS,
     SearchServer,
     busy_core,
     rate_in_the_app,
     read_index,
     search_server,
+    ubi_log,
     write_testsets,
 )
 
@@ -175,7 +179,10 @@ class SeasonSearch(RuleBasedStateMachine):
     @precondition(lambda self: len(self.model.configs) > 1)
     @rule(data=st.data())
     def drop_a_config(self, data: st.DataObject) -> None:
-        self.drop(data.draw(st.sampled_from(sorted(self.model.configs)), label="config"))
+        """Any config but ``prod`` once it is the online control (``[online] baseline``)."""
+        m = self.model
+        choices = sorted(c for c in m.configs if not (m.online and c == "prod"))
+        self.drop(data.draw(st.sampled_from(choices), label="config"))
 
     @rule(queries=st.sets(st.sampled_from(list(TOPICS)), min_size=1, max_size=5),
           grade=st.integers(0, 3), by_add=st.booleans())  # fmt: skip
@@ -240,6 +247,28 @@ class SeasonSearch(RuleBasedStateMachine):
         self.kill(data.draw(st.sampled_from(sorted(self.model.configs)), label="config"), mode,
                   point)  # fmt: skip
 
+    @precondition(lambda self: "prod" in self.model.configs)
+    @rule(data=st.data())
+    def online_day(self, data: st.DataObject) -> None:
+        """A day of A/B logs: ``prod`` (the control) and up to two other arms, each alike or
+        with 30 % fewer clicks; an arm left out long enough has ended."""
+        m = self.model
+        choices = sorted(c for c in m.configs if c != "prod" and c not in m.ab_ended)
+        arms = data.draw(st.lists(st.sampled_from(choices), unique=True, max_size=2), label="arms")
+        self.ab_day({arm: data.draw(st.booleans(), label=f"{arm} loses clicks") for arm in arms})
+
+    @precondition(lambda self: "prod" in self.model.configs)
+    @rule(data=st.data(), empty=st.sampled_from(("candidate", "baseline")))
+    def interleaved_day(self, data: st.DataObject, empty: str) -> None:
+        """A day of an interleaved experiment against ``prod`` whose candidate or baseline
+        returned nothing for two of the three queries (``evalplat.interleave``'s own lists):
+        its clicks then go to the other side. A new candidate ends the experiment before."""
+        m = self.model
+        choices = sorted(c for c in m.configs if c != "prod" and c not in m.il_ended)
+        if not choices:
+            return self.quiet_night(load=False)
+        self.interleave(data.draw(st.sampled_from(choices), label="candidate"), empty)
+
     @rule(load=st.booleans())
     def quiet_night(self, load: bool) -> None:
         self.night("a quiet night" + (" on a busy machine" if load else ""), load=load)
@@ -278,6 +307,48 @@ class SeasonSearch(RuleBasedStateMachine):
         m.changed = True
         self.night(f"{config}'s unjudged documents rated")
 
+    def ab_day(self, drops: dict[str, bool]) -> None:
+        m = self.model
+        m.online, m.day, m.changed = True, m.day + 1, True
+        attention = {"prod": 1.0} | {arm: 0.7 if drop else 1.0 for arm, drop in drops.items()}
+        log = ubi_log(self.folder / f"day{m.day}.jsonl", m.day, attention, seed=100 + m.day)
+        self.import_events(log)
+        m.ab_last |= dict.fromkeys(attention, m.day)
+        m.ab_bad |= drops
+        self.night(f"A/B day {m.day}: {attention}")
+
+    def interleave(self, candidate: str, empty: str) -> None:
+        m = self.model
+        m.online, m.day, m.changed = True, m.day + 1, True
+        m.experiment = candidate
+        rankings = {text: sorted(docs) for text, docs in GRADES.items()}
+        nothing = {text: [] if i < 2 else ranking for i, (text, ranking) in
+                   enumerate(sorted(rankings.items()))}  # fmt: skip
+        cand, base = (nothing, rankings) if empty == "candidate" else (rankings, nothing)
+        records = interleaved_records(cand, base, GRADES, names=(candidate, "prod"), sessions=600,
+                                      seed=200 + m.day,
+                                      start=datetime(2026, 3, m.day, 8, tzinfo=UTC))  # fmt: skip
+        log = self.folder / f"interleaved{m.day}.jsonl"
+        log.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+        summary = self.import_events(log)
+        assert summary["interleaved"] == summary["searches"] > 0, summary
+        m.il_last[candidate] = m.day
+        m.il_bad[candidate] = empty == "candidate"
+        self.night(f"interleaved day {m.day} of {candidate}, the {empty} returned nothing")
+
+    def histories(self, subject: Subject) -> list[list[str]]:
+        """The events of each alert of ``subject`` so far, oldest alert first."""
+        ids = sorted(i for i, s in self.ledger.subjects.items() if s == subject)
+        return [self.ledger.events[i] for i in ids]
+
+    def import_events(self, log: Path) -> dict[str, Any]:
+        """``evalplat events import``: every search of the log taken, none set aside."""
+        result = self.world.cli("events", "import", str(log), "--json", "--db", self.db_url)
+        assert result.exit_code == 0, f"events import {log.name}: {result.stderr}"
+        summary: dict[str, Any] = json.loads(result.stdout)
+        assert summary["unknown_configs"] == {} and summary["rejected"] == 0, summary
+        return summary
+
     def roll_back(self, config: str, mode: str) -> None:
         """The project file goes back to an earlier content of ``config``."""
         assert mode in self.model.contents[config], f"{config} never was {mode}"
@@ -287,6 +358,8 @@ class SeasonSearch(RuleBasedStateMachine):
     def drop(self, config: str) -> None:
         m = self.model
         del m.configs[config]
+        if m.experiment == config:
+            m.experiment = None
         m.targets = [t for t in m.targets if t[0] != config]
         m.dropped.add(config)
         m.changed = True
@@ -322,6 +395,7 @@ class SeasonSearch(RuleBasedStateMachine):
         where = f"night {self.nights} ({what}, killed at {point})"
         quiet, self.model.changed = not self.model.changed, False
         self.model.judge_grades()
+        self.model.end_online()
         path = self.write_project()
         before = self.ledger.live()
         env = {k: v for k, v in os.environ.items() if not k.startswith("EVALPLAT_CRASH")}
@@ -372,6 +446,7 @@ class SeasonSearch(RuleBasedStateMachine):
         where = f"night {self.nights} ({what})"
         quiet, self.model.changed = not self.model.changed, False
         self.model.judge_grades()
+        self.model.end_online()
         path = self.write_project()
         before, earlier = self.ledger.live(), list[tuple[str, Subject]]()
         if killed is not None:
@@ -734,3 +809,41 @@ def test_rated_grades_settle_what_needs_judgments(season: SeasonSearch) -> None:
     season.rate("prod")
     live = season.ledger.live()
     assert ("needs_judgments", "prod", "topics", "nDCG@10") not in live, live
+
+
+def test_an_arm_that_ends_retires_its_alert_once(season: SeasonSearch) -> None:
+    """Online days: an A/B arm loses clicks (its alert opens, exit 1), is alike the next day
+    (resolved), loses clicks again (a second alert), then gets no traffic: two days on, its
+    alert is retired, once; a later day opens nothing for it."""
+    season.add_a_config("good")
+    season.ab_day({"new1": True})
+    season.ab_day({"new1": False})
+    season.ab_day({"new1": True})
+    season.ab_day({})
+    season.ab_day({})
+    assert "new1" in season.model.ab_ended
+    season.ab_day({})
+    assert season.histories(("regression", "new1", "online", "online:CTR")) == [
+        ["opened", "resolved"],
+        ["opened", "retired"],
+    ]
+
+
+def test_an_interleaved_log_with_an_empty_ranker_is_taken_whole_and_judged(
+    season: SeasonSearch,
+) -> None:
+    """Issue 53, items 6 and 7: ``evalplat.interleave``'s own lists, where one ranker returned
+    nothing, import whole; the candidate returning nothing loses (the Preference alert opens),
+    the baseline returning nothing leaves it the winner (resolved); the experiment's traffic
+    ends while A/B days go on, and its alert, opened again, is retired once."""
+    season.add_a_config("good")
+    season.interleave("new1", "candidate")
+    season.interleave("new1", "baseline")
+    season.interleave("new1", "candidate")
+    season.ab_day({})
+    season.ab_day({})
+    assert "new1" in season.model.il_ended
+    assert season.histories(("regression", "new1", "online", "online:Preference")) == [
+        ["opened", "resolved"],
+        ["opened", "retired"],
+    ]
