@@ -13,6 +13,13 @@ Each of these is certain on every query, so a verdict follows from the modes alo
 
 A config's baseline is its first complete run (the store's rule for an unpinned baseline), so
 its verdict tonight is its mode tonight against its mode on its first night.
+
+Online, the logs decide alone: an A/B arm losing 30 % of its clicks against ``prod``, or an
+interleaving candidate that returned nothing where ``prod`` returned hits, regresses on that
+day with certainty (1000 sessions an arm, 600 interleaved); alike arms, or a baseline that
+returned nothing, do not. Each day's verdict alone opens or resolves (``open_days =
+open_window = resolve_days = 1``); a day without an arm's searches holds its alert, until the
+arm has ended.
 """
 
 from __future__ import annotations

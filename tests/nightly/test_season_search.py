@@ -4,10 +4,18 @@ databases, and every night must end as the rules say.
 The project is ``season_model``'s (``season_world``'s test sets, engines and search server).
 The rules are what a team and its machine do between two nights: a config added, its mode
 changed, its file rolled back to an earlier content, or dropped; grades added to the qrels file
-or with ``testset import --add``; a gate or a target added on any measure (segments, and
-measures that read no judgments, included); the http engine down (500s) and back; the webhook
-receiver down (500s) and back; a quiet night, on an idle machine or with a core kept busy.
-Each rule ends with a night, run with the real ``evalplat nightly --json``.
+or with ``testset import --add``; ``[nightly] judge`` on or off (the tests' chat server grading
+what nobody graded: model grades, which the default gates leave out); a fresh config's
+unjudged documents rated by a person in ``evalplat rate`` (the app over HTTP) and the task
+closed; a gate or a target added on any measure (segments, and measures that read no
+judgments, included); the http engine down (500s) and back; the webhook receiver down (500s)
+and back; a night killed by SIGKILL (``evalplat.db.faults``: at a store commit, or around a
+delivery) in a process of its own, then the next night; a day of A/B logs (``prod`` the
+control, other arms alike or losing 30 % of their clicks, an arm left out two days ended); a
+day of an interleaved experiment against ``prod`` from ``evalplat.interleave``'s own lists,
+where the candidate or the baseline returned nothing for two queries of three; a quiet night,
+on an idle machine or with a core kept busy. Each rule ends with a night, run with the real
+``evalplat nightly --json`` (a killed night's successor checked with it as one night).
 
 After every night:
 
@@ -204,7 +212,6 @@ class SeasonSearch(RuleBasedStateMachine):
         self.model.changed = True
         self.night(f"grades of {sorted(queries)} added {'with --add' if by_add else 'to the file'}")
 
-    @rule()
     def judge_on_or_off(self) -> None:
         """``[nightly] judge`` on or off: the judge grades the ``yN`` nobody graded, model
         grades that no gate of the model lets in, so nothing moves, on any surface."""
@@ -228,18 +235,26 @@ class SeasonSearch(RuleBasedStateMachine):
     def add_a_target(self, data: st.DataObject, goal: tuple[str, str]) -> None:
         self.target(data.draw(st.sampled_from(sorted(self.model.configs)), label="config"), goal)
 
-    @rule()
     def engine_down_or_back(self) -> None:
         self.model.engine_down = not self.model.engine_down
         self.world.search.failing = self.model.engine_down
         self.model.changed = True
         self.night("the http engine " + ("down" if self.model.engine_down else "back"))
 
-    @rule()
     def channel_down_or_back(self) -> None:
         self.model.hook_down = not self.model.hook_down
         self.world.hook.down = self.model.hook_down
         self.night("the webhook receiver " + ("down" if self.model.hook_down else "back"))
+
+    # One rule for the three switches: a rule without arguments is what Hypothesis draws first
+    # (its simplest example repeats it), and a season of switching one thing on and off alone
+    # would spend a third of the search's nights.
+    @rule(switch=st.sampled_from(("engine", "channel", "judge")))
+    def turn_on_or_off(self, switch: str) -> None:
+        """The http engine down (500s) or back, the webhook receiver down or back, or the
+        nightly judge on or off."""
+        {"engine": self.engine_down_or_back, "channel": self.channel_down_or_back,
+         "judge": self.judge_on_or_off}[switch]()  # fmt: skip
 
     @rule(data=st.data(), mode=st.sampled_from(MODES), point=st.sampled_from(CRASH_POINTS))
     def kill_a_night(self, data: st.DataObject, mode: str, point: str) -> None:
@@ -677,7 +692,7 @@ def world(
 
 
 SEARCH = settings(
-    max_examples=3,
+    max_examples=4,
     stateful_step_count=5,
     derandomize=True,
     database=None,
