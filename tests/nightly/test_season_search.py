@@ -269,7 +269,11 @@ class SeasonSearch(RuleBasedStateMachine):
         with 30 % fewer clicks; an arm left out long enough has ended."""
         m = self.model
         choices = sorted(c for c in m.configs if c != "prod" and c not in m.ab_ended)
-        arms = data.draw(st.lists(st.sampled_from(choices), unique=True, max_size=2), label="arms")
+        arms = (
+            data.draw(st.lists(st.sampled_from(choices), unique=True, max_size=2), label="arms")
+            if choices
+            else []
+        )
         self.ab_day({arm: data.draw(st.booleans(), label=f"{arm} loses clicks") for arm in arms})
 
     @precondition(lambda self: "prod" in self.model.configs)
