@@ -13,6 +13,13 @@ Each of these is certain on every query, so a verdict follows from the modes alo
 
 A config's baseline is its first complete run (the store's rule for an unpinned baseline), so
 its verdict tonight is its mode tonight against its mode on its first night.
+
+Online, the logs decide alone: an A/B arm losing 30 % of its clicks against ``prod``, or an
+interleaving candidate that returned nothing where ``prod`` returned hits, regresses on that
+day with certainty (1000 sessions an arm, 600 interleaved); alike arms, or a baseline that
+returned nothing, do not. Each day's verdict alone opens or resolves (``open_days =
+open_window = resolve_days = 1``); a day without an arm's searches holds its alert, until the
+arm has ended.
 """
 
 from __future__ import annotations
@@ -44,6 +51,8 @@ TARGETS = (
     ("Latency(p=95)", "max = 60000"),  # a minute: met at any load
 )
 UNPREDICTED = ("Latency(p=95)",)  # timings: the verdict depends on the machine's load
+PREFERENCE = "online:Preference"
+RETIRE_AFTER_DAYS = 2  # [online] retire_after_days
 SMALL = {"head"}  # 10 queries, under min_segment_queries (20): shown, never gated
 
 Subject = tuple[str, str, str, str | None]  # (kind, config, test set, metric)
@@ -111,6 +120,18 @@ class Model:
     added: int = 0  # configs added so far (their names: new1, new2, ...)
     changed: bool = True  # something changed since the last night (the first night counts)
     graded: set[int] = field(default_factory=set)  # the queries whose ``yN`` the team graded
+    judge: bool = False  # [nightly] judge = "stub"
+    judged: set[int] = field(default_factory=set)  # the queries whose ``yN`` the judge graded
+    # online (an [online] table, against ``prod``, once the first day of logs came in)
+    online: bool = False
+    day: int = 0  # the last day of logs imported (2026-03-DAY)
+    ab_last: dict[str, int] = field(default_factory=dict)  # A/B arm → its last day of searches
+    ab_bad: dict[str, bool] = field(default_factory=dict)  # A/B arm → regressed on that day
+    ab_ended: set[str] = field(default_factory=set)  # A/B arms whose traffic ended
+    experiment: str | None = None  # the candidate of [[online.interleaving]]
+    il_last: dict[str, int] = field(default_factory=dict)  # candidate → its last day of searches
+    il_bad: dict[str, bool] = field(default_factory=dict)  # candidate → regressed on that day
+    il_ended: set[str] = field(default_factory=set)  # experiments that ended
 
     def version_of(self, config: str) -> int:
         """The version number of the config's content tonight: contents are numbered in the
@@ -141,6 +162,7 @@ class Model:
                 expected[("target", config, "topics", metric)] = missed(
                     self.configs[config], metric
                 )
+        expected |= self.online_open()
         if self.remote:  # the http engine is always good; its gates apply but segments' not
             expected[("operational", "remote", "catalog", None)] = self.engine_down
             for metric, segment in self.all_gates():
@@ -149,7 +171,62 @@ class Model:
                     expected[("regression", "remote", "catalog", metric)] = state
         return expected
 
-    def project_text(self, folder: Path, *, search_url: str, hook: str) -> str:
+    def judge_grades(self) -> None:
+        """Tonight's judge grades the ``yN`` (graded 0 in their text) of tonight's ``fresh``
+        runs that nobody graded: model grades, which the gates (``unjudged = "bound"``, the
+        default) leave out, so no verdict moves."""
+        if self.judge and "fresh" in self.configs.values():
+            self.judged |= set(TOPICS) - self.graded
+
+    def end_online(self) -> None:
+        """Tonight's ended arms and experiments (``evalplat.nightly.retire``): no searches for
+        ``retire_after_days`` (2) days, counted back from the latest day any config of the
+        project has searches (as an A/B arm, or as an interleaving candidate); an experiment
+        whose candidate left ``[[online.interleaving]]`` ends too. Nothing ended comes back."""
+        days = [
+            last
+            for of in (self.ab_last, self.il_last)
+            for config, last in of.items()
+            if config in self.configs
+        ]
+        latest = max(days, default=0)
+        for arm, last in self.ab_last.items():
+            if arm != "prod" and latest - last >= RETIRE_AFTER_DAYS:
+                self.ab_ended.add(arm)
+        for candidate, last in self.il_last.items():
+            if candidate != self.experiment or latest - last >= RETIRE_AFTER_DAYS:
+                self.il_ended.add(candidate)
+
+    def online_open(self) -> dict[Subject, bool | None]:
+        """The online alerts: an A/B arm's ``online:CTR`` and an experiment's
+        ``online:Preference`` are open when their last judged day regressed (each day's
+        verdict alone decides: ``open_days = open_window = resolve_days = 1``); a day without
+        their searches holds them."""
+        expected: dict[Subject, bool | None] = {}
+        for arm, bad in self.ab_bad.items():
+            if arm in self.configs and arm not in self.ab_ended:
+                expected[("regression", arm, "online", "online:CTR")] = bad
+        for candidate, bad in self.il_bad.items():
+            if candidate in self.configs and candidate not in self.il_ended:
+                expected[("regression", candidate, "online", PREFERENCE)] = bad
+        return expected
+
+    def online_text(self) -> str:
+        if not self.online:
+            return ""
+        text = '\n[[gates]]\nmetric = "online:CTR"\nmax_relative_drop = 0.05\n'
+        if self.il_last:
+            text += f'\n[[gates]]\nmetric = "{PREFERENCE}"\nmax_drop = 0.02\n'
+        text += (
+            f'\n[online]\nbaseline = "prod"\nmetrics = ["online:CTR"]\n'
+            f"retire_after_days = {RETIRE_AFTER_DAYS}\nopen_days = 1\nopen_window = 1\n"
+            "resolve_days = 1\n"
+        )
+        if self.experiment is not None:
+            text += f'\n[[online.interleaving]]\ncandidate = "{self.experiment}"\n'
+        return text
+
+    def project_text(self, folder: Path, *, search_url: str, hook: str, judge_url: str) -> str:
         python = "".join(
             f"""
 [[configs]]
@@ -183,6 +260,7 @@ timeout = 5
             + (f'segment = "{segment}"\n' if segment else "")
             for metric, segment in self.gates
         )
+        nightly = '\n[nightly]\njudge = "stub"\n' if self.judge else ""
         targets = "".join(
             f'\n[[targets]]\nmetric = "{metric}"\n{bound}\nconfig = "{config}"\n'
             for config, metric, bound in self.targets
@@ -192,11 +270,13 @@ timeout = 5
 name = "topics"
 qrels = "topics-qrels.txt"
 queries = "topics.tsv"
+docs = "topics-docs.jsonl"
 
 [[testsets]]
 name = "catalog"
 qrels = "catalog-qrels.txt"
 queries = "catalog.tsv"
+docs = "catalog-docs.jsonl"
 {python}{remote if self.remote else ""}
 [metrics]
 names = ["nDCG@10", "P@5", "RR@10"]
@@ -204,7 +284,14 @@ names = ["nDCG@10", "P@5", "RR@10"]
 [[gates]]
 metric = "nDCG@10"
 max_drop = 0.01
-{gates}{targets}
+{gates}{targets}{self.online_text()}
+[[judges]]
+name = "stub"
+url = "{judge_url}"
+model = "stub-model"
+concurrency = 2
+timeout = 5
+{nightly}
 [[alerts]]
 type = "webhook"
 url = "{hook}"

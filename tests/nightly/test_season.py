@@ -106,6 +106,7 @@ from .season_world import (
     busy_core,
     interleaved_log,
     project_text,
+    rate_in_the_app,
     read_index,
     search_server,
     ubi_log,
@@ -511,39 +512,7 @@ class Season:
         return str(verdicts[0])
 
     def rate_in_the_app(self, task: str, raters: dict[str, int]) -> None:
-        """The team rates through the app, served by a real uvicorn on 127.0.0.1: one invite
-        per rater; each opens the link, posts its enter button (nonce), then grades every pair
-        on their list with ``raters[name]`` (JSON, the cookie, the anti-forgery header)."""
-        import re
-
-        import httpx
-
-        from ..rating.servers import rating_server
-
-        def found(pattern: str, text: str) -> str:
-            match = re.search(pattern, text)
-            assert match, f"rating {task}: {pattern} not on the page"
-            return match.group(1)
-
-        with rating_server(self.db_url) as base:
-            for rater, grade in raters.items():
-                made = self.cli("rate", "invite", task, rater, "--base-url", base,
-                                "--db", self.db_url)  # fmt: skip
-                assert made.exit_code == 0, made.stderr
-                link = made.stdout.strip()
-                with httpx.Client() as client:
-                    nonce = found(r'name="nonce" value="([^"]+)"', client.get(link).text)
-                    page = client.post(link, data={"nonce": nonce}, follow_redirects=True)
-                    while 'id="done"' not in page.text:
-                        grade_url = found(r'data-grade-url="([^"]+)"', page.text)
-                        csrf = found(r'data-csrf="([^"]+)"', page.text)
-                        posted = client.post(
-                            base + httpx.URL(grade_url).path, json={"grade": grade},
-                            headers={"X-Evalplat-CSRF": csrf},
-                        )  # fmt: skip
-                        assert posted.status_code == 200, posted.text
-                        page = client.get(f"{base}/tasks/{task}/", follow_redirects=True)
-                    assert page.status_code == 200
+        rate_in_the_app(self.cli, self.db_url, task, raters)
 
 
 @pytest.fixture

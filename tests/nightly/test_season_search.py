@@ -4,10 +4,18 @@ databases, and every night must end as the rules say.
 The project is ``season_model``'s (``season_world``'s test sets, engines and search server).
 The rules are what a team and its machine do between two nights: a config added, its mode
 changed, its file rolled back to an earlier content, or dropped; grades added to the qrels file
-or with ``testset import --add``; a gate or a target added on any measure (segments, and
-measures that read no judgments, included); the http engine down (500s) and back; the webhook
-receiver down (500s) and back; a quiet night, on an idle machine or with a core kept busy.
-Each rule ends with a night, run with the real ``evalplat nightly --json``.
+or with ``testset import --add``; ``[nightly] judge`` on or off (the tests' chat server grading
+what nobody graded: model grades, which the default gates leave out); a fresh config's
+unjudged documents rated by a person in ``evalplat rate`` (the app over HTTP) and the task
+closed; a gate or a target added on any measure (segments, and measures that read no
+judgments, included); the http engine down (500s) and back; the webhook receiver down (500s)
+and back; a night killed by SIGKILL (``evalplat.db.faults``: at a store commit, or around a
+delivery) in a process of its own, then the next night; a day of A/B logs (``prod`` the
+control, other arms alike or losing 30 % of their clicks, an arm left out two days ended); a
+day of an interleaved experiment against ``prod`` from ``evalplat.interleave``'s own lists,
+where the candidate or the baseline returned nothing for two queries of three; a quiet night,
+on an idle machine or with a core kept busy. Each rule ends with a night, run with the real
+``evalplat nightly --json`` (a killed night's successor checked with it as one night).
 
 After every night:
 
@@ -30,11 +38,15 @@ After every night:
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
+import subprocess
+import sys
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -48,15 +60,32 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
+from evalplat.events.synthetic import interleaved_records
 from evalplat.store import Store
 
 from ..alerts.servers import CaptureServer, _Handler, serving
 from ..conftest import _truncate_all
+from ..judging.chat_server import ChatServer, chat_server
 from .db_counts import table_counts
 from .season_model import GATES, MODES, TARGETS, UNPREDICTED, Model, Subject
-from .season_world import TOPICS, SearchServer, busy_core, read_index, search_server, write_testsets
+from .season_world import (
+    GRADES,
+    TOPICS,
+    SearchServer,
+    busy_core,
+    rate_in_the_app,
+    read_index,
+    search_server,
+    ubi_log,
+    write_testsets,
+)
 
 MAX_CONFIGS = 3  # python configs at once: each night stays a few seconds
+# where a night is killed (``evalplat.db.faults``): the N-th store commit, or around the
+# N-th delivery (a channel accepted a notice, the outbox not yet told); a night that never
+# gets there ends whole
+CRASH_POINTS = (*(f"commit:{n}" for n in (2, 6, 10, 14, 18, 22, 28)), "claimed:1", "delivered:1",
+                "delivered:2")  # fmt: skip
 CLOSING = ("resolved", "retired")
 
 
@@ -91,6 +120,7 @@ class World:
     cli: Callable[..., Any]
     search: SearchServer
     hook: HookServer
+    judge: ChatServer
     examples: int = 0
 
     def reset(self) -> tuple[Path, str]:
@@ -125,6 +155,7 @@ class SeasonSearch(RuleBasedStateMachine):
         self.model = Model()
         self.ledger = Ledger()
         self.nights = 0
+        self.kills: list[bool] = []  # per killed night: whether it was killed (or ended whole)
         self.night("the first night")
 
     # ── the rules: what happens between two nights ───────────────────────────────────────────
@@ -156,7 +187,10 @@ class SeasonSearch(RuleBasedStateMachine):
     @precondition(lambda self: len(self.model.configs) > 1)
     @rule(data=st.data())
     def drop_a_config(self, data: st.DataObject) -> None:
-        self.drop(data.draw(st.sampled_from(sorted(self.model.configs)), label="config"))
+        """Any config but ``prod`` once it is the online control (``[online] baseline``)."""
+        m = self.model
+        choices = sorted(c for c in m.configs if not (m.online and c == "prod"))
+        self.drop(data.draw(st.sampled_from(choices), label="config"))
 
     @rule(queries=st.sets(st.sampled_from(list(TOPICS)), min_size=1, max_size=5),
           grade=st.integers(0, 3), by_add=st.booleans())  # fmt: skip
@@ -178,6 +212,18 @@ class SeasonSearch(RuleBasedStateMachine):
         self.model.changed = True
         self.night(f"grades of {sorted(queries)} added {'with --add' if by_add else 'to the file'}")
 
+    def judge_on_or_off(self) -> None:
+        """``[nightly] judge`` on or off: the judge grades the ``yN`` nobody graded, model
+        grades that no gate of the model lets in, so nothing moves, on any surface."""
+        self.model.judge = not self.model.judge
+        self.model.changed = True
+        self.night("the nightly judge " + ("on" if self.model.judge else "off"))
+
+    @precondition(lambda self: bool(self.rateable()))
+    @rule(data=st.data())
+    def rate_the_unjudged(self, data: st.DataObject) -> None:
+        self.rate(data.draw(st.sampled_from(self.rateable()), label="config"))
+
     @rule(gate=st.sampled_from(GATES))
     def add_a_gate(self, gate: tuple[str, str | None]) -> None:
         if gate not in self.model.gates:
@@ -189,18 +235,58 @@ class SeasonSearch(RuleBasedStateMachine):
     def add_a_target(self, data: st.DataObject, goal: tuple[str, str]) -> None:
         self.target(data.draw(st.sampled_from(sorted(self.model.configs)), label="config"), goal)
 
-    @rule()
     def engine_down_or_back(self) -> None:
         self.model.engine_down = not self.model.engine_down
         self.world.search.failing = self.model.engine_down
         self.model.changed = True
         self.night("the http engine " + ("down" if self.model.engine_down else "back"))
 
-    @rule()
     def channel_down_or_back(self) -> None:
         self.model.hook_down = not self.model.hook_down
         self.world.hook.down = self.model.hook_down
         self.night("the webhook receiver " + ("down" if self.model.hook_down else "back"))
+
+    # One rule for the three switches: a rule without arguments is what Hypothesis draws first
+    # (its simplest example repeats it), and a season of switching one thing on and off alone
+    # would spend a third of the search's nights.
+    @rule(switch=st.sampled_from(("engine", "channel", "judge")))
+    def turn_on_or_off(self, switch: str) -> None:
+        """The http engine down (500s) or back, the webhook receiver down or back, or the
+        nightly judge on or off."""
+        {"engine": self.engine_down_or_back, "channel": self.channel_down_or_back,
+         "judge": self.judge_on_or_off}[switch]()  # fmt: skip
+
+    @rule(data=st.data(), mode=st.sampled_from(MODES), point=st.sampled_from(CRASH_POINTS))
+    def kill_a_night(self, data: st.DataObject, mode: str, point: str) -> None:
+        """A config's mode changes (or stays), and the night is killed at ``point``."""
+        self.kill(data.draw(st.sampled_from(sorted(self.model.configs)), label="config"), mode,
+                  point)  # fmt: skip
+
+    @precondition(lambda self: "prod" in self.model.configs)
+    @rule(data=st.data())
+    def online_day(self, data: st.DataObject) -> None:
+        """A day of A/B logs: ``prod`` (the control) and up to two other arms, each alike or
+        with 30 % fewer clicks; an arm left out long enough has ended."""
+        m = self.model
+        choices = sorted(c for c in m.configs if c != "prod" and c not in m.ab_ended)
+        arms = (
+            data.draw(st.lists(st.sampled_from(choices), unique=True, max_size=2), label="arms")
+            if choices
+            else []
+        )
+        self.ab_day({arm: data.draw(st.booleans(), label=f"{arm} loses clicks") for arm in arms})
+
+    @precondition(lambda self: "prod" in self.model.configs)
+    @rule(data=st.data(), empty=st.sampled_from(("candidate", "baseline")))
+    def interleaved_day(self, data: st.DataObject, empty: str) -> None:
+        """A day of an interleaved experiment against ``prod`` whose candidate or baseline
+        returned nothing for two of the three queries (``evalplat.interleave``'s own lists):
+        its clicks then go to the other side. A new candidate ends the experiment before."""
+        m = self.model
+        choices = sorted(c for c in m.configs if c != "prod" and c not in m.il_ended)
+        if not choices:
+            return self.quiet_night(load=False)
+        self.interleave(data.draw(st.sampled_from(choices), label="candidate"), empty)
 
     @rule(load=st.booleans())
     def quiet_night(self, load: bool) -> None:
@@ -213,6 +299,75 @@ class SeasonSearch(RuleBasedStateMachine):
             self.model.set_mode(config, mode)
         self.night(f"{config} set to {mode}")
 
+    def kill(self, config: str, mode: str, point: str) -> None:
+        if mode != self.model.configs[config]:
+            self.model.set_mode(config, mode)
+        self.killed_night(f"{config} set to {mode}", point)
+
+    def rateable(self) -> list[str]:
+        """The ``fresh`` configs whose latest run has a ``yN`` that has no grade at all."""
+        m = self.model
+        ungraded = set(TOPICS) - m.graded - m.judged
+        return sorted(c for c, mode in m.configs.items() if mode == "fresh" and ungraded)
+
+    def rate(self, config: str) -> None:
+        """``evalplat rate task --from-run CONFIG@latest`` (its unjudged ``yN``), one rater grades
+        every pair 0 in the app, the task is closed: a version of people's grades."""
+        m = self.model
+        task = f"rate{self.nights}"
+        made = self.world.cli("rate", "task", task, "--testset", "topics", "--from-run",
+                              f"{config}@latest", "--db", self.db_url)  # fmt: skip
+        pairs = len(set(TOPICS) - m.graded - m.judged)
+        assert made.exit_code == 0 and f"{pairs} pairs" in made.stdout, (made.stdout, made.stderr)
+        rate_in_the_app(self.world.cli, self.db_url, task, {"ana": 0})
+        closed = self.world.cli("rate", "close", task, "--db", self.db_url)
+        assert closed.exit_code == 0, closed.stderr
+        m.graded |= set(TOPICS) - m.judged
+        m.changed = True
+        self.night(f"{config}'s unjudged documents rated")
+
+    def ab_day(self, drops: dict[str, bool]) -> None:
+        m = self.model
+        m.online, m.day, m.changed = True, m.day + 1, True
+        attention = {"prod": 1.0} | {arm: 0.7 if drop else 1.0 for arm, drop in drops.items()}
+        log = ubi_log(self.folder / f"day{m.day}.jsonl", m.day, attention, seed=100 + m.day)
+        self.import_events(log)
+        m.ab_last |= dict.fromkeys(attention, m.day)
+        m.ab_bad |= drops
+        self.night(f"A/B day {m.day}: {attention}")
+
+    def interleave(self, candidate: str, empty: str) -> None:
+        m = self.model
+        m.online, m.day, m.changed = True, m.day + 1, True
+        m.experiment = candidate
+        rankings = {text: sorted(docs) for text, docs in GRADES.items()}
+        nothing = {text: [] if i < 2 else ranking for i, (text, ranking) in
+                   enumerate(sorted(rankings.items()))}  # fmt: skip
+        cand, base = (nothing, rankings) if empty == "candidate" else (rankings, nothing)
+        records = interleaved_records(cand, base, GRADES, names=(candidate, "prod"), sessions=600,
+                                      seed=200 + m.day,
+                                      start=datetime(2026, 3, m.day, 8, tzinfo=UTC))  # fmt: skip
+        log = self.folder / f"interleaved{m.day}.jsonl"
+        log.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+        summary = self.import_events(log)
+        assert summary["interleaved"] == summary["searches"] > 0, summary
+        m.il_last[candidate] = m.day
+        m.il_bad[candidate] = empty == "candidate"
+        self.night(f"interleaved day {m.day} of {candidate}, the {empty} returned nothing")
+
+    def histories(self, subject: Subject) -> list[list[str]]:
+        """The events of each alert of ``subject`` so far, oldest alert first."""
+        ids = sorted(i for i, s in self.ledger.subjects.items() if s == subject)
+        return [self.ledger.events[i] for i in ids]
+
+    def import_events(self, log: Path) -> dict[str, Any]:
+        """``evalplat events import``: every search of the log taken, none set aside."""
+        result = self.world.cli("events", "import", str(log), "--json", "--db", self.db_url)
+        assert result.exit_code == 0, f"events import {log.name}: {result.stderr}"
+        summary: dict[str, Any] = json.loads(result.stdout)
+        assert summary["unknown_configs"] == {} and summary["rejected"] == 0, summary
+        return summary
+
     def roll_back(self, config: str, mode: str) -> None:
         """The project file goes back to an earlier content of ``config``."""
         assert mode in self.model.contents[config], f"{config} never was {mode}"
@@ -222,6 +377,8 @@ class SeasonSearch(RuleBasedStateMachine):
     def drop(self, config: str) -> None:
         m = self.model
         del m.configs[config]
+        if m.experiment == config:
+            m.experiment = None
         m.targets = [t for t in m.targets if t[0] != config]
         m.dropped.add(config)
         m.changed = True
@@ -235,18 +392,84 @@ class SeasonSearch(RuleBasedStateMachine):
 
     # ── the night and what it must end with ──────────────────────────────────────────────────
 
-    def night(self, what: str, *, load: bool = False) -> None:
-        self.nights += 1
-        where = f"night {self.nights} ({what})"
-        quiet, self.model.changed = not self.model.changed, False
+    def write_project(self) -> Path:
         path = self.folder / "evalplat.toml"
         path.write_text(
             self.model.project_text(
-                self.folder, search_url=self.world.search.url, hook=f"{self.world.hook.url}/ok"
+                self.folder,
+                search_url=self.world.search.url,
+                hook=f"{self.world.hook.url}/ok",
+                judge_url=self.world.judge.url,
             ),
             encoding="utf-8",
         )
+        return path
+
+    def killed_night(self, what: str, point: str) -> None:
+        """A night killed (SIGKILL) at crash ``point`` (``evalplat.db.faults``), in a process of
+        its own, then the next night, uninterrupted, on the same project file: what the killed
+        night recorded (read from the store) and what the next one does must together be what
+        one whole night does."""
+        self.nights += 1
+        where = f"night {self.nights} ({what}, killed at {point})"
+        quiet, self.model.changed = not self.model.changed, False
+        self.model.judge_grades()
+        self.model.end_online()
+        path = self.write_project()
         before = self.ledger.live()
+        env = {k: v for k, v in os.environ.items() if not k.startswith("EVALPLAT_CRASH")}
+        env["EVALPLAT_CRASH_AT"] = point
+        command = "from evalplat.cli import main; main()"
+        done = subprocess.run(
+            [sys.executable, "-c", command, "nightly", "--project", str(path), "--db",
+             self.db_url, "--json"],
+            env=env, capture_output=True, text=True, check=False, timeout=600,
+        )  # fmt: skip
+        output = done.stdout + done.stderr
+        assert "Traceback" not in output, f"{where}: a traceback\n{output}"
+        assert done.returncode in (-9, 0, 1, 3), f"{where}: exit {done.returncode}\n{output}"
+        self.kills.append(done.returncode == -9)
+        recorded = self._recorded(where)
+        self.night(f"the night after night {self.nights}", killed=(before, recorded, quiet))
+
+    def _recorded(self, where: str) -> list[tuple[str, Subject]]:
+        """The alert events the store holds beyond the ledger's, entered in the ledger."""
+        with Store.open(self.db_url) as store:
+            alerts = store.list_alerts()
+        found = []
+        for alert in sorted(alerts, key=lambda a: a.id):
+            assert alert.state != "pending", f"{where}: alert {alert.id} is pending"
+            metric = None if alert.kind == "operational" else alert.metric
+            subject: Subject = (alert.kind, alert.config, alert.test_set, metric)
+            assert self.ledger.subjects.setdefault(alert.id, subject) == subject, (
+                f"{where}: alert {alert.id} changed subject to {subject}"
+            )
+            stored = ["opened"] + ([alert.state] if alert.state in CLOSING else [])
+            history = self.ledger.events.setdefault(alert.id, [])
+            assert stored[: len(history)] == history, f"{where}: alert {alert.id} {stored}"
+            found += [(event, subject) for event in stored[len(history) :]]
+            history[:] = stored
+        return found
+
+    def night(
+        self,
+        what: str,
+        *,
+        load: bool = False,
+        killed: tuple[dict[Subject, int], list[tuple[str, Subject]], bool] | None = None,
+    ) -> None:
+        """Run a night and check it (module doc). ``killed``: this night follows one that was
+        killed, whose live alerts before it, recorded events and quietness are given: the two
+        are checked as one night."""
+        self.nights += 1
+        where = f"night {self.nights} ({what})"
+        quiet, self.model.changed = not self.model.changed, False
+        self.model.judge_grades()
+        self.model.end_online()
+        path = self.write_project()
+        before, earlier = self.ledger.live(), list[tuple[str, Subject]]()
+        if killed is not None:
+            before, earlier, quiet = killed
         args = ("nightly", "--project", str(path), "--db", self.db_url, "--json")
         if load:
             with busy_core():
@@ -257,6 +480,8 @@ class SeasonSearch(RuleBasedStateMachine):
         assert "Traceback" not in output, f"{where}: a traceback\n{output}"
         steps = [json.loads(line) for line in result.stdout.splitlines() if line.strip()]
         events = self._events(where, steps)
+        if killed is not None:
+            events = [*earlier, *events]
         self._check_events(where, before, events, quiet)
         self._check_code(where, result.exit_code, steps)
         self._check_store(where)
@@ -463,15 +688,15 @@ def world(
         _truncate_all(db_url)
         return db_url
 
-    with search_server() as search:
+    with search_server() as search, chat_server() as judge:
         hook = HookServer()
         with serving(hook, poll=0.05):
-            yield World(tmp_path, fresh_db, cli, search, hook)
+            yield World(tmp_path, fresh_db, cli, search, hook, judge)
             hook.release.set()
 
 
 SEARCH = settings(
-    max_examples=3,
+    max_examples=4,
     stateful_step_count=5,
     derandomize=True,
     database=None,
@@ -566,3 +791,78 @@ def test_a_quiet_night_on_a_busy_machine_opens_nothing(season: SeasonSearch) -> 
     Latency(p=95) alert; both versions are now timed together, so load moves both alike."""
     season.add_a_gate(("Latency(p=95)", None))
     season.quiet_night(load=True)
+
+
+@pytest.mark.parametrize("point", ["commit:9", "delivered:1"])
+def test_a_night_killed_mid_way_and_the_next_make_one_night(
+    season: SeasonSearch, point: str
+) -> None:
+    """Issue 53: a SIGKILL mid-night, then the next night: each alert opened once and
+    delivered once per key, the store and the channels agreeing, as after one whole night."""
+    season.add_a_gate(("RR@10", None))
+    season.kill("prod", "bad", point)
+    season.kill("prod", "good", point)
+    assert season.kills == [True, True]
+
+
+def test_model_grades_move_no_figure_on_any_surface(season: SeasonSearch) -> None:
+    """Issue 53, item 5: with a nightly judge adding model grades, one run read three figures
+    (its comparison, the index and ``history``, ``runs show``). The judge grades prod's new
+    ``yN``, which the gates leave out: prod's nDCG@10 and P@5 still need judgments, and every
+    surface reads the people's figure."""
+    season.judge_on_or_off()
+    season.change("prod", "fresh")
+    assert season.model.judged == set(TOPICS)
+    asked = {doc for doc, _, _ in season.world.judge.requests}
+    assert asked == {f"y{n}" for n in TOPICS}, sorted(asked)
+    season.judge_on_or_off()
+    season.quiet_night(load=False)
+
+
+def test_rated_grades_settle_what_needs_judgments(season: SeasonSearch) -> None:
+    """``evalplat rate``: prod's new ``yN`` need judgments; a person grades them in the app,
+    the task is closed, and the next night the gates are unchanged again."""
+    season.change("prod", "fresh")
+    live = season.ledger.live()
+    assert ("needs_judgments", "prod", "topics", "nDCG@10") in live, live
+    season.rate("prod")
+    live = season.ledger.live()
+    assert ("needs_judgments", "prod", "topics", "nDCG@10") not in live, live
+
+
+def test_an_arm_that_ends_retires_its_alert_once(season: SeasonSearch) -> None:
+    """Online days: an A/B arm loses clicks (its alert opens, exit 1), is alike the next day
+    (resolved), loses clicks again (a second alert), then gets no traffic: two days on, its
+    alert is retired, once; a later day opens nothing for it."""
+    season.add_a_config("good")
+    season.ab_day({"new1": True})
+    season.ab_day({"new1": False})
+    season.ab_day({"new1": True})
+    season.ab_day({})
+    season.ab_day({})
+    assert "new1" in season.model.ab_ended
+    season.ab_day({})
+    assert season.histories(("regression", "new1", "online", "online:CTR")) == [
+        ["opened", "resolved"],
+        ["opened", "retired"],
+    ]
+
+
+def test_an_interleaved_log_with_an_empty_ranker_is_taken_whole_and_judged(
+    season: SeasonSearch,
+) -> None:
+    """Issue 53, items 6 and 7: ``evalplat.interleave``'s own lists, where one ranker returned
+    nothing, import whole; the candidate returning nothing loses (the Preference alert opens),
+    the baseline returning nothing leaves it the winner (resolved); the experiment's traffic
+    ends while A/B days go on, and its alert, opened again, is retired once."""
+    season.add_a_config("good")
+    season.interleave("new1", "candidate")
+    season.interleave("new1", "baseline")
+    season.interleave("new1", "candidate")
+    season.ab_day({})
+    season.ab_day({})
+    assert "new1" in season.model.il_ended
+    assert season.histories(("regression", "new1", "online", "online:Preference")) == [
+        ["opened", "resolved"],
+        ["opened", "retired"],
+    ]
