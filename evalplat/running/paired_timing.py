@@ -89,8 +89,7 @@ def time_pairs(
     content = store.load_test_set(f"{candidate.test_set}@{candidate.test_set_version}")
     ids = content.queries["query_id"].tolist()
     texts = content.queries["text"].tolist()
-    positions = sample_positions(len(ids), sample)
-    picked = [(str(ids[i]), str(texts[i])) for i in positions]
+    picked = [(str(ids[i]), str(texts[i])) for i in sample_positions(len(ids), sample)]
     # as many queries at once as the candidate's run searched: each pair shares the load
     concurrency = int(candidate.options.get("concurrency") or 1)
     settings = RunSettings(depth=candidate.depth, concurrency=concurrency)
