@@ -72,6 +72,16 @@ def evaluate_command(
             "ignoring a run-only one.",
         ),
     ] = False,
+    zscores: Annotated[
+        Path | None,
+        typer.Option(
+            "--zscores",
+            "-Z",
+            help="Print each value standardised, (value - mean) / stddev, by the means and "
+            "standard deviations of a Z file of lines 'qid measure mean stddev' (trec_eval -Z); "
+            "a topic or measure the file lacks gets -1000000.",
+        ),
+    ] = None,
 ) -> None:
     """Score a run against qrels (trec_eval -c semantics) and print the means.
 
@@ -89,5 +99,6 @@ def evaluate_command(
             exclude_no_relevant=exclude_no_relevant,
             strict_topics=strict_topics,
             max_results=max_results,
+            zscores=zscores,
         )
     )

@@ -49,6 +49,7 @@ class EvaluateOptions:
     exclude_no_relevant: bool = False
     strict_topics: bool = False
     max_results: int | None = None
+    zscores: Path | None = None
 
 
 _VALUED = {
@@ -57,6 +58,7 @@ _VALUED = {
     "--format": "output",
     "--metric": "metric",
     "--max-results": "max_results",
+    "--zscores": "zscores",
 }
 _FLAGS = {
     "--per-query": "per_query",
@@ -105,6 +107,7 @@ def parse(args: Sequence[str]) -> EvaluateOptions | None:
         exclude_no_relevant="exclude_no_relevant" in flags,
         strict_topics="strict_topics" in flags,
         max_results=None if max_results is None else int(max_results),
+        zscores=Path(values["zscores"]) if "zscores" in values else None,
     )
 
 
@@ -125,6 +128,10 @@ def _split_valued(token: str, pending: list[str]) -> tuple[str | None, str | Non
         option = "--max-results"
     elif token.startswith("-M"):
         return "max_results", token[2:]
+    elif token == "-Z":
+        option = "--zscores"
+    elif token.startswith("-Z"):
+        return "zscores", token[2:]
     else:
         return None, None
     return _VALUED[option], pending.pop(0) if pending else None
@@ -150,7 +157,9 @@ def main(args: Sequence[str]) -> int | None:
 def run(options: EvaluateOptions) -> None:
     """Score the run against the qrels and print the result in the chosen format."""
     from evalplat.metrics.evaluation import evaluate
+    from evalplat.metrics.zscores import read_zscores
 
+    zscores = None if options.zscores is None else read_zscores(options.zscores)
     result = evaluate(
         options.qrels,
         options.run,
@@ -159,6 +168,7 @@ def run(options: EvaluateOptions) -> None:
         exclude_no_relevant=options.exclude_no_relevant,
         strict_topics=options.strict_topics,
         max_results=options.max_results,
+        zscores=zscores,
     )
     for warning in result.warnings:
         sys.stderr.write(f"warning: {warning}\n")
@@ -194,20 +204,26 @@ def _print_csv(result: Evaluation, per_query: bool) -> None:
 
 def format_trec(result: Evaluation, per_query: bool) -> str:
     """trec_eval's layout: ``%-22s\\t%s\\t%6.4f`` with trec_eval's measure names where they exist;
-    per-query blocks (not num_q) then the ``all`` block."""
-    names = [(str(m), m.trec_name or str(m), m.aggregate == "sum") for m in result.metrics]
+    per-query blocks (not num_q, nor the geometric means, which trec_eval shows only over all
+    topics) then the ``all`` block. Standardised values (``-Z``) are printed as trec_eval
+    prints them: the name after a ``Z``, every value with four decimals."""
+    standard = "zscores" in result.options
+    names = [
+        (str(m), m.trec_name or str(m), m.aggregate == "sum" and not standard, m.aggregate)
+        for m in result.metrics
+    ]
     lines: list[str] = []
 
     def line(label: str, query_id: str, value: float, integer: bool) -> None:
         text = f"{round(value)}" if integer else f"{value:6.4f}"
-        lines.append(f"{label:<22}\t{query_id}\t{text}")
+        lines.append(f"{'Z' if standard else ''}{label:<22}\t{query_id}\t{text}")
 
     if per_query:
         for index, query_id in enumerate(result.query_ids):
-            for key, label, integer in names:
-                if label != "num_q":
+            for key, label, integer, how in names:
+                if label != "num_q" and how != "geomean":
                     line(label, query_id, float(result.values[key][index]), integer)
-    for key, label, integer in names:
+    for key, label, integer, _ in names:
         line(label, "all", result.means[key], integer)
     return "\n".join(lines) + "\n"
 
@@ -215,10 +231,12 @@ def format_trec(result: Evaluation, per_query: bool) -> str:
 def _format_table(result: Evaluation, per_query: bool) -> str:
     names = [str(m) for m in result.metrics]
     width = max(len(n) for n in [*names, "metric"])
-    rows = [f"{'metric':<{width}}  {'mean':>10}"]
+    heading = "z-score" if "zscores" in result.options else "mean"
+    rows = [f"{'metric':<{width}}  {heading:>10}"]
     for name in names:
         value = result.means[name]
-        shown = f"{value:10.0f}" if value.is_integer() and value > 1 else f"{value:10.4f}"
+        whole = value.is_integer() and value > 1 and heading == "mean"
+        shown = f"{value:10.0f}" if whole else f"{value:10.4f}"
         rows.append(f"{name:<{width}}  {shown}")
     text = "\n".join(rows) + "\n"
     if per_query:

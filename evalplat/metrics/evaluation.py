@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from evalplat.metrics.pair_keys import DuplicateError
     from evalplat.metrics.ranking import Ranking
     from evalplat.metrics.sources import DocumentFields, MeasureInputs, RunRecords
+    from evalplat.metrics.zscores import ZScores
 
 Ordering = Literal["score", "given"]
 Missing = Literal["zero", "skip"]
@@ -96,6 +97,7 @@ def evaluate(
     weights: Mapping[str, float] | pd.Series | None = None,
     records: pd.DataFrame | pa.Table | None = None,
     documents: pd.DataFrame | None = None,
+    zscores: ZScores | None = None,
 ) -> Evaluation:
     """Score ``run`` against ``qrels`` for ``metrics`` (default: ``DEFAULT_METRICS``).
 
@@ -118,7 +120,9 @@ def evaluate(
     ``results``), for measures whose declared input is ``records``; without it such a measure
     is refused, naming what is missing. ``documents``: field values of the ranked documents
     (``query_id, doc_id, field, value``, e.g. ``Store.result_fields``), for measures of
-    documents (``Diversity``).
+    documents (``Diversity``). ``zscores``: a Z file read by
+    :func:`evalplat.metrics.zscores.read_zscores`; each topic's value is then standardised by
+    its reference mean and standard deviation (trec_eval's ``-Z``), and so is each figure.
     """
     import numpy as np
 
@@ -171,6 +175,10 @@ def evaluate(
         _documents(documents, ranking, query_ids) if documents is not None else None,
     )  # fmt: skip
     values, means = measure(chosen, inputs, keep, weight)
+    kept_ids = [q for q, k in zip(query_ids, keep, strict=True) if k]
+    if zscores is not None:
+        answered = (ranking.num_ret > 0)[keep]
+        values, means = zscores.standardise(chosen, kept_ids, values, answered, weight)
     options: dict[str, Any] = {
         "ordering": ordering,
         "missing": missing,
@@ -180,7 +188,8 @@ def evaluate(
     }
     if max_results is not None:
         options["max_results"] = max_results
-    kept_ids = [q for q, k in zip(query_ids, keep, strict=True) if k]
+    if zscores is not None:
+        options["zscores"] = zscores.path
     return Evaluation(chosen, kept_ids, values, means, options, warnings)
 
 
