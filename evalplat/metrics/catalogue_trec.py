@@ -14,7 +14,8 @@ TREC_PARAMS: tuple[Param, ...] = (
     Param("recall", "number", None, "the recall level, from 0 to 1, at which interpolated "
           "precision is taken (`IPrec@0.1` is `IPrec(recall=0.1)`)", required=True, minimum=0,
           maximum=1),
-    Param("beta", "number", 1, "the weight of recall against precision in F (default 1)",
+    Param("beta", "number", 1, "the weight of recall against precision in SetF, used as "
+          "trec_eval's set_F and ir_measures use it, not squared (default 1)",
           minimum=0),
     Param("u1", "number", 1, "utility's worth of a relevant retrieved document (default 1)"),
     Param("u2", "number", -1, "utility's worth of a non-relevant retrieved document "
@@ -23,6 +24,9 @@ TREC_PARAMS: tuple[Param, ...] = (
           "(default 0)"),
     Param("u4", "number", 0, "utility's worth of a non-relevant document not retrieved "
           "(default 0; trec_eval counts a collection of 0 documents without `-N`)"),
+    Param("levels", "levels", tuple(i / 10 for i in range(11)), "the recall levels IPrecAvg "
+          "averages, in increasing order, written `{0.2,0.5,0.8}` (default the 11 levels "
+          "0, 0.1, …, 1; trec_eval's `11pt_avg.0.2,0.5,0.8`)"),
     Param("persist", "number", 0.9, "the persistence, the chance the reader goes on to the "
           "next result (default 0.9, Compat's 0.95; ir_measures writes it `p`)", minimum=0,
           maximum=1),
@@ -61,12 +65,18 @@ SETS: tuple[Measure, ...] = (
     Measure(
         name="SetF",
         description="F-measure of the whole retrieved set.",
-        formula="SetF = (1 + beta²) SetP SetR / (beta² SetP + SetR); 0 when both are 0",
+        formula="SetF = (1 + beta) SetP SetR / (beta SetP + SetR); 0 when both are 0",
         compute="sets:set_f",
         cutoff="none",
         params=(*_REL, "beta"),
         trec_name_no_cutoff="set_F",
-        notes=("`F1` without a cutoff (ranx's `f1`) is `SetF`.",),
+        trec_name_params="set_F_{beta:g}",
+        trec_params=("beta",),
+        notes=(
+            "`F1` without a cutoff (ranx's `f1`) is `SetF`.",
+            "trec_eval's `set_F.0.5` is `SetF(beta=0.5)`. beta enters unsquared, as in "
+            "trec_eval and ir_measures (van Rijsbergen's F_β is `SetF(beta=β²)`).",
+        ),
     ),
     Measure(
         name="SetAP",
@@ -175,13 +185,23 @@ TREC: tuple[Measure, ...] = (
     ),
     Measure(
         name="IPrecAvg",
-        description="Interpolated precision averaged over the 11 recall levels 0.0, 0.1, …, 1.0.",
-        formula="IPrecAvg = (1/11) sum over x in {0, 0.1, ..., 1} of IPrec@x",
+        description="Interpolated precision averaged over recall levels, by default the 11 levels "
+        "0.0, 0.1, …, 1.0.",
+        formula="IPrecAvg = (1/n) sum over the n levels x of IPrec@x; levels {0, 0.1, ..., 1} "
+        "unless given",
         compute="interpolated:eleven_point_average",
         cutoff="none",
-        params=_REL,
+        params=(*_REL, "levels"),
         trec_name_no_cutoff="11pt_avg",
-        notes=("trec_eval's `11pt_avg` at its default levels; other levels are not offered.",),
+        trec_name_params="11pt_avg_{levels}",
+        trec_params=("levels",),
+        notes=(
+            "trec_eval's `11pt_avg.0.2,0.5,0.8` (also `11pt_avg..2,.5,.8`) is "
+            "`IPrecAvg(levels={0.2,0.5,0.8})`; trec_eval prints the levels as they were typed, "
+            "evalplat as `11pt_avg_0.2,0.5,0.8`.",
+            "Levels must be in increasing order: trec_eval gives levels out of order a value "
+            "that is not their average, so they are refused.",
+        ),
     ),
     Measure(
         name="GMAP",

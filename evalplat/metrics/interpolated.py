@@ -21,9 +21,6 @@ if TYPE_CHECKING:
 
     from evalplat.metrics.registry import Metric
 
-# 11pt_avg's recall levels
-ELEVEN_POINTS = tuple(i / 10 for i in range(11))
-
 
 def _interpolated(ranking: Ranking, judgments: Judgments, metric: Metric,
                   levels: tuple[float, ...]) -> NDArray[np.float64]:  # fmt: skip
@@ -70,7 +67,9 @@ def iprec_at_recall(ranking: Ranking, judgments: Judgments, metric: Metric
 
 def eleven_point_average(ranking: Ranking, judgments: Judgments, metric: Metric
                          ) -> NDArray[np.float64]:  # fmt: skip
-    """The mean of IPrec at recall 0.0, 0.1, ..., 1.0 (trec_eval's 11pt_avg)."""
-    values: NDArray[np.float64] = _interpolated(ranking, judgments, metric, ELEVEN_POINTS)
+    """The mean of IPrec at the ``levels`` parameter's recall levels, by default 0.0, 0.1, ...,
+    1.0 (trec_eval's 11pt_avg)."""
+    levels: tuple[float, ...] = metric.param("levels")  # type: ignore[assignment]
+    values: NDArray[np.float64] = _interpolated(ranking, judgments, metric, levels)
     mean: NDArray[np.float64] = values.mean(axis=0)
     return mean

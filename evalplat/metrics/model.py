@@ -35,7 +35,9 @@ Input = Literal["judgments", "ranking", "records", "documents", "events"]
 Unit = Literal["query", "session"]
 Aggregate = Literal["mean", "sum", "percentile", "geomean"]
 VerdictTest = Literal["paired", "bootstrap", "none"]
-ParamKind = Literal["int", "choice", "bool", "grade_or_qrels", "number", "name", "gain_map"]
+ParamKind = Literal[
+    "int", "choice", "bool", "grade_or_qrels", "number", "name", "gain_map", "levels"
+]
 # A grade-to-gain map in canonical form: (grade, gain) pairs sorted by grade, without the
 # entries that say what the default says (gain = grade for grades ≥ 0, 0 below).
 GainMap = tuple[tuple[int, int | float], ...]
@@ -86,6 +88,14 @@ class Param:
                 if error.problem.startswith("metric "):
                     raise
                 raise InputError(f"metric {metric!r}: {error.problem}") from None
+        if self.kind == "levels":
+            body = text.strip()
+            if not (body.startswith("{") and body.endswith("}")):
+                raise InputError(f"metric {metric!r}: {self.name} must be a list like {{0.2,0.5}}")
+            try:
+                return self.check(read_levels(body[1:-1]))
+            except InputError as error:
+                raise InputError(f"metric {metric!r}: {error.problem}") from None
         if self.kind == "grade_or_qrels" and text.lower() == "qrels":
             return "qrels"
         if self.kind in ("int", "grade_or_qrels"):
@@ -111,6 +121,8 @@ class Param:
             return value
         if self.kind == "gain_map":
             return gain_map(self.name, value)
+        if self.kind == "levels":
+            return levels(self.name, value)
         if self.kind == "choice" and value not in self.choices:
             raise InputError(f"{self.name} must be one of {', '.join(self.choices)}, got {value!r}")
         if self.kind == "name" and not (
@@ -188,12 +200,47 @@ def gain_map(name: str, value: object) -> GainMap:
     return tuple((g, v) for g, v in sorted(kept.items()) if v != max(g, 0))
 
 
+_LEVEL = re.compile(r"\s*([0-9]{0,9}\.?[0-9]{1,12})\s*")
+
+
+def read_levels(text: str) -> tuple[float, ...]:
+    """``0.2,0.5,.8`` as trec_eval writes recall levels: numbers, a leading 0 optional."""
+    values = []
+    for item in text.split(","):
+        match = _LEVEL.fullmatch(item)
+        if match is None:
+            raise InputError(f"recall level {item.strip()!r} is not a number from 0 to 1")
+        values.append(float(match.group(1)))
+    return tuple(values)
+
+
+def levels(name: str, value: object) -> tuple[float, ...]:
+    """Recall levels checked: 1 to 101 numbers from 0 to 1, in increasing order (repeats
+    allowed), as floats. trec_eval averages levels given out of order wrongly, so they are
+    refused here rather than given another value."""
+    if not isinstance(value, (tuple, list)) or not 1 <= len(value) <= 101:
+        raise InputError(f"{name} must be a list of 1 to 101 recall levels, got {value!r}")
+    checked: list[float] = []
+    for level in value:
+        if isinstance(level, bool) or not isinstance(level, (int, float)) or not 0 <= level <= 1:
+            raise InputError(f"{name}: recall level {level!r} is not a number from 0 to 1")
+        if checked and level < checked[-1]:
+            raise InputError(f"{name} must be in increasing order, got {level} after {checked[-1]}")
+        checked.append(float(level))
+    return tuple(checked)
+
+
 def _plain(number: float) -> str:
     """A number without exponent notation, so the name parses back (``1e-07`` would not)."""
     text = str(number)
     if "e" in text:
         text = f"{number:.12f}".rstrip("0").rstrip(".")
     return text
+
+
+def format_level(level: float) -> str:
+    """A recall level as written in a name: ``0.25``, ``0``, ``1``."""
+    return str(int(level)) if level.is_integer() else _plain(level)
 
 
 def _shown(number: float) -> str:
@@ -204,6 +251,8 @@ def format_value(value: object) -> str:
     """A parameter value as written in a canonical metric name."""
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, tuple) and all(isinstance(item, float) for item in value):
+        return "{" + ",".join(format_level(level) for level in value) + "}"  # recall levels
     if isinstance(value, tuple):  # a gain map, already canonical
         return "{" + ",".join(f"{grade}:{_plain(gain)}" for grade, gain in value) + "}"
     return str(value)

@@ -29,7 +29,9 @@ from evalplat.metrics.model import (
     MetricFamily,
     Param,
     VerdictTest,
+    format_level,
     format_value,
+    read_levels,
 )
 
 __all__ = [
@@ -206,7 +208,7 @@ class Metric:
             template = self._spec.trec_name_params
             if template is None or not set(self.params) <= set(self._spec.trec_params):
                 return None
-            values = {name: self.param(name) for name in self._spec.trec_params}
+            values = {name: _trec_value(self.param(name)) for name in self._spec.trec_params}
             return template.format(k=self.cutoff, **values)
         if self.cutoff is None:
             return self._spec.trec_name_no_cutoff
@@ -220,6 +222,13 @@ class Metric:
         if self.cutoff is not None:
             text += f"@{self.cutoff}"
         return text
+
+
+def _trec_value(value: object) -> object:
+    """A parameter's value as trec_eval writes it in a name: recall levels comma-separated."""
+    if isinstance(value, tuple) and all(isinstance(item, float) for item in value):
+        return ",".join(format_level(level) for level in value)
+    return value
 
 
 def _default(spec: Measure, name: str) -> object:
@@ -296,7 +305,11 @@ _TREC_FRACTION = r"([0-9]*\.?[0-9]+)"
 _TREC_PARAM_RE: tuple[tuple[re.Pattern[str], str, str], ...] = (
     (re.compile(rf"^iprec_at_recall[._]{_TREC_FRACTION}$"), "IPrec", "recall"),
     (re.compile(rf"^Rprec_mult[._]{_TREC_FRACTION}$"), "Rprec", "mult"),
+    (re.compile(rf"^set_F[._]{_TREC_FRACTION}$"), "SetF", "beta"),
 )
+_TREC_LEVELS_RE = re.compile(r"^11pt_avg[._]([0-9.]+(?:,[0-9.]+)*)$")
+# trec_eval's -m lists: ``P.5,7,3`` is P_5, P_7 and P_3 (one name, several measures)
+_TREC_LIST_RE = re.compile(r"^([A-Za-z_]+?)[._]([0-9.]+(?:,[0-9.]+)+)$")
 _TREC_UTILITY_RE = re.compile(r"^utility[._](-?[0-9.]+),(-?[0-9.]+),(-?[0-9.]+),(-?[0-9.]+)$")
 _TREC_GAINS_RE = re.compile(r"^(ndcg|ndcg_cut_([0-9]{1,9}))[._]((?:-?[0-9]+=[0-9.]+,?)+)$")
 # the measure a name without cutoff means where the family needs one (ranx's `precision`)
@@ -315,8 +328,12 @@ def _trec(name: str, text: str) -> Metric | None:
     for pattern, family, param in _TREC_PARAM_RE:
         found = pattern.match(text)
         if found:
-            value = PARAMS[param].read(name, found.group(1))
+            written = found.group(1)
+            value = PARAMS[param].read(name, "0" + written if written[0] == "." else written)
             return Metric(family, None, **{param: value})
+    found = _TREC_LEVELS_RE.match(text)
+    if found:
+        return Metric("IPrecAvg", None, levels=PARAMS["levels"].check(read_levels(found.group(1))))
     found = _TREC_UTILITY_RE.match(text)
     if found:
         weights = (PARAMS[f"u{i}"].read(name, found.group(i)) for i in range(1, 5))
@@ -327,6 +344,20 @@ def _trec(name: str, text: str) -> Metric | None:
         cutoff = found.group(2)
         return Metric("nDCG", int(cutoff) if cutoff else None, gains=gains)
     return None
+
+
+def _trec_list(text: str) -> tuple[str, ...]:
+    """trec_eval's ``-m P.5,7,3`` as ``P_5``, ``P_7``, ``P_3``: for the measures trec_eval
+    takes one value each of a list for (cutoffs, recall levels, Rprec multiples); any other
+    name is itself."""
+    found = _TREC_LIST_RE.match(text)
+    if found is None:
+        return (text,)
+    prefix = found.group(1)
+    with_cutoff, _ = _trec_names()
+    if prefix not in with_cutoff and prefix not in ("iprec_at_recall", "Rprec_mult"):
+        return (text,)
+    return tuple(f"{prefix}_{value}" for value in found.group(2).split(","))
 
 
 def _respell(name: str, family: str, key: str, value: str) -> tuple[str, str, str]:
@@ -443,11 +474,12 @@ def with_default_gains(metric: Metric, gains: object) -> Metric:
 def parse_all(names: list[str] | tuple[str, ...] | None) -> list[Metric]:
     """Parse several names (``DEFAULT_METRICS`` when empty), dropping repeats, keeping order.
 
-    ``all_trec`` stands for every measure of trec_eval 9's ``-m all_trec``.
+    ``all_trec`` stands for every measure of trec_eval 9's ``-m all_trec``, and a trec_eval
+    list such as ``P.5,7,3`` or ``iprec_at_recall..10,.25`` for one measure per value.
     """
     result: list[Metric] = []
     for name in names or DEFAULT_METRICS:
-        for each in ALL_TREC if name.strip() == "all_trec" else (name,):
+        for each in ALL_TREC if name.strip() == "all_trec" else _trec_list(name.strip()):
             metric = parse(each)
             if metric not in result:
                 result.append(metric)

@@ -41,11 +41,12 @@ def set_recall(ranking: Ranking, judgments: Judgments, metric: Metric
 
 
 def set_f(ranking: Ranking, judgments: Judgments, metric: Metric) -> NDArray[np.float64]:
-    """SetF = (1 + b²) P R / (b² P + R) over the retrieved set; 0 when P = R = 0."""
-    beta2 = float(metric.param("beta")) ** 2  # type: ignore[arg-type]
+    """SetF = (1 + b) P R / (b P + R) over the retrieved set, b unsquared as in trec_eval's
+    set_F; 0 when P = R = 0."""
+    beta = float(metric.param("beta"))  # type: ignore[arg-type]
     p = set_precision(ranking, judgments, metric)
     r = set_recall(ranking, judgments, metric)
-    return safe_divide((1.0 + beta2) * p * r, beta2 * p + r)
+    return safe_divide((1.0 + beta) * p * r, beta * p + r)
 
 
 def set_ap(ranking: Ranking, judgments: Judgments, metric: Metric) -> NDArray[np.float64]:
