@@ -362,7 +362,8 @@ def _trec_list(text: str) -> tuple[str, ...]:
 
 def _respell(name: str, family: str, key: str, value: str) -> tuple[str, str, str]:
     """ir_measures' spellings of a parameter: ``nDCG(dcg='exp-log2')`` is ``gain=exp``,
-    ``NumRet(rel=1)`` is ``NumRelRet(rel=1)``, ``RBP(p=0.8)`` (also NERR10's and Compat's ``p``)
+    ``NumRet(rel=1)`` is ``NumRelRet(rel=1)``, ``SetP(relative=True)`` is ``SetRelP``,
+    ``RBP(p=0.8)`` (also NERR10's and Compat's ``p``)
     is ``persist=0.8``; ``SDCG(dcg='log2')``, SDCG's only DCG, is no parameter (an empty key)."""
     value = value.strip("'\"")
     if key == "dcg" and family in ("nDCG", "DCG"):
@@ -376,6 +377,10 @@ def _respell(name: str, family: str, key: str, value: str) -> tuple[str, str, st
         return family, "", ""
     if key == "rel" and family == "NumRet":
         return "NumRelRet", key, value
+    if key == "relative" and family in ("SetP", "SetRelP"):
+        if value.lower() not in ("true", "false", "1", "0"):
+            raise InputError(f"metric {name!r}: relative must be true or false, got {value!r}")
+        return ("SetRelP" if value.lower() in ("true", "1") else "SetP"), "", ""
     if key == "p" and family in ("RBP", "NERR10", "Compat"):
         return family, "persist", value
     return family, key, value
