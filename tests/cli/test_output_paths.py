@@ -68,7 +68,8 @@ OUTPUTS: dict[tuple[tuple[str, ...], str], tuple[str, Args]] = {
 }  # fmt: skip
 
 INPUTS = {
-    (("evaluate",), "--qrels"), (("evaluate",), "--run"), (("import-run",), "file"),
+    (("evaluate",), "--qrels"), (("evaluate",), "--run"), (("evaluate",), "--zscores"),
+    (("import-run",), "file"),
     (("nightly",), "--project"), (("testset", "import"), "--qrels"),
     (("testset", "import"), "--queries"), (("testset", "import"), "--docs"),
     (("config", "add"), "--file"), (("alerts", "resolve"), "--project"),
