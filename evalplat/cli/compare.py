@@ -240,8 +240,9 @@ def unjudged_command(
     as_json: JsonOption = False,
     db: DbOption = None,
 ) -> None:
-    """Top-k documents of a run without judgments, as CSV for annotators: each with its
-    title and the start of its text (from the test set's documents, else the hit's fields)."""
+    """Top-k documents of a run that no person graded, as CSV for annotators (a judge's
+    grade alone leaves a document here): each with its title and the start of its text
+    (from the test set's documents, else the hit's fields)."""
     from evalplat.metrics.numbers import counted
 
     store = open_store(db, read_only=True)

@@ -20,7 +20,6 @@ from evalplat.db.models import (
     Config,
     ConfigVersion,
     Evaluation,
-    Judgment,
     Query,
     QueryScore,
     Result,
@@ -216,14 +215,16 @@ class HistoryMixin(StoreBase):
         return segment_values(scores, queries, measure), known
 
     def unjudged(self, run_ref: str | int, k: int = 10) -> pd.DataFrame:
-        """Documents in the top ``k`` of a run that have no judgment in the test set version
-        it was scored against: ``query_id, query, doc_id, rank, title, text``, by query then
-        rank; ``title`` and ``text`` (its first 200 characters) so annotators can grade them
-        (:mod:`evalplat.store.annotation_texts`)."""
+        """Documents in the top ``k`` of a run that no person graded in the test set version
+        it was scored against (a judge's grade alone leaves a pair to grade,
+        :mod:`evalplat.store.people_judged`): ``query_id, query, doc_id, rank, title, text``,
+        by query then rank; ``title`` and ``text`` (its first 200 characters) so annotators
+        can grade them (:mod:`evalplat.store.annotation_texts`)."""
         import pandas as pd
 
         from evalplat.store.annotation_texts import corpus_of, fill_from_hits, with_document_columns
         from evalplat.store.events import ONLINE_TRIGGER
+        from evalplat.store.people_judged import people_judged
 
         check_number(k, "--k", minimum=1, maximum=DEPTH_MAX)
         with self.session() as session:
@@ -239,18 +240,14 @@ class HistoryMixin(StoreBase):
             if evaluation_id is not None:
                 evaluation = session.get(Evaluation, evaluation_id)
                 version_id = evaluation.test_set_version_id if evaluation else version_id
-            judged = select(Judgment.doc_id).where(
-                Judgment.test_set_version_id == version_id,
-                Judgment.query_id == Result.query_id,
-                Judgment.doc_id == Result.doc_id,
-            )
+            judged = people_judged(session, version_id, Result.query_id, Result.doc_id)
             statement = select(Result.query_id, Query.text, Result.doc_id, Result.rank).outerjoin(
                 Query,
                 (Query.test_set_version_id == version_id) & (Query.query_id == Result.query_id),
             )
             rows = session.execute(
                 with_document_columns(statement, corpus_of(session, version_id))
-                .where(Result.run_id == run_id, Result.rank <= k, ~judged.exists())
+                .where(Result.run_id == run_id, Result.rank <= k, ~judged)
                 .order_by(Result.query_id, Result.rank)
             ).all()
             frame = pd.DataFrame(

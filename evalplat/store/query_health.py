@@ -11,14 +11,13 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import and_, select
+from sqlalchemy import case, select
 
 from evalplat.db.bulk import read_frame, typed_frame
 from evalplat.db.models import (
     Config,
     ConfigVersion,
     Evaluation,
-    Judgment,
     MetricMean,
     Query,
     QueryScore,
@@ -253,12 +252,13 @@ def _scores(session: Session, evaluation_ids: list[int], metric: str) -> pd.Data
 
 # the columns of ``_top``'s rows, whichever way they are read, and their types
 _TOP_TYPES = {"run_id": "int64", "query_id": "str", "doc_id": "str", "rank": "int64",
-              "grade": "float64", "title": "str", "text": "str"}  # fmt: skip
+              "judged": "float64", "title": "str", "text": "str"}  # fmt: skip
 
 
 def _top(session: Session, latest: dict[int, str], version_id: int | None, k: int) -> pd.DataFrame:
-    """The top ``k`` of each config's latest run, judged or not on ``version_id``, with each
-    document's title and the start of its text (:mod:`evalplat.store.annotation_texts`)."""
+    """The top ``k`` of each config's latest run, judged or not on ``version_id`` (graded by a
+    person: :mod:`evalplat.store.people_judged`), with each document's title and the start of
+    its text (:mod:`evalplat.store.annotation_texts`)."""
     from evalplat.store.annotation_texts import corpus_of, fill_from_hits
 
     corpus = corpus_of(session, version_id)
@@ -269,7 +269,7 @@ def _top(session: Session, latest: dict[int, str], version_id: int | None, k: in
         frame = _top_of_rows(session, latest, version_id, k, corpus)
     frame = fill_from_hits(session, frame, latest, k, "run_id")
     frame.insert(0, "config", frame.pop("run_id").map(latest))
-    frame["judged"] = frame.pop("grade").notna()
+    frame["judged"] = frame.pop("judged").notna()
     return frame
 
 
@@ -286,10 +286,14 @@ def _top_of_copies(
     import pyarrow.compute as pc
 
     from evalplat.store.copies import read_judgment_table, read_result_table
+    from evalplat.store.people_judged import keeps_several, people_rows
 
-    judged = None if version_id is None else read_judgment_table(session, version_id)
+    if version_id is None or keeps_several(session, version_id):
+        return None  # who graded a pair of several grades is in the rows (``rating``)
+    judged = read_judgment_table(session, version_id)
     if judged is None:
         return None
+    judged = people_rows(judged)
     keys = pa.schema([("query_id", pa.string()), ("doc_id", pa.string())])
     parts = []
     for run_id in sorted(latest):
@@ -301,9 +305,9 @@ def _top_of_copies(
         ids = top.select(["query_id", "doc_id"]).cast(keys)  # a copy's text may be large
         parts.append(ids.append_column("rank", top.column("rank")).append_column("run_id", run))
     tops = pa.concat_tables(parts)
-    grades = judged.select(["query_id", "doc_id"]).cast(keys)
-    grades = grades.append_column("grade", judged.column("grade"))
-    joined = tops.join(grades, ["query_id", "doc_id"], use_threads=False)
+    people = judged.select(["query_id", "doc_id"]).cast(keys)
+    people = people.append_column("judged", pa.array(np.ones(people.num_rows)))
+    joined = tops.join(people, ["query_id", "doc_id"], use_threads=False)
     order = [("run_id", "ascending"), ("query_id", "ascending"), ("rank", "ascending")]
     frame: pd.DataFrame = joined.sort_by(order).to_pandas()
     frame["title"], frame["text"] = "", ""
@@ -319,18 +323,12 @@ def _top_of_rows(
 ) -> pd.DataFrame:
     """``_top``'s rows as the ``result`` table's query gives them, with document columns."""
     from evalplat.store.annotation_texts import with_document_columns
+    from evalplat.store.people_judged import people_judged
 
+    judged = people_judged(session, version_id, Result.query_id, Result.doc_id)
     statement = (
         select(Result.run_id, Result.query_id, Result.doc_id, Result.rank)
-        .add_columns(Judgment.grade)
-        .outerjoin(
-            Judgment,
-            and_(
-                Judgment.test_set_version_id == version_id,
-                Judgment.query_id == Result.query_id,
-                Judgment.doc_id == Result.doc_id,
-            ),
-        )
+        .add_columns(case((judged, 1.0), else_=None).label("judged"))
         .where(Result.run_id.in_(list(latest)), Result.rank <= k)
     )
     statement = with_document_columns(statement, corpus)

@@ -11,6 +11,7 @@ from datetime import timedelta
 from typing import Any
 
 import pandas as pd
+import pytest
 
 from evalplat.comparison.query_health import query_health
 from evalplat.formats.testset_files import read_judgments
@@ -21,13 +22,18 @@ from evalplat.testsets.content import TestSetContent
 LONG = "a wing in a propeller slipstream, " * 12  # 408 characters
 
 
-def _world(url: str, *, documents: bool) -> int:
-    """q1 graded on d0; the run's top 3 are d0, d1, d2. With ``documents``, d1 is in the test
-    set's corpus (d2 is not); every hit carries ``title``/``text`` fields of its own."""
+def _world(url: str, *, documents: bool, graded: list[tuple[str, str | None]] | None = None) -> int:
+    """q1 graded on d0 (or on the ``graded`` (document, source) pairs); the run's top 3 are
+    d0, d1, d2. With ``documents``, d1 is in the test set's corpus (d2 is not); every hit
+    carries ``title``/``text`` fields of its own."""
     queries = pd.DataFrame(
         {"query_id": ["q1"], "text": ["wing flutter"], "weight": [float("nan")], "tags": [None]}
     )
-    judgments = pd.DataFrame({"query_id": ["q1"], "doc_id": ["d0"], "grade": [2], "source": [None]})
+    graded = graded or [("d0", None)]
+    judgments = pd.DataFrame(
+        {"query_id": ["q1"] * len(graded), "doc_id": [d for d, _ in graded],
+         "grade": [2] * len(graded), "source": [s for _, s in graded]}
+    )  # fmt: skip
     corpus = pd.DataFrame(
         {"doc_id": ["d1"], "title": ["Wing flutter tests"], "text": [LONG], "fields": ["{}"]}
     )
@@ -94,3 +100,31 @@ def test_judge_these_carries_titles_and_texts_into_the_list_and_its_csv(db_url: 
     lines = health.annotation_csv("judge").splitlines()
     assert lines[0] == "query_id,query,doc_id,rank,title,text"
     assert lines[1].startswith("q1,wing flutter,d1,2,Wing flutter tests,")
+
+
+@pytest.mark.parametrize(
+    ("graded", "offered"),
+    [
+        ([("d0", None), ("d1", "llm:gpt")], ["d1", "d2"]),
+        # several grades of a pair: d2 graded by a person and the judge is graded
+        ([("d0", "ann"), ("d1", "llm:gpt"), ("d2", "ann"), ("d2", "llm:gpt")], ["d1"]),
+    ],
+    ids=["one grade a pair", "several grades a pair"],
+)
+def test_a_pair_only_the_judge_graded_is_still_offered_to_people(
+    db_url: str, cli: Callable[..., Any], graded: list[tuple[str, str]], offered: list[str]
+) -> None:
+    """A judge's grade is kept beside people's and read only where a gate lets it in: the pair
+    it alone graded is still one for people to grade, in ``unjudged``, ``rate task
+    --from-run`` and the judge-these list alike (:mod:`evalplat.store.people_judged`)."""
+    run_id = _world(db_url, documents=True, graded=graded)
+    listed = cli("unjudged", str(run_id), "--k", "3", "--db", db_url)
+    assert listed.exit_code == 0, listed.stderr
+    assert [r["doc_id"] for r in csv.DictReader(io.StringIO(listed.stdout))] == offered
+    task = cli("rate", "task", "t1", "--testset", "wings", "--from-run", str(run_id), "--k", "3",
+               "--db", db_url)  # fmt: skip
+    assert task.exit_code == 0, task.stderr
+    assert f"task t1: {len(offered)} pair" in task.stdout, task.stdout
+    with Store.open(db_url) as store:
+        inputs = store.query_health_inputs("engine", "wings", timedelta(days=1), k=3)
+    assert sorted(query_health(inputs).judge["doc_id"]) == offered

@@ -305,9 +305,10 @@ class SeasonSearch(RuleBasedStateMachine):
         self.killed_night(f"{config} set to {mode}", point)
 
     def rateable(self) -> list[str]:
-        """The ``fresh`` configs whose latest run has a ``yN`` that has no grade at all."""
+        """The ``fresh`` configs whose latest run has a ``yN`` no person graded (the judge's
+        grade alone leaves it to grade: ``evalplat.store.people_judged``)."""
         m = self.model
-        ungraded = set(TOPICS) - m.graded - m.judged
+        ungraded = set(TOPICS) - m.graded
         return sorted(c for c, mode in m.configs.items() if mode == "fresh" and ungraded)
 
     def rate(self, config: str) -> None:
@@ -317,12 +318,13 @@ class SeasonSearch(RuleBasedStateMachine):
         task = f"rate{self.nights}"
         made = self.world.cli("rate", "task", task, "--testset", "topics", "--from-run",
                               f"{config}@latest", "--db", self.db_url)  # fmt: skip
-        pairs = len(set(TOPICS) - m.graded - m.judged)
-        assert made.exit_code == 0 and f"{pairs} pairs" in made.stdout, (made.stdout, made.stderr)
+        pairs = len(set(TOPICS) - m.graded)
+        said = f"{pairs} pair{'s' if pairs > 1 else ''} of"
+        assert made.exit_code == 0 and said in made.stdout, (made.stdout, made.stderr)
         rate_in_the_app(self.world.cli, self.db_url, task, {"ana": 0})
         closed = self.world.cli("rate", "close", task, "--db", self.db_url)
         assert closed.exit_code == 0, closed.stderr
-        m.graded |= set(TOPICS) - m.judged
+        m.graded |= set(TOPICS)
         m.changed = True
         self.night(f"{config}'s unjudged documents rated")
 
@@ -826,6 +828,19 @@ def test_rated_grades_settle_what_needs_judgments(season: SeasonSearch) -> None:
     live = season.ledger.live()
     assert ("needs_judgments", "prod", "topics", "nDCG@10") in live, live
     season.rate("prod")
+    live = season.ledger.live()
+    assert ("needs_judgments", "prod", "topics", "nDCG@10") not in live, live
+
+
+def test_pairs_only_the_judge_graded_are_offered_to_people(season: SeasonSearch) -> None:
+    """The judge grades prod's new ``yN``; ``rate task --from-run`` still offers every one of
+    them to people (a model's grade is not a person's), and once a person graded them the gates
+    that needed judgments are unchanged again, the judge's grades kept beside."""
+    season.judge_on_or_off()
+    season.change("prod", "fresh")
+    assert season.model.judged == set(TOPICS)
+    assert season.rateable() == ["prod"]
+    season.rate("prod")  # every yN: 30 pairs, each graded by the judge alone
     live = season.ledger.live()
     assert ("needs_judgments", "prod", "topics", "nDCG@10") not in live, live
 

@@ -292,7 +292,7 @@ def test_the_top_k_of_latest_runs_from_copies_equals_the_rows_query(db_url: str)
     pdt.assert_frame_equal(copied[columns].pipe(_typed, types), rows, check_exact=True)
     assert len(rows) == 30 + 9 and rows["rank"].max() == 3
     # dN of each query of the first run; dN+1 and dN of the second's three queries
-    assert rows["grade"].notna().sum() == 10 + 6
+    assert rows["judged"].notna().sum() == 10 + 6
     assert top["config"].tolist()[:3] == ["a"] * 3 and top["judged"].sum() == 16
 
 
