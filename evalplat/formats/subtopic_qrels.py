@@ -6,7 +6,8 @@ the qrels as ``evalplat.formats.trec`` does.
 A subtopic is a whole number (ASCII digits, as ndeval's are); a document may be judged once per
 subtopic, so a (query, subtopic, doc) repeated is refused, naming its line. Comments (``#``)
 and blank lines are skipped as in the other TREC readers. Diversity qrels are small (thousands
-of lines a track), so one plain pass reads them.
+of lines a track, but a judged pool may be far larger): the vectorised tiers of the TREC reader
+read them, and only when they cannot, or a check fails, one plain pass names the line.
 """
 
 from __future__ import annotations
@@ -29,11 +30,55 @@ def read_subtopic_qrels(path: str | Path) -> pa.Table:
     Raises ``InputError`` naming the file and line for a wrong field count, a subtopic that is
     not a whole number, a bad id or grade, a repeated (query, subtopic, doc), bytes that are not
     UTF-8; naming the file when it is missing or holds no judgment."""
-    import pyarrow as pa
-
     path = Path(path)
     if not path.is_file():
         raise InputError("no such file", path=path)
+    if path.stat().st_size:
+        table = _read_fast(path)
+        if table is not None:
+            return table
+    return _read_slow(path)
+
+
+def _read_fast(path: Path) -> pa.Table | None:
+    """The file through the TREC reader's vectorised tiers, or None when it, the subtopics or
+    the (query, subtopic, doc) triples need the line pass."""
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from evalplat.formats.trec import read_qrels_iterations
+
+    table = read_qrels_iterations(path)
+    if table is None:
+        return None
+    text = table.column("iteration")
+    if not pc.all(pc.match_substring_regex(text, rf"^[0-9]{{1,{SUBTOPIC_DIGITS}}}$")).as_py():
+        return None
+    subtopic = pc.cast(text, pa.int64())
+    codes = pd.DataFrame(
+        {
+            "query": pc.dictionary_encode(table.column("query_id")).combine_chunks().indices,
+            "subtopic": subtopic.to_numpy(),
+            "doc": pc.dictionary_encode(table.column("doc_id")).combine_chunks().indices,
+        }
+    )
+    if codes.duplicated().any():
+        return None
+    return pa.table(
+        {
+            "query_id": table.column("query_id"),
+            "subtopic": subtopic,
+            "doc_id": table.column("doc_id"),
+            "grade": table.column("grade"),
+        }
+    )
+
+
+def _read_slow(path: Path) -> pa.Table:
+    """The reference pass, one line at a time, naming the first bad line."""
+    import pyarrow as pa
+
     columns: dict[str, list[object]] = {"query_id": [], "subtopic": [], "doc_id": [], "grade": []}
     seen: set[tuple[str, int, str]] = set()
     with path.open("rb") as handle:

@@ -17,8 +17,10 @@ from typing import TYPE_CHECKING
 from evalplat.errors import InputError
 
 if TYPE_CHECKING:
+    import numpy as np
     import pandas as pd
     import pyarrow as pa
+    from numpy.typing import NDArray
 
     from evalplat.metrics.ranking import Ranking
     from evalplat.metrics.sources import SubtopicJudgments
@@ -73,33 +75,63 @@ def _from_frame(frame: pd.DataFrame) -> pa.Table:
 
 def join(table: pa.Table, query_ids: list[str], ranking: Ranking) -> SubtopicJudgments:
     """The judgments of the evaluated topics, coded, each with the ranking row of its document
-    (-1 when the run did not retrieve it). Document codes follow (topic, doc id), which the
-    greedy ideal ranking's tie rule reads, and subtopic codes follow (topic, subtopic), the order
-    in which ndeval sums a document's gain."""
+    (-1 when the run did not retrieve it), in Arrow and NumPy kernels. Document codes follow
+    (topic, doc id in byte order), which the greedy ideal ranking's tie rule reads, and
+    subtopic codes follow (topic, subtopic), the order in which ndeval sums a gain."""
     import numpy as np
-    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.compute as pc
 
     from evalplat.metrics.sources import SubtopicJudgments
 
-    frame = table.to_pandas()
-    position = pd.Series(np.arange(len(query_ids), dtype=np.int64), index=query_ids)
-    topic = frame["query_id"].map(position)
-    frame = frame[topic.notna()].assign(topic=topic[topic.notna()].astype(np.int64))
-    intent = pd.factorize(pd.MultiIndex.from_frame(frame[["topic", "subtopic"]]), sort=True)[0]
-    doc = pd.factorize(pd.MultiIndex.from_frame(frame[["topic", "doc_id"]]), sort=True)[0]
-    rows = pd.DataFrame(
-        {
-            "topic": ranking.topic.astype(np.int64),
-            "doc_id": [] if ranking.doc_ids is None else ranking.doc_ids.to_pylist(),
-            "row": np.arange(len(ranking.topic), dtype=np.int64),
-        }
-    )
-    joined = frame[["topic", "doc_id"]].merge(rows, on=["topic", "doc_id"], how="left")
+    position = pc.index_in(table.column("query_id"), value_set=pa.array(query_ids, pa.string()))
+    table = table.filter(pc.is_valid(position))
+    topic = pc.drop_null(position).to_numpy().astype(np.int64)
+    subtopic = table.column("subtopic").to_numpy().astype(np.int64)
+    intent = _codes(topic, subtopic)
+    docs = pc.unique(table.column("doc_id"))
+    docs = docs.take(pc.array_sort_indices(docs))
+    doc = _codes(topic, _indices(table.column("doc_id"), docs))
+    row = np.full(len(topic), -1, dtype=np.int64)
+    if ranking.doc_ids is not None and len(ranking.topic) and len(topic):
+        retrieved = pc.unique(ranking.doc_ids)
+        width = len(retrieved)
+        ranked = ranking.topic.astype(np.int64) * width + _indices(ranking.doc_ids, retrieved)
+        order = np.argsort(ranked, kind="stable")
+        ranked = ranked[order]
+        found = pc.index_in(table.column("doc_id"), value_set=retrieved)
+        seen = pc.is_valid(found).to_numpy(zero_copy_only=False)
+        wanted = topic[seen] * width + pc.drop_null(found).to_numpy().astype(np.int64)
+        at = np.minimum(np.searchsorted(ranked, wanted), len(ranked) - 1)
+        hit = ranked[at] == wanted
+        matched = np.full(len(wanted), -1, dtype=np.int64)
+        matched[hit] = order[at[hit]]
+        row[seen] = matched
     return SubtopicJudgments(
-        topic=frame["topic"].to_numpy(np.int64),
-        intent=intent.astype(np.int64),
-        doc=doc.astype(np.int64),
-        grade=frame["grade"].to_numpy(np.int64),
-        row=joined["row"].fillna(-1).to_numpy(np.int64),
+        topic=topic,
+        intent=intent,
+        doc=doc,
+        grade=table.column("grade").to_numpy().astype(np.int64),
+        row=row,
         n_intents=int(intent.max()) + 1 if len(intent) else 0,
     )
+
+
+def _indices(values: pa.Array | pa.ChunkedArray, dictionary: pa.Array) -> NDArray[np.int64]:
+    """Each value's position in ``dictionary``, which holds every value."""
+    import numpy as np
+    import pyarrow.compute as pc
+
+    indices: NDArray[np.int64] = (
+        pc.index_in(values, value_set=dictionary).to_numpy().astype(np.int64)
+    )
+    return indices
+
+
+def _codes(topic: NDArray[np.int64], within: NDArray[np.int64]) -> NDArray[np.int64]:
+    """Dense codes of (topic, value) pairs, numbered in sorted order."""
+    import numpy as np
+
+    width = int(within.max()) + 1 if len(within) else 1
+    codes: NDArray[np.int64] = np.unique(topic * width + within, return_inverse=True)[1]
+    return codes.astype(np.int64)

@@ -132,3 +132,25 @@ def test_evaluate_prints_the_intent_aware_measures_by_their_names(
     means = json.loads(result.stdout)["means"]
     assert means["AP_IA"] == pytest.approx((Q1["AP_IA"] + Q2["AP_IA"]) / 3)
     assert means["alpha_nDCG@5"] == pytest.approx((Q1["alpha_nDCG@5"] + Q2["alpha_nDCG@5"]) / 3)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        QRELS,
+        QRELS.replace(" ", "\t"),
+        "# a diversity qrels\n" + QRELS.replace("q1 1 a 1", "q1  1 a\t1") + "\n",
+        "q1 007 a 1\nq1 7 b 2\nq2 0 a -1\n",
+    ],
+)
+def test_the_fast_read_of_diversity_qrels_is_the_line_pass(tmp_path: Path, text: str) -> None:
+    from evalplat.formats.subtopic_qrels import _read_fast, _read_slow, read_subtopic_qrels
+
+    path = tmp_path / "div.qrels"
+    path.write_text(text, encoding="utf-8")
+    slow = _read_slow(path)
+    assert read_subtopic_qrels(path).equals(slow)
+    fast = _read_fast(path)
+    assert fast is None or fast.equals(slow)
+    if text == QRELS:
+        assert fast is not None  # a plain file takes the vectorised tiers
