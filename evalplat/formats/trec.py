@@ -50,6 +50,7 @@ RUN_FIELDS = 6
 # (field index, output name) kept from each line
 _QRELS_KEEP = ((0, "query_id"), (2, "doc_id"), (3, "grade"))
 _RUN_KEEP = ((0, "query_id"), (2, "doc_id"), (4, "score"))
+_ITERATION_KEEP = ((0, "query_id"), (1, "iteration"), (2, "doc_id"), (3, "grade"))
 
 
 _SCAN_BYTES = 1 << 24  # the delimiter scan looks at this much at a time
@@ -95,6 +96,20 @@ def read_qrels_table(path: str | Path, *, check_duplicates: bool = True) -> pa.T
 def read_run_table(path: str | Path, *, check_duplicates: bool = True) -> pa.Table:
     """:func:`read_run` as a pyarrow Table; see :func:`read_qrels_table`."""
     return _read(Path(path), RUN_FIELDS, _RUN_KEEP, exact=False, check=check_duplicates)
+
+
+def read_qrels_iterations(path: str | Path) -> pa.Table | None:
+    """The vectorised tiers alone over a qrels file, keeping the second column as text
+    (``iteration``) and checking no pairs; None when they cannot read the file. For diversity
+    qrels (:mod:`evalplat.formats.subtopic_qrels`), whose own line pass names any problem."""
+    for tier in (_read_delimited, _read_split):
+        try:
+            table = tier(Path(path), QRELS_FIELDS, _ITERATION_KEEP, exact=True)
+        except _FastPathFailed:
+            continue
+        if table.num_rows:
+            return table
+    return None
 
 
 def name_first_error(path: str | Path, kind: str) -> None:

@@ -7,6 +7,7 @@ This module imports no numerical library.
 
 from __future__ import annotations
 
+from evalplat.metrics.catalogue_intent_aware import INTENT_AWARE, INTENT_AWARE_PARAMS
 from evalplat.metrics.catalogue_ir_measures import IR_MEASURES, IR_MEASURES_PARAMS
 from evalplat.metrics.catalogue_trec import SETS, TREC, TREC_PARAMS
 from evalplat.metrics.diversity import DIVERSITY
@@ -46,6 +47,7 @@ PARAMS: dict[str, Param] = {
 PARAMS.update({p.name: p for p in ONLINE_PARAMS})
 PARAMS.update({p.name: p for p in TREC_PARAMS})
 PARAMS.update({p.name: p for p in IR_MEASURES_PARAMS})
+PARAMS.update({p.name: p for p in INTENT_AWARE_PARAMS})
 
 _REL = ("rel", "judged_only")
 
@@ -366,5 +368,5 @@ COUNTS: tuple[Measure, ...] = (
 )
 
 MEASURES: tuple[Measure, ...] = (
-    RELEVANCE + TREC + SETS + IR_MEASURES + COUNTS + SYSTEM + DIVERSITY + ONLINE
+    RELEVANCE + TREC + SETS + IR_MEASURES + INTENT_AWARE + COUNTS + SYSTEM + DIVERSITY + ONLINE
 )

@@ -15,7 +15,8 @@ TREC_PARAMS: tuple[Param, ...] = (
           "precision is taken (`IPrec@0.1` is `IPrec(recall=0.1)`)", required=True, minimum=0,
           maximum=1),
     Param("beta", "number", 1, "the weight of recall against precision in SetF, used as "
-          "trec_eval's set_F and ir_measures use it, not squared (default 1)",
+          "trec_eval's set_F and ir_measures use it, not squared (default 1); NRBP's "
+          "patience, the chance the reader goes on to the next result (default 0.5)",
           minimum=0),
     Param("u1", "number", 1, "utility's worth of a relevant retrieved document (default 1)"),
     Param("u2", "number", -1, "utility's worth of a non-relevant retrieved document "

@@ -120,7 +120,9 @@ def evaluate(
     ``results``), for measures whose declared input is ``records``; without it such a measure
     is refused, naming what is missing. ``documents``: field values of the ranked documents
     (``query_id, doc_id, field, value``, e.g. ``Store.result_fields``), for measures of
-    documents (``Diversity``). ``zscores``: a Z file read by
+    documents (``Diversity``). The intent-aware measures (``alpha_nDCG@20``) read the qrels'
+    subtopic column (a path, or a frame with ``subtopic``; see
+    :mod:`evalplat.metrics.subtopic_join`). ``zscores``: a Z file read by
     :func:`evalplat.metrics.zscores.read_zscores`; each topic's value is then standardised by
     its reference mean and standard deviation (trec_eval's ``-Z``), and so is each figure.
     """
@@ -129,12 +131,18 @@ def evaluate(
     from evalplat.metrics.build import CodedQrels, build
     from evalplat.metrics.pair_keys import DuplicateError
     from evalplat.metrics.sources import MeasureInputs
+    from evalplat.metrics.subtopic_join import join, subtopic_qrels
 
     if missing not in ("zero", "skip"):
         raise InputError(f"missing must be 'zero' or 'skip', got {missing!r}")
     if isinstance(metrics, (str, Metric)):
         metrics = [metrics]
     chosen = parse_all([str(m) for m in metrics] if metrics else None)
+    by_subtopic = None
+    if any("subtopics" in m.spec.inputs for m in chosen):
+        by_subtopic = subtopic_qrels(qrels)
+        if by_subtopic is not None:
+            qrels = by_subtopic[1]
     if not isinstance(qrels, CodedQrels):
         coded = coded_qrels(qrels, topics)
     elif topics is None or set(map(str, topics)) == set(qrels.topics.to_pylist()):
@@ -147,7 +155,8 @@ def evaluate(
     try:
         judgments, ranking, run_only = build(
             coded, run_table, ordering=ordering,
-            with_docs=any("documents" in m.spec.inputs for m in chosen),
+            with_docs=by_subtopic is not None
+            or any("documents" in m.spec.inputs for m in chosen),
         )  # fmt: skip
     except DuplicateError as error:
         raise _duplicate(error, run, "run") from None
@@ -173,6 +182,7 @@ def evaluate(
         len(query_ids), ranking, judgments,
         _records(records, query_ids) if records is not None else None,
         _documents(documents, ranking, query_ids) if documents is not None else None,
+        subtopics=None if by_subtopic is None else join(by_subtopic[0], query_ids, ranking),
     )  # fmt: skip
     values, means = measure(chosen, inputs, keep, weight)
     kept_ids = [q for q, k in zip(query_ids, keep, strict=True) if k]

@@ -31,7 +31,7 @@ from typing import Literal
 from evalplat.errors import InputError
 
 CutoffRule = Literal["required", "optional", "none"]
-Input = Literal["judgments", "ranking", "records", "documents", "events"]
+Input = Literal["judgments", "ranking", "records", "documents", "events", "subtopics"]
 Unit = Literal["query", "session"]
 Aggregate = Literal["mean", "sum", "percentile", "geomean"]
 VerdictTest = Literal["paired", "bootstrap", "none"]
@@ -49,6 +49,7 @@ INPUTS: dict[str, str] = {
     "records": "what the run recorded per query: latency and the number of results",
     "documents": "field values of the ranked documents (stored hit fields or the corpus)",
     "events": "user behaviour events attributed to the config version (online measures)",
+    "subtopics": "judgments per subtopic (intent) of each topic: the qrels' second column",
 }
 UNITS: dict[str, str] = {"query": "per query", "session": "per session"}
 AGGREGATES: dict[str, str] = {
@@ -63,7 +64,7 @@ TESTS: dict[str, str] = {
     "none": "informational: compared and shown, never gated",
 }
 
-_NAME = re.compile(r"^(?:[a-z][a-z0-9_]*:)?[A-Za-z][A-Za-z0-9]*$")
+_NAME = re.compile(r"^(?:[a-z][a-z0-9_]*:)?[A-Za-z][A-Za-z0-9_]*$")
 
 
 @dataclass(frozen=True)

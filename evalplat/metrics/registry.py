@@ -279,7 +279,7 @@ for _measure in MEASURES:
 
 DEFAULT_METRICS: tuple[str, ...] = ("nDCG@10", "P@10", "R@100", "AP", "RR@10", "Judged@10")
 
-_NAME_RE = re.compile(r"^\s*(?P<family>(?:[A-Za-z][A-Za-z0-9_]*:)?[A-Za-z][A-Za-z0-9]*)\s*"
+_NAME_RE = re.compile(r"^\s*(?P<family>(?:[A-Za-z][A-Za-z0-9_]*:)?[A-Za-z][A-Za-z0-9_]*)\s*"
                       r"(?:\((?P<params>[^)]*)\))?\s*(?:@\s*(?P<cutoff>\S+))?\s*$")  # fmt: skip
 
 

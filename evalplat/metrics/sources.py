@@ -26,6 +26,8 @@ _MISSING = {
     "records": "run records (latency, result counts; a run imported from a file has none)",
     "documents": "document field values (stored hit fields or the test set's documents)",
     "events": "user behaviour events for this config version",
+    "subtopics": "judgments per subtopic (a qrels file whose second column is the subtopic, "
+    "read by `evalplat evaluate`; stored test sets keep none)",
 }
 
 
@@ -54,6 +56,20 @@ class DocumentFields:
 
 
 @dataclass(frozen=True)
+class SubtopicJudgments:
+    """Judgments per subtopic (intent), one row each, joined with the ranking: the topic code,
+    a code for each (topic, subtopic) and for each (topic, document), both numbered in sorted
+    order, the grade, and the ranking row that retrieved the document (-1 when none did)."""
+
+    topic: NDArray[np.int64]
+    intent: NDArray[np.int64]
+    doc: NDArray[np.int64]
+    grade: NDArray[np.int64]
+    row: NDArray[np.int64]
+    n_intents: int
+
+
+@dataclass(frozen=True)
 class MeasureInputs:
     """Every input of one evaluation, per topic; ``None`` where the evaluation has none."""
 
@@ -63,6 +79,7 @@ class MeasureInputs:
     records: RunRecords | None = None
     documents: DocumentFields | None = None
     events: object | None = None
+    subtopics: SubtopicJudgments | None = None
 
     def get(self, name: str, metric: Metric) -> object:
         """The input ``name`` for ``metric``; ``InputError`` naming both when it is absent."""

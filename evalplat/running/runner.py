@@ -151,9 +151,16 @@ def _with_coverage(metrics: Sequence[str | Metric] | None) -> list[str]:
 
 
 def check_fields(metrics: Sequence[str], params: dict[str, Any], known: list[str]) -> None:
-    """Refuse a metric of a document field the run cannot have, before anything is written."""
+    """Refuse a metric of a document field the run cannot have, or of judgments per subtopic
+    (which stored test sets do not keep), before anything is written."""
     for name in metrics:
         metric = parse(name)
+        if "subtopics" in metric.spec.inputs:
+            raise InputError(
+                f"{metric} reads judgments per subtopic, which stored test sets do not keep; "
+                f"score a diversity qrels file with `evalplat evaluate --qrels FILE --run RUN "
+                f"-m {metric}`"
+            )
         if "documents" not in metric.spec.inputs:
             continue
         field = str(metric.param("field"))

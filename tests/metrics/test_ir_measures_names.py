@@ -1,10 +1,13 @@
 """Every measure ir_measures registers, under the names ir_measures itself prints: each name
-ir_measures computes parses here and gives ir_measures' values, but the measures evalplat does
-not offer, which it refuses by name.
+ir_measures computes parses here and gives ir_measures' values, but the one measure evalplat
+does not offer, which it refuses by name. The intent-aware measures are compared on diversity
+qrels (a subtopic per judgment) through ir_measures' pyndeval provider.
 """
 
 from __future__ import annotations
 
+import contextlib
+import io
 import math
 import random
 import subprocess
@@ -26,10 +29,12 @@ SAMPLE: dict[str, object] = {
     "gains": {0: 0, 1: 1, 2: 3}, "dcg": "exp-log2", "recall": 0.5, "relative": True,
     "normalize": False, "alpha": 0.6,
 }  # fmt: skip
-# measures of intent-aware (subtopic) judgments, which evalplat does not read, and ir_measures'
-# binary RBP(rel=k) with its own persistence 0.8, where evalplat's RBP is trec_eval's graded rbp
-NOT_OFFERED = ("ERR_IA", "nERR_IA", "alpha_DCG", "alpha_nDCG", "NRBP", "nNRBP", "AP_IA", "P_IA",
-               "StRecall", "RBP")  # fmt: skip
+# ir_measures' binary RBP(rel=k) with its own persistence 0.8, where evalplat's RBP is
+# trec_eval's graded rbp
+NOT_OFFERED = ("RBP",)
+# ndeval's measures, which read the subtopic of each judgment
+INTENT_AWARE = ("ERR_IA", "nERR_IA", "alpha_DCG", "alpha_nDCG", "NRBP", "nNRBP", "AP_IA", "P_IA",
+                "StRecall")  # fmt: skip
 
 
 def _names() -> Iterator[tuple[str, object]]:
@@ -68,16 +73,68 @@ def _case() -> tuple[list[object], list[object], pd.DataFrame, pd.DataFrame]:
 QRELS, RUN, JUDGED, RANKED = _case()
 
 
-def _theirs(measure: object) -> dict[str, float] | None:
+def _diversity_case(seed: int) -> tuple[list[object], list[object], pd.DataFrame, pd.DataFrame]:
+    """Diversity qrels and a run: one to six subtopics a topic, a document judged for several
+    subtopics, negative, zero and graded judgments, a topic with no relevant judgment (q0),
+    unjudged documents, runs of 1 to 60 documents with tied scores. ir_measures gets the run in
+    evalplat's order (ties by doc id descending, trec_eval's) as distinct scores: pyndeval
+    breaks ties the other way, which the measures' notes say."""
+    draw = random.Random(seed)
+    judged, ranked = [], []
+    for number in range(6):
+        topic, docs = f"q{number}", [f"d{i:02d}" for i in range(70)]
+        for subtopic in range(1, draw.choice((1, 2, 3, 4, 6)) + 1):
+            for doc in draw.sample(docs, draw.randint(2, 30)):
+                grade = draw.choice((-1, 0, 0, 1, 1, 2, 3)) if number else 0
+                judged.append((topic, subtopic, doc, grade))
+        ranked += [(topic, d, float(draw.randint(0, 15)))
+                   for d in draw.sample(docs, draw.randint(1, 60))]  # fmt: skip
+    ours = pd.DataFrame(ranked, columns=["query_id", "doc_id", "score"])
+    order = ours.sort_values(["query_id", "score", "doc_id"], ascending=[True, False, False])
+    order = order.assign(score=-order.groupby("query_id").cumcount().astype(float))
+    return (
+        [ir_measures.Qrel(q, d, g, str(s)) for q, s, d, g in judged],
+        [ir_measures.ScoredDoc(q, d, s) for q, d, s in order.itertuples(index=False)],
+        pd.DataFrame(judged, columns=["query_id", "subtopic", "doc_id", "grade"]),
+        ours,
+    )
+
+
+DIVERSITY = _diversity_case(56)
+
+
+def _theirs(measure: object, qrels: list[object] = QRELS, run: list[object] = RUN
+            ) -> dict[str, float] | None:  # fmt: skip
     """ir_measures' value per topic, or None when ir_measures refuses or cannot compute it."""
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
+        with warnings.catch_warnings(), contextlib.redirect_stderr(io.StringIO()):
+            warnings.simplefilter("ignore")  # and pyndeval's warning of one subtopic a topic
             return {
-                m.query_id: float(m.value) for m in ir_measures.iter_calc([measure], QRELS, RUN)
+                m.query_id: float(m.value) for m in ir_measures.iter_calc([measure], qrels, run)
             }
     except (AssertionError, ValueError, NotImplementedError, subprocess.CalledProcessError):
         return None  # gdeval (ir_measures' ERR) fails on grades below 0; ERR is checked apart
+    except TypeError:  # ir_measures' judged_only filter for pyndeval fails on every input
+        return None
+
+
+def _agree(name: str, case: tuple[list[object], list[object], pd.DataFrame, pd.DataFrame]
+           ) -> int:  # fmt: skip
+    """Assert evalplat's value of ``name`` is ir_measures' for each topic ir_measures scores;
+    the number of topics compared (0 when ir_measures refuses the name)."""
+    qrels, run, judged, ranked = case
+    theirs = _theirs(ir_measures.parse_measure(name), qrels, run)
+    if theirs is None:
+        return 0
+    metric = parse(name)
+    result = evaluate(judged, ranked, [metric])
+    ours = dict(zip(result.query_ids, result.values[str(metric)], strict=True))
+    for query_id, value in theirs.items():
+        if math.isnan(value):  # ndeval's nNRBP of a topic without a relevant subtopic is 0/0,
+            assert ours[query_id] == 0.0, name  # which scores 0 here, as every measure does
+        else:
+            assert ours[query_id] == pytest.approx(value, abs=1e-5), (name, query_id)
+    return len(theirs)
 
 
 CASES = [(alias, str(measure)) for alias, measure in _names()]
@@ -85,20 +142,31 @@ CASES = [(alias, str(measure)) for alias, measure in _names()]
 
 def test_the_registry_is_walked_whole() -> None:
     """Most names are compared by value, not only parsed (the test below returns early for
-    the names ir_measures refuses and the measures not offered)."""
+    the names ir_measures refuses and the measure not offered)."""
     assert len(ir_measures.measures.registry) >= 50
     offered = [
         name
         for alias, name in CASES
-        if ir_measures.measures.registry[alias].NAME not in NOT_OFFERED
+        if ir_measures.measures.registry[alias].NAME not in NOT_OFFERED + INTENT_AWARE
         and _theirs(ir_measures.parse_measure(name)) is not None
     ]
     assert len(offered) >= 85
+    intent_aware = [
+        name
+        for alias, name in CASES
+        if ir_measures.measures.registry[alias].NAME in INTENT_AWARE
+        and _theirs(ir_measures.parse_measure(name), *DIVERSITY[:2]) is not None
+    ]
+    assert len(intent_aware) >= 20
 
 
 @pytest.mark.parametrize(("alias", "name"), CASES)
 def test_each_name_ir_measures_computes_parses_and_agrees(alias: str, name: str) -> None:
     measure = ir_measures.parse_measure(name)
+    if ir_measures.measures.registry[alias].NAME in INTENT_AWARE:
+        if _agree(name, DIVERSITY) == 0 and "@" in name:
+            parse(name)  # ir_measures fails on judged_only=true; the name parses here
+        return
     theirs = _theirs(measure)
     if theirs is None:  # ir_measures itself refuses the name (BPM without a cutoff, bare IPrec)
         return
@@ -114,3 +182,32 @@ def test_each_name_ir_measures_computes_parses_and_agrees(alias: str, name: str)
             assert math.isnan(ours[query_id]), query_id
         else:
             assert ours[query_id] == pytest.approx(value, abs=1e-5), query_id
+
+
+# ndeval's measures at cutoffs up to its deepest (20), with other alphas, betas and thresholds,
+# each on diversity cases of several seeds
+INTENT_AWARE_NAMES = ("ERR_IA@5", "ERR_IA@20", "nERR_IA@10", "nERR_IA(rel=2)@20", "alpha_DCG@10",
+                      "alpha_DCG(alpha=0.3)@20", "alpha_nDCG@20", "alpha_nDCG(alpha=0.6)@20",
+                      "alpha_nDCG(alpha=0.7)@17", "NRBP", "NRBP(beta=0.9)", "nNRBP",
+                      "nNRBP(alpha=0.3,beta=0.8)", "AP_IA", "MAP_IA(rel=2)", "P_IA@20",
+                      "P_IA(rel=3)@7", "StRecall@5", "StRecall(rel=2)@20")  # fmt: skip
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_the_intent_aware_measures_agree_with_ndeval_on_diversity_qrels(seed: int) -> None:
+    case = _diversity_case(seed)
+    assert sum(_agree(name, case) for name in INTENT_AWARE_NAMES) >= 6 * len(INTENT_AWARE_NAMES)
+
+
+def test_at_one_ndeval_leaves_err_ia_and_alpha_dcg_undivided_where_evalplat_divides() -> None:
+    """The one documented difference of value: a first document covering one of two
+    subtopics is 1 in ndeval at k = 1 (undivided by N = 2) and 1/2 here, as at every k."""
+    qrels = [ir_measures.Qrel("q", "a", 1, "1"), ir_measures.Qrel("q", "b", 1, "2")]
+    run = [ir_measures.ScoredDoc("q", "a", 1.0)]
+    judged = pd.DataFrame([("q", 1, "a", 1), ("q", 2, "b", 1)],
+                          columns=["query_id", "subtopic", "doc_id", "grade"])  # fmt: skip
+    ranked = pd.DataFrame([("q", "a", 1.0)], columns=["query_id", "doc_id", "score"])
+    for name in ("ERR_IA@1", "alpha_DCG@1"):
+        assert _theirs(ir_measures.parse_measure(name), qrels, run) == {"q": 1.0}
+        assert evaluate(judged, ranked, [name]).means[name] == 0.5
+    assert _agree("ERR_IA@2", (qrels, run, judged, ranked)) == 1

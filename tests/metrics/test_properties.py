@@ -106,8 +106,43 @@ def test_moving_a_relevant_document_to_the_top_never_hurts(
         assert (after[name] >= before[name] - 1e-12).all(), name
 
 
+# the intent-aware measures read judgments per subtopic: their own collections below
+INTENT_AWARE = [
+    "ERR_IA@1", "ERR_IA@5", "nERR_IA@5", "alpha_DCG@5", "alpha_nDCG@5", "alpha_nDCG(alpha=1)@3",
+    "NRBP", "nNRBP(alpha=0.2,beta=0.9)", "AP_IA", "P_IA@3", "StRecall@3",
+    "P_IA(judged_only=true)@2",
+]  # fmt: skip
+
+
+@st.composite
+def diversity_collections(draw: st.DrawFn) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Random diversity qrels (a document judged for one to three subtopics) and a run."""
+    qrels, run = draw(collections())
+    rows = [
+        (query, subtopic, doc, draw(st.integers(-1, 3)) if subtopic else grade)
+        for query, doc, grade in qrels.itertuples(index=False)
+        for subtopic in sorted(draw(st.sets(st.integers(0, 3), min_size=1, max_size=3)))
+    ]
+    return pd.DataFrame(rows, columns=["query_id", "subtopic", "doc_id", "grade"]), run
+
+
+@given(diversity_collections())
+def test_intent_aware_measures_stay_in_unit_interval_and_ignore_renaming(
+    data: tuple[pd.DataFrame, pd.DataFrame],
+) -> None:
+    qrels, run = data
+    before = evaluate(qrels, run, INTENT_AWARE).per_query
+    assert ((before["value"] >= 0) & (before["value"] <= 1 + 1e-12)).all()
+    # an order-preserving renaming keeps both tie rules (the run's and the ideal ranking's)
+    docs = sorted(set(qrels["doc_id"]) | set(run["doc_id"]))
+    rename = {doc: f"doc-{index:04d}" for index, doc in enumerate(docs)}
+    qrels2 = qrels.assign(doc_id=qrels["doc_id"].map(rename))
+    after = evaluate(qrels2, run.assign(doc_id=run["doc_id"].map(rename)), INTENT_AWARE)
+    assert before.equals(after.per_query)
+
+
 def test_every_bounded_family_is_covered_by_the_range_property() -> None:
-    covered = {parse(name).family for name in BOUNDED}
+    covered = {parse(name).family for name in BOUNDED + INTENT_AWARE}
     # session measures have their own range property (tests/metrics/test_online.py)
     assert {f.name for f in FAMILIES.values() if f.bounded and f.unit == "query"} <= covered
 

@@ -205,3 +205,16 @@ def test_runs_show_prints_the_zero_result_rate_and_flags_a_mostly_empty_run(
     fine = cli("runs", "show", "or-words@latest", "--db", db_url)
     assert "zero results       0.0% (0 of 10 queries)" in fine.stdout  # type: ignore[attr-defined]
     assert "warning" not in fine.stderr  # type: ignore[attr-defined]
+
+
+def test_an_intent_aware_metric_is_refused_before_anything_is_written(store: Store) -> None:
+    """Stored test sets keep one grade per (query, doc), no subtopics: a run cannot score
+    alpha_nDCG, and says where it can be scored."""
+    _setup(store, "http://127.0.0.1:9", "ok")
+    with pytest.raises(
+        InputError,
+        match=r"alpha_nDCG@20 reads judgments per subtopic.*"
+        r"evalplat evaluate --qrels FILE --run RUN -m alpha_nDCG@20",
+    ):
+        runner.run(store, "es", "small", metrics=["nDCG@10", "alpha_nDCG@20"])
+    assert store.list_runs() == []
