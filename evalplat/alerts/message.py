@@ -11,7 +11,9 @@ An ``AlertMessage`` is plain data, built by the nightly job from a comparison (o
 same two renderings so they never disagree:
 
 - ``title()``: one line, e.g. ``Regression: nDCG@10 of docs-bm25 on cranfield``,
-  ``Needs judgments: ...``, ``Run failed: docs-bm25 on cranfield``;
+  ``Needs judgments: ...``, ``Run failed: docs-bm25 on cranfield``, or for the outage of an
+  engine several configs search, ``Run failed: engine http://es:9200 down: configs a, b
+  failed`` (then ``Recovered: engine http://es:9200``);
 - ``facts()``: ordered (label, value) pairs: config, test set, metric,
   ``baseline → candidate``, delta (absolute and relative), what changed (config parameters,
   test set), the runs' operational facts (``Run facts``: queries that returned nothing, a judged
@@ -29,6 +31,7 @@ its title is ``Retired: ...`` and its ``note`` says what went; the figures are t
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -96,6 +99,10 @@ class AlertMessage:
     # the comparison's operational facts, as ``Fact.to_dict`` gives them (``kind``, ``sentence``,
     # ``figures``, ``run``, ``side``, ``new``, ``line``); ``facts`` in the alert's details
     run_facts: tuple[dict[str, Any], ...] = field(default_factory=tuple)
+    # an engine's operational alert (``evalplat.nightly.outages``): the engine, and the configs
+    # that failed on it (``config`` and ``test_set`` are then where it was first seen)
+    engine: str | None = None
+    configs: tuple[str, ...] = field(default_factory=tuple)
 
     def __post_init__(self) -> None:
         if self.event not in EVENTS:
@@ -106,7 +113,12 @@ class AlertMessage:
     # ── renderings shared by the channels ────────────────────────────────────────────────────
 
     def subject(self) -> str:
-        """What the alert is about: ``nDCG@10 of docs-bm25 on cranfield``."""
+        """What the alert is about: ``nDCG@10 of docs-bm25 on cranfield``; an engine's outage
+        when it opens: ``engine http://127.0.0.1:9200 down: configs a, b failed``."""
+        if self.engine is not None:
+            if self.event != "opened" or not self.configs:
+                return f"engine {self.engine}"
+            return outage_line(self.engine, self.configs)
         where = f"{self.config} on {self.test_set}"
         return where if self.kind == "operational" else f"{self.metric} of {where}"
 
@@ -134,9 +146,12 @@ class AlertMessage:
         return text
 
     def facts(self) -> list[tuple[str, str]]:
+        engine = self.engine is not None
         rows: list[tuple[str, str | None]] = [
-            ("Config", self.config),
-            ("Test set", self.test_set),
+            ("Engine", self.engine),
+            ("Configs", ", ".join(self.configs) or None),
+            ("Config", None if engine else self.config),
+            ("Test set", None if engine else self.test_set),
             ("Retired" if self.event == "retired" else "Note", self.note),
             ("Metric", None if self.kind == "operational" else self.metric),
             ("Error", self.error),
@@ -199,6 +214,9 @@ class AlertMessage:
             del data["worst_queries"]
         data["changes"] = list(self.changes)
         data["facts"] = [dict(f) for f in data.pop("run_facts")]
+        data["configs"] = list(self.configs)
+        if self.engine is None:  # the fields of an engine's alert only
+            del data["engine"], data["configs"]
         return data
 
     @classmethod
@@ -216,10 +234,18 @@ class AlertMessage:
             for q in data.get("worst_queries", [])
         )
         values["changes"] = tuple(str(line) for line in data.get("changes") or ())
+        values["configs"] = tuple(str(name) for name in data.get("configs") or ())
         values["run_facts"] = tuple(
             dict(f) for f in data.get("facts") or () if isinstance(f, dict) and f.get("sentence")
         )
         return cls(**values)
+
+
+def outage_line(engine: str, configs: Sequence[str]) -> str:
+    """An engine's outage in a line: ``engine http://127.0.0.1:9200 down: configs a, b
+    failed`` (``evalplat.nightly.outages``)."""
+    word = "config" if len(configs) == 1 else "configs"
+    return f"engine {engine} down: {word} {', '.join(configs)} failed"
 
 
 def fact_line(fact: dict[str, Any]) -> str:

@@ -64,7 +64,7 @@ def list_alerts(
         table.add_row(
             str(a.id),
             a.state,
-            a.config,
+            a.config if a.engine is None else f"engine {a.engine}",
             a.test_set,
             KIND_LABELS.get(a.kind, "{}").format(a.metric),
             change,

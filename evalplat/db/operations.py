@@ -24,6 +24,13 @@ class Alert(Base):
     ``kind`` is ``regression``, ``needs_judgments`` (a drop only unjudged documents explain) or
     ``operational`` (the config's runs fail; no metric, ``metric`` is empty, no baseline run).
     ``state`` is one of ``ALERT_STATES``; ``retired`` means its subject left the project.
+
+    ``engine`` is set on an operational alert whose subject is an engine, not a config: the
+    outage of an endpoint several configs search (``evalplat.searchers.engines``), one alert
+    for all of them (``evalplat.nightly.outages``). Its own column, because no subject field
+    means "engine": ``metric`` names a gate or a target, ``config_id`` a config. Such an
+    alert's ``config_id`` and ``test_set_id`` are those of the first run that failed on the
+    engine the night it opened: where it was seen, not what it is about.
     """
 
     __tablename__ = "alert"
@@ -49,6 +56,7 @@ class Alert(Base):
     note: Mapped[str | None] = mapped_column(Text, nullable=True)
     # the project file whose nights own it (``evalplat.nightly.retire``); unset until claimed
     project: Mapped[str | None] = mapped_column(String(500), nullable=True)
+    engine: Mapped[str | None] = mapped_column(String(500), nullable=True)
 
 
 class AlertDelivery(Base):

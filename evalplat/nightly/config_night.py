@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from evalplat.alerts.base import Channel
     from evalplat.comparison.verdicts import ComparisonResult
     from evalplat.nightly.job import LogFunction, NightlyOutcome
+    from evalplat.nightly.outages import Outages
     from evalplat.store import Store
     from evalplat.store.alerts import AlertEvent
     from evalplat.store.runs import RunInfo
@@ -44,9 +45,13 @@ class ConfigNight:
         test_set: str,
         channels: list[Channel],
         emit: LogFunction,
+        outages: Outages | None = None,
     ):
         self.store, self.project, self.spec, self.test_set = store, project, spec, test_set
         self.channels, self.emit = channels, emit
+        # the night's engines: a run that fails on a shared engine is held there (None: every
+        # failure feeds the config's own alert at once)
+        self.outages = outages
         self.done: RunInfo | None = None  # the completed run, once ``start`` made one
 
     def start(self, config_version: int, test_set_version: int, outcome: NightlyOutcome) -> bool:
@@ -63,9 +68,22 @@ class ConfigNight:
                     f"run {run.id} is {run.status}: {run.queries_failed} of "
                     f"{counted(run.queries_total, 'query')} failed"
                 )
-            self.failed(None if run is None else run.id, error or "the run failed", outcome)
+            run_id, error = None if run is None else run.id, error or "the run failed"
+            # a run that never started, or that no query answered, failed on its engine: held
+            # for the engine's alert, decided once every config has run (``nightly.outages``)
+            on_engine = run is None or run.status == "failed"
+            if (
+                on_engine
+                and self.outages is not None
+                and self.outages.hold(spec, test_set, run_id, error)
+            ):
+                self.log_failure(error)
+            else:
+                self.failed(run_id, error, outcome)
             return False
         self.done = run
+        if self.outages is not None:
+            self.outages.completed(spec.name, test_set)
         self.time_with_baseline(run)
         events = observe_run(store, spec, test_set, run.id, None, self.channels, emit)
         outcome.alerts += [event_summary(event) for event in events]
@@ -149,9 +167,7 @@ class ConfigNight:
 
     def failed(self, run_id: int | None, error: str, outcome: NightlyOutcome) -> None:
         """Log the failure and open (or keep open) the operational alert."""
-        self.emit(
-            {"step": "failed", "config": self.spec.name, "testset": self.test_set, "error": error}
-        )
+        self.log_failure(error)
         try:
             events = observe_run(
                 self.store, self.spec, self.test_set, run_id, error, self.channels, self.emit
@@ -159,6 +175,11 @@ class ConfigNight:
             outcome.alerts += [event_summary(event) for event in events]
         except EvalplatError as problem:  # e.g. the database went away: nothing to alert with
             self.emit({"step": "alert", "error": str(problem)})
+
+    def log_failure(self, error: str) -> None:
+        self.emit(
+            {"step": "failed", "config": self.spec.name, "testset": self.test_set, "error": error}
+        )
 
 
 def isolated(
@@ -316,7 +337,7 @@ def compare_night(
 
 def event_summary(event: AlertEvent) -> dict[str, Any]:
     alert = event.alert
-    return {
+    summary = {
         "id": alert.id,
         "kind": alert.kind,
         "event": event.event,
@@ -324,6 +345,9 @@ def event_summary(event: AlertEvent) -> dict[str, Any]:
         "testset": alert.test_set,
         "metric": alert.metric,
     }
+    if alert.engine is not None:  # an engine's alert (``evalplat.nightly.outages``)
+        summary["engine"] = alert.engine
+    return summary
 
 
 def comparison_summary(config: str, test_set: str, result: ComparisonResult) -> dict[str, Any]:

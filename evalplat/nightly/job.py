@@ -18,7 +18,9 @@ or JSON lines). The exit code is the contract:
 
 A config that fails operationally (its backend is down, its run failed) is isolated: the failure
 is logged, stored as an ``operational`` alert (opened once per outage, resolved by the first
-night its run completes), and the other configs still run, compare and alert. Every alert event
+night its run completes), and the other configs still run, compare and alert. The configs that
+fail on one engine they share (an http endpoint, a database) share its one alert, decided once
+every config has run (``evalplat.nightly.outages``). Every alert event
 is written to the outbox with its state change and delivered at the end of the night, after the
 reports, even when the reports could not be written (``evalplat.nightly.notify``). Before the
 reports, the alerts whose subject has left the project file are retired
@@ -49,6 +51,7 @@ from evalplat.nightly.config_night import (
     isolated,
 )
 from evalplat.nightly.notify import deliver
+from evalplat.nightly.outages import Outages
 from evalplat.nightly.prep import (
     check_inputs,
     database_url,
@@ -153,12 +156,13 @@ def _night(
     night_id = store.begin_night(project_key(project), pairs)
     # each completed run compared (in a second process when it pays) while the next one runs
     finishing = Finishing.of_night(store, project, contents, outcome)
+    outages = Outages.of_project(project)  # runs failed on a shared engine: one alert each
     try:
         started: list[ConfigNight] = []  # completed runs, compared once the judge has graded
         for config_spec in project.configs:
             for test_set in config_spec.testsets:
                 store.check_lock()  # a lost lock stops the night at its next step (exit 3)
-                night = ConfigNight(store, project, config_spec, test_set, channels, emit)
+                night = ConfigNight(store, project, config_spec, test_set, channels, emit, outages)
                 before = outcome.exit_code  # a run that did not complete: 3 if fail_on says so
                 if not isolated(night, outcome, night.start, config_versions[config_spec.name],
                                 versions[test_set], outcome):  # fmt: skip
@@ -168,6 +172,7 @@ def _night(
                 else:
                     started.append(night)
                 finishing.collect()
+        _engines(store, outages, channels, emit, outcome)
         store.check_lock()
         for test_set in dict.fromkeys(night.test_set for night in started):
             ours = [night for night in started if night.test_set == test_set]
@@ -227,6 +232,23 @@ def _night(
         }
     )
     return outcome
+
+
+def _engines(
+    store: Store,
+    outages: Outages,
+    channels: list[Channel],
+    emit: LogFunction,
+    outcome: NightlyOutcome,
+) -> None:
+    """The engines' alerts, once every config has run (``evalplat.nightly.outages``)."""
+    try:
+        events = outages.observe(store, channels, emit)
+    except EvalplatError as problem:  # e.g. the database went away: nothing to alert with
+        outcome.exit_code = 3
+        emit({"step": "alert", "error": str(problem)})
+        return
+    outcome.alerts += [event_summary(event) for event in events]
 
 
 def _online(

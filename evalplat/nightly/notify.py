@@ -6,7 +6,8 @@ Three kinds of alert per config and test set, each opened once and resolved once
 - ``regression``, per gate: the comparison's verdict is ``regression``;
 - ``needs_judgments``, per gate: the drop is explained only by unjudged documents;
 - ``operational``: the night's run could not complete (backend down, run failed); resolved by
-  the next night whose run completes.
+  the next night whose run completes. When the run failed on an engine other configs search,
+  the alert is the engine's, one for all of them (``evalplat.nightly.outages``).
 
 A gate on a segment keys its alerts ``METRIC [segment TAG]`` and judges the segment's row; a
 segment too small to gate (``[segments] min_queries``) never opens one. A gate that does not
@@ -81,7 +82,7 @@ def observe(
                 kind=kind,
                 channels=names,
             ):
-                _log_event(emit, event, spec.name, test_set, key)
+                log_event(emit, event, spec.name, test_set, key)
                 events.append(event)
     return events
 
@@ -120,13 +121,14 @@ def observe_run(
         channels=[channel.name for channel in channels],
     )
     for event in events:
-        _log_event(emit, event, spec.name, test_set, None)
+        log_event(emit, event, spec.name, test_set, None)
     return events
 
 
-def _log_event(
+def log_event(
     emit: LogFunction, event: AlertEvent, config: str, test_set: str, metric: str | None
 ) -> None:
+    """The night's log line of an alert event; an engine's alert names its engine."""
     entry = {
         "step": "alert",
         "event": event.event,
@@ -137,6 +139,8 @@ def _log_event(
     }
     if metric is not None:
         entry["metric"] = metric
+    if event.alert.engine is not None:
+        entry["engine"] = event.alert.engine
     emit(entry)
 
 

@@ -7,7 +7,8 @@ night *retires* the alert (event ``retired``, through the outbox like ``opened``
 ``resolved``; a pending alert, never announced, is dropped without one). Gone means:
 
 - its config is no longer a ``[[configs]]`` entry, or its test set is no longer in that config's
-  ``testsets`` (a test set removed from the file leaves every config's list);
+  ``testsets`` (a test set removed from the file leaves every config's list); an engine's
+  operational alert (``evalplat.nightly.outages``): no config searches its engine any more;
 - no ``[[gates]]`` entry gives its key any more (``METRIC`` or ``METRIC [segment TAG]``, the gain
   map of the test set applied), for a regression or a drop that needs judgments;
 - no ``[[targets]]`` entry in force for the config and test set gives its key (a drift alert
@@ -70,7 +71,8 @@ def retire_gone(
         for event in store.retire(alert.id, reason, names, ended=ended is not None):
             emit({"step": "alert", "event": "retired", "kind": alert.kind, "alert": alert.id,
                   "config": alert.config, "testset": alert.test_set, "metric": alert.metric,
-                  "reason": reason})  # fmt: skip
+                  "reason": reason,
+                  **({} if alert.engine is None else {"engine": alert.engine})})  # fmt: skip
             events.append(event)
     return events
 
@@ -81,6 +83,8 @@ def subject_gone(
     """Why the (config, test set) ``alert`` watches has ended in ``project`` (its config or
     test set left the file, its online arm or experiment ended), or None while it goes on.
     The report site's index moves an ended subject's row to its "Ended" section."""
+    if alert.engine is not None:
+        return _engine_gone(project, alert.engine)
     spec = next((c for c in project.configs if c.name == alert.config), None)
     if spec is not None and alert.test_set == ONLINE_TEST_SET:
         return _online_ended(project, alert, last_search or {})
@@ -118,6 +122,16 @@ def gone(
             what = "target" if alert.kind == "target" else "target with max_slide"
             return f"no {what} on {alert.metric} for {alert.config} on {alert.test_set} any more"
     return None
+
+
+def _engine_gone(project: Project, engine: str) -> str | None:
+    """An engine's alert watches the engine, not the config it was filed under: it ends when
+    no config of the project searches the engine any more."""
+    from evalplat.searchers import engine_of
+
+    if any(engine_of(c.searcher, c.params) == engine for c in project.configs):
+        return None
+    return f"no config of {project.path.name} searches engine {engine} any more"
 
 
 def _online_ended(

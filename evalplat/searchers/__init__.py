@@ -26,6 +26,7 @@ from evalplat.searchers.base import (
     SearchError,
     TransientSearchError,
 )
+from evalplat.searchers.engines import engine_of
 from evalplat.searchers.kinds import Param, SearchContext, SearcherKind
 from evalplat.searchers.retry import RateLimiter, RetryPolicy, call_with_retries
 
@@ -44,6 +45,7 @@ __all__ = [
     "TransientSearchError",
     "call_with_retries",
     "create_searcher",
+    "engine_of",
     "expand_env",
     "get_kind",
     "has_placeholder",

@@ -69,6 +69,7 @@ from evalplat.searchers.base import (
     score_from_rank,
     shorten,
 )
+from evalplat.searchers.engines import http_engine
 from evalplat.searchers.hit_fields import FieldPaths, parse_hit_fields
 from evalplat.searchers.http_config import (
     DEFAULT_PROBE,
@@ -382,4 +383,5 @@ KIND = SearcherKind(
     factory=_create,
     check=check_params,
     reads_text=uses_query,
+    engine=http_engine,
 )

@@ -85,6 +85,9 @@ class SearcherKind:
     ``reads_text`` says whether its searches use the query text (``True``, or a function of
     the validated params: an ``http`` searcher whose templates read only ``query_id`` does
     not), so that a test set without query texts is refused before such a run.
+
+    ``engine`` names the endpoint a config of this kind searches, from its params (None: a
+    local searcher, no endpoint shared with other configs); see ``evalplat.searchers.engines``.
     """
 
     name: str
@@ -94,6 +97,7 @@ class SearcherKind:
     extra_params: bool = False
     check: Callable[[dict[str, Any]], None] | None = None
     reads_text: bool | Callable[[dict[str, Any]], bool] = True
+    engine: Callable[[Mapping[str, Any]], str | None] | None = None
     _by_name: dict[str, Param] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:

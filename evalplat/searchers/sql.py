@@ -33,6 +33,7 @@ from evalplat.searchers.base import (
     score_from_rank,
     shorten,
 )
+from evalplat.searchers.engines import sql_engine
 from evalplat.searchers.kinds import TIMEOUT_MAX, Param, SearchContext, SearcherKind
 
 if TYPE_CHECKING:
@@ -194,4 +195,5 @@ KIND = SearcherKind(
     ),
     factory=_create,
     check=check_sql,
+    engine=sql_engine,
 )

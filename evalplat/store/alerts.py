@@ -21,6 +21,9 @@ comparisons stop (the nightly job may resolve them explicitly by observing a non
 
 ``kind`` separates a regression from a drop that needs judgments and from an operational failure
 (a run of the config failed; its key has no metric and no baseline), each with its own life cycle.
+An operational alert observed with ``engine`` is keyed by the engine alone (kind and engine): one
+alert for every config that searches it (``evalplat.nightly.outages``); its config and test set
+are where it was first seen. Every other alert's key has no engine.
 An alert is *retired* when its subject (config, test set, gate, target, A/B arm) has left the
 project that owns it (``evalplat.nightly.retire`` decides; ``claim`` records the owner).
 Every event (opened, resolved, retired) is written to the outbox, one row per channel named by
@@ -66,6 +69,8 @@ class AlertInfo:
     retired_at: datetime | None = None
     # the note of a hand resolution, or why the alert was retired
     note: str | None = None
+    # an engine's operational alert: the engine it is about (``evalplat.searchers.engines``)
+    engine: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         data = dict(self.__dict__)
@@ -115,8 +120,11 @@ class AlertsMixin(StoreBase):
         *,
         kind: str = "regression",
         channels: Sequence[str] = (),
+        engine: str | None = None,
     ) -> list[AlertEvent]:
         """Record one night's verdict for the key; return the events to deliver (0 or 1).
+        With ``engine`` (an operational alert of an engine) the key is the engine: ``config``
+        and ``testset`` are only where a new alert is filed.
 
         ``details`` (JSON-ready, e.g. ``AlertMessage.to_dict()``) is stored on regressed nights
         so that the alert keeps the figures of its latest regression. Each event, with that
@@ -131,18 +139,22 @@ class AlertsMixin(StoreBase):
         with self.session() as session:
             config_row = _by_name(session, Config, config, "config")
             test_set_row = _by_name(session, TestSet, testset, "test set")
-            alert = session.scalar(
-                select(Alert)
-                .where(
+            key = (
+                (Alert.engine == engine,)
+                if engine is not None
+                else (
+                    Alert.engine.is_(None),
                     Alert.config_id == config_row.id,
                     Alert.test_set_id == test_set_row.id,
-                    Alert.kind == kind,
                     Alert.metric == metric,
                     Alert.baseline_run_id.is_(None)
                     if baseline_run is None
                     else Alert.baseline_run_id == baseline_run,
-                    Alert.state.in_(ACTIVE_STATES),
                 )
+            )
+            alert = session.scalar(
+                select(Alert)
+                .where(Alert.kind == kind, Alert.state.in_(ACTIVE_STATES), *key)
                 .order_by(Alert.id.desc())
                 .limit(1)
             )
@@ -158,7 +170,7 @@ class AlertsMixin(StoreBase):
                     alert.last_comparison_id = comparison_id
                 session.flush()
                 enqueue(session, alert, "resolved", details, channels)
-                return [AlertEvent("resolved", _info(alert, config, testset))]
+                return [AlertEvent("resolved", _infos(session, [alert])[0])]
             if alert is None:
                 alert = Alert(
                     config_id=config_row.id,
@@ -166,6 +178,7 @@ class AlertsMixin(StoreBase):
                     kind=kind,
                     metric=metric,
                     baseline_run_id=baseline_run,
+                    engine=engine,
                     state="pending",
                     streak=0,
                     opened_at=now,
@@ -180,7 +193,7 @@ class AlertsMixin(StoreBase):
                 alert.opened_at = now
                 session.flush()
                 enqueue(session, alert, "opened", details, channels)
-                events.append(AlertEvent("opened", _info(alert, config, testset)))
+                events.append(AlertEvent("opened", _infos(session, [alert])[0]))
             session.flush()
             return events
 
@@ -359,6 +372,7 @@ def _info(alert: Alert, config: str, test_set: str) -> AlertInfo:
         kind=alert.kind,
         retired_at=alert.retired_at,
         note=alert.note,
+        engine=alert.engine,
     )
 
 

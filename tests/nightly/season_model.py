@@ -3,7 +3,8 @@ its file says, and what each night must end with.
 
 The world is ``season_world``'s: test sets ``topics`` (30 queries tagged head/tail) and
 ``catalog`` (20 untagged), the ``engine:search`` python searcher whose ``mode`` decides its
-quality, and an ``http`` config ``remote`` on ``catalog`` against a search server on 127.0.0.1.
+quality, and an ``http`` config ``remote`` on ``catalog`` against a search server on 127.0.0.1
+(and at times a second one, ``remote2``, on the same server: one engine under two configs).
 
 The python configs live on ``topics``. Their quality by mode, on every judged measure:
 ``good`` and ``fresh`` find the relevant document first (``fresh`` puts an unjudged ``yN``
@@ -56,6 +57,12 @@ RETIRE_AFTER_DAYS = 2  # [online] retire_after_days
 SMALL = {"head"}  # 10 queries, under min_segment_queries (20): shown, never gated
 
 Subject = tuple[str, str, str, str | None]  # (kind, config, test set, metric)
+
+
+def engine_subject(engine: str) -> Subject:
+    """The subject of an engine's operational alert: the engine, whatever config it is filed
+    under (``evalplat.nightly.outages``)."""
+    return ("operational", f"engine {engine}", "", None)
 
 
 def alert_key(metric: str, segment: str | None) -> str:
@@ -112,6 +119,8 @@ class Model:
     contents: dict[str, list[str]] = field(default_factory=lambda: {"prod": ["good"]})
     baselines: dict[str, str] = field(default_factory=dict)  # config → its first night's mode
     remote: bool = True
+    remote2: bool = False  # a second http config on the search server: the same engine
+    engine: str = ""  # the search server's engine (``http://127.0.0.1:PORT``)
     engine_down: bool = False
     hook_down: bool = False
     gates: list[tuple[str, str | None]] = field(default_factory=list)
@@ -164,11 +173,13 @@ class Model:
                 )
         expected |= self.online_open()
         if self.remote:  # the http engine is always good; its gates apply but segments' not
-            expected[("operational", "remote", "catalog", None)] = self.engine_down
-            for metric, segment in self.all_gates():
-                if segment is None:
-                    state = None if metric in UNPREDICTED else False
-                    expected[("regression", "remote", "catalog", metric)] = state
+            # one outage of the engine is one alert, however many configs search it
+            expected[engine_subject(self.engine)] = self.engine_down
+            for config in ("remote", "remote2")[: 1 + self.remote2]:
+                for metric, segment in self.all_gates():
+                    if segment is None:
+                        state = None if metric in UNPREDICTED else False
+                        expected[("regression", config, "catalog", metric)] = state
         return expected
 
     def judge_grades(self) -> None:
@@ -241,9 +252,10 @@ mode = "{mode}"
 """
             for name, mode in self.configs.items()
         )
-        remote = f"""
+        remote = "".join(
+            f"""
 [[configs]]
-name = "remote"
+name = "{name}"
 searcher = "http"
 testsets = ["catalog"]
 concurrency = 2
@@ -254,6 +266,8 @@ results_path = "results"
 retries = 0
 timeout = 5
 """
+            for name in ("remote", "remote2")[: 1 + self.remote2]
+        )
         gates = "".join(
             f'\n[[gates]]\nmetric = "{metric}"\n'
             + ("" if metric in UNPREDICTED else "max_drop = 0.01\n")

@@ -162,3 +162,59 @@ def test_a_base_url_that_is_not_a_web_address_is_refused(tmp_path: Path) -> None
         InputError, match=r"evalplat.toml line \d+: \[reports\] key 'base_url': must"
     ):
         load_project(path)
+
+
+def engine_project(folder: Path, search_url: str, hook: str, paths: dict[str, str]) -> Path:
+    """Configs that search one http engine (the season's search server), each reading its
+    hits at ``paths[name]`` (a wrong path fails every query of that config alone)."""
+    from .season_world import write_testsets
+
+    write_testsets(folder)
+    configs = "".join(
+        f'\n[[configs]]\nname = "{name}"\nsearcher = "http"\ntestsets = ["catalog"]\n'
+        f'[configs.params]\nurl = "{search_url}"\nresults_path = "{path}"\nretries = 0\n'
+        'query_params = { q = "{{ query }}", n = "{{ depth }}" }\n'
+        for name, path in paths.items()
+    )
+    text = (
+        '[[testsets]]\nname = "catalog"\nqrels = "catalog-qrels.txt"\nqueries = "catalog.tsv"\n'
+        f'{configs}\n[[alerts]]\ntype = "webhook"\nurl = "{hook}"\n\n[reports]\ndir = "site"\n'
+    )
+    (folder / "evalplat.toml").write_text(text, encoding="utf-8")
+    return folder / "evalplat.toml"
+
+
+def test_configs_on_one_engine_share_its_outage_and_keep_their_own_failures(
+    db_url: str, tmp_path: Path, server: CaptureServer
+) -> None:
+    """Issue 53, item 18: the engine down under three configs is one alert, the engine's; a
+    config that fails while the engine answers (its hits read at a wrong path) has its own."""
+    from .season_world import search_server
+
+    with search_server() as search:
+        engine = search.url.removesuffix("/search")
+
+        def night(paths: dict[str, str]) -> int:
+            path = engine_project(tmp_path / "p", search.url, f"{server.url}/ok", paths)
+            return run_nightly(load_project(path), db_url=db_url).exit_code
+
+        broken = {"a": "results", "b": "results", "c": "nowhere"}
+        assert night(broken) == 3  # the engine answered a and b: c's failure is its own
+        assert alerts_of(server) == [[("operational", "opened", "c")]]
+        search.failing = True
+        assert night(broken) == 3
+        assert night(broken) == 3  # the same outage: nothing new
+        assert alerts_of(server)[1:] == [[("operational", "opened", "a")]]
+        down = server.accepted("/ok")[1].body["alerts"][0]
+        assert (down["engine"], down["configs"]) == (engine, ["a", "b", "c"])
+        assert down["title"] == f"Run failed: engine {engine} down: configs a, b, c failed"
+        assert down["error"].startswith(f"engine {engine} down: configs a, b, c failed; ")
+        search.failing = False
+        assert night({**broken, "c": "results"}) == 0
+        assert sorted(alerts_of(server)[2]) == [
+            ("operational", "resolved", "a"),  # the engine's, filed under a
+            ("operational", "resolved", "c"),
+        ]
+        with Store.open(db_url) as store:
+            alerts = {(a.engine, a.config): a.state for a in store.list_alerts()}
+        assert alerts == {(engine, "a"): "resolved", (None, "c"): "resolved"}

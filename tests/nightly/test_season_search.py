@@ -67,7 +67,7 @@ from ..alerts.servers import CaptureServer, _Handler, serving
 from ..conftest import _truncate_all
 from ..judging.chat_server import ChatServer, chat_server
 from .db_counts import table_counts
-from .season_model import GATES, MODES, TARGETS, UNPREDICTED, Model, Subject
+from .season_model import GATES, MODES, TARGETS, UNPREDICTED, Model, Subject, engine_subject
 from .season_world import (
     GRADES,
     TOPICS,
@@ -152,7 +152,7 @@ class SeasonSearch(RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
         self.folder, self.db_url = self.world.reset()
-        self.model = Model()
+        self.model = Model(engine=self.world.search.url.removesuffix("/search"))
         self.ledger = Ledger()
         self.nights = 0
         self.kills: list[bool] = []  # per killed night: whether it was killed (or ended whole)
@@ -241,6 +241,13 @@ class SeasonSearch(RuleBasedStateMachine):
         self.model.changed = True
         self.night("the http engine " + ("down" if self.model.engine_down else "back"))
 
+    def second_remote_on_or_off(self) -> None:
+        """``remote2``, a second http config on the search server, added or dropped: one
+        engine under two configs, whose outage is one alert."""
+        self.model.remote2 = not self.model.remote2
+        self.model.changed = True
+        self.night("remote2 " + ("added" if self.model.remote2 else "dropped"))
+
     def channel_down_or_back(self) -> None:
         self.model.hook_down = not self.model.hook_down
         self.world.hook.down = self.model.hook_down
@@ -249,12 +256,13 @@ class SeasonSearch(RuleBasedStateMachine):
     # One rule for the three switches: a rule without arguments is what Hypothesis draws first
     # (its simplest example repeats it), and a season of switching one thing on and off alone
     # would spend a third of the search's nights.
-    @rule(switch=st.sampled_from(("engine", "channel", "judge")))
+    @rule(switch=st.sampled_from(("engine", "channel", "judge", "remote2")))
     def turn_on_or_off(self, switch: str) -> None:
-        """The http engine down (500s) or back, the webhook receiver down or back, or the
-        nightly judge on or off."""
+        """The http engine down (500s) or back, the webhook receiver down or back, the
+        nightly judge on or off, or a second config on the http engine added or dropped."""
         {"engine": self.engine_down_or_back, "channel": self.channel_down_or_back,
-         "judge": self.judge_on_or_off}[switch]()  # fmt: skip
+         "judge": self.judge_on_or_off,
+         "remote2": self.second_remote_on_or_off}[switch]()  # fmt: skip
 
     @rule(data=st.data(), mode=st.sampled_from(MODES), point=st.sampled_from(CRASH_POINTS))
     def kill_a_night(self, data: st.DataObject, mode: str, point: str) -> None:
@@ -443,6 +451,8 @@ class SeasonSearch(RuleBasedStateMachine):
             assert alert.state != "pending", f"{where}: alert {alert.id} is pending"
             metric = None if alert.kind == "operational" else alert.metric
             subject: Subject = (alert.kind, alert.config, alert.test_set, metric)
+            if alert.engine is not None:
+                subject = engine_subject(alert.engine)
             assert self.ledger.subjects.setdefault(alert.id, subject) == subject, (
                 f"{where}: alert {alert.id} changed subject to {subject}"
             )
@@ -503,6 +513,8 @@ class SeasonSearch(RuleBasedStateMachine):
             assert "error" not in step, f"{where}: an alert was not recorded: {step}"
             metric = None if step["kind"] == "operational" else step.get("metric")
             subject: Subject = (step["kind"], step["config"], step["testset"], metric)
+            if "engine" in step:
+                subject = engine_subject(step["engine"])
             alert, event = step["alert"], step["event"]
             assert self.ledger.subjects.setdefault(alert, subject) == subject, (
                 f"{where}: alert {alert} changed subject to {subject}"
@@ -881,3 +893,26 @@ def test_an_interleaved_log_with_an_empty_ranker_is_taken_whole_and_judged(
         ["opened", "resolved"],
         ["opened", "retired"],
     ]
+
+
+def test_one_engine_down_under_two_configs_opens_one_alert(season: SeasonSearch) -> None:
+    """Issue 53, item 18: one engine outage opened one alert per config on it. Two configs on
+    the search server, the server down: one alert, the engine's, naming both configs, opened
+    once and delivered once per channel (the night's checks); a config dropped meanwhile
+    leaves it open; resolved once when the engine answers again."""
+    season.second_remote_on_or_off()  # remote2 added beside remote
+    season.engine_down_or_back()  # exit 3, one alert: the model expects the engine's alone
+    lines = (season.folder / "alerts.jsonl").read_text(encoding="utf-8").splitlines()
+    outages = [r for r in map(json.loads, lines) if r["kind"] == "operational"]
+    engine = season.model.engine
+    assert [(r["event"], r["title"], r["configs"]) for r in outages] == [
+        ("opened", f"Run failed: engine {engine} down: configs remote, remote2 failed",
+         ["remote", "remote2"]),
+    ], outages  # fmt: skip
+    season.second_remote_on_or_off()  # remote2 dropped: the engine is still down under remote
+    season.engine_down_or_back()  # resolved
+    lines = (season.folder / "alerts.jsonl").read_text(encoding="utf-8").splitlines()
+    events = [
+        (r["event"], r["title"]) for r in map(json.loads, lines) if r["kind"] == "operational"
+    ]
+    assert events[1:] == [("resolved", f"Recovered: engine {engine}")], events
