@@ -12,15 +12,19 @@ template file in their own temporary folder.
 from __future__ import annotations
 
 import compileall
+import functools
 import os
 import shutil
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
+import typer.main
+import typer.testing
 from hypothesis import HealthCheck, settings
 from sqlalchemy import Engine, create_engine, text
 from sqlalchemy.engine import make_url
@@ -235,12 +239,24 @@ class CliResult:
     stderr: str
 
 
+@functools.cache
+def _built_once(app: typer.Typer) -> Any:
+    """The click command of ``app``, built on its first use in the process and kept."""
+    return typer.main.get_command(app)
+
+
 @pytest.fixture
 def cli(monkeypatch: pytest.MonkeyPatch) -> Callable[..., CliResult]:
-    """Run ``evalplat ARGS`` in-process: ``cli("testset", "list", "--db", url)``."""
+    """Run ``evalplat ARGS`` in-process: ``cli("testset", "list", "--db", url)``.
+
+    typer's runner builds the click command from the app again at every call, reading the
+    signature of every command: 0.2 s of a call on the 2-core machine under load, most of a
+    short one. The app does not change while the tests run, so it is built once (``evalplat``
+    itself builds it once a process, too)."""
     from evalplat.cli import app
 
     monkeypatch.delenv("EVALPLAT_DATABASE_URL", raising=False)
+    monkeypatch.setattr(typer.testing, "_get_command", _built_once)
     runner = CliRunner()
 
     def invoke(*args: str, input: str | None = None) -> CliResult:
