@@ -450,7 +450,7 @@ class Season:
         """Tonight's latency gate was decided on each baseline's version timed again beside
         its candidate, query by query, under tonight's load (every query of the small test
         sets), and none regressed (``cand`` is compared with ``prod``, whose engine sleeps
-        10 ms a query: it is credibly faster)."""
+        2 ms a query: it is credibly faster)."""
         assert self.outcome is not None
         rows = [(c["config"], m) for c in self.outcome.comparisons for m in c["metrics"]
                 if m["metric"] == "Latency(p=95)"]  # fmt: skip

@@ -64,7 +64,7 @@ from evalplat.events.synthetic import interleaved_records
 from evalplat.store import Store
 
 from ..alerts.servers import CaptureServer, _Handler, serving
-from ..conftest import _truncate_all
+from ..conftest import _empty_tables
 from ..judging.chat_server import ChatServer, chat_server
 from .db_counts import table_counts
 from .season_model import GATES, MODES, TARGETS, UNPREDICTED, Model, Subject, engine_subject
@@ -699,7 +699,7 @@ def world(
         if db_url.startswith("sqlite"):
             shutil.copyfile(sqlite_template, folder / "evalplat.db")
             return f"sqlite:///{folder / 'evalplat.db'}"
-        _truncate_all(db_url)
+        _empty_tables(db_url)
         return db_url
 
     with search_server() as search, chat_server() as judge:

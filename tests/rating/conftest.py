@@ -33,8 +33,11 @@ def invite(cli: Callable[..., Any], db_url: str) -> Callable[..., str]:
     return make
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
+    """One Chromium for a module's tests, as the report tests have it: launching one took 3 to
+    4 s on the 2-core machine under load. Each test opens its pages in a context of its own
+    (``new_page`` makes one), so no cookie or storage goes from one test to the next."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as driver:
