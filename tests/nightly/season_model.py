@@ -14,12 +14,13 @@ Each of these is certain on every query, so a verdict follows from the modes alo
 A config's baseline is its first complete run (the store's rule for an unpinned baseline), so
 its verdict tonight is its mode tonight against its mode on its first night.
 
-Online, the logs decide alone: an A/B arm losing 30 % of its clicks against ``prod``, or an
-interleaving candidate that returned nothing where ``prod`` returned hits, regresses on that
-day with certainty (1000 sessions an arm, 600 interleaved); alike arms, or a baseline that
-returned nothing, do not. Each day's verdict alone opens or resolves (``open_days =
-open_window = resolve_days = 1``); a day without an arm's searches holds its alert, until the
-arm has ended.
+Online, the logs decide alone (each day's arms attributed to the versions that served them, so a
+rollback of ``prod`` changes no online verdict by itself): an A/B arm losing 30 % of its clicks
+against ``prod``, or an interleaving candidate that returned nothing where ``prod`` returned
+hits, regresses on that day with certainty (1000 sessions an arm, 600 interleaved); alike arms,
+or a baseline that returned nothing, do not. Each day's verdict alone opens or resolves
+(``open_days = open_window = resolve_days = 1``); a day without an arm's searches holds its
+alert, until the arm has ended.
 """
 
 from __future__ import annotations
@@ -128,6 +129,9 @@ class Model:
     ab_last: dict[str, int] = field(default_factory=dict)  # A/B arm → its last day of searches
     ab_bad: dict[str, bool] = field(default_factory=dict)  # A/B arm → regressed on that day
     ab_ended: set[str] = field(default_factory=set)  # A/B arms whose traffic ended
+    # A/B day → arm → the version that served it (the arm's current version when the day's
+    # logs came in): the night compares the latest day of ``prod``, against that version
+    served: dict[int, dict[str, int]] = field(default_factory=dict)
     experiment: str | None = None  # the candidate of [[online.interleaving]]
     il_last: dict[str, int] = field(default_factory=dict)  # candidate → its last day of searches
     il_bad: dict[str, bool] = field(default_factory=dict)  # candidate → regressed on that day

@@ -11,8 +11,9 @@ closed; a gate or a target added on any measure (segments, and measures that rea
 judgments, included); the http engine down (500s) and back; the webhook receiver down (500s)
 and back; a night killed by SIGKILL (``evalplat.db.faults``: at a store commit, or around a
 delivery) in a process of its own, then the next night; a day of A/B logs (``prod`` the
-control, other arms alike or losing 30 % of their clicks, an arm left out two days ended); a
-day of an interleaved experiment against ``prod`` from ``evalplat.interleave``'s own lists,
+control, other arms alike or losing 30 % of their clicks, an arm left out two days ended; a
+rollback may draw ``prod`` between two such days); a day of an interleaved
+experiment against ``prod`` from ``evalplat.interleave``'s own lists,
 where the candidate or the baseline returned nothing for two queries of three; a quiet night,
 on an idle machine or with a core kept busy. Each rule ends with a night, run with the real
 ``evalplat nightly --json`` (a killed night's successor checked with it as one night).
@@ -32,6 +33,8 @@ After every night:
 - ``config show`` names the version the file holds (a rollback included);
 - one figure per fact: a run's means in ``runs show --json`` and ``history --json`` agree;
 - ``compare`` of the night's pair, with the project's thresholds, gives the night's verdicts;
+- the night's A/B comparisons are of the latest A/B day, each of its arms against the version
+  of ``prod`` that served that day (a rollback since changes neither);
 - the index shows exactly the live alerts, and a regression verdict exactly where one is open.
 """
 
@@ -334,6 +337,7 @@ class SeasonSearch(RuleBasedStateMachine):
         self.import_events(log)
         m.ab_last |= dict.fromkeys(attention, m.day)
         m.ab_bad |= drops
+        m.served[m.day] = {arm: m.version_of(arm) for arm in attention}
         self.night(f"A/B day {m.day}: {attention}")
 
     def interleave(self, candidate: str, empty: str) -> None:
@@ -490,6 +494,7 @@ class SeasonSearch(RuleBasedStateMachine):
         self._check_figures(where, steps)
         self._check_index(where, steps)
         self._check_compare(where, steps)
+        self._check_online(where, steps)
 
     def _events(self, where: str, steps: list[dict[str, Any]]) -> list[tuple[str, Subject]]:
         """Tonight's alert events, entered in the ledger: each alert opens once, ends at most
@@ -671,6 +676,27 @@ class SeasonSearch(RuleBasedStateMachine):
             assert {m: verdicts[m] for m in night} == night, (
                 f"{where}: compare of runs {step['baseline_run']} → {step['candidate_run']} "
                 f"says {verdicts}, the night {step['verdicts']}"
+            )
+
+    def _check_online(self, where: str, steps: list[dict[str, Any]]) -> None:
+        """The A/B comparisons of the night: the latest A/B day's arms of the project, each
+        against the version of ``prod`` that served that day."""
+        m = self.model
+        compared = [s for s in steps if s["step"] == "online_compare"]
+        if not m.online or not m.served:
+            assert not compared, f"{where}: A/B comparisons without an [online] table: {compared}"
+            return
+        day = max(m.served)
+        arms = m.served[day]
+        expected = {f"{arm}@{v}" for arm, v in arms.items() if arm != "prod" and arm in m.configs}
+        assert {s["candidate"] for s in compared} == expected, (
+            f"{where}: A/B comparisons {compared}, expected day {day}'s arms {sorted(expected)}"
+        )
+        control = f"prod@{arms['prod']}"
+        for step in compared:
+            assert (step["day"], step["baseline"]) == (f"2026-03-{day:02d}", control), (
+                f"{where}: an A/B comparison of {step['day']} against {step['baseline']}, "
+                f"expected day {day} against {control}, which served it"
             )
 
 
@@ -865,4 +891,23 @@ def test_an_interleaved_log_with_an_empty_ranker_is_taken_whole_and_judged(
     assert season.histories(("regression", "new1", "online", "online:Preference")) == [
         ["opened", "resolved"],
         ["opened", "retired"],
+    ]
+
+
+def test_a_rollback_of_the_control_while_a_b_logs_exist(season: SeasonSearch) -> None:
+    """Issue 53: ``prod`` rolled back after days of A/B logs. The rolled-back-to version served
+    only older days; the night compared its last day again, against the arm's old verdict (the
+    open alert resolved with no new day). The latest day stays the one compared, against the
+    version that served it, until a new day comes, served by the version now current."""
+    season.add_a_config("good")
+    season.ab_day({"new1": False})  # served by prod@1
+    season.change("prod", "bad")  # prod@2
+    season.ab_day({"new1": True})  # served by prod@2: new1's alert opens
+    season.roll_back("prod", "good")  # prod@1 again: day 2 is still the one compared
+    assert season.histories(("regression", "new1", "online", "online:CTR")) == [["opened"]]
+    season.ab_day({"new1": False})  # served by prod@1: resolved
+    assert season.model.served == {1: {"prod": 1, "new1": 1}, 2: {"prod": 2, "new1": 1},
+                                   3: {"prod": 1, "new1": 1}}  # fmt: skip
+    assert season.histories(("regression", "new1", "online", "online:CTR")) == [
+        ["opened", "resolved"]
     ]
