@@ -201,6 +201,15 @@ class Model:
             if candidate != self.experiment or latest - last >= RETIRE_AFTER_DAYS:
                 self.il_ended.add(candidate)
 
+    def drop_online(self) -> None:
+        """The ``[online]`` table (and its gates) leaves the file: every arm and experiment
+        so far has ended (their alerts are retired by the next night, once), and none of them
+        comes back should the table return with new days."""
+        self.online, self.changed = False, True
+        self.ab_ended |= set(self.ab_last) - {"prod"}
+        self.il_ended |= set(self.il_last)
+        self.experiment = None
+
     def online_open(self) -> dict[Subject, bool | None]:
         """The online alerts: an A/B arm's ``online:CTR`` and an experiment's
         ``online:Preference`` are open when their last judged day regressed (each day's
@@ -219,7 +228,7 @@ class Model:
         if not self.online:
             return ""
         text = '\n[[gates]]\nmetric = "online:CTR"\nmax_relative_drop = 0.05\n'
-        if self.il_last:
+        if self.experiment is not None:  # a Preference gate without an experiment is refused
             text += f'\n[[gates]]\nmetric = "{PREFERENCE}"\nmax_drop = 0.02\n'
         text += (
             f'\n[online]\nbaseline = "prod"\nmetrics = ["online:CTR"]\n'

@@ -12,8 +12,8 @@ judgments, included); the http engine down (500s) and back; the webhook receiver
 and back; a night killed by SIGKILL (``evalplat.db.faults``: at a store commit, or around a
 delivery) in a process of its own, then the next night; a day of A/B logs (``prod`` the
 control, other arms alike or losing 30 % of their clicks, an arm left out two days ended; a
-rollback may draw ``prod`` between two such days); a day of an interleaved
-experiment against ``prod`` from ``evalplat.interleave``'s own lists,
+rollback may draw ``prod`` between two such days); the ``[online]`` table dropped from the file;
+a day of an interleaved experiment against ``prod`` from ``evalplat.interleave``'s own lists,
 where the candidate or the baseline returned nothing for two queries of three; a quiet night,
 on an idle machine or with a core kept busy. Each rule ends with a night, run with the real
 ``evalplat nightly --json`` (a killed night's successor checked with it as one night).
@@ -35,7 +35,8 @@ After every night:
 - ``compare`` of the night's pair, with the project's thresholds, gives the night's verdicts;
 - the night's A/B comparisons are of the latest A/B day, each of its arms against the version
   of ``prod`` that served that day (a rollback since changes neither);
-- the index shows exactly the live alerts, and a regression verdict exactly where one is open.
+- the index shows exactly the live alerts, and a regression verdict exactly where one is open;
+  it lists no dropped config, and no ``online`` row once the ``[online]`` table is gone.
 """
 
 from __future__ import annotations
@@ -279,6 +280,16 @@ class SeasonSearch(RuleBasedStateMachine):
         )
         self.ab_day({arm: data.draw(st.booleans(), label=f"{arm} loses clicks") for arm in arms})
 
+    # an argument, as every rule has one: Hypothesis tries the rules with fewer arguments first
+    @precondition(lambda self: self.model.online)
+    @rule(load=st.booleans())
+    def drop_the_online_table(self, load: bool) -> None:
+        """The ``[online]`` table and its gates leave the project file: the next night (on an
+        idle or a busy machine) retires every online alert once, and the control's ``online``
+        row ends on the index. A later day of logs brings the table back, with none of the
+        arms that ended."""
+        self.drop_online(load=load)
+
     @precondition(lambda self: "prod" in self.model.configs)
     @rule(data=st.data(), empty=st.sampled_from(("candidate", "baseline")))
     def interleaved_day(self, data: st.DataObject, empty: str) -> None:
@@ -388,6 +399,10 @@ class SeasonSearch(RuleBasedStateMachine):
         m.changed = True
         self.night(f"{config} dropped")
 
+    def drop_online(self, *, load: bool = False) -> None:
+        self.model.drop_online()
+        self.night("the [online] table dropped", load=load)
+
     def target(self, config: str, goal: tuple[str, str]) -> None:
         if not any(t[:2] == (config, goal[0]) for t in self.model.targets):
             self.model.targets.append((config, *goal))
@@ -482,6 +497,7 @@ class SeasonSearch(RuleBasedStateMachine):
             result = self.world.cli(*args)
         output = result.stdout + result.stderr
         assert "Traceback" not in output, f"{where}: a traceback\n{output}"
+        assert result.exit_code != 2, f"{where}: the project file was refused: {result.stderr}"
         steps = [json.loads(line) for line in result.stdout.splitlines() if line.strip()]
         events = self._events(where, steps)
         if killed is not None:
@@ -649,6 +665,9 @@ class SeasonSearch(RuleBasedStateMachine):
         for row in page.rows:
             key = (row["data-config"], row["data-testset"])
             assert key[0] not in self.model.dropped, f"{where}: the index lists dropped {key[0]}"
+            assert self.model.online or key[1] != "online", (
+                f"{where}: the index lists {key} live, the [online] table is gone"
+            )
             alerted = key in regressed
             assert (row["data-verdict"] == "regression") == alerted, (
                 f"{where}: index row {key} says {row['data-verdict']!r} while "
@@ -911,3 +930,32 @@ def test_a_rollback_of_the_control_while_a_b_logs_exist(season: SeasonSearch) ->
     assert season.histories(("regression", "new1", "online", "online:CTR")) == [
         ["opened", "resolved"]
     ]
+
+
+def test_dropping_the_online_table_retires_every_online_alert_once(season: SeasonSearch) -> None:
+    """Issue 53: with the ``[online]`` table gone from the file, the control's ``online`` row
+    stayed live on the index. Each config's ``online`` pair is now among the pairs a night
+    runs: the table's going ends them, the index moves the rows to "Ended" and the night
+    retires every online alert once, with the same words; a later day opens none again."""
+    season.add_a_config("good")
+    season.add_a_config("good")
+    season.ab_day({"new1": True})
+    season.interleave("new2", "candidate")
+    live = season.ledger.live()
+    online = [s for s in live if s[2] == "online"]
+    assert sorted(online) == [
+        ("regression", "new1", "online", "online:CTR"),
+        ("regression", "new2", "online", "online:Preference"),
+    ], live
+    season.drop_online()
+    for subject in online:
+        assert season.histories(subject) == [["opened", "retired"]]
+    with Store.open(season.db_url) as store:
+        notes = {a.note for a in store.list_alerts() if a.test_set == "online"}
+    assert notes == {"the [online] table is no longer in evalplat.toml"}, notes
+    html = (season.folder / "site" / "index.html").read_text(encoding="utf-8")
+    assert 'data-ended-config="prod" data-ended-testset="online"' in html
+    assert "the [online] table is no longer in evalplat.toml" in html
+    season.ab_day({})  # the table is back, prod alone: nothing of the arms that ended opens
+    for subject in online:
+        assert season.histories(subject) == [["opened", "retired"]]
