@@ -25,7 +25,8 @@ is written to the outbox with its state change and delivered at the end of the n
 reports, even when the reports could not be written (``evalplat.nightly.notify``). Before the
 reports, the alerts whose subject has left the project file are retired
 (``evalplat.nightly.retire``). A night records when it began (before its first run), with the
-(config, test set) pairs its file runs, and when its last alert event was stamped, before its
+(config, test set) pairs its file runs (with an ``[online]`` table, each config's pair on test
+set ``online`` too), and when its last alert event was stamped, before its
 reports (``Store.begin_night``, ``Store.end_night``), so that the index can show the alert
 events that were its own and the pairs that left the file.
 
@@ -61,6 +62,7 @@ from evalplat.nightly.prep import (
 )
 from evalplat.nightly.project import Project
 from evalplat.nightly.retire import project_key
+from evalplat.store.testsets import ONLINE_TEST_SET
 
 if TYPE_CHECKING:
     from evalplat.alerts.base import Channel
@@ -153,6 +155,8 @@ def _night(
         )
     # the night's alert events (its runs', comparisons', retirements') are those from here on
     pairs = [(c.name, t) for c in project.configs for t in c.testsets]
+    if project.online is not None:  # each config an arm: its pair ends when [online] goes
+        pairs += [(c.name, ONLINE_TEST_SET) for c in project.configs]
     night_id = store.begin_night(project_key(project), pairs)
     # each completed run compared (in a second process when it pays) while the next one runs
     finishing = Finishing.of_night(store, project, contents, outcome)
@@ -260,7 +264,6 @@ def _online(
 ) -> None:
     """The online step (``evalplat.nightly.online``); a failure is isolated like a config's."""
     from evalplat.nightly.online import online_night
-    from evalplat.store.testsets import ONLINE_TEST_SET
 
     try:
         night = online_night(store, project, channels, emit)

@@ -5,8 +5,10 @@ With an ``[online]`` table (``evalplat.nightly.project.OnlineSpec``) a night:
 1. scores the online measures of every version of the project's configs per UTC day, as
    ``evalplat events score`` does, from the last day it scored before (that day may have grown)
    onwards; older days keep their scores (``events score`` rescores them all);
-2. takes the latest day on which the baseline arm has searches, and compares each other arm
-   with searches that day against it (a two-sample bootstrap over sessions), gated by the
+2. takes the latest day on which the baseline arm has searches (any version of it, for an
+   unpinned ``baseline = "NAME"``: a rollback does not send the comparison back to the
+   rolled-back-to version's last day), and compares each other arm with searches that day
+   against it (a two-sample bootstrap over sessions), gated by the
    ``[[gates]]`` on online measures;
 3. feeds each gated verdict to the ``regression`` alert of (candidate config, test set
    ``online``, metric) by the day rule (``evalplat.nightly.day_rule``) over the days the nights
@@ -32,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from evalplat.nightly.day_rule import follow
 from evalplat.nightly.interleaved import interleaved_night
+from evalplat.store.refs import parse_version_ref
 from evalplat.store.testsets import ONLINE_TEST_SET
 
 if TYPE_CHECKING:
@@ -150,9 +153,17 @@ def _online_runs(store: Store, config: str) -> list[RunInfo]:
 
 
 def _baseline_run(store: Store, reference: str) -> RunInfo | None:
-    """The baseline arm's online run of its latest scored day."""
-    version = store.config_version(reference)
-    runs = [r for r in _online_runs(store, version.name) if r.config_version == version.version]
+    """The baseline arm's online run of its latest scored day: of the version ``NAME@VER``
+    names, or, for ``NAME``, of whichever version served the config's latest day. A rollback
+    makes an older version current, one that served only older days; the latest day is still
+    the one to compare (its arms against the version that served it), not the rolled-back-to
+    version's last day."""
+    ref = parse_version_ref(reference, "[online] baseline")
+    runs = [
+        r
+        for r in _online_runs(store, ref.name)
+        if ref.version is None or r.config_version == ref.version
+    ]
     return max(runs, key=lambda r: r.started_at, default=None)
 
 

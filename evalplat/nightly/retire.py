@@ -138,8 +138,9 @@ def _online_ended(
     project: Project, alert: AlertInfo, last_search: dict[str, datetime]
 ) -> str | None:
     online = project.online
-    if online is None:
-        return f"{project.path.name} has no [online] table any more"
+    if online is None:  # the wording of the index's "Ended" row of the same pair
+        configs = [c.name for c in project.configs]
+        return ended_reason(alert.config, alert.test_set, project.path.name, configs)
     latest = max(last_search.values(), default=None)
     interleaved = alert.metric == PREFERENCE
     last = last_search.get(f"{PREFERENCE} {alert.config}" if interleaved else alert.config)

@@ -4,11 +4,12 @@ the (config, test set) pairs its project file ran.
 A night (``evalplat nightly``) records its start and its pairs before it writes anything, and
 its end once its last alert event is stamped, before its reports and deliveries
 (``begin_night``, ``end_night``); a pair an earlier night of a file ran and its latest does not
-has ended (``ended_pairs``). The alert table stamps each event of an alert's
-life (``opened_at``, ``resolved_at``, ``retired_at``: one of each at most, as an alert opens and
-ends once), so the events of a night are the stamps between its start and its end, or after
-its start while it runs or when it was killed. They are read here and nowhere else; the index's
-"Last night" section shows those of the latest night.
+has ended (``ended_pairs``). With an ``[online]`` table, each config's pair on the ``online``
+test set is among them, so the table's going ends them too. The alert table stamps each event of
+an alert's life (``opened_at``, ``resolved_at``, ``retired_at``: one of each at most, as an
+alert opens and ends once), so the events of a night are the stamps between its start and its
+end, or after its start while it runs or when it was killed. They are read here and nowhere
+else; the index's "Last night" section shows those of the latest night.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from sqlalchemy import and_, select, update
 from evalplat.db.models import Alert, Night
 from evalplat.store.alerts import AlertInfo, _infos
 from evalplat.store.base import StoreBase, utcnow
+from evalplat.store.testsets import ONLINE_TEST_SET
 
 # The events of an alert's life a night can cause, in the order the index lists them.
 NIGHT_EVENTS = ("opened", "resolved", "retired")
@@ -47,9 +49,12 @@ class NightRecord:
 def ended_reason(config: str, test_set: str, file: str, configs: Collection[str]) -> str:
     """Why the (config, test set) pair a project ran before is no longer run by its ``file``,
     whose configs are now ``configs``: the one wording of the index's "Ended" rows and of the
-    alerts the night retires with them (``evalplat.nightly.retire``)."""
+    alerts the night retires with them (``evalplat.nightly.retire``). A config's pair on the
+    ``online`` test set is run while the file has an ``[online]`` table."""
     if config not in configs:
         return f"config {config} is no longer in {file}"
+    if test_set == ONLINE_TEST_SET:
+        return f"the [online] table is no longer in {file}"
     return f"test set {test_set} is no longer run for {config}"
 
 

@@ -15,12 +15,13 @@ Each of these is certain on every query, so a verdict follows from the modes alo
 A config's baseline is its first complete run (the store's rule for an unpinned baseline), so
 its verdict tonight is its mode tonight against its mode on its first night.
 
-Online, the logs decide alone: an A/B arm losing 30 % of its clicks against ``prod``, or an
-interleaving candidate that returned nothing where ``prod`` returned hits, regresses on that
-day with certainty (1000 sessions an arm, 600 interleaved); alike arms, or a baseline that
-returned nothing, do not. Each day's verdict alone opens or resolves (``open_days =
-open_window = resolve_days = 1``); a day without an arm's searches holds its alert, until the
-arm has ended.
+Online, the logs decide alone (each day's arms attributed to the versions that served them, so a
+rollback of ``prod`` changes no online verdict by itself): an A/B arm losing 30 % of its clicks
+against ``prod``, or an interleaving candidate that returned nothing where ``prod`` returned
+hits, regresses on that day with certainty (1000 sessions an arm, 600 interleaved); alike arms,
+or a baseline that returned nothing, do not. Each day's verdict alone opens or resolves
+(``open_days = open_window = resolve_days = 1``); a day without an arm's searches holds its
+alert, until the arm has ended.
 """
 
 from __future__ import annotations
@@ -137,6 +138,9 @@ class Model:
     ab_last: dict[str, int] = field(default_factory=dict)  # A/B arm → its last day of searches
     ab_bad: dict[str, bool] = field(default_factory=dict)  # A/B arm → regressed on that day
     ab_ended: set[str] = field(default_factory=set)  # A/B arms whose traffic ended
+    # A/B day → arm → the version that served it (the arm's current version when the day's
+    # logs came in): the night compares the latest day of ``prod``, against that version
+    served: dict[int, dict[str, int]] = field(default_factory=dict)
     experiment: str | None = None  # the candidate of [[online.interleaving]]
     il_last: dict[str, int] = field(default_factory=dict)  # candidate → its last day of searches
     il_bad: dict[str, bool] = field(default_factory=dict)  # candidate → regressed on that day
@@ -208,6 +212,15 @@ class Model:
             if candidate != self.experiment or latest - last >= RETIRE_AFTER_DAYS:
                 self.il_ended.add(candidate)
 
+    def drop_online(self) -> None:
+        """The ``[online]`` table (and its gates) leaves the file: every arm and experiment
+        so far has ended (their alerts are retired by the next night, once), and none of them
+        comes back should the table return with new days."""
+        self.online, self.changed = False, True
+        self.ab_ended |= set(self.ab_last) - {"prod"}
+        self.il_ended |= set(self.il_last)
+        self.experiment = None
+
     def online_open(self) -> dict[Subject, bool | None]:
         """The online alerts: an A/B arm's ``online:CTR`` and an experiment's
         ``online:Preference`` are open when their last judged day regressed (each day's
@@ -226,7 +239,7 @@ class Model:
         if not self.online:
             return ""
         text = '\n[[gates]]\nmetric = "online:CTR"\nmax_relative_drop = 0.05\n'
-        if self.il_last:
+        if self.experiment is not None:  # a Preference gate without an experiment is refused
             text += f'\n[[gates]]\nmetric = "{PREFERENCE}"\nmax_drop = 0.02\n'
         text += (
             f'\n[online]\nbaseline = "prod"\nmetrics = ["online:CTR"]\n'

@@ -11,8 +11,9 @@ closed; a gate or a target added on any measure (segments, and measures that rea
 judgments, included); the http engine down (500s) and back; the webhook receiver down (500s)
 and back; a night killed by SIGKILL (``evalplat.db.faults``: at a store commit, or around a
 delivery) in a process of its own, then the next night; a day of A/B logs (``prod`` the
-control, other arms alike or losing 30 % of their clicks, an arm left out two days ended); a
-day of an interleaved experiment against ``prod`` from ``evalplat.interleave``'s own lists,
+control, other arms alike or losing 30 % of their clicks, an arm left out two days ended; a
+rollback may draw ``prod`` between two such days); the ``[online]`` table dropped from the file;
+a day of an interleaved experiment against ``prod`` from ``evalplat.interleave``'s own lists,
 where the candidate or the baseline returned nothing for two queries of three; a quiet night,
 on an idle machine or with a core kept busy. Each rule ends with a night, run with the real
 ``evalplat nightly --json`` (a killed night's successor checked with it as one night).
@@ -32,7 +33,10 @@ After every night:
 - ``config show`` names the version the file holds (a rollback included);
 - one figure per fact: a run's means in ``runs show --json`` and ``history --json`` agree;
 - ``compare`` of the night's pair, with the project's thresholds, gives the night's verdicts;
-- the index shows exactly the live alerts, and a regression verdict exactly where one is open.
+- the night's A/B comparisons are of the latest A/B day, each of its arms against the version
+  of ``prod`` that served that day (a rollback since changes neither);
+- the index shows exactly the live alerts, and a regression verdict exactly where one is open;
+  it lists no dropped config, and no ``online`` row once the ``[online]`` table is gone.
 """
 
 from __future__ import annotations
@@ -284,6 +288,16 @@ class SeasonSearch(RuleBasedStateMachine):
         )
         self.ab_day({arm: data.draw(st.booleans(), label=f"{arm} loses clicks") for arm in arms})
 
+    # an argument, as every rule has one: Hypothesis tries the rules with fewer arguments first
+    @precondition(lambda self: self.model.online)
+    @rule(load=st.booleans())
+    def drop_the_online_table(self, load: bool) -> None:
+        """The ``[online]`` table and its gates leave the project file: the next night (on an
+        idle or a busy machine) retires every online alert once, and the control's ``online``
+        row ends on the index. A later day of logs brings the table back, with none of the
+        arms that ended."""
+        self.drop_online(load=load)
+
     @precondition(lambda self: "prod" in self.model.configs)
     @rule(data=st.data(), empty=st.sampled_from(("candidate", "baseline")))
     def interleaved_day(self, data: st.DataObject, empty: str) -> None:
@@ -344,6 +358,7 @@ class SeasonSearch(RuleBasedStateMachine):
         self.import_events(log)
         m.ab_last |= dict.fromkeys(attention, m.day)
         m.ab_bad |= drops
+        m.served[m.day] = {arm: m.version_of(arm) for arm in attention}
         self.night(f"A/B day {m.day}: {attention}")
 
     def interleave(self, candidate: str, empty: str) -> None:
@@ -393,6 +408,10 @@ class SeasonSearch(RuleBasedStateMachine):
         m.dropped.add(config)
         m.changed = True
         self.night(f"{config} dropped")
+
+    def drop_online(self, *, load: bool = False) -> None:
+        self.model.drop_online()
+        self.night("the [online] table dropped", load=load)
 
     def target(self, config: str, goal: tuple[str, str]) -> None:
         if not any(t[:2] == (config, goal[0]) for t in self.model.targets):
@@ -490,6 +509,7 @@ class SeasonSearch(RuleBasedStateMachine):
             result = self.world.cli(*args)
         output = result.stdout + result.stderr
         assert "Traceback" not in output, f"{where}: a traceback\n{output}"
+        assert result.exit_code != 2, f"{where}: the project file was refused: {result.stderr}"
         steps = [json.loads(line) for line in result.stdout.splitlines() if line.strip()]
         events = self._events(where, steps)
         if killed is not None:
@@ -502,6 +522,7 @@ class SeasonSearch(RuleBasedStateMachine):
         self._check_figures(where, steps)
         self._check_index(where, steps)
         self._check_compare(where, steps)
+        self._check_online(where, steps)
 
     def _events(self, where: str, steps: list[dict[str, Any]]) -> list[tuple[str, Subject]]:
         """Tonight's alert events, entered in the ledger: each alert opens once, ends at most
@@ -658,6 +679,9 @@ class SeasonSearch(RuleBasedStateMachine):
         for row in page.rows:
             key = (row["data-config"], row["data-testset"])
             assert key[0] not in self.model.dropped, f"{where}: the index lists dropped {key[0]}"
+            assert self.model.online or key[1] != "online", (
+                f"{where}: the index lists {key} live, the [online] table is gone"
+            )
             alerted = key in regressed
             assert (row["data-verdict"] == "regression") == alerted, (
                 f"{where}: index row {key} says {row['data-verdict']!r} while "
@@ -685,6 +709,27 @@ class SeasonSearch(RuleBasedStateMachine):
             assert {m: verdicts[m] for m in night} == night, (
                 f"{where}: compare of runs {step['baseline_run']} → {step['candidate_run']} "
                 f"says {verdicts}, the night {step['verdicts']}"
+            )
+
+    def _check_online(self, where: str, steps: list[dict[str, Any]]) -> None:
+        """The A/B comparisons of the night: the latest A/B day's arms of the project, each
+        against the version of ``prod`` that served that day."""
+        m = self.model
+        compared = [s for s in steps if s["step"] == "online_compare"]
+        if not m.online or not m.served:
+            assert not compared, f"{where}: A/B comparisons without an [online] table: {compared}"
+            return
+        day = max(m.served)
+        arms = m.served[day]
+        expected = {f"{arm}@{v}" for arm, v in arms.items() if arm != "prod" and arm in m.configs}
+        assert {s["candidate"] for s in compared} == expected, (
+            f"{where}: A/B comparisons {compared}, expected day {day}'s arms {sorted(expected)}"
+        )
+        control = f"prod@{arms['prod']}"
+        for step in compared:
+            assert (step["day"], step["baseline"]) == (f"2026-03-{day:02d}", control), (
+                f"{where}: an A/B comparison of {step['day']} against {step['baseline']}, "
+                f"expected day {day} against {control}, which served it"
             )
 
 
@@ -916,3 +961,51 @@ def test_one_engine_down_under_two_configs_opens_one_alert(season: SeasonSearch)
         (r["event"], r["title"]) for r in map(json.loads, lines) if r["kind"] == "operational"
     ]
     assert events[1:] == [("resolved", f"Recovered: engine {engine}")], events
+
+
+def test_a_rollback_of_the_control_while_a_b_logs_exist(season: SeasonSearch) -> None:
+    """Issue 53: ``prod`` rolled back after days of A/B logs. The rolled-back-to version served
+    only older days; the night compared its last day again, against the arm's old verdict (the
+    open alert resolved with no new day). The latest day stays the one compared, against the
+    version that served it, until a new day comes, served by the version now current."""
+    season.add_a_config("good")
+    season.ab_day({"new1": False})  # served by prod@1
+    season.change("prod", "bad")  # prod@2
+    season.ab_day({"new1": True})  # served by prod@2: new1's alert opens
+    season.roll_back("prod", "good")  # prod@1 again: day 2 is still the one compared
+    assert season.histories(("regression", "new1", "online", "online:CTR")) == [["opened"]]
+    season.ab_day({"new1": False})  # served by prod@1: resolved
+    assert season.model.served == {1: {"prod": 1, "new1": 1}, 2: {"prod": 2, "new1": 1},
+                                   3: {"prod": 1, "new1": 1}}  # fmt: skip
+    assert season.histories(("regression", "new1", "online", "online:CTR")) == [
+        ["opened", "resolved"]
+    ]
+
+
+def test_dropping_the_online_table_retires_every_online_alert_once(season: SeasonSearch) -> None:
+    """Issue 53: with the ``[online]`` table gone from the file, the control's ``online`` row
+    stayed live on the index. Each config's ``online`` pair is now among the pairs a night
+    runs: the table's going ends them, the index moves the rows to "Ended" and the night
+    retires every online alert once, with the same words; a later day opens none again."""
+    season.add_a_config("good")
+    season.add_a_config("good")
+    season.ab_day({"new1": True})
+    season.interleave("new2", "candidate")
+    live = season.ledger.live()
+    online = [s for s in live if s[2] == "online"]
+    assert sorted(online) == [
+        ("regression", "new1", "online", "online:CTR"),
+        ("regression", "new2", "online", "online:Preference"),
+    ], live
+    season.drop_online()
+    for subject in online:
+        assert season.histories(subject) == [["opened", "retired"]]
+    with Store.open(season.db_url) as store:
+        notes = {a.note for a in store.list_alerts() if a.test_set == "online"}
+    assert notes == {"the [online] table is no longer in evalplat.toml"}, notes
+    html = (season.folder / "site" / "index.html").read_text(encoding="utf-8")
+    assert 'data-ended-config="prod" data-ended-testset="online"' in html
+    assert "the [online] table is no longer in evalplat.toml" in html
+    season.ab_day({})  # the table is back, prod alone: nothing of the arms that ended opens
+    for subject in online:
+        assert season.histories(subject) == [["opened", "retired"]]
