@@ -58,8 +58,9 @@ def falling_grades(metric: Metric, top: int) -> tuple[int, ...]:
     """The grades 1 to ``top`` from the one worth most in ``metric`` to the one worth least
     (by gain under a grade-to-gain map, the higher grade first on a tie); only ``top`` for a
     measure whose relevance is a threshold (it takes ``rel``): every grade at or above the
-    threshold counts alike there, and ``top`` is at or above it if any grade is."""
-    if "rel" in metric.spec.params:
+    threshold counts alike there, and ``top`` is at or above it if any grade is. A measure
+    whose ``rel`` is unset by default (RBP) is graded until one is given."""
+    if metric.param("rel") is not None and "rel" in metric.spec.params:
         return (top,)
     gains = metric.gains
     return tuple(sorted(range(1, top + 1), key=lambda g: (gains.get(g, float(g)), g), reverse=True))

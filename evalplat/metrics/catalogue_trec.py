@@ -292,14 +292,19 @@ TREC: tuple[Measure, ...] = (
         name="RBP",
         description="Rank-biased precision (Moffat and Zobel 2008).",
         formula="RBP = (1 - p) sum over retrieved d at rank r of gain(d) p^(r-1), gain = grade, "
-        "divided by the topic's highest grade when that is above 1; p = persist (0.9)",
+        "divided by the topic's highest grade when that is above 1; p = persist (0.9); with "
+        "rel = k, gain = 1 when grade >= k, else 0",
         compute="gain_variants:rbp",
         cutoff="none",
-        params=("judged_only", "persist"),
+        params=("judged_only", "persist", "rel"),
+        defaults=(("rel", None),),
         trec_name_no_cutoff="rbp",
         notes=(
-            "ir_measures' `RBP(p=0.8)` is `RBP(persist=0.8)`.",
-            "trec_eval 10's `rbp`; trec_eval 9 has no RBP.",
+            "ir_measures' `RBP(p=0.8)` is `RBP(persist=0.8)`, and its `RBP(rel=k)`, binary "
+            "relevance at grade k, is `RBP(rel=k)` here.",
+            "trec_eval 10's `rbp`, whose persistence is 0.9 by default; ir_measures' is 0.8, so "
+            "ir_measures' bare `RBP` and `RBP(rel=k)` are `RBP(p=0.8)` and `RBP(rel=k,p=0.8)` "
+            "here. trec_eval 9 has no RBP.",
         ),
     ),
     Measure(

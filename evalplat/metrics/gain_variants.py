@@ -168,13 +168,17 @@ def _persistence(metric: Metric) -> float:
 
 def rbp(ranking: Ranking, judgments: Judgments, metric: Metric) -> NDArray[np.float64]:
     """RBP = (1 - p) sum over retrieved d at rank r of gain(d) p^(r-1), gain = grade / the
-    topic's highest grade when that is above 1, else grade (negative grades gain 0)."""
+    topic's highest grade when that is above 1, else grade (negative grades gain 0); with
+    ``rel`` given, gain = 1 when grade >= rel, else 0 (binary, as ir_measures' ``RBP(rel=k)``)."""
     ranked = view(ranking, metric)
     p = _persistence(metric)
-    top = np.zeros(judgments.n_topics)
-    np.maximum.at(top, judgments.topic, judgments.grade.astype(float))
-    scale = np.where(top > 1, top, 1.0)[ranked.topic]
-    gain = np.maximum(ranked.grade, 0) / scale
+    if metric.param("rel") is not None:
+        gain = (ranked.grade >= metric.rel).astype(float)
+    else:
+        top = np.zeros(judgments.n_topics)
+        np.maximum.at(top, judgments.topic, judgments.grade.astype(float))
+        scale = np.where(top > 1, top, 1.0)[ranked.topic]
+        gain = np.maximum(ranked.grade, 0) / scale
     rows = gain > 0
     terms = gain[rows] * np.power(p, ranked.rank[rows].astype(float))
     total = np.bincount(ranked.topic[rows], weights=terms, minlength=ranked.n_topics)

@@ -35,7 +35,8 @@ def as_metric(trec_name: str, rel: int) -> Metric | None:
         metric = parse(trec_name)
     except Exception:
         return None
-    if rel != 1 and "rel" in metric.spec.params:
+    # trec_eval's -l sets the threshold of the binary measures; graded rbp does not read it
+    if rel != 1 and "rel" in metric.spec.params and metric.param("rel") is not None:
         metric = Metric(metric.family, metric.cutoff, **{**metric.params, "rel": rel})
     return metric
 

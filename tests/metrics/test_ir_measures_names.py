@@ -17,7 +17,6 @@ from collections.abc import Iterator
 import pandas as pd
 import pytest
 
-from evalplat.errors import InputError
 from evalplat.metrics import parse
 from evalplat.metrics.evaluation import evaluate
 
@@ -29,9 +28,9 @@ SAMPLE: dict[str, object] = {
     "gains": {0: 0, 1: 1, 2: 3}, "dcg": "exp-log2", "recall": 0.5, "relative": True,
     "normalize": False, "alpha": 0.6,
 }  # fmt: skip
-# ir_measures' binary RBP(rel=k) with its own persistence 0.8, where evalplat's RBP is
-# trec_eval's graded rbp
-NOT_OFFERED = ("RBP",)
+# measures whose persistence defaults to 0.8 in ir_measures and to trec_eval's 0.9 here: a name
+# without one is compared with ir_measures' persistence written out
+PERSISTENCE_08 = ("RBP",)
 # ndeval's measures, which read the subtopic of each judgment
 INTENT_AWARE = ("ERR_IA", "nERR_IA", "alpha_DCG", "alpha_nDCG", "NRBP", "nNRBP", "AP_IA", "P_IA",
                 "StRecall")  # fmt: skip
@@ -137,6 +136,12 @@ def _agree(name: str, case: tuple[list[object], list[object], pd.DataFrame, pd.D
     return len(theirs)
 
 
+def _params_of(name: str) -> list[str]:
+    """The ``key=value`` parameters written in an ir_measures name."""
+    inside = name.partition("(")[2].partition(")")[0]
+    return [part for part in inside.split(",") if part]
+
+
 CASES = [(alias, str(measure)) for alias, measure in _names()]
 
 
@@ -147,7 +152,7 @@ def test_the_registry_is_walked_whole() -> None:
     offered = [
         name
         for alias, name in CASES
-        if ir_measures.measures.registry[alias].NAME not in NOT_OFFERED + INTENT_AWARE
+        if ir_measures.measures.registry[alias].NAME not in INTENT_AWARE
         and _theirs(ir_measures.parse_measure(name)) is not None
     ]
     assert len(offered) >= 85
@@ -170,11 +175,10 @@ def test_each_name_ir_measures_computes_parses_and_agrees(alias: str, name: str)
     theirs = _theirs(measure)
     if theirs is None:  # ir_measures itself refuses the name (BPM without a cutoff, bare IPrec)
         return
-    if ir_measures.measures.registry[alias].NAME in NOT_OFFERED:
-        with pytest.raises(InputError):
-            parse(name)
-        return
     metric = parse(name)
+    if measure.NAME in PERSISTENCE_08 and "p" not in measure.params:
+        metric = parse(f"{measure.NAME}({','.join(['p=0.8', *_params_of(name)])})"
+                       + (f"@{metric.cutoff}" if metric.cutoff else ""))  # fmt: skip
     result = evaluate(JUDGED, RANKED, [metric])
     ours = dict(zip(result.query_ids, result.values[str(metric)], strict=True))
     for query_id, value in theirs.items():
@@ -211,3 +215,25 @@ def test_at_one_ndeval_leaves_err_ia_and_alpha_dcg_undivided_where_evalplat_divi
         assert _theirs(ir_measures.parse_measure(name), qrels, run) == {"q": 1.0}
         assert evaluate(judged, ranked, [name]).means[name] == 0.5
     assert _agree("ERR_IA@2", (qrels, run, judged, ranked)) == 1
+
+
+@pytest.mark.parametrize(
+    "name", ["RBP(rel=1)", "RBP(rel=3)", "RBP(rel=2,p=0.5)", "RBP(rel=1,p=0.95)"]
+)
+def test_binary_rbp_is_ir_measures_rbp_at_a_grade(name: str) -> None:
+    """ir_measures' ``RBP(rel=k)``: gain 1 from grade k up, its persistence 0.8 unless given."""
+    ours = name if "p=" in name else name.replace("(", "(p=0.8,")
+    assert _agree_as(ours, name) == 3
+    assert parse(name).params["rel"] == int(name.split("rel=")[1][0])
+
+
+def _agree_as(ours: str, theirs: str) -> int:
+    measure = ir_measures.parse_measure(theirs)
+    values = _theirs(measure)
+    assert values is not None, theirs
+    metric = parse(ours)
+    result = evaluate(JUDGED, RANKED, [metric])
+    mine = dict(zip(result.query_ids, result.values[str(metric)], strict=True))
+    for query_id, value in values.items():
+        assert mine[query_id] == pytest.approx(value, abs=1e-9), query_id
+    return len(values)
