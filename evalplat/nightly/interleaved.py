@@ -86,13 +86,13 @@ def interleaved_night(
 def _ended(store: Store, project: Project, day: str) -> str | None:
     """Why the experiment whose latest day is ``day`` has ended, or None while it goes on: the
     project's logs have gone on ``retire_after_days`` days without it (as an A/B arm ends)."""
-    from evalplat.nightly.online import _online_runs
+    from evalplat.store.online_arms import day_runs
 
     assert project.online is not None
     starts = [
         run.started_at
         for spec in project.configs
-        for run in [*_online_runs(store, spec.name), *interleaved_runs(store, spec.name)]
+        for run in [*day_runs(store, spec.name), *interleaved_runs(store, spec.name)]
     ]
     latest = max(starts, default=None)
     days = project.online.retire_after_days

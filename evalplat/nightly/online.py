@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from evalplat.nightly.day_rule import follow
 from evalplat.nightly.interleaved import interleaved_night
-from evalplat.store.refs import parse_version_ref
+from evalplat.store.online_arms import control_day, day_runs
 from evalplat.store.testsets import ONLINE_TEST_SET
 
 if TYPE_CHECKING:
@@ -78,7 +78,7 @@ def online_night(
     emit({"step": "online_score", "runs": len(night.runs),
           "since": None if since is None else since.date().isoformat()})  # fmt: skip
     night.events += interleaved_night(store, project, channels, emit)
-    baseline = _baseline_run(store, spec.baseline)
+    baseline = control_day(store, spec.baseline)
     if baseline is None:
         emit({"step": "online", "baseline": spec.baseline, "compared": 0,
               "detail": "the baseline arm has no scored day yet"})  # fmt: skip
@@ -140,31 +140,8 @@ def _harm(arm: tuple[RunInfo, ComparisonResult, MetricComparison]) -> float:
 
 def _last_scored_day(store: Store, configs: list[str]) -> datetime | None:
     """Start of the latest day already scored for these configs (rescored: it may have grown)."""
-    starts = [run.started_at for name in configs for run in _online_runs(store, name)]
+    starts = [run.started_at for name in configs for run in day_runs(store, name)]
     return max(starts, default=None)
-
-
-def _online_runs(store: Store, config: str) -> list[RunInfo]:
-    return [
-        run
-        for run in store.list_runs(config)
-        if run.trigger == "online" and run.options.get("online", {}).get("window") == "day"
-    ]
-
-
-def _baseline_run(store: Store, reference: str) -> RunInfo | None:
-    """The baseline arm's online run of its latest scored day: of the version ``NAME@VER``
-    names, or, for ``NAME``, of whichever version served the config's latest day. A rollback
-    makes an older version current, one that served only older days; the latest day is still
-    the one to compare (its arms against the version that served it), not the rolled-back-to
-    version's last day."""
-    ref = parse_version_ref(reference, "[online] baseline")
-    runs = [
-        r
-        for r in _online_runs(store, ref.name)
-        if ref.version is None or r.config_version == ref.version
-    ]
-    return max(runs, key=lambda r: r.started_at, default=None)
 
 
 def _arms_of_day(store: Store, configs: list[str], baseline: RunInfo) -> list[RunInfo]:
@@ -172,7 +149,7 @@ def _arms_of_day(store: Store, configs: list[str], baseline: RunInfo) -> list[Ru
     arms = [
         run
         for name in configs
-        for run in _online_runs(store, name)
+        for run in day_runs(store, name)
         if run.started_at == baseline.started_at and run.id != baseline.id
     ]
     return sorted(arms, key=lambda r: (r.config, r.config_version))

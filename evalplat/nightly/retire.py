@@ -165,11 +165,11 @@ def _last_searches(store: Store, project: Project) -> dict[str, datetime]:
     if project.online is None:
         return {}
     from evalplat.nightly.interleaved import last_interleaved_day
-    from evalplat.nightly.online import _online_runs
+    from evalplat.store.online_arms import day_runs
 
     days: dict[str, datetime] = {}
     for spec in project.configs:
-        starts = [run.started_at for run in _online_runs(store, spec.name)]
+        starts = [run.started_at for run in day_runs(store, spec.name)]
         if starts:
             days[spec.name] = max(starts)
         interleaved = last_interleaved_day(store, spec.name)

@@ -215,15 +215,22 @@ def gather_offline_online(
 
 
 def _control_version(store: Store, control: str | None) -> str | None:
-    """``NAME@VER`` of the control arm (``NAME``: its current version), None without one."""
+    """``NAME@VER`` of the control arm: the version that served its latest day, as the night
+    compares it (:mod:`evalplat.store.online_arms`); before any day, ``NAME``'s current version
+    (or the version named). None without a control, or one that is not a config."""
     from evalplat.errors import NotFoundError
+    from evalplat.store.online_arms import control_day
 
     if control is None:
         return None
     try:
-        found = store.config_version(control)
+        day = control_day(store, control)
+        found = store.config_version(control) if day is None else None
     except NotFoundError:
         return None
+    if day is not None:
+        return f"{day.config}@{day.config_version}"
+    assert found is not None
     return f"{found.name}@{found.version}"
 
 

@@ -65,6 +65,7 @@ from hypothesis.stateful import (
 )
 
 from evalplat.events.synthetic import interleaved_records
+from evalplat.reports.online_page import _control_version
 from evalplat.store import Store
 
 from ..alerts.servers import CaptureServer, _Handler, serving
@@ -974,6 +975,8 @@ def test_a_rollback_of_the_control_while_a_b_logs_exist(season: SeasonSearch) ->
     season.ab_day({"new1": True})  # served by prod@2: new1's alert opens
     season.roll_back("prod", "good")  # prod@1 again: day 2 is still the one compared
     assert season.histories(("regression", "new1", "online", "online:CTR")) == [["opened"]]
+    with Store.open(season.db_url) as store:  # and the Offline vs online page's Δ takes it
+        assert _control_version(store, "prod") == "prod@2"
     season.ab_day({"new1": False})  # served by prod@1: resolved
     assert season.model.served == {1: {"prod": 1, "new1": 1}, 2: {"prod": 2, "new1": 1},
                                    3: {"prod": 1, "new1": 1}}  # fmt: skip
