@@ -79,42 +79,37 @@ def _read_slow(path: Path) -> pa.Table:
     """The reference pass, one line at a time, naming the first bad line."""
     import pyarrow as pa
 
+    from evalplat.formats.trec import lines_of
+
     columns: dict[str, list[object]] = {"query_id": [], "subtopic": [], "doc_id": [], "grade": []}
     seen: set[tuple[str, int, str]] = set()
-    with path.open("rb") as handle:
-        for number, raw in enumerate(handle, start=1):
-            try:
-                fields = [field.decode("utf-8") for field in raw.split()]
-            except UnicodeDecodeError:
-                raise InputError("not valid UTF-8 text", path=path, line=number) from None
-            if not fields or fields[0].startswith("#"):
-                continue
-            if len(fields) != 4:
-                raise InputError(f"expected 4 fields, found {len(fields)}", path=path, line=number)
-            query, text, doc, grade = fields
-            if not (text.isascii() and text.isdigit() and len(text) <= SUBTOPIC_DIGITS):
-                raise InputError(
-                    f"subtopic {shown(text)} is not a whole number (the intent-aware measures "
-                    "read the second column as the subtopic)",
-                    path=path,
-                    line=number,
-                )
-            key = (
-                check_identifier(query, "query id", path=path, line=number),
-                int(text),
-                check_identifier(doc, "doc id", path=path, line=number),
+    for number, fields in lines_of(path):
+        if len(fields) != 4:
+            raise InputError(f"expected 4 fields, found {len(fields)}", path=path, line=number)
+        query, text, doc, grade = fields
+        if not (text.isascii() and text.isdigit() and len(text) <= SUBTOPIC_DIGITS):
+            raise InputError(
+                f"subtopic {shown(text)} is not a whole number (the intent-aware measures "
+                "read the second column as the subtopic)",
+                path=path,
+                line=number,
             )
-            if key in seen:
-                raise InputError(
-                    f"duplicate judgment: query {query!r}, subtopic {text}, doc {doc!r}",
-                    path=path,
-                    line=number,
-                )
-            seen.add(key)
-            columns["query_id"].append(key[0])
-            columns["subtopic"].append(key[1])
-            columns["doc_id"].append(key[2])
-            columns["grade"].append(parse_grade(grade, path=path, line=number))
+        key = (
+            check_identifier(query, "query id", path=path, line=number),
+            int(text),
+            check_identifier(doc, "doc id", path=path, line=number),
+        )
+        if key in seen:
+            raise InputError(
+                f"duplicate judgment: query {query!r}, subtopic {text}, doc {doc!r}",
+                path=path,
+                line=number,
+            )
+        seen.add(key)
+        columns["query_id"].append(key[0])
+        columns["subtopic"].append(key[1])
+        columns["doc_id"].append(key[2])
+        columns["grade"].append(parse_grade(grade, path=path, line=number))
     if not seen:
         raise InputError("no judgments", path=path)
     types = {"query_id": pa.string(), "subtopic": pa.int64(), "doc_id": pa.string(),

@@ -41,6 +41,8 @@ from evalplat.inputs.validation import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     import pandas as pd
     import pyarrow as pa
 
@@ -449,35 +451,40 @@ def _read_slow(
     kind = "judgment" if exact else "doc id in this query's ranking"
     out: dict[str, list[object]] = {name: [] for _, name in keep}
     seen: set[tuple[str, str]] = set()
-    with path.open("rb") as handle:
-        for number, raw in enumerate(handle, start=1):
-            # split at ASCII whitespace only, as trec_eval: str.split would also split at U+00A0
-            # and shift a line's fields, or drop a trailing no-break space from an id
-            try:
-                fields = [field.decode("utf-8") for field in raw.split()]
-            except UnicodeDecodeError:
-                raise InputError("not valid UTF-8 text", path=path, line=number) from None
-            if not fields or fields[0].startswith("#"):
-                continue
-            if (len(fields) != n_fields) if exact else (len(fields) < n_fields):
-                expected = f"{n_fields}" if exact else f"at least {n_fields}"
-                raise InputError(
-                    f"expected {expected} fields, found {len(fields)}", path=path, line=number
-                )
-            for index, name in keep:
-                out[name].append(_convert(name, fields[index], path, number))
-            pair = (fields[0], fields[2])
-            if pair in seen:
-                raise InputError(
-                    f"duplicate {kind}: query {fields[0]!r}, doc {fields[2]!r}",
-                    path=path,
-                    line=number,
-                )
-            seen.add(pair)
+    for number, fields in lines_of(path):
+        if (len(fields) != n_fields) if exact else (len(fields) < n_fields):
+            expected = f"{n_fields}" if exact else f"at least {n_fields}"
+            raise InputError(
+                f"expected {expected} fields, found {len(fields)}", path=path, line=number
+            )
+        for index, name in keep:
+            out[name].append(_convert(name, fields[index], path, number))
+        pair = (fields[0], fields[2])
+        if pair in seen:
+            raise InputError(
+                f"duplicate {kind}: query {fields[0]!r}, doc {fields[2]!r}",
+                path=path,
+                line=number,
+            )
+        seen.add(pair)
     if not seen:
         raise InputError("no judgments" if exact else "no results", path=path)
     types = _arrow_types(keep)
     return pa.table({name: pa.array(out[name], type=types[name]) for _, name in keep})
+
+
+def lines_of(path: Path) -> Iterator[tuple[int, list[str]]]:
+    """(line number, fields) of each line of a TREC file but blank lines and ``#`` comments,
+    split at ASCII whitespace only, as trec_eval: ``str.split`` would also split at U+00A0 and
+    shift a line's fields, or drop a trailing no-break space from an id."""
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            try:
+                fields = [field.decode("utf-8") for field in raw.split()]
+            except UnicodeDecodeError:
+                raise InputError("not valid UTF-8 text", path=path, line=number) from None
+            if fields and not fields[0].startswith("#"):
+                yield number, fields
 
 
 def _convert(name: str, text: str, path: Path, line: int) -> object:

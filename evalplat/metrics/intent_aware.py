@@ -190,38 +190,42 @@ def err_ia(ranking: Ranking, subtopics: SubtopicJudgments, metric: Metric
            ) -> NDArray[np.float64]:  # fmt: skip
     """ERR_IA@k = sum_{r≤k} g_r / r / (N · sum_{r≤k} (1-alpha)^(r-1) / r), alpha = 0.5."""
     pairs = _Pairs(ranking, subtopics, metric)
-    depth = _depth(pairs, metric)
-    discount = _reciprocal_discount(depth)
-    best = float(np.sum(_geometric_discount(depth, 1.0 - ERR_ALPHA) * discount))
-    return _divide(_cascade(pairs, ERR_ALPHA, discount), pairs.n_intents * best)
+    return _over_every_intent(pairs, ERR_ALPHA, _reciprocal_discount(_depth(pairs, metric)))
 
 
 def n_err_ia(ranking: Ranking, subtopics: SubtopicJudgments, metric: Metric
              ) -> NDArray[np.float64]:  # fmt: skip
     """nERR_IA@k = sum_{r≤k} g_r / r over the same sum for the greedy ideal ranking."""
     pairs = _Pairs(ranking, subtopics, metric)
-    depth = _depth(pairs, metric)
-    discount = _reciprocal_discount(depth)
-    ideal = ideal_gains(pairs, ERR_ALPHA, depth)[:, :depth] @ discount
-    return _divide(_cascade(pairs, ERR_ALPHA, discount), ideal)
+    return _over_ideal(pairs, ERR_ALPHA, _reciprocal_discount(_depth(pairs, metric)))
 
 
 def alpha_dcg(ranking: Ranking, subtopics: SubtopicJudgments, metric: Metric
               ) -> NDArray[np.float64]:  # fmt: skip
     """alpha_DCG@k = sum_{r≤k} g_r / log2(r+1) / (N · sum_{r≤k} (1-alpha)^(r-1) / log2(r+1))."""
     pairs = _Pairs(ranking, subtopics, metric)
-    alpha, depth = _alpha(metric), _depth(pairs, metric)
-    discount = _log_discount(depth)
-    best = float(np.sum(_geometric_discount(depth, 1.0 - alpha) * discount))
-    return _divide(_cascade(pairs, alpha, discount), pairs.n_intents * best)
+    return _over_every_intent(pairs, _alpha(metric), _log_discount(_depth(pairs, metric)))
 
 
 def alpha_ndcg(ranking: Ranking, subtopics: SubtopicJudgments, metric: Metric
                ) -> NDArray[np.float64]:  # fmt: skip
     """alpha_nDCG@k = sum_{r≤k} g_r / log2(r+1) over the same sum for the greedy ideal."""
     pairs = _Pairs(ranking, subtopics, metric)
-    alpha, depth = _alpha(metric), _depth(pairs, metric)
-    discount = _log_discount(depth)
+    return _over_ideal(pairs, _alpha(metric), _log_discount(_depth(pairs, metric)))
+
+
+def _over_every_intent(pairs: _Pairs, alpha: float, discount: NDArray[np.float64]
+                       ) -> NDArray[np.float64]:  # fmt: skip
+    """The cascade's discounted gains over N times what a ranking whose every document covers
+    every intent would gain to the same depth: ndeval's "collection-independent" form."""
+    best = float(np.sum(_geometric_discount(len(discount), 1.0 - alpha) * discount))
+    return _divide(_cascade(pairs, alpha, discount), pairs.n_intents * best)
+
+
+def _over_ideal(pairs: _Pairs, alpha: float, discount: NDArray[np.float64]
+                ) -> NDArray[np.float64]:  # fmt: skip
+    """The cascade's discounted gains over the greedy ideal ranking's, to the same depth."""
+    depth = len(discount)
     ideal = ideal_gains(pairs, alpha, depth)[:, :depth] @ discount
     return _divide(_cascade(pairs, alpha, discount), ideal)
 
