@@ -19,7 +19,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 import pytest
@@ -34,6 +34,9 @@ from evalplat.db import migrate
 from evalplat.db.engine import create_db_engine
 from evalplat.db.models import Base
 from evalplat.store import Store
+
+if TYPE_CHECKING:
+    from .alerts.servers import CaptureServer
 
 # Property tests. "ci" (the default) is derandomized: every run tries the same examples, so the
 # suite cannot pass or fail by chance. "explore" tries many more, randomly, for developers hunting
@@ -264,6 +267,17 @@ def cli(monkeypatch: pytest.MonkeyPatch) -> Callable[..., CliResult]:
         return CliResult(result.exit_code, result.stdout, result.stderr)
 
     return invoke
+
+
+@pytest.fixture
+def capture() -> Iterator[CaptureServer]:
+    """A webhook receiver on 127.0.0.1 that records every POST and answers by path
+    (``tests/alerts/servers.py``): ``f"{capture.url}/ok"`` in a project's ``[[alerts]]``.
+    Imported here, not at the top: ``tests/test_suite_rules.py`` runs this file alone."""
+    from .alerts.servers import capture_server
+
+    with capture_server() as running:
+        yield running
 
 
 def pytest_configure(config: pytest.Config) -> None:
