@@ -302,6 +302,18 @@ def browser() -> Iterator[Any]:
         launched.close()
 
 
+@pytest.fixture
+def no_report_site(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nights run in this process leave the report site unwritten: for the tests that read no
+    page of it (``pytestmark = pytest.mark.usefixtures("no_report_site")``). Writing it was
+    most of a small night's time, and the pages have tests of their own (``tests/reports/``,
+    the season); a night without it logs no ``report`` step, and its alerts' messages link no
+    page (``ReportLinks`` links only pages that exist)."""
+    from evalplat.nightly import job
+
+    monkeypatch.setattr(job, "_write_reports", lambda *_args: None)
+
+
 def pytest_configure(config: pytest.Config) -> None:
     """Compile evalplat's modules once, before the workers start. Hundreds of tests run the
     ``evalplat`` command as a fresh process, and where Python writes no bytecode

@@ -20,6 +20,8 @@ from evalplat.store import Store
 from ..alerts.servers import CaptureServer
 from .small_project import write_project
 
+pytestmark = pytest.mark.usefixtures("no_report_site")  # they read no page
+
 P5_GATE = '\n[[gates]]\nmetric = "P@5"\nmax_drop = 0.01\n'
 
 

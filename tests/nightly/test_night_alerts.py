@@ -40,6 +40,7 @@ def alerts_of(capture: CaptureServer) -> list[list[tuple[str, str, str]]]:
     ]
 
 
+@pytest.mark.usefixtures("no_report_site")  # reads no page
 def test_one_message_per_night_lists_every_opened_and_resolved_alert(
     night: Night, capture: CaptureServer
 ) -> None:
@@ -59,6 +60,7 @@ def test_one_message_per_night_lists_every_opened_and_resolved_alert(
     ]
 
 
+@pytest.mark.usefixtures("no_report_site")  # reads no page
 def test_needs_judgments_has_its_own_alert_opened_once_and_resolved_once(
     night: Night, capture: CaptureServer
 ) -> None:
@@ -126,6 +128,7 @@ def test_a_reports_dir_failing_mid_night_loses_no_alert(
     assert alerts_of(capture) == [[("regression", "opened", "alpha")]]
 
 
+@pytest.mark.usefixtures("no_report_site")  # reads no page
 def test_a_dead_channel_keeps_the_alert_for_the_next_night(
     db_url: str, tmp_path: Path, capture: CaptureServer
 ) -> None:
@@ -177,6 +180,7 @@ def engine_project(folder: Path, search_url: str, hook: str, paths: dict[str, st
     return folder / "evalplat.toml"
 
 
+@pytest.mark.usefixtures("no_report_site")  # reads no page
 def test_configs_on_one_engine_share_its_outage_and_keep_their_own_failures(
     db_url: str, tmp_path: Path, capture: CaptureServer
 ) -> None:

@@ -27,6 +27,8 @@ from ..alerts.servers import CaptureServer
 from ..compare.helpers import date_a_day_apart, store_run
 from .small_project import write_project
 
+pytestmark = pytest.mark.usefixtures("no_report_site")  # they read no page
+
 TOPICS = 250  # one topic more or less moves nDCG@10 by 0.004
 DRIFT = """
 [[targets]]

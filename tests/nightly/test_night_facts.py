@@ -103,6 +103,7 @@ def test_a_candidate_that_returns_nothing_is_said_so_everywhere(
     assert json.loads(cli("compare", *calm, "--db", db_url, "--json").stdout)["facts"] == []
 
 
+@pytest.mark.usefixtures("no_report_site")  # reads no page
 def test_a_judged_share_that_collapses_is_said_in_the_alert_and_by_compare(
     night: Night, capture: CaptureServer, db_url: str, cli: Callable[..., Any]
 ) -> None:

@@ -19,6 +19,8 @@ from ..alerts.servers import CaptureServer
 from ..events.interleaved import write_interleaved_log
 from .small_project import write_project
 
+pytestmark = pytest.mark.usefixtures("no_report_site")  # they read no page
+
 ONLINE = """
 [[gates]]
 metric = "online:Preference"

@@ -18,6 +18,8 @@ from ..alerts.servers import CaptureServer
 from ..judging.chat_server import ChatServer, chat_server
 from .small_project import ENGINE, QUERIES
 
+pytestmark = pytest.mark.usefixtures("no_report_site")  # they read no page
+
 
 @pytest.fixture
 def judge_server() -> Iterator[ChatServer]:

@@ -20,6 +20,8 @@ from evalplat.store import Store
 from ..alerts.servers import CaptureServer
 from .small_project import write_project
 
+pytestmark = pytest.mark.usefixtures("no_report_site")  # they read no page
+
 GRADES = {
     "wing flutter": {"d1": 3, "d2": 1, "d3": 0, "d4": 2},
     "jet noise": {"d5": 2, "d6": 0, "d7": 3},

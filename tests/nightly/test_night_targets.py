@@ -87,6 +87,7 @@ def test_a_credible_miss_opens_one_alert_kept_until_a_version_meets_the_target(
     assert "target: at least 0.9" in page and "target missed" in page
 
 
+@pytest.mark.usefixtures("no_report_site")  # reads no page
 def test_a_figure_within_noise_of_its_target_never_alerts_over_ten_nights(
     night: Night, capture: CaptureServer
 ) -> None:
@@ -99,6 +100,7 @@ def test_a_figure_within_noise_of_its_target_never_alerts_over_ten_nights(
     assert target_alerts(capture) == []
 
 
+@pytest.mark.usefixtures("no_report_site")  # reads no page
 def test_at_risk_holds_a_streak_and_an_open_alert_as_they_are(
     night: Night, capture: CaptureServer, db_url: str
 ) -> None:
@@ -115,6 +117,7 @@ def test_at_risk_holds_a_streak_and_an_open_alert_as_they_are(
     assert [event for event, _ in target_alerts(capture)] == ["opened", "resolved"]
 
 
+@pytest.mark.usefixtures("no_report_site")  # reads no page
 def test_cli_nightly_takes_targets_and_reports_them_as_json(
     cli: Callable[..., Any], db_url: str, tmp_path: Path
 ) -> None:
@@ -180,6 +183,7 @@ def test_a_malformed_target_option_is_refused_before_anything_is_written(
         ("ZeroResult", "max = 1.0", "met"),
     ],
 )
+@pytest.mark.usefixtures("no_report_site")  # reads no page
 def test_a_target_on_a_measure_that_reads_no_judgments_is_judged_on_its_figure(
     night: Night, capture: CaptureServer, metric: str, bound: str, expected: str
 ) -> None:

@@ -15,6 +15,8 @@ from evalplat.store import Store
 from ..alerts.servers import CaptureServer
 from .small_project import QUERIES, write_project
 
+pytestmark = pytest.mark.usefixtures("no_report_site")  # they read no page
+
 SEGMENT_GATES = """
 [[gates]]
 metric = "nDCG@10"

@@ -8,6 +8,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from evalplat.nightly.job import run_nightly
 from evalplat.nightly.project import load_project
 from evalplat.store import Store
@@ -16,6 +18,8 @@ from ..alerts.servers import CaptureServer
 from ..nightly.small_project import QUERIES, write_project
 from .servers import open_invite, rating_server
 from .test_browser import doc_on
+
+pytestmark = pytest.mark.usefixtures("no_report_site")  # they read no page
 
 
 def test_a_needs_judgments_alert_is_resolved_by_grades_given_in_the_browser(
