@@ -19,7 +19,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 import pytest
@@ -34,6 +34,9 @@ from evalplat.db import migrate
 from evalplat.db.engine import create_db_engine
 from evalplat.db.models import Base
 from evalplat.store import Store
+
+if TYPE_CHECKING:
+    from .alerts.servers import CaptureServer
 
 # Property tests. "ci" (the default) is derandomized: every run tries the same examples, so the
 # suite cannot pass or fail by chance. "explore" tries many more, randomly, for developers hunting
@@ -264,6 +267,51 @@ def cli(monkeypatch: pytest.MonkeyPatch) -> Callable[..., CliResult]:
         return CliResult(result.exit_code, result.stdout, result.stderr)
 
     return invoke
+
+
+@pytest.fixture
+def capture() -> Iterator[CaptureServer]:
+    """A webhook receiver on 127.0.0.1 that records every POST and answers by path
+    (``tests/alerts/servers.py``): ``f"{capture.url}/ok"`` in a project's ``[[alerts]]``.
+    Imported here, not at the top: ``tests/test_suite_rules.py`` runs this file alone."""
+    from .alerts.servers import capture_server
+
+    with capture_server() as running:
+        yield running
+
+
+CHROMIUM = "/usr/bin/chromium"  # Debian's package; CI installs it
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """One headless Chromium for a module's tests: launching one took 3 to 4 s on the 2-core
+    machine under load. Each test opens its pages in a context of its own (``new_page`` makes
+    one), so no cookie or storage goes from one test to the next. Skipped, and said why,
+    without Chromium or playwright."""
+    if not os.path.exists(CHROMIUM):
+        pytest.skip(f"{CHROMIUM} is missing: install Debian's chromium package")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="pip install playwright")
+    with sync_api.sync_playwright() as driver:
+        launched = driver.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def no_report_site(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nights run in this process leave the report site unwritten: for the tests that read no
+    page of it (``pytestmark = pytest.mark.usefixtures("no_report_site")``). Writing it was
+    most of a small night's time, and the pages have tests of their own (``tests/reports/``,
+    the season); a night without it logs no ``report`` step, and its alerts' messages link no
+    page (``ReportLinks`` links only pages that exist)."""
+    from evalplat.nightly import job
+
+    monkeypatch.setattr(job, "_write_reports", lambda *_args: None)
 
 
 def pytest_configure(config: pytest.Config) -> None:

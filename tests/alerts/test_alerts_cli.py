@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 import xml.etree.ElementTree as ET
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -15,15 +15,9 @@ import pytest
 from evalplat.store import EvaluationRecord, Store
 from evalplat.testsets.content import TestSetContent
 
-from .servers import CaptureServer, capture_server, dead_url
+from .servers import CaptureServer, dead_url
 
 Cli = Callable[..., Any]
-
-
-@pytest.fixture
-def server() -> Iterator[CaptureServer]:
-    with capture_server() as running:
-        yield running
 
 
 @pytest.fixture
@@ -103,29 +97,29 @@ def test_ack_acknowledges_and_names_a_missing_alert(cli: Cli, alert_db: tuple[st
     assert missing.stderr.strip() == ("error: no alert with id 999 (see `evalplat alerts list`)")
 
 
-def test_test_posts_a_sample_alert_to_an_adhoc_url(cli: Cli, server: CaptureServer) -> None:
-    sent = cli("alerts", "test", "--url", f"{server.url}/ok", "--json")
+def test_test_posts_a_sample_alert_to_an_adhoc_url(cli: Cli, capture: CaptureServer) -> None:
+    sent = cli("alerts", "test", "--url", f"{capture.url}/ok", "--json")
     assert sent.exit_code == 0, sent.stderr
     assert json.loads(sent.stdout)["status"] == "sent"
-    [request] = server.received("/ok")
+    [request] = capture.received("/ok")
     assert request.body["event"] == "test"
     assert request.body["title"].startswith("Test alert from evalplat")
-    slack = cli("alerts", "test", "slack", "--url", f"{server.url}/ok")
+    slack = cli("alerts", "test", "slack", "--url", f"{capture.url}/ok")
     assert slack.exit_code == 0
-    assert "blocks" in server.received("/ok")[1].body
+    assert "blocks" in capture.received("/ok")[1].body
 
 
 def test_test_uses_a_channel_of_the_project_file_by_name_or_type(
-    cli: Cli, server: CaptureServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    cli: Cli, capture: CaptureServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("EVALPLAT_TEST_HOOK", f"{server.url}/ok")
+    monkeypatch.setenv("EVALPLAT_TEST_HOOK", f"{capture.url}/ok")
     project = tmp_path / "evalplat.toml"
     project.write_text(
         '[[alerts]]\nname = "ops"\ntype = "teams"\nurl = "${EVALPLAT_TEST_HOOK}"\n\n'
         '[[alerts]]\ntype = "junit"\npath = "out/alerts.xml"\n'
     )
     assert cli("alerts", "test", "ops", "--project", str(project)).exit_code == 0
-    [request] = server.received("/ok")
+    [request] = capture.received("/ok")
     assert request.body["attachments"][0]["content"]["type"] == "AdaptiveCard"
     junit = cli("alerts", "test", "junit", "--project", str(project))
     assert junit.exit_code == 0, junit.stderr

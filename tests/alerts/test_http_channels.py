@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from evalplat.alerts import DeliveryPolicy, build_channel, deliver
@@ -11,21 +9,15 @@ from evalplat.alerts.notice import Notice
 from evalplat.errors import InputError
 
 from .messages import regression
-from .servers import CaptureServer, capture_server, dead_url
+from .servers import CaptureServer, dead_url
 
 FAST = DeliveryPolicy(attempts=3, backoff=0.01, max_backoff=0.05)
 
 
-@pytest.fixture
-def server() -> Iterator[CaptureServer]:
-    with capture_server() as running:
-        yield running
-
-
 def test_webhook_posts_the_alert_fields_with_headers_from_the_environment(
-    server: CaptureServer, monkeypatch: pytest.MonkeyPatch
+    capture: CaptureServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("HOOK_URL", f"{server.url}/ok")
+    monkeypatch.setenv("HOOK_URL", f"{capture.url}/ok")
     monkeypatch.setenv("HOOK_TOKEN", "s3cret")
     channel = build_channel(
         {
@@ -36,7 +28,7 @@ def test_webhook_posts_the_alert_fields_with_headers_from_the_environment(
     )
     result = deliver(channel, regression(), FAST)
     assert (result.status, result.attempts, result.error) == ("sent", 1, None)
-    [request] = server.received("/ok")
+    [request] = capture.received("/ok")
     assert request.headers["Authorization"] == "Bearer s3cret"
     body = request.body
     assert body["event"] == "opened"
@@ -57,25 +49,25 @@ def test_webhook_posts_the_alert_fields_with_headers_from_the_environment(
 
 
 def test_webhook_sends_one_request_per_night_with_its_idempotency_key(
-    server: CaptureServer,
+    capture: CaptureServer,
 ) -> None:
     night = Notice((regression("opened"), regression("resolved")), ("key-1", "key-2"))
-    channel = build_channel({"type": "webhook", "url": f"{server.url}/ok"})
+    channel = build_channel({"type": "webhook", "url": f"{capture.url}/ok"})
     assert deliver(channel, night, FAST).ok
     assert deliver(channel, night, FAST).ok  # a retry: same key, so the receiver drops it
-    first, second = server.received("/ok")
+    first, second = capture.received("/ok")
     assert first.headers["Idempotency-Key"] == second.headers["Idempotency-Key"] == night.key
     assert first.body["idempotency_key"] == night.key
     assert first.body["title"] == "evalplat: 1 regression opened, 1 regression resolved"
     events = [(a["event"], a["idempotency_key"]) for a in first.body["alerts"]]
     assert events == [("opened", "key-1"), ("resolved", "key-2")]
-    assert len(server.accepted("/ok")) == 1
+    assert len(capture.accepted("/ok")) == 1
 
 
-def test_slack_payload_has_fallback_text_fields_and_escaped_queries(server: CaptureServer) -> None:
-    channel = build_channel({"type": "slack", "url": f"{server.url}/ok"})
+def test_slack_payload_has_fallback_text_fields_and_escaped_queries(capture: CaptureServer) -> None:
+    channel = build_channel({"type": "slack", "url": f"{capture.url}/ok"})
     assert deliver(channel, regression(), FAST).ok
-    [request] = server.received("/ok")
+    [request] = capture.received("/ok")
     body = request.body
     assert body["text"] == "Regression: nDCG@10 of docs-bm25 on cranfield"
     kinds = [block["type"] for block in body["blocks"]]
@@ -90,14 +82,14 @@ def test_slack_payload_has_fallback_text_fields_and_escaped_queries(server: Capt
     )
 
 
-def test_teams_adaptive_card_and_message_card_shapes(server: CaptureServer) -> None:
-    adaptive = build_channel({"type": "teams", "url": f"{server.url}/ok"})
+def test_teams_adaptive_card_and_message_card_shapes(capture: CaptureServer) -> None:
+    adaptive = build_channel({"type": "teams", "url": f"{capture.url}/ok"})
     legacy = build_channel(
-        {"type": "teams", "url": f"{server.url}/ok", "format": "messagecard", "name": "old"}
+        {"type": "teams", "url": f"{capture.url}/ok", "format": "messagecard", "name": "old"}
     )
     assert deliver(adaptive, regression("resolved"), FAST).ok
     assert deliver(legacy, regression(), FAST).ok
-    first, second = (r.body for r in server.received("/ok"))
+    first, second = (r.body for r in capture.received("/ok"))
     attachment = first["attachments"][0]
     assert first["type"] == "message"
     assert attachment["contentType"] == "application/vnd.microsoft.card.adaptive"
@@ -113,29 +105,29 @@ def test_teams_adaptive_card_and_message_card_shapes(server: CaptureServer) -> N
     assert second["potentialAction"][0]["targets"][0]["uri"] == "https://ci.example/r/7.html"
 
 
-def test_server_error_is_retried_until_it_answers(server: CaptureServer) -> None:
-    channel = build_channel({"type": "webhook", "url": f"{server.url}/flaky"})
+def test_server_error_is_retried_until_it_answers(capture: CaptureServer) -> None:
+    channel = build_channel({"type": "webhook", "url": f"{capture.url}/flaky"})
     result = deliver(channel, regression(), FAST)
     assert (result.status, result.attempts) == ("sent", 3)
-    assert len(server.received("/flaky")) == 3
+    assert len(capture.received("/flaky")) == 3
 
 
-def test_retries_give_up_after_the_last_attempt_and_keep_the_error(server: CaptureServer) -> None:
-    channel = build_channel({"type": "webhook", "url": f"{server.url}/flaky"})
+def test_retries_give_up_after_the_last_attempt_and_keep_the_error(capture: CaptureServer) -> None:
+    channel = build_channel({"type": "webhook", "url": f"{capture.url}/flaky"})
     result = deliver(channel, regression(), DeliveryPolicy(attempts=2, backoff=0.01))
     assert (result.status, result.attempts) == ("failed", 2)
     assert result.error is not None and "HTTP 500" in result.error
 
 
-def test_rate_limited_answer_is_retried(server: CaptureServer) -> None:
-    channel = build_channel({"type": "slack", "url": f"{server.url}/busy"})
+def test_rate_limited_answer_is_retried(capture: CaptureServer) -> None:
+    channel = build_channel({"type": "slack", "url": f"{capture.url}/busy"})
     result = deliver(channel, regression(), FAST)
     assert (result.status, result.attempts) == ("failed", 3)
-    assert len(server.received("/busy")) == 3
+    assert len(capture.received("/busy")) == 3
 
 
-def test_client_error_is_not_retried(server: CaptureServer) -> None:
-    channel = build_channel({"type": "slack", "url": f"{server.url}/bad"})
+def test_client_error_is_not_retried(capture: CaptureServer) -> None:
+    channel = build_channel({"type": "slack", "url": f"{capture.url}/bad"})
     result = deliver(channel, regression(), FAST)
     assert (result.status, result.attempts) == ("failed", 1)
     assert result.error is not None and "HTTP 400: invalid_payload" in result.error
@@ -179,13 +171,13 @@ def test_a_backoff_out_of_range_or_not_a_number_is_refused(kind: str, backoff: o
         build_channel({**table, "backoff": backoff})
 
 
-def test_timeout_is_reported_with_the_limit(server: CaptureServer) -> None:
+def test_timeout_is_reported_with_the_limit(capture: CaptureServer) -> None:
     # /slow answers only after the test, so a delivery that returns can only have timed out.
-    channel = build_channel({"type": "webhook", "url": f"{server.url}/slow", "timeout": 1.5})
+    channel = build_channel({"type": "webhook", "url": f"{capture.url}/slow", "timeout": 1.5})
     result = deliver(channel, regression(), DeliveryPolicy(attempts=1))
     assert result.status == "failed"
-    assert result.error == f"no answer from {server.url} within 1.5s"
-    assert len(server.received("/slow")) == 1  # it was sent, and the answer never came
+    assert result.error == f"no answer from {capture.url} within 1.5s"
+    assert len(capture.received("/slow")) == 1  # it was sent, and the answer never came
 
 
 def test_unset_environment_variable_fails_once_and_names_it(
@@ -198,23 +190,23 @@ def test_unset_environment_variable_fails_once_and_names_it(
     assert result.error is not None and "NO_SUCH_HOOK is not set" in result.error
 
 
-def test_error_messages_do_not_reveal_the_webhook_path(server: CaptureServer) -> None:
-    channel = build_channel({"type": "slack", "url": f"{server.url}/bad?token=T0PSECRET"})
+def test_error_messages_do_not_reveal_the_webhook_path(capture: CaptureServer) -> None:
+    channel = build_channel({"type": "slack", "url": f"{capture.url}/bad?token=T0PSECRET"})
     result = deliver(channel, regression(), FAST)
     assert result.error is not None and "T0PSECRET" not in result.error
 
 
 def test_slack_and_teams_list_every_alert_of_the_night_in_one_message(
-    server: CaptureServer,
+    capture: CaptureServer,
 ) -> None:
     night = Notice((regression("opened"), regression("resolved")), ("key-1", "key-2"))
     for table in (
-        {"type": "slack", "url": f"{server.url}/ok"},
-        {"type": "teams", "url": f"{server.url}/ok"},
-        {"type": "teams", "url": f"{server.url}/ok", "format": "messagecard", "name": "old"},
+        {"type": "slack", "url": f"{capture.url}/ok"},
+        {"type": "teams", "url": f"{capture.url}/ok"},
+        {"type": "teams", "url": f"{capture.url}/ok", "format": "messagecard", "name": "old"},
     ):
         assert deliver(build_channel(table), night, FAST).ok
-    slack, adaptive, legacy = (r.body for r in server.received("/ok"))
+    slack, adaptive, legacy = (r.body for r in capture.received("/ok"))
     title = "evalplat: 1 regression opened, 1 regression resolved"
     assert slack["text"] == slack["blocks"][0]["text"]["text"] == title
     headings = [b["text"]["text"] for b in slack["blocks"] if b.get("text", {}).get("text", "")]
@@ -229,11 +221,11 @@ def test_slack_and_teams_list_every_alert_of_the_night_in_one_message(
         "Regression: nDCG@10 of docs-bm25 on cranfield",
         "Resolved: nDCG@10 of docs-bm25 on cranfield",
     ]
-    assert all(r.headers["Idempotency-Key"] == night.key for r in server.received("/ok"))
+    assert all(r.headers["Idempotency-Key"] == night.key for r in capture.received("/ok"))
 
 
 def test_each_event_links_its_own_page_and_the_index_is_a_second_link(
-    server: CaptureServer,
+    capture: CaptureServer,
 ) -> None:
     from dataclasses import replace
 
@@ -241,13 +233,13 @@ def test_each_event_links_its_own_page_and_the_index_is_a_second_link(
     first = replace(regression("opened", "https://ci.example/r/compare-7.html"), index=index)
     second = replace(regression("resolved", "https://ci.example/r/compare-8.html"), index=index)
     for table in (
-        {"type": "slack", "url": f"{server.url}/ok"},
-        {"type": "teams", "url": f"{server.url}/ok"},
-        {"type": "teams", "url": f"{server.url}/ok", "format": "messagecard", "name": "old"},
+        {"type": "slack", "url": f"{capture.url}/ok"},
+        {"type": "teams", "url": f"{capture.url}/ok"},
+        {"type": "teams", "url": f"{capture.url}/ok", "format": "messagecard", "name": "old"},
     ):
         assert deliver(build_channel(table), Notice((first, second)), FAST).ok
         assert deliver(build_channel(table), Notice.of(first), FAST).ok
-    night, alone, adaptive, _, legacy, _ = (r.body for r in server.received("/ok"))
+    night, alone, adaptive, _, legacy, _ = (r.body for r in capture.received("/ok"))
     links = [e["text"] for b in night["blocks"] if b["type"] == "context" for e in b["elements"]]
     assert links == [
         "<https://ci.example/r/compare-7.html|Open the report>",

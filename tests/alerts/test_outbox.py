@@ -4,7 +4,7 @@ webhook server on 127.0.0.1."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -15,16 +15,10 @@ from evalplat.alerts import DeliveryPolicy, build_channel
 from evalplat.nightly.delivery import deliver_outbox
 from evalplat.store import Store
 
-from .servers import CaptureServer, capture_server
+from .servers import CaptureServer
 from .test_alert_states import baseline  # noqa: F401  (fixture)
 
 FAST = DeliveryPolicy(attempts=2, backoff=0.01, max_backoff=0.02)
-
-
-@pytest.fixture
-def server() -> Iterator[CaptureServer]:
-    with capture_server() as running:
-        yield running
 
 
 def regress(store: Store, baseline_run: int, channels: list[str], metric: str = "AP") -> None:
@@ -71,14 +65,14 @@ def test_an_opened_alert_and_one_delivery_per_channel_are_written_together(
 def test_pending_events_go_out_as_one_notice_per_channel_and_leave_the_outbox(
     store: Store,
     baseline: int,  # noqa: F811
-    server: CaptureServer,
+    capture: CaptureServer,
 ) -> None:
     regress(store, baseline, ["webhook"], "AP")
     regress(store, baseline, ["webhook"], "P@10")
-    channel = build_channel({"type": "webhook", "url": f"{server.url}/ok"})
+    channel = build_channel({"type": "webhook", "url": f"{capture.url}/ok"})
     [outcome] = deliver_outbox(store, [channel], policy=FAST)
     assert (outcome.status, outcome.events) == ("sent", ("opened", "opened"))
-    [request] = server.received("/ok")
+    [request] = capture.received("/ok")
     metrics = [a["metric"] for a in request.body["alerts"]]
     assert metrics == ["AP", "P@10"]
     keys = [r.idempotency_key for r in store.outbox("sent")]
@@ -91,18 +85,18 @@ def test_pending_events_go_out_as_one_notice_per_channel_and_leave_the_outbox(
 def test_a_failed_notice_is_retried_later_with_the_same_key(
     store: Store,
     baseline: int,  # noqa: F811
-    server: CaptureServer,
+    capture: CaptureServer,
 ) -> None:
     regress(store, baseline, ["webhook"])
-    down = build_channel({"type": "webhook", "url": f"{server.url}/bad"})
+    down = build_channel({"type": "webhook", "url": f"{capture.url}/bad"})
     [failed] = deliver_outbox(store, [down], policy=FAST)
     assert failed.status == "failed" and "HTTP 400" in (failed.error or "")
     regress(store, baseline, ["webhook"], "P@10")  # a later event joins a batch of its own
-    up = build_channel({"type": "webhook", "url": f"{server.url}/ok"})
+    up = build_channel({"type": "webhook", "url": f"{capture.url}/ok"})
     first, second = deliver_outbox(store, [up], policy=FAST)
     assert (first.batch, first.events, second.events) == (failed.batch, ("opened",), ("opened",))
-    [tried] = server.received("/bad")
-    retried, later = server.received("/ok")
+    [tried] = capture.received("/bad")
+    retried, later = capture.received("/ok")
     assert tried.headers["Idempotency-Key"] == retried.headers["Idempotency-Key"]
     assert later.headers["Idempotency-Key"] != retried.headers["Idempotency-Key"]
     assert store.outbox("pending") == []
@@ -126,21 +120,21 @@ def test_alerts_deliver_sends_what_waits_and_says_so(
     db_url: str,
     store: Store,
     baseline: int,  # noqa: F811
-    server: CaptureServer,
+    capture: CaptureServer,
     tmp_path: Path,
 ) -> None:
     regress(store, baseline, ["webhook"])
     project = tmp_path / "evalplat.toml"
-    project.write_text(f'[[alerts]]\ntype = "webhook"\nurl = "{server.url}/bad"\n')
+    project.write_text(f'[[alerts]]\ntype = "webhook"\nurl = "{capture.url}/bad"\n')
     refused = cli("alerts", "deliver", "--project", str(project), "--db", db_url, "--json")
     assert refused.exit_code == 3
     [outcome] = json.loads(refused.stdout)
     assert (outcome["channel"], outcome["status"]) == ("webhook", "failed")
     assert refused.stderr.count("\n") == 1 and "still wait" in refused.stderr
-    project.write_text(f'[[alerts]]\ntype = "webhook"\nurl = "{server.url}/ok"\n')
+    project.write_text(f'[[alerts]]\ntype = "webhook"\nurl = "{capture.url}/ok"\n')
     sent = cli("alerts", "deliver", "--project", str(project), "--db", db_url)
     assert sent.exit_code == 0, sent.stderr
     assert sent.stdout == "sent 1 alert event to webhook (1 attempt)\n"
     again = cli("alerts", "deliver", "--project", str(project), "--db", db_url)
     assert (again.exit_code, again.stdout) == (0, "nothing to deliver: the outbox is empty\n")
-    assert len(server.accepted("/ok")) == 1
+    assert len(capture.accepted("/ok")) == 1

@@ -1,5 +1,5 @@
 """Fixtures of the judge tests: the tests' chat-completions server, the world built on it, and a
-headless Chromium for the tests that read a rendered page."""
+page opened in the shared headless Chromium for the tests that read a rendered page."""
 
 from __future__ import annotations
 
@@ -35,27 +35,18 @@ def make_world(
     return make
 
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update"]  # fmt: skip
-
-
 @pytest.fixture
-def browser_page() -> Iterator[Callable[[Path], Any]]:
-    """Open a file in Chromium; the page, loaded, with no network request but the file."""
-    from playwright.sync_api import sync_playwright
+def browser_page(browser: Any) -> Callable[[Path], Any]:
+    """Open a file in the module's Chromium; the page, loaded, with no network request but the
+    file."""
+    requests: list[str] = []
 
-    with sync_playwright() as driver:
-        browser = driver.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        requests: list[str] = []
+    def open_page(path: Path) -> Any:
+        page = browser.new_page()
+        page.on("request", lambda r: requests.append(r.url))
+        page.goto(path.as_uri())
+        page.wait_for_load_state("load")
+        assert all(url.startswith(("file:", "data:")) for url in requests), requests
+        return page
 
-        def open_page(path: Path) -> Any:
-            page = browser.new_page()
-            page.on("request", lambda r: requests.append(r.url))
-            page.goto(path.as_uri())
-            page.wait_for_load_state("load")
-            assert all(url.startswith(("file:", "data:")) for url in requests), requests
-            return page
-
-        yield open_page
-        browser.close()
+    return open_page

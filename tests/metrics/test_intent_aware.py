@@ -6,15 +6,17 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
-from typer.testing import CliRunner
 
-from evalplat.cli import app
 from evalplat.errors import InputError
 from evalplat.metrics.evaluation import coded_qrels, evaluate
+
+Cli = Callable[..., Any]  # the ``cli`` fixture (tests/conftest.py)
 
 # q1 has subtopics 1 {a, c} and 2 {b, c}; the run ranks a, x (unjudged), c.
 # q2 has one relevant subtopic {m}: a plain qrels degenerates to one subtopic a topic.
@@ -106,26 +108,24 @@ def test_a_cutoff_is_required_where_ndeval_has_one() -> None:
     ],
 )
 def test_a_malformed_subtopic_qrels_exits_2_naming_file_and_line(
-    tmp_path: Path, line: str, problem: str
+    cli: Cli, tmp_path: Path, line: str, problem: str
 ) -> None:
     qrels, run = tmp_path / "div.qrels", tmp_path / "div.run"
     qrels.write_text(f"q1 1 a 1\n{line}\n", encoding="utf-8")
     run.write_text(RUN, encoding="utf-8")
-    result = CliRunner().invoke(
-        app, ["evaluate", "--qrels", str(qrels), "--run", str(run), "-m", "alpha_nDCG@20"]
-    )
+    result = cli(*["evaluate", "--qrels", str(qrels), "--run", str(run), "-m", "alpha_nDCG@20"])
     assert result.exit_code == 2
     message = result.stderr.strip()
-    assert len(message.splitlines()) == 1 and "Traceback" not in result.output
+    assert len(message.splitlines()) == 1 and "Traceback" not in result.stdout + result.stderr
     assert re.search(problem, message), message
 
 
 def test_evaluate_prints_the_intent_aware_measures_by_their_names(
+    cli: Cli,
     files: tuple[Path, Path],
 ) -> None:
-    result = CliRunner().invoke(
-        app,
-        ["evaluate", "--qrels", str(files[0]), "--run", str(files[1]), "-m", "MAP_IA",
+    result = cli(
+        *["evaluate", "--qrels", str(files[0]), "--run", str(files[1]), "-m", "MAP_IA",
          "-m", "alpha_nDCG(alpha=0.5)@5", "--format", "json"],
     )  # fmt: skip
     assert result.exit_code == 0, result.stderr

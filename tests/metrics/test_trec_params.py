@@ -8,30 +8,29 @@ from __future__ import annotations
 
 import math
 import random
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
-from typer.testing import CliRunner
 
-from evalplat.cli import app
 from evalplat.errors import InputError
 from evalplat.metrics import parse, parse_all
 from evalplat.metrics.evaluation import evaluate
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "trec_eval"
-runner = CliRunner()
+Cli = Callable[..., Any]  # the ``cli`` fixture (tests/conftest.py)
 
 
-def test_trec_evals_parameter_test_gives_its_values() -> None:
+def test_trec_evals_parameter_test_gives_its_values(cli: Cli) -> None:
     """trec_eval's own ``out.test.meas_params`` command line, every ``-m`` as typed there but
     ``ndcg_cut.10,20,23.4`` (a fractional cutoff, refused here; trec_eval truncates it to 23)."""
     measures = ["iprec_at_recall..10,.20,.25,.75,.50", "P.5,7,3", "recall.20,2000",
                 "Rprec_mult.5.0,0.2,0.35", "utility.2,-1,0,0", "11pt_avg..25,.5,.75",
                 "ndcg.1=3,2=9,4=4.5", "ndcg_cut.10,20,23", "success.2,5,20"]  # fmt: skip
-    result = runner.invoke(
-        app,
-        ["evaluate", "--qrels", str(DATA / "qrels.test"), "--run", str(DATA / "results.test"),
+    result = cli(
+        *["evaluate", "--qrels", str(DATA / "qrels.test"), "--run", str(DATA / "results.test"),
          "-q", "--format", "trec", *[f"-m{m}" for m in measures]],
     )  # fmt: skip
     assert result.exit_code == 0, result.stderr

@@ -6,28 +6,27 @@ Data: NIST trec_eval test data (usnistgov/trec_eval), see tests/data/trec_eval/R
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
-from typer.testing import CliRunner
 
-from evalplat.cli import app
 from evalplat.cli.evaluate_direct import parse as parse_command_line
 from evalplat.errors import InputError
 from evalplat.metrics.evaluation import evaluate
 from evalplat.metrics.zscores import MISSING_Z, read_zscores
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "trec_eval"
-runner = CliRunner()
+Cli = Callable[..., Any]  # the ``cli`` fixture (tests/conftest.py)
 
 
-def test_all_trec_with_z_gives_trec_eval_9s_output() -> None:
+def test_all_trec_with_z_gives_trec_eval_9s_output(cli: Cli) -> None:
     """Every line of trec_eval 9.0.8's ``-q -m all_trec -Z zscores_file`` output, but the run
     id, relstring and ``Rprec_mult_1.00`` (Rprec itself, printed once as ``Rprec``)."""
-    result = runner.invoke(
-        app,
-        ["evaluate", "--qrels", str(DATA / "qrels.test"), "--run", str(DATA / "results.test"),
+    result = cli(
+        *["evaluate", "--qrels", str(DATA / "qrels.test"), "--run", str(DATA / "results.test"),
          "-m", "all_trec", "-q", "--format", "trec", "-Z", str(DATA / "v9.zscores_file")],
     )  # fmt: skip
     assert result.exit_code == 0, result.stderr
@@ -95,12 +94,11 @@ def test_geometric_means_standardise_the_logarithm(tmp_path: Path) -> None:
     ],
 )
 def test_a_bad_z_file_exits_2_in_one_line_naming_file_and_line(
-    tmp_path: Path, text: str, problem: str
+    cli: Cli, tmp_path: Path, text: str, problem: str
 ) -> None:
     path = _z_file(tmp_path, text)
-    result = runner.invoke(
-        app,
-        ["evaluate", "--qrels", str(DATA / "qrels.test"), "--run", str(DATA / "results.test"),
+    result = cli(
+        *["evaluate", "--qrels", str(DATA / "qrels.test"), "--run", str(DATA / "results.test"),
          "-m", "map", "--zscores", str(path)],
     )  # fmt: skip
     assert result.exit_code == 2

@@ -5,7 +5,7 @@ hand with a note, acknowledged ones no longer failing the night, and one exit-co
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -17,16 +17,12 @@ from evalplat.nightly.job import run_nightly
 from evalplat.nightly.project import load_project
 from evalplat.store import Store
 
-from ..alerts.servers import CaptureServer, capture_server
+from ..alerts.servers import CaptureServer
 from .small_project import write_project
 
+pytestmark = pytest.mark.usefixtures("no_report_site")  # they read no page
+
 P5_GATE = '\n[[gates]]\nmetric = "P@5"\nmax_drop = 0.01\n'
-
-
-@pytest.fixture
-def server() -> Iterator[CaptureServer]:
-    with capture_server() as running:
-        yield running
 
 
 Night = Callable[..., tuple[int, list[dict[str, Any]]]]
@@ -34,11 +30,11 @@ Cli = Callable[..., Any]
 
 
 @pytest.fixture
-def night(db_url: str, tmp_path: Path, server: CaptureServer) -> Night:
+def night(db_url: str, tmp_path: Path, capture: CaptureServer) -> Night:
     def run(
         modes: dict[str, str], hook: str = "/ok", **options: Any
     ) -> tuple[int, list[dict[str, Any]]]:
-        path = write_project(tmp_path / "project", modes, hook=f"{server.url}{hook}", **options)
+        path = write_project(tmp_path / "project", modes, hook=f"{capture.url}{hook}", **options)
         steps: list[dict[str, Any]] = []
         outcome = run_nightly(load_project(path), db_url=db_url, log=steps.append)
         done = steps[-1]
@@ -48,11 +44,11 @@ def night(db_url: str, tmp_path: Path, server: CaptureServer) -> Night:
     return run
 
 
-def events_sent(server: CaptureServer, path: str = "/ok") -> list[tuple[str, str, str, str]]:
+def events_sent(capture: CaptureServer, path: str = "/ok") -> list[tuple[str, str, str, str]]:
     """(kind, event, config, metric) of every alert event a receiver acted on, in order."""
     return [
         (a["kind"], a["event"], a["config"], a["metric"])
-        for request in server.accepted(path)
+        for request in capture.accepted(path)
         for a in request.body["alerts"]
     ]
 
@@ -63,64 +59,64 @@ def alerts(db_url: str, **filters: Any) -> list[Any]:
 
 
 def test_a_config_removed_from_the_file_retires_its_alert_once(
-    night: Night, server: CaptureServer, db_url: str
+    night: Night, capture: CaptureServer, db_url: str
 ) -> None:
     assert night({"alpha": "good", "beta": "good"})[0] == 0
     assert night({"alpha": "bad", "beta": "good"})[0] == 1
-    assert events_sent(server) == [("regression", "opened", "alpha", "nDCG@10")]
+    assert events_sent(capture) == [("regression", "opened", "alpha", "nDCG@10")]
     code, steps = night({"beta": "good"})  # alpha left the project file
     assert code == 0, [s for s in steps if "error" in s]
-    assert events_sent(server)[1:] == [("regression", "retired", "alpha", "nDCG@10")]
-    [retired] = server.accepted("/ok")[1].body["alerts"]
+    assert events_sent(capture)[1:] == [("regression", "retired", "alpha", "nDCG@10")]
+    [retired] = capture.accepted("/ok")[1].body["alerts"]
     assert retired["title"] == "Retired: nDCG@10 of alpha on topics"
     assert "config alpha is no longer in evalplat.toml" in retired["note"]
-    text = server.accepted("/ok")[1].body["text"]
+    text = capture.accepted("/ok")[1].body["text"]
     assert "Retired" in text and "no longer in evalplat.toml" in text
     [alert] = alerts(db_url, config="alpha")
     assert alert.state == "retired" and alert.retired_at is not None
     assert alert.note == retired["note"]
     code, steps = night({"beta": "good"})  # the next night: nothing more about alpha
     assert code == 0
-    assert len(server.received("/ok")) == 2
+    assert len(capture.received("/ok")) == 2
     assert not any(s["step"] == "alert" for s in steps)
 
 
 def test_a_removed_gate_retires_its_alert_and_leaves_the_others_open(
-    night: Night, server: CaptureServer, db_url: str
+    night: Night, capture: CaptureServer, db_url: str
 ) -> None:
     night({"alpha": "good"}, extra_alerts=P5_GATE)
     assert night({"alpha": "bad"}, extra_alerts=P5_GATE)[0] == 1
-    assert sorted(events_sent(server)) == [
+    assert sorted(events_sent(capture)) == [
         ("regression", "opened", "alpha", "P@5"),
         ("regression", "opened", "alpha", "nDCG@10"),
     ]
     code, steps = night({"alpha": "bad"})  # the P@5 gate is gone; nDCG@10 still regresses
     assert code == 1
-    assert events_sent(server)[2:] == [("regression", "retired", "alpha", "P@5")]
-    assert "no gate on P@5" in server.accepted("/ok")[1].body["alerts"][0]["note"]
+    assert events_sent(capture)[2:] == [("regression", "retired", "alpha", "P@5")]
+    assert "no gate on P@5" in capture.accepted("/ok")[1].body["alerts"][0]["note"]
     states = {a.metric: a.state for a in alerts(db_url)}
     assert states == {"P@5": "retired", "nDCG@10": "open"}
     assert steps[-1]["open_alerts"] == 1
     assert night({"alpha": "bad"})[0] == 1
-    assert len(server.received("/ok")) == 2  # retired once, never again
+    assert len(capture.received("/ok")) == 2  # retired once, never again
 
 
 def test_a_test_set_a_config_no_longer_runs_retires_its_operational_alert(
-    night: Night, server: CaptureServer, db_url: str, tmp_path: Path
+    night: Night, capture: CaptureServer, db_url: str, tmp_path: Path
 ) -> None:
     night({"alpha": "good", "beta": "good"})
     assert night({"alpha": "down", "beta": "good"})[0] == 3
-    assert events_sent(server) == [("operational", "opened", "alpha", "")]
+    assert events_sent(capture) == [("operational", "opened", "alpha", "")]
     # alpha moves to another test set: its outage on topics can never be observed to end
     more = '\n[[testsets]]\nname = "more"\nqrels = "qrels.txt"\nqueries = "queries.tsv"\n'
     path = write_project(tmp_path / "project", {"alpha": "good", "beta": "good"},
-                         hook=f"{server.url}/ok", extra_alerts=more)  # fmt: skip
+                         hook=f"{capture.url}/ok", extra_alerts=more)  # fmt: skip
     text = path.read_text(encoding="utf-8")
     path.write_text(text.replace('testsets = ["topics"]', 'testsets = ["more"]', 1), "utf-8")
     steps: list[dict[str, Any]] = []
     outcome = run_nightly(load_project(path), db_url=db_url, log=steps.append)
     assert outcome.exit_code == 0, [s for s in steps if "error" in s]
-    assert events_sent(server)[1:] == [("operational", "retired", "alpha", "")]
+    assert events_sent(capture)[1:] == [("operational", "retired", "alpha", "")]
     assert "test set topics is no longer run for alpha" in (
         alerts(db_url, config="alpha")[0].note or ""
     )
@@ -155,25 +151,25 @@ def _import(db_url: str, path: Path, attention: dict[str, float], day: int) -> N
 
 
 def test_an_arm_without_searches_for_retire_after_days_has_its_alert_retired(
-    night: Night, server: CaptureServer, db_url: str, tmp_path: Path
+    night: Night, capture: CaptureServer, db_url: str, tmp_path: Path
 ) -> None:
     arms = {"control": "good", "treatment": "good"}
     night(arms, extra_alerts=ONLINE)
     _import(db_url, tmp_path / "day1.jsonl", {"control": 1.0, "treatment": 0.9}, day=1)
     assert night(arms, extra_alerts=ONLINE)[0] == 1
-    assert events_sent(server) == [("regression", "opened", "treatment", "online:CTR")]
+    assert events_sent(capture) == [("regression", "opened", "treatment", "online:CTR")]
     # the treatment arm was switched off: only the control has searches from now on
     _import(db_url, tmp_path / "day3.jsonl", {"control": 1.0}, day=3)
     assert night(arms, extra_alerts=ONLINE)[0] == 1  # two days without: not yet
-    assert len(server.received("/ok")) == 1
+    assert len(capture.received("/ok")) == 1
     _import(db_url, tmp_path / "day4.jsonl", {"control": 1.0}, day=4)
     code, steps = night(arms, extra_alerts=ONLINE)  # three days without: retired
     assert code == 0, [s for s in steps if "error" in s]
-    assert events_sent(server)[1:] == [("regression", "retired", "treatment", "online:CTR")]
-    note = server.accepted("/ok")[1].body["alerts"][0]["note"]
+    assert events_sent(capture)[1:] == [("regression", "retired", "treatment", "online:CTR")]
+    note = capture.accepted("/ok")[1].body["alerts"][0]["note"]
     assert "no searches since 2026-03-01" in note and "retire_after_days = 3" in note
     assert night(arms, extra_alerts=ONLINE)[0] == 0
-    assert len(server.received("/ok")) == 2
+    assert len(capture.received("/ok")) == 2
 
 
 def test_retire_after_days_must_be_a_whole_number_of_days(
@@ -189,7 +185,7 @@ def test_retire_after_days_must_be_a_whole_number_of_days(
 
 
 def test_alerts_resolve_closes_an_alert_by_hand_with_its_note(
-    night: Night, server: CaptureServer, db_url: str, cli: Cli, tmp_path: Path
+    night: Night, capture: CaptureServer, db_url: str, cli: Cli, tmp_path: Path
 ) -> None:
     night({"alpha": "good", "beta": "good"})
     assert night({"alpha": "bad", "beta": "bad"}, hook="/ok")[0] == 1
@@ -220,12 +216,12 @@ def test_alerts_resolve_closes_an_alert_by_hand_with_its_note(
     # the hand resolutions are announced once, by the next delivery, with the note
     sent = cli("alerts", "deliver", "--project", project, "--db", db_url)
     assert sent.exit_code == 0, sent.stderr
-    resolved = server.accepted("/ok")[1].body["alerts"]
+    resolved = capture.accepted("/ok")[1].body["alerts"]
     assert [(a["event"], a["note"]) for a in resolved] == [
         ("resolved", "accepted: a planned change")
     ] * 2
     assert cli("alerts", "deliver", "--project", project, "--db", db_url).exit_code == 0
-    assert len(server.received("/ok")) == 2
+    assert len(capture.received("/ok")) == 2
 
 
 def test_alerts_resolve_refuses_a_pending_or_retired_alert(
@@ -263,7 +259,7 @@ def test_an_acknowledged_regression_no_longer_fails_the_night(
 
 
 def test_a_channel_that_refuses_makes_the_night_and_deliver_exit_3_until_it_accepts(
-    night: Night, server: CaptureServer, db_url: str, cli: Cli, tmp_path: Path
+    night: Night, capture: CaptureServer, db_url: str, cli: Cli, tmp_path: Path
 ) -> None:
     night({"alpha": "good"}, hook="/down")
     code, steps = night({"alpha": "bad"}, hook="/down")
@@ -274,10 +270,10 @@ def test_a_channel_that_refuses_makes_the_night_and_deliver_exit_3_until_it_acce
     project = str(tmp_path / "project" / "evalplat.toml")
     refused = cli("alerts", "deliver", "--project", project, "--db", db_url)
     assert refused.exit_code == 3 and "still wait" in refused.stderr
-    write_project(tmp_path / "project", {"alpha": "good"}, hook=f"{server.url}/ok")
+    write_project(tmp_path / "project", {"alpha": "good"}, hook=f"{capture.url}/ok")
     accepted = cli("alerts", "deliver", "--project", project, "--db", db_url)
     assert accepted.exit_code == 0, accepted.stderr
-    assert events_sent(server) == [
+    assert events_sent(capture) == [
         ("regression", "opened", "alpha", "nDCG@10"),
         ("regression", "resolved", "alpha", "nDCG@10"),
     ]

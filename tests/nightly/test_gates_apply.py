@@ -12,6 +12,8 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from evalplat.nightly.job import run_nightly
 from evalplat.nightly.project import load_project
 from evalplat.store import Store
@@ -19,6 +21,8 @@ from evalplat.store.base import utcnow
 
 from .db_counts import table_counts
 from .small_project import QUERIES, write_project
+
+pytestmark = pytest.mark.usefixtures("no_report_site")  # they read no page
 
 Cli = Callable[..., Any]
 

@@ -14,6 +14,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from evalplat.resources import bundled_testset
 
 CRANFIELD = bundled_testset("cranfield")
@@ -98,6 +100,7 @@ def test_a_week_with_new_judgments_on_night_three_never_stops(
     assert 'class="c-judgments"' in page and "◆ new judgments" in page
 
 
+@pytest.mark.usefixtures("no_report_site")  # reads no page
 def test_new_judgments_after_the_previous_nights_results_were_pruned(
     cli: Callable[..., Any], db_url: str, tmp_path: Path
 ) -> None:

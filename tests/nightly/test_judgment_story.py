@@ -20,6 +20,8 @@ from evalplat.store import Store
 
 from ..judging.chat_server import ChatServer, chat_server
 
+pytestmark = pytest.mark.usefixtures("no_report_site")  # they read no page
+
 QUERIES = 8
 
 # ``good``: the relevant document first; any other mode is a string of letters, one unjudged

@@ -10,7 +10,6 @@ busy the machine was."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -24,9 +23,11 @@ from evalplat.store import Store
 from evalplat.store.base import utcnow
 from evalplat.testsets.content import load_testset
 
-from ..alerts.servers import CaptureServer, capture_server
+from ..alerts.servers import CaptureServer
 from ..compare.helpers import date_a_day_apart, store_run
 from .small_project import write_project
+
+pytestmark = pytest.mark.usefixtures("no_report_site")  # they read no page
 
 TOPICS = 250  # one topic more or less moves nDCG@10 by 0.004
 DRIFT = """
@@ -36,12 +37,6 @@ min = 0.5
 max_slide = 0.02
 window = "30d"
 """
-
-
-@pytest.fixture
-def server() -> Iterator[CaptureServer]:
-    with capture_server() as running:
-        yield running
 
 
 def first_k(k: int) -> dict[str, list[str]]:
@@ -78,28 +73,28 @@ def thirty_nights(
     return outcome.exit_code, steps
 
 
-def drift_alerts(server: CaptureServer) -> list[tuple[str, str]]:
+def drift_alerts(capture: CaptureServer) -> list[tuple[str, str]]:
     return [
         (a["event"], a["target"])
-        for request in server.accepted("/ok")
+        for request in capture.accepted("/ok")
         for a in request.body["alerts"]
         if a["kind"] == "drift"
     ]
 
 
 def test_a_slide_of_0_004_a_night_opens_a_drift_alert(
-    db_url: str, tmp_path: Path, server: CaptureServer
+    db_url: str, tmp_path: Path, capture: CaptureServer
 ) -> None:
     noise = np.random.default_rng(5).integers(-2, 3, 30)  # ± 0.008 around the line
     answered = [int(225 - n + e) for n, e in enumerate(noise)]  # 0.9 → 0.784
-    code, steps = thirty_nights(tmp_path, db_url, f"{server.url}/ok", answered)
+    code, steps = thirty_nights(tmp_path, db_url, f"{capture.url}/ok", answered)
     assert code == 0  # no gate failed: the baseline gate tolerates the drop
     [compare] = [s for s in steps if s["step"] == "compare"]
     assert compare["verdicts"]["nDCG@10"] != "regression"
     [drift] = [s for s in steps if s["step"] == "drift"]
     assert drift["runs"] == 30 and drift["drifting"] is True
     assert drift["change"] == pytest.approx(-0.116, abs=0.02) and drift["p_value"] < 1e-6
-    [(event, text)] = drift_alerts(server)
+    [(event, text)] = drift_alerts(capture)
     assert event == "opened"
     assert text.startswith("nDCG@10>=0.5, max slide 0.02 over 30d: -0.1") and "30 runs" in text
     with Store.open(db_url) as store:
@@ -108,13 +103,15 @@ def test_a_slide_of_0_004_a_night_opens_a_drift_alert(
 
 
 def test_thirty_nights_of_pure_noise_open_no_drift_alert(
-    db_url: str, tmp_path: Path, server: CaptureServer
+    db_url: str, tmp_path: Path, capture: CaptureServer
 ) -> None:
     noise = np.random.default_rng(5).integers(-5, 6, 30)  # ± 0.02, no trend
-    code, steps = thirty_nights(tmp_path, db_url, f"{server.url}/ok", [200 + int(e) for e in noise])
+    code, steps = thirty_nights(
+        tmp_path, db_url, f"{capture.url}/ok", [200 + int(e) for e in noise]
+    )
     assert code == 0
     [drift] = [s for s in steps if s["step"] == "drift"]
     assert drift["runs"] == 30 and drift["drifting"] is False and abs(drift["change"]) < 0.02
-    assert drift_alerts(server) == []
+    assert drift_alerts(capture) == []
     with Store.open(db_url) as store:
         assert [a for a in store.list_alerts() if a.kind == "drift"] == []

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +15,7 @@ import pytest
 from evalplat.nightly.job import run_nightly
 from evalplat.nightly.project import load_project
 
-from ..alerts.servers import CaptureServer, capture_server
+from ..alerts.servers import CaptureServer
 from .small_project import QUERIES, write_project
 
 # ``sparse``: the relevant document for topics 1..5, nothing at all for the other topics;
@@ -32,20 +32,14 @@ def search(query, depth, mode="good", **params):
 """
 
 
-@pytest.fixture
-def server() -> Iterator[CaptureServer]:
-    with capture_server() as running:
-        yield running
-
-
 Night = Callable[[dict[str, str]], tuple[int, list[dict[str, Any]]]]
 
 
 @pytest.fixture
-def night(db_url: str, tmp_path: Path, server: CaptureServer) -> Night:
+def night(db_url: str, tmp_path: Path, capture: CaptureServer) -> Night:
     def run(modes: dict[str, str]) -> tuple[int, list[dict[str, Any]]]:
         folder = tmp_path / "project"
-        path = write_project(folder, modes, hook=f"{server.url}/ok")
+        path = write_project(folder, modes, hook=f"{capture.url}/ok")
         (folder / "engine.py").write_text(SPARSE_ENGINE, encoding="utf-8")
         steps: list[dict[str, Any]] = []
         outcome = run_nightly(load_project(path), db_url=db_url, log=steps.append)
@@ -60,7 +54,7 @@ def compared(steps: list[dict[str, Any]], config: str) -> dict[str, Any]:
 
 def test_a_candidate_that_returns_nothing_is_said_so_everywhere(
     night: Night,
-    server: CaptureServer,
+    capture: CaptureServer,
     tmp_path: Path,
     db_url: str,
     cli: Callable[..., Any],
@@ -73,7 +67,7 @@ def test_a_candidate_that_returns_nothing_is_said_so_everywhere(
     sentence = f"{empty} of {QUERIES} queries returned nothing (run {shop['candidate_run']})"
 
     # the alert, as the webhook received it: the details' facts and the rendered text
-    [request] = server.accepted("/ok")
+    [request] = capture.accepted("/ok")
     [alert] = request.body["alerts"]
     assert (alert["kind"], alert["event"], alert["config"]) == ("regression", "opened", "shop")
     [fact] = alert["facts"]
@@ -109,8 +103,9 @@ def test_a_candidate_that_returns_nothing_is_said_so_everywhere(
     assert json.loads(cli("compare", *calm, "--db", db_url, "--json").stdout)["facts"] == []
 
 
+@pytest.mark.usefixtures("no_report_site")  # reads no page
 def test_a_judged_share_that_collapses_is_said_in_the_alert_and_by_compare(
-    night: Night, server: CaptureServer, db_url: str, cli: Callable[..., Any]
+    night: Night, capture: CaptureServer, db_url: str, cli: Callable[..., Any]
 ) -> None:
     assert night({"fresh": "good"})[0] == 0
     code, steps = night({"fresh": "unjudged"})
@@ -119,7 +114,7 @@ def test_a_judged_share_that_collapses_is_said_in_the_alert_and_by_compare(
     runs = (fresh["baseline_run"], fresh["candidate_run"])
     # the baseline showed three judged documents per topic, the candidate two unjudged ones
     sentence = f"judged share of the top 10 fell from 1.00 to 0.00 (run {runs[0]} → run {runs[1]})"
-    [request] = server.accepted("/ok")
+    [request] = capture.accepted("/ok")
     [alert] = request.body["alerts"]
     assert (alert["kind"], alert["event"]) == ("needs_judgments", "opened")
     [fact] = alert["facts"]

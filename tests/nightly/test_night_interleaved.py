@@ -3,7 +3,7 @@ by its interval over sessions, alerted on once, resolved, and retired when the t
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -15,9 +15,11 @@ from evalplat.nightly.job import run_nightly
 from evalplat.nightly.project import load_project
 from evalplat.store import Store
 
-from ..alerts.servers import CaptureServer, capture_server
+from ..alerts.servers import CaptureServer
 from ..events.interleaved import write_interleaved_log
 from .small_project import write_project
+
+pytestmark = pytest.mark.usefixtures("no_report_site")  # they read no page
 
 ONLINE = """
 [[gates]]
@@ -35,20 +37,14 @@ EXPERIMENT = '\n[[online.interleaving]]\ncandidate = "treatment"\n'
 DAILY = "open_days = 1\nopen_window = 1\nresolve_days = 1"  # each day's verdict alone
 
 
-@pytest.fixture
-def server() -> Iterator[CaptureServer]:
-    with capture_server() as running:
-        yield running
-
-
 Night = Callable[..., tuple[int, list[dict[str, Any]]]]
 
 
 @pytest.fixture
-def night(db_url: str, tmp_path: Path, server: CaptureServer) -> Night:
+def night(db_url: str, tmp_path: Path, capture: CaptureServer) -> Night:
     def run(more: str = EXPERIMENT, rule: str = DAILY) -> tuple[int, list[dict[str, Any]]]:
         arms = {"control": "good", "treatment": "good"}
-        path = write_project(tmp_path / "project", arms, hook=f"{server.url}/ok",
+        path = write_project(tmp_path / "project", arms, hook=f"{capture.url}/ok",
                              extra_alerts=ONLINE.format(more=more, rule=rule))  # fmt: skip
         steps: list[dict[str, Any]] = []
         outcome = run_nightly(load_project(path), db_url=db_url, log=steps.append)
@@ -65,10 +61,10 @@ def _import(db_url: str, path: Path, lean: float, day: int, sessions: int = 600)
     assert outcome.unknown_configs == {} and outcome.interleaved == outcome.searches > 0
 
 
-def _alerts(server: CaptureServer) -> list[tuple[str, str, str, str]]:
+def _alerts(capture: CaptureServer) -> list[tuple[str, str, str, str]]:
     return [
         (a["kind"], a["event"], a["config"], a["metric"])
-        for request in server.accepted("/ok")
+        for request in capture.accepted("/ok")
         for a in request.body["alerts"]
     ]
 
@@ -78,7 +74,7 @@ def _judged(steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def test_a_credibly_worse_candidate_opens_one_alert_resolved_then_retired(
-    night: Night, server: CaptureServer, db_url: str, tmp_path: Path
+    night: Night, capture: CaptureServer, db_url: str, tmp_path: Path
 ) -> None:
     assert night()[0] == 0  # the configs are registered; no logs yet
     _import(db_url, tmp_path / "d1.jsonl", lean=0.35, day=1)
@@ -89,20 +85,20 @@ def test_a_credibly_worse_candidate_opens_one_alert_resolved_then_retired(
     assert (judged["candidate"], judged["baseline"], judged["day"]) == (
         "treatment@1", "control@1", "2026-03-01"
     )  # fmt: skip
-    assert _alerts(server) == [("regression", "opened", "treatment", "online:Preference")]
-    [message] = server.accepted("/ok")[0].body["alerts"]
+    assert _alerts(capture) == [("regression", "opened", "treatment", "online:Preference")]
+    [message] = capture.accepted("/ok")[0].body["alerts"]
     assert message["test_set"] == "online" and message["candidate"] < 0
     assert "sessions" in message["changes"][0] and "quer" not in message["changes"][0]
     assert "worst_queries" not in message  # sessions, not queries: the changes count them
     assert night()[0] == 1  # the same day again: still open, nothing new sent
-    assert len(_alerts(server)) == 1
+    assert len(_alerts(capture)) == 1
     with Store.open(db_url) as store:
         [point] = store.history("treatment", "online")
         assert point.verdict == "regression" and point.means["online:Preference"] < 0
     _import(db_url, tmp_path / "d2.jsonl", lean=0.5, day=2)  # an A/A day
     code, steps = night()
     assert code == 0 and _judged(steps)[0]["verdict"] == "unchanged"
-    assert _alerts(server)[1:] == [("regression", "resolved", "treatment", "online:Preference")]
+    assert _alerts(capture)[1:] == [("regression", "resolved", "treatment", "online:Preference")]
     # the experiment's traffic ends while the A/B arm goes on: its alert retires
     _import(db_url, tmp_path / "d3.jsonl", lean=0.35, day=3)
     assert night()[0] == 1
@@ -116,17 +112,17 @@ def test_a_credibly_worse_candidate_opens_one_alert_resolved_then_retired(
         store.import_events([log.path])
     code, steps = night()
     assert code == 0
-    assert _alerts(server)[2:] == [
+    assert _alerts(capture)[2:] == [
         ("regression", "opened", "treatment", "online:Preference"),
         ("regression", "retired", "treatment", "online:Preference"),
     ]
     code, steps = night()  # ended: its last day is not judged again, nothing reopens
     assert code == 0 and _judged(steps)[0]["verdict"] == "ended"
-    assert len(_alerts(server)) == 4
+    assert len(_alerts(capture)) == 4
 
 
 def test_a_day_whose_interval_touches_zero_neither_resolves_nor_reopens(
-    night: Night, server: CaptureServer, db_url: str, tmp_path: Path
+    night: Night, capture: CaptureServer, db_url: str, tmp_path: Path
 ) -> None:
     """The default day rule (2 regressed days of 3 open, 2 clear days resolve) over regressed,
     A/A, regressed, A/A, A/A days: one alert opened on day 3 and resolved on day 5, two
@@ -139,37 +135,37 @@ def test_a_day_whose_interval_touches_zero_neither_resolves_nor_reopens(
         code, steps = night(rule="")
         codes.append(code)
         verdicts.append(_judged(steps)[0]["verdict"])
-        assert len(_alerts(server)) == {1: 0, 2: 0, 3: 1, 4: 1, 5: 2}[day], day
+        assert len(_alerts(capture)) == {1: 0, 2: 0, 3: 1, 4: 1, 5: 2}[day], day
     assert verdicts == ["regression", "unchanged", "regression", "unchanged", "unchanged"]
     assert codes == [0, 0, 1, 1, 0]
-    assert _alerts(server) == [
+    assert _alerts(capture) == [
         ("regression", "opened", "treatment", "online:Preference"),
         ("regression", "resolved", "treatment", "online:Preference"),
     ]
-    opened = server.accepted("/ok")[0].body["alerts"][0]
+    opened = capture.accepted("/ok")[0].body["alerts"][0]
     assert opened["changes"][-1].startswith("regressed 2 days of 3 (opens at 2 of 3, resolves "
                                             "after 2 clear days)")  # fmt: skip
 
 
 def test_an_a_a_interleaved_log_never_alerts(
-    night: Night, server: CaptureServer, db_url: str, tmp_path: Path
+    night: Night, capture: CaptureServer, db_url: str, tmp_path: Path
 ) -> None:
     night()
     for day in (1, 2, 3):
         _import(db_url, tmp_path / f"aa{day}.jsonl", lean=0.5, day=day)
         code, steps = night()
         assert code == 0 and _judged(steps)[0]["verdict"] == "unchanged"
-    assert _alerts(server) == []
+    assert _alerts(capture) == []
 
 
 def test_too_few_sessions_is_insufficient_and_leaves_the_alert(
-    night: Night, server: CaptureServer, db_url: str, tmp_path: Path
+    night: Night, capture: CaptureServer, db_url: str, tmp_path: Path
 ) -> None:
     night()
     _import(db_url, tmp_path / "few.jsonl", lean=0.0, day=1, sessions=12)
     code, steps = night()
     assert code == 0 and _judged(steps)[0]["verdict"] == "insufficient data"
-    assert _alerts(server) == []
+    assert _alerts(capture) == []
 
 
 @pytest.mark.parametrize(
@@ -182,10 +178,10 @@ def test_too_few_sessions_is_insufficient_and_leaves_the_alert(
     ],
 )
 def test_a_wrong_experiment_is_refused_in_one_line(
-    db_url: str, tmp_path: Path, server: CaptureServer, more: str, named: str
+    db_url: str, tmp_path: Path, capture: CaptureServer, more: str, named: str
 ) -> None:
     arms = {"control": "good", "treatment": "good"}
-    path = write_project(tmp_path / "project", arms, hook=f"{server.url}/ok",
+    path = write_project(tmp_path / "project", arms, hook=f"{capture.url}/ok",
                          extra_alerts=ONLINE.format(more=more, rule=DAILY))  # fmt: skip
     with pytest.raises(InputError) as refused:
         load_project(path)

@@ -14,21 +14,17 @@ from evalplat.errors import InputError
 from evalplat.nightly.job import run_nightly
 from evalplat.nightly.project import load_project
 
-from ..alerts.servers import CaptureServer, capture_server
+from ..alerts.servers import CaptureServer
 from ..judging.chat_server import ChatServer, chat_server
 from .small_project import ENGINE, QUERIES
+
+pytestmark = pytest.mark.usefixtures("no_report_site")  # they read no page
 
 
 @pytest.fixture
 def judge_server() -> Iterator[ChatServer]:
     with chat_server() as state:
         yield state
-
-
-@pytest.fixture
-def hook() -> Iterator[CaptureServer]:
-    with capture_server() as running:
-        yield running
 
 
 def write_project(folder: Path, mode: str, judge_url: str, hook: str, nightly: str) -> Path:
@@ -99,9 +95,9 @@ Night = Callable[..., tuple[int, list[dict[str, Any]]]]
 
 
 @pytest.fixture
-def night(db_url: str, tmp_path: Path, judge_server: ChatServer, hook: CaptureServer) -> Night:
+def night(db_url: str, tmp_path: Path, judge_server: ChatServer, capture: CaptureServer) -> Night:
     def run(mode: str, nightly: str = 'judge = "stub"') -> tuple[int, list[dict[str, Any]]]:
-        path = write_project(tmp_path / "p", mode, judge_server.url, f"{hook.url}/ok", nightly)
+        path = write_project(tmp_path / "p", mode, judge_server.url, f"{capture.url}/ok", nightly)
         steps: list[dict[str, Any]] = []
         outcome = run_nightly(load_project(path), db_url=db_url, log=steps.append)
         return outcome.exit_code, steps
@@ -132,7 +128,7 @@ def test_the_night_judges_new_documents_and_the_verdict_says_model_grades_decide
     db_url: str,
     tmp_path: Path,
     judge_server: ChatServer,
-    hook: CaptureServer,
+    capture: CaptureServer,
 ) -> None:
     _calibrate(cli, db_url, tmp_path, judge_server)
     asked = len(judge_server.requests)
@@ -146,7 +142,7 @@ def test_the_night_judges_new_documents_and_the_verdict_says_model_grades_decide
     compare = next(s for s in steps if s["step"] == "compare")
     assert compare["verdicts"]["nDCG@10"] == "regression"
     assert code == 1
-    [message] = [a for r in hook.accepted("/ok") for a in r.body["alerts"]]
+    [message] = [a for r in capture.accepted("/ok") for a in r.body["alerts"]]
     assert message["kind"] == "regression"
     assert message["model_grades"] == "model grades: 40% of top-10 grades, judge stub"
 

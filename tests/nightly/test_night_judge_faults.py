@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from ..alerts.servers import CaptureServer, capture_server
+from ..alerts.servers import CaptureServer
 from ..judging.chat_server import ChatServer, chat_server
 from .db_counts import table_counts
 from .test_night_judge import write_project
@@ -21,12 +21,6 @@ from .test_night_judge import write_project
 def judge_server() -> Iterator[ChatServer]:
     with chat_server() as state:
         yield state
-
-
-@pytest.fixture
-def hook() -> Iterator[CaptureServer]:
-    with capture_server() as running:
-        yield running
 
 
 def _project(folder: Path, judge_url: str, hook: str, mode: str = "good", judge: str = "") -> Path:
@@ -109,17 +103,17 @@ def test_a_judge_failing_during_the_night_is_logged_and_the_night_goes_on(
     cli: Callable[..., Any],
     db_url: str,
     judge_server: ChatServer,
-    hook: CaptureServer,
+    capture: CaptureServer,
     fault: str,
 ) -> None:
     folder = tmp_path / "p"
     url = "http://127.0.0.1:9/v1" if fault == "down" else judge_server.url
-    path = _project(folder, url, f"{hook.url}/ok")
+    path = _project(folder, url, f"{capture.url}/ok")
     assert cli("nightly", "--project", str(path), "--db", db_url).exit_code == 0
     if fault == "refused key":
         judge_server.status = 401
     judge_server.nested = 1000
-    path = _project(folder, url, f"{hook.url}/ok", mode="unjudged")
+    path = _project(folder, url, f"{capture.url}/ok", mode="unjudged")
     if fault == "nested body":
         docs = folder / "docs.jsonl"
         docs.write_text(docs.read_text().replace("GRADE=0", "GRADE=0 NESTED"))
@@ -133,6 +127,6 @@ def test_a_judge_failing_during_the_night_is_logged_and_the_night_goes_on(
     compare = next(s for s in steps if s["step"] == "compare")
     assert compare["verdicts"]["nDCG@10"] == "needs_judgments"
     assert any(s["step"] == "report" and "path" in s for s in steps)
-    [message] = [a for r in hook.accepted("/ok") for a in r.body["alerts"]]
+    [message] = [a for r in capture.accepted("/ok") for a in r.body["alerts"]]
     assert message["kind"] == "needs_judgments"
     assert steps[-1]["step"] == "done" and steps[-1]["exit_code"] == 3

@@ -4,7 +4,7 @@ compared over sessions, and alerted on through the outbox like any regression.""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -17,8 +17,10 @@ from evalplat.nightly.job import run_nightly
 from evalplat.nightly.project import load_project
 from evalplat.store import Store
 
-from ..alerts.servers import CaptureServer, capture_server
+from ..alerts.servers import CaptureServer
 from .small_project import write_project
+
+pytestmark = pytest.mark.usefixtures("no_report_site")  # they read no page
 
 GRADES = {
     "wing flutter": {"d1": 3, "d2": 1, "d3": 0, "d4": 2},
@@ -41,22 +43,16 @@ metrics = ["online:CTR", "online:MRR", "online:Abandonment"]
 DAILY = "open_days = 1\nopen_window = 1\nresolve_days = 1"  # each day's verdict alone
 
 
-@pytest.fixture
-def server() -> Iterator[CaptureServer]:
-    with capture_server() as running:
-        yield running
-
-
 Night = Callable[..., tuple[int, list[dict[str, Any]]]]
 
 
 @pytest.fixture
-def night(db_url: str, tmp_path: Path, server: CaptureServer) -> Night:
+def night(db_url: str, tmp_path: Path, capture: CaptureServer) -> Night:
     def run(more: str = DAILY, treatment: str = "good") -> tuple[int, list[dict[str, Any]]]:
         arms = {"control": "good", "treatment": treatment}
         online = ONLINE.format(more=more)
         path = write_project(
-            tmp_path / "project", arms, hook=f"{server.url}/ok", extra_alerts=online
+            tmp_path / "project", arms, hook=f"{capture.url}/ok", extra_alerts=online
         )
         steps: list[dict[str, Any]] = []
         outcome = run_nightly(load_project(path), db_url=db_url, log=steps.append)
@@ -75,15 +71,15 @@ def _import(db_url: str, path: Path, attention: dict[str, float], *, sessions: i
     assert outcome.unknown_configs == {} and outcome.searches == sum(log.searches.values())
 
 
-def _alerts(server: CaptureServer) -> list[list[tuple[str, str, str, str]]]:
+def _alerts(capture: CaptureServer) -> list[list[tuple[str, str, str, str]]]:
     return [
         [(a["kind"], a["event"], a["config"], a["metric"]) for a in request.body["alerts"]]
-        for request in server.accepted("/ok")
+        for request in capture.accepted("/ok")
     ]
 
 
 def test_a_planted_ctr_drop_opens_exactly_one_online_alert(
-    night: Night, server: CaptureServer, db_url: str, tmp_path: Path
+    night: Night, capture: CaptureServer, db_url: str, tmp_path: Path
 ) -> None:
     code, steps = night()  # the configs are registered; no events yet
     assert code == 0
@@ -95,8 +91,8 @@ def test_a_planted_ctr_drop_opens_exactly_one_online_alert(
     [compared] = [s for s in steps if s["step"] == "online_compare"]
     assert (compared["baseline"], compared["candidate"]) == ("control@1", "treatment@1")
     assert compared["verdicts"] == {"online:CTR": "regression"}
-    assert _alerts(server) == [[("regression", "opened", "treatment", "online:CTR")]]
-    [alert] = server.accepted("/ok")[0].body["alerts"]
+    assert _alerts(capture) == [[("regression", "opened", "treatment", "online:CTR")]]
+    [alert] = capture.accepted("/ok")[0].body["alerts"]
     assert alert["test_set"] == "online" and alert["test"] == "bootstrap"
     assert alert["relative_delta"] == pytest.approx(-0.1, abs=0.03)
     assert "worst_queries" not in alert  # its units are sessions: the changes count them
@@ -106,18 +102,18 @@ def test_a_planted_ctr_drop_opens_exactly_one_online_alert(
         alert["changes"][-1] == "regressed 1 day of 1 (opens at 1 of 1, resolves after 1 clear day)"
     )
     assert night()[0] == 1  # the same day again: still open, nothing new sent
-    assert len(server.received("/ok")) == 1
+    assert len(capture.received("/ok")) == 1
     # the next day the arms are alike again: the alert resolves, once
     _import(db_url, tmp_path / "day2.jsonl", {"control": 1.0, "treatment": 1.0}, sessions=2500,
             seed=12, day=2)  # fmt: skip
     code, steps = night()
     assert code == 0
     assert [s["day"] for s in steps if s["step"] == "online_compare"] == ["2026-03-02"]
-    assert _alerts(server)[1] == [("regression", "resolved", "treatment", "online:CTR")]
+    assert _alerts(capture)[1] == [("regression", "resolved", "treatment", "online:CTR")]
 
 
 def test_two_versions_of_one_config_online_at_once_share_one_verdict(
-    night: Night, server: CaptureServer, db_url: str, tmp_path: Path
+    night: Night, capture: CaptureServer, db_url: str, tmp_path: Path
 ) -> None:
     night()  # treatment@1
     night(treatment="first30")  # treatment@2: the same rankings, a new param
@@ -133,16 +129,16 @@ def test_two_versions_of_one_config_online_at_once_share_one_verdict(
             "treatment@1": {"online:CTR": "unchanged"},
             "treatment@2": {"online:CTR": "regression"},
         }
-    online = [a for batch in _alerts(server) for a in batch if a[3] == "online:CTR"]
+    online = [a for batch in _alerts(capture) for a in batch if a[3] == "online:CTR"]
     assert online == [("regression", "opened", "treatment", "online:CTR")]
-    [alert] = [a for r in server.accepted("/ok") for a in r.body["alerts"]
+    [alert] = [a for r in capture.accepted("/ok") for a in r.body["alerts"]
                if a["metric"] == "online:CTR"]  # fmt: skip
     assert alert["changes"][0].endswith("treatment@2 against control@1")
     assert any("treatment@1" in change for change in alert["changes"][1:])
 
 
 def test_an_ab_alert_opens_on_two_regressed_days_of_three_and_resolves_on_two_clear(
-    night: Night, server: CaptureServer, db_url: str, tmp_path: Path
+    night: Night, capture: CaptureServer, db_url: str, tmp_path: Path
 ) -> None:
     """The default day rule on A/B days: dropped, alike, dropped, alike, alike: opened once on
     day 3, held through day 4's clear verdict, resolved on day 5."""
@@ -158,16 +154,16 @@ def test_an_ab_alert_opens_on_two_regressed_days_of_three_and_resolves_on_two_cl
         verdicts.append(compared["verdicts"]["online:CTR"])
     assert verdicts == ["regression", "unchanged", "regression", "unchanged", "unchanged"]
     assert codes == [0, 0, 1, 1, 0]
-    assert _alerts(server) == [
+    assert _alerts(capture) == [
         [("regression", "opened", "treatment", "online:CTR")],
         [("regression", "resolved", "treatment", "online:CTR")],
     ]
-    [alert] = server.accepted("/ok")[0].body["alerts"]
+    [alert] = capture.accepted("/ok")[0].body["alerts"]
     assert alert["changes"][-1].startswith("regressed 2 days of 3")
 
 
 def test_an_a_a_log_raises_no_alert(
-    night: Night, server: CaptureServer, db_url: str, tmp_path: Path
+    night: Night, capture: CaptureServer, db_url: str, tmp_path: Path
 ) -> None:
     night()
     _import(db_url, tmp_path / "aa.jsonl", {"control": 1.0, "treatment": 1.0}, sessions=2500,
@@ -176,13 +172,13 @@ def test_an_a_a_log_raises_no_alert(
     assert code == 0
     [compared] = [s for s in steps if s["step"] == "online_compare"]
     assert compared["verdicts"] == {"online:CTR": "unchanged"}
-    assert server.received("/ok") == []
+    assert capture.received("/ok") == []
     with Store.open(db_url) as store:
         assert [a for a in store.list_alerts() if a.test_set == "online"] == []
 
 
 def test_too_few_sessions_is_insufficient_data_and_never_gated(
-    night: Night, server: CaptureServer, db_url: str, tmp_path: Path
+    night: Night, capture: CaptureServer, db_url: str, tmp_path: Path
 ) -> None:
     night()
     # a drop of a half, but only 20 sessions an arm: below min_sessions, so no verdict
@@ -192,7 +188,7 @@ def test_too_few_sessions_is_insufficient_data_and_never_gated(
     assert code == 0
     [compared] = [s for s in steps if s["step"] == "online_compare"]
     assert compared["verdicts"] == {"online:CTR": "insufficient data"}
-    assert server.received("/ok") == []
+    assert capture.received("/ok") == []
 
 
 def test_an_online_gate_needs_an_online_table(tmp_path: Path) -> None:

@@ -5,7 +5,7 @@ refused before anything is written. On both databases."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +15,7 @@ from evalplat.nightly.job import run_nightly
 from evalplat.nightly.project import load_project
 from evalplat.store import Store
 
-from ..alerts.servers import CaptureServer, capture_server
+from ..alerts.servers import CaptureServer
 from .db_counts import table_counts
 from .small_project import QUERIES, write_project
 
@@ -38,12 +38,6 @@ segment = "head"
 """
 
 
-@pytest.fixture
-def server() -> Iterator[CaptureServer]:
-    with capture_server() as running:
-        yield running
-
-
 def tagged(folder: Path, mode: str, targets: str, hook: str | None = None) -> Path:
     path = write_project(folder, {"engine": mode}, hook=hook, extra_alerts=targets)
     (folder / "queries.tsv").write_text(
@@ -57,13 +51,13 @@ def tagged(folder: Path, mode: str, targets: str, hook: str | None = None) -> Pa
 
 
 def test_a_segment_target_is_judged_on_its_queries_and_alerts_on_its_own(
-    db_url: str, tmp_path: Path, server: CaptureServer, cli: Callable[..., Any]
+    db_url: str, tmp_path: Path, capture: CaptureServer, cli: Callable[..., Any]
 ) -> None:
     folder = tmp_path / "p"
 
     def night(mode: str) -> list[dict[str, Any]]:
         steps: list[dict[str, Any]] = []
-        path = tagged(folder, mode, TARGETS, f"{server.url}/ok")
+        path = tagged(folder, mode, TARGETS, f"{capture.url}/ok")
         run_nightly(load_project(path), db_url=db_url, log=steps.append)
         return [s for s in steps if s["step"] == "target"]
 
@@ -75,7 +69,7 @@ def test_a_segment_target_is_judged_on_its_queries_and_alerts_on_its_own(
     assert tail["target"] == "nDCG@10[tail]>=0.5" and tail["target_verdict"] == "missed"
     assert rows[("nDCG@10", "head")]["value"] == 1.0
     assert rows[("nDCG@10", "head")]["target_verdict"] == "met"
-    alerts = [a for r in server.accepted("/ok") for a in r.body["alerts"] if a["kind"] == "target"]
+    alerts = [a for r in capture.accepted("/ok") for a in r.body["alerts"] if a["kind"] == "target"]
     assert [(a["event"], a["metric"]) for a in alerts] == [("opened", "nDCG@10 [segment tail]")]
     assert alerts[0]["target"].startswith("nDCG@10[tail]>=0.5: 0.0000 [")
     run_id = tail["run"]
@@ -97,7 +91,7 @@ def test_a_segment_target_is_judged_on_its_queries_and_alerts_on_its_own(
         ("tail", "met"),
         ("head", "met"),
     }
-    alerts = [a for r in server.accepted("/ok") for a in r.body["alerts"] if a["kind"] == "target"]
+    alerts = [a for r in capture.accepted("/ok") for a in r.body["alerts"] if a["kind"] == "target"]
     assert [(a["event"], a["metric"]) for a in alerts] == [
         ("opened", "nDCG@10 [segment tail]"),
         ("resolved", "nDCG@10 [segment tail]"),

@@ -5,7 +5,7 @@ alerts; ``--fail-on-target`` turns a miss into exit 1. On both databases."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -15,17 +15,11 @@ from evalplat.nightly.job import run_nightly
 from evalplat.nightly.project import load_project
 from evalplat.store import Store
 
-from ..alerts.servers import CaptureServer, capture_server
+from ..alerts.servers import CaptureServer
 from .db_counts import table_counts
 from .small_project import write_project
 
 Night = Callable[..., tuple[int, list[dict[str, Any]]]]
-
-
-@pytest.fixture
-def server() -> Iterator[CaptureServer]:
-    with capture_server() as running:
-        yield running
 
 
 def targets_toml(value: float, consecutive: int = 1) -> str:
@@ -33,10 +27,10 @@ def targets_toml(value: float, consecutive: int = 1) -> str:
 
 
 @pytest.fixture
-def night(db_url: str, tmp_path: Path, server: CaptureServer) -> Night:
+def night(db_url: str, tmp_path: Path, capture: CaptureServer) -> Night:
     def run(mode: str, targets: str, **options: Any) -> tuple[int, list[dict[str, Any]]]:
         path = write_project(
-            tmp_path / "project", {"alpha": mode}, hook=f"{server.url}/ok", extra_alerts=targets
+            tmp_path / "project", {"alpha": mode}, hook=f"{capture.url}/ok", extra_alerts=targets
         )
         steps: list[dict[str, Any]] = []
         outcome = run_nightly(load_project(path), db_url=db_url, log=steps.append, **options)
@@ -48,10 +42,10 @@ def night(db_url: str, tmp_path: Path, server: CaptureServer) -> Night:
     return run
 
 
-def target_alerts(server: CaptureServer) -> list[tuple[str, str]]:
+def target_alerts(capture: CaptureServer) -> list[tuple[str, str]]:
     return [
         (a["event"], a["target"])
-        for request in server.accepted("/ok")
+        for request in capture.accepted("/ok")
         for a in request.body["alerts"]
         if a["kind"] == "target"
     ]
@@ -64,7 +58,7 @@ def verdict_of(steps: list[dict[str, Any]]) -> str:
 
 
 def test_a_credible_miss_opens_one_alert_kept_until_a_version_meets_the_target(
-    night: Night, server: CaptureServer, db_url: str, tmp_path: Path
+    night: Night, capture: CaptureServer, db_url: str, tmp_path: Path
 ) -> None:
     targets = targets_toml(0.9)
     code, steps = night("first15", targets)  # 0.5, interval about [0.32, 0.68]: missed
@@ -72,12 +66,12 @@ def test_a_credible_miss_opens_one_alert_kept_until_a_version_meets_the_target(
     code, steps = night("first15", targets, fail_on_target=True)
     assert code == 1 and verdict_of(steps) == "missed"
     night("first16", targets)  # a new version, still missing
-    assert [event for event, _ in target_alerts(server)] == ["opened"]
-    opened = target_alerts(server)[0][1]
+    assert [event for event, _ in target_alerts(capture)] == ["opened"]
+    opened = target_alerts(capture)[0][1]
     assert opened.startswith("nDCG@10>=0.9: 0.5000 [") and opened.endswith("] missed")
     code, steps = night("first28", targets, fail_on_target=True)  # 0.933: met
     assert code == 0 and verdict_of(steps) == "met"
-    assert [event for event, _ in target_alerts(server)] == ["opened", "resolved"]
+    assert [event for event, _ in target_alerts(capture)] == ["opened", "resolved"]
     with Store.open(db_url) as store:
         alerts = [a for a in store.list_alerts() if a.kind == "target"]
         assert [(a.state, a.metric, a.config) for a in alerts] == [("resolved", "nDCG@10", "alpha")]
@@ -93,8 +87,9 @@ def test_a_credible_miss_opens_one_alert_kept_until_a_version_meets_the_target(
     assert "target: at least 0.9" in page and "target missed" in page
 
 
+@pytest.mark.usefixtures("no_report_site")  # reads no page
 def test_a_figure_within_noise_of_its_target_never_alerts_over_ten_nights(
-    night: Night, server: CaptureServer
+    night: Night, capture: CaptureServer
 ) -> None:
     verdicts = []
     for k in (15, 13, 16, 14, 17, 13, 15, 16, 14, 15):  # 0.43 .. 0.57 around 0.5
@@ -102,25 +97,27 @@ def test_a_figure_within_noise_of_its_target_never_alerts_over_ten_nights(
         verdicts.append(verdict_of(steps))
         assert not [s for s in steps if s["step"] == "alert" and s["kind"] == "target"]
     assert set(verdicts) == {"met", "at_risk"}
-    assert target_alerts(server) == []
+    assert target_alerts(capture) == []
 
 
+@pytest.mark.usefixtures("no_report_site")  # reads no page
 def test_at_risk_holds_a_streak_and_an_open_alert_as_they_are(
-    night: Night, server: CaptureServer, db_url: str
+    night: Night, capture: CaptureServer, db_url: str
 ) -> None:
     targets = targets_toml(0.6, consecutive=2)
     assert verdict_of(night("first10", targets)[1]) == "missed"  # streak 1
     assert verdict_of(night("first16", targets)[1]) == "at_risk"  # held, not reset
     assert verdict_of(night("first10", targets)[1]) == "missed"  # streak 2: opens
-    assert [event for event, _ in target_alerts(server)] == ["opened"]
+    assert [event for event, _ in target_alerts(capture)] == ["opened"]
     assert verdict_of(night("first17", targets)[1]) == "at_risk"  # still open
     with Store.open(db_url) as store:
         [alert] = [a for a in store.list_alerts() if a.kind == "target"]
         assert alert.state == "open" and alert.streak == 2
     assert verdict_of(night("first20", targets)[1]) == "met"
-    assert [event for event, _ in target_alerts(server)] == ["opened", "resolved"]
+    assert [event for event, _ in target_alerts(capture)] == ["opened", "resolved"]
 
 
+@pytest.mark.usefixtures("no_report_site")  # reads no page
 def test_cli_nightly_takes_targets_and_reports_them_as_json(
     cli: Callable[..., Any], db_url: str, tmp_path: Path
 ) -> None:
@@ -186,12 +183,13 @@ def test_a_malformed_target_option_is_refused_before_anything_is_written(
         ("ZeroResult", "max = 1.0", "met"),
     ],
 )
+@pytest.mark.usefixtures("no_report_site")  # reads no page
 def test_a_target_on_a_measure_that_reads_no_judgments_is_judged_on_its_figure(
-    night: Night, server: CaptureServer, metric: str, bound: str, expected: str
+    night: Night, capture: CaptureServer, metric: str, bound: str, expected: str
 ) -> None:
     targets = f'\n[[targets]]\nmetric = "{metric}"\n{bound}\n'
     code, steps = night("empty", targets, fail_on_target=True)
     [step] = [s for s in steps if s["step"] == "target"]
     assert step["metric"] == metric and step["target_verdict"] == expected
     assert code == (1 if expected == "missed" else 0)
-    assert [e for e, _ in target_alerts(server)] == (["opened"] if expected == "missed" else [])
+    assert [e for e, _ in target_alerts(capture)] == (["opened"] if expected == "missed" else [])

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -13,8 +12,10 @@ from evalplat.nightly.job import run_nightly
 from evalplat.nightly.project import load_project
 from evalplat.store import Store
 
-from ..alerts.servers import CaptureServer, capture_server
+from ..alerts.servers import CaptureServer
 from .small_project import QUERIES, write_project
+
+pytestmark = pytest.mark.usefixtures("no_report_site")  # they read no page
 
 SEGMENT_GATES = """
 [[gates]]
@@ -26,12 +27,6 @@ segment = "tail"
 metric = "P@5"
 segment = "head"
 """
-
-
-@pytest.fixture
-def server() -> Iterator[CaptureServer]:
-    with capture_server() as running:
-        yield running
 
 
 def tagged_project(folder: Path, mode: str, hook: str, min_queries: int | None = None) -> Path:
@@ -53,10 +48,10 @@ def tagged_project(folder: Path, mode: str, hook: str, min_queries: int | None =
 
 
 def test_a_segment_gate_opens_its_own_alert_and_a_small_segment_none(
-    db_url: str, tmp_path: Path, server: CaptureServer
+    db_url: str, tmp_path: Path, capture: CaptureServer
 ) -> None:
     def night(mode: str) -> tuple[int, list[dict[str, Any]]]:
-        path = tagged_project(tmp_path / "p", mode, f"{server.url}/ok")
+        path = tagged_project(tmp_path / "p", mode, f"{capture.url}/ok")
         steps: list[dict[str, Any]] = []
         outcome = run_nightly(load_project(path), db_url=db_url, log=steps.append)
         return outcome.exit_code, steps
@@ -67,7 +62,7 @@ def test_a_segment_gate_opens_its_own_alert_and_a_small_segment_none(
     compare = next(s for s in steps if s["step"] == "compare")
     assert compare["verdicts"]["nDCG@10"] == "unchanged"  # the all-queries gate passes
     assert compare["verdict"] == "regression"
-    [request] = server.accepted("/ok")
+    [request] = capture.accepted("/ok")
     [alert] = request.body["alerts"]
     assert (alert["kind"], alert["event"], alert["metric"]) == (
         "regression", "opened", "nDCG@10 [segment tail]"
@@ -77,7 +72,7 @@ def test_a_segment_gate_opens_its_own_alert_and_a_small_segment_none(
     head = next(s for s in result.segments if s.segment == "head" and s.metric == "P@5")
     assert not head.gated and head.note == "10 queries, fewer than 20: not gated"
     assert night("good")[0] == 0
-    assert [a["event"] for a in server.accepted("/ok")[1].body["alerts"]] == ["resolved"]
+    assert [a["event"] for a in capture.accepted("/ok")[1].body["alerts"]] == ["resolved"]
 
 
 def test_min_queries_and_segment_names_are_checked_in_the_project_file(tmp_path: Path) -> None:

@@ -9,8 +9,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from evalplat.resources import bundled_testset
 from evalplat.store import Store
+
+pytestmark = pytest.mark.usefixtures("no_report_site")  # they read no page
 
 CRANFIELD = bundled_testset("cranfield")
 

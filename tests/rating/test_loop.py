@@ -4,7 +4,7 @@ night's alert resolved; on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -14,34 +14,32 @@ from evalplat.nightly.job import run_nightly
 from evalplat.nightly.project import load_project
 from evalplat.store import Store
 
-from ..alerts.servers import CaptureServer, capture_server
+from ..alerts.servers import CaptureServer
 from ..nightly.small_project import QUERIES, write_project
 from .servers import open_invite, rating_server
 from .test_browser import doc_on
 
-
-@pytest.fixture
-def hook() -> Iterator[CaptureServer]:
-    with capture_server() as running:
-        yield running
+pytestmark = pytest.mark.usefixtures("no_report_site")  # they read no page
 
 
 def test_a_needs_judgments_alert_is_resolved_by_grades_given_in_the_browser(
     cli: Callable[..., Any],
     db_url: str,
     tmp_path: Path,
-    hook: CaptureServer,
+    capture: CaptureServer,
     invite: Callable[..., str],
     browser: Any,
 ) -> None:
     def night(mode: str) -> list[dict[str, Any]]:
-        path = write_project(tmp_path / "project", {"alpha": mode}, hook=f"{hook.url}/ok")
+        path = write_project(tmp_path / "project", {"alpha": mode}, hook=f"{capture.url}/ok")
         steps: list[dict[str, Any]] = []
         assert run_nightly(load_project(path), db_url=db_url, log=steps.append).exit_code == 0
         return steps
 
     def alerts() -> list[list[tuple[str, str]]]:
-        return [[(a["kind"], a["event"]) for a in r.body["alerts"]] for r in hook.accepted("/ok")]
+        return [
+            [(a["kind"], a["event"]) for a in r.body["alerts"]] for r in capture.accepted("/ok")
+        ]
 
     night("good")
     night("unjudged")  # uN and vN, which nobody judged, replace the relevant dN

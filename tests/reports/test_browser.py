@@ -5,7 +5,6 @@ Skipped, with the reason, when /usr/bin/chromium or the playwright package is mi
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -19,20 +18,9 @@ from evalplat.reports.data import HistoryPage, RunPage
 from evalplat.reports.index_data import SiteIndex
 from evalplat.reports.online_page import OfflineOnlinePage
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-]  # fmt: skip
 HOSTILE = "<script>alert(1)</script>"
 GOLDEN = Path(__file__).resolve().parent / "golden"
 QUOTED = "say \"hi\" & 'bye'"
-
-if not os.path.exists(CHROMIUM):
-    pytest.skip(
-        f"{CHROMIUM} is missing: install Debian's chromium package", allow_module_level=True
-    )
-sync_api = pytest.importorskip("playwright.sync_api", reason="pip install playwright")
 
 
 @dataclass
@@ -43,14 +31,6 @@ class Visit:
     errors: list[str] = field(default_factory=list)
     requests: list[str] = field(default_factory=list)
     dialogs: list[str] = field(default_factory=list)
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with sync_api.sync_playwright() as driver:
-        launched = driver.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield launched
-        launched.close()
 
 
 @pytest.fixture

@@ -4,33 +4,24 @@ all lead to the one comparison page that raised it."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from evalplat.nightly.job import run_nightly
 from evalplat.nightly.project import load_project
 from evalplat.store import Store
 
-from ..alerts.servers import CaptureServer, capture_server
+from ..alerts.servers import CaptureServer
 from ..nightly.small_project import write_project
 from .index_hooks import read_index
 
 BASE = "https://search.example.com/evalplat/"
 
 
-@pytest.fixture
-def server() -> Iterator[CaptureServer]:
-    with capture_server() as running:
-        yield running
-
-
-def project(folder: Path, server: CaptureServer, candidate: str) -> Path:
+def project(folder: Path, capture: CaptureServer, candidate: str) -> Path:
     """``prod`` (good) and ``cand`` gated against prod's baseline (``compare_to``), alerting to a
     webhook and a Slack receiver; the site is served from ``BASE``; an experiment's regression
     fails the night."""
-    path = write_project(folder, {"prod": "good"}, hook=f"{server.url}/hook",
+    path = write_project(folder, {"prod": "good"}, hook=f"{capture.url}/hook",
                          reports=f'dir = "site"\nbase_url = "{BASE}"')  # fmt: skip
     text = path.read_text(encoding="utf-8")
     candidate_config = f"""
@@ -44,7 +35,7 @@ function = "engine:search"
 path = "{folder}"
 mode = "{candidate}"
 """
-    slack = f'\n[[alerts]]\nname = "team"\ntype = "slack"\nurl = "{server.url}/slack"\n'
+    slack = f'\n[[alerts]]\nname = "team"\ntype = "slack"\nurl = "{capture.url}/slack"\n'
     text = text.replace("\n[metrics]", candidate_config + "\n[metrics]", 1)
     text = text.replace("\n[reports]", slack + "\n[reports]", 1)
     # cand is an experiment: these nights fail on its regression, as a team asks with fail_on
@@ -54,13 +45,13 @@ mode = "{candidate}"
 
 
 def test_a_compare_to_candidate_shows_and_links_the_comparison_its_alert_came_from(
-    db_url: str, tmp_path: Path, server: CaptureServer
+    db_url: str, tmp_path: Path, capture: CaptureServer
 ) -> None:
     folder = tmp_path / "project"
     site = folder / "site"
 
     def night(candidate: str) -> int:
-        outcome = run_nightly(load_project(project(folder, server, candidate)), db_url=db_url)
+        outcome = run_nightly(load_project(project(folder, capture, candidate)), db_url=db_url)
         return outcome.exit_code
 
     assert night("good") == 0
@@ -94,16 +85,16 @@ def test_a_compare_to_candidate_shows_and_links_the_comparison_its_alert_came_fr
         for target in [*row["links"], *hooks.alerts[alert.id]["links"]]:
             assert (site / target).is_file(), target
         # the opening was sent on night 2 only, once per channel
-        assert len(server.accepted("/hook")) == len(server.accepted("/slack")) == 1
+        assert len(capture.accepted("/hook")) == len(capture.accepted("/slack")) == 1
 
     # both channels sent the opening once, each linking the page that raised it (night 2's)
-    [hook] = server.accepted("/hook")
+    [hook] = capture.accepted("/hook")
     [message] = hook.body["alerts"]
     assert message["event"] == "opened" and message["kind"] == "regression"
     opened_page = message["report"].removeprefix(BASE)
     assert opened_page.startswith("compare/compare-") and (site / opened_page).is_file()
     assert message["index"] == BASE + "index.html"
-    [slack] = server.accepted("/slack")
+    [slack] = capture.accepted("/slack")
     context = [e["text"] for b in slack.body["blocks"] if b["type"] == "context"
                for e in b["elements"]]  # fmt: skip
     assert f"<{BASE}{opened_page}|Open the report>" in context
@@ -114,12 +105,12 @@ def test_a_compare_to_candidate_shows_and_links_the_comparison_its_alert_came_fr
 
 
 def test_an_outage_links_its_failed_run_and_keeps_the_open_regressions_page(
-    db_url: str, tmp_path: Path, server: CaptureServer
+    db_url: str, tmp_path: Path, capture: CaptureServer
 ) -> None:
     folder = tmp_path / "project"
     site = folder / "site"
     for mode, code in (("good", 0), ("bad", 1), ("down", 3)):
-        path = project(folder, server, mode)
+        path = project(folder, capture, mode)
         assert run_nightly(load_project(path), db_url=db_url).exit_code == code, mode
     with Store.open(db_url) as store:
         alerts = {a.kind: a for a in store.list_alerts() if a.state == "open"}
@@ -135,7 +126,7 @@ def test_an_outage_links_its_failed_run_and_keeps_the_open_regressions_page(
     for link in [*regression, *hooks.alerts[alerts["operational"].id]["alert_links"]]:
         assert (site / link).is_file(), link
     # the outage's message links the failed run's page
-    outage = [a for r in server.accepted("/hook") for a in r.body["alerts"]
+    outage = [a for r in capture.accepted("/hook") for a in r.body["alerts"]
               if a["kind"] == "operational"]  # fmt: skip
     assert [a["report"] for a in outage] == [f"{BASE}runs/run-{failed.id}.html"]
 
@@ -191,14 +182,14 @@ def test_the_index_opens_with_what_the_latest_night_opened_resolved_and_retired(
 
 
 def test_a_removed_config_whose_alert_retired_moves_to_the_ended_section(
-    db_url: str, tmp_path: Path, server: CaptureServer
+    db_url: str, tmp_path: Path, capture: CaptureServer
 ) -> None:
     """cand regresses (alert open, its row says so); dropped from the file, its alert retires
     and its row leaves the live rows for "Ended", without a regression badge; added back, its
     next run makes it live again."""
     folder = tmp_path / "project"
     site = folder / "site"
-    path = project(folder, server, "first20")
+    path = project(folder, capture, "first20")
     with_cand = path.read_text(encoding="utf-8")
     assert run_nightly(load_project(path), db_url=db_url).exit_code == 1
     hooks = read_index(site)

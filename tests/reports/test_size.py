@@ -7,8 +7,8 @@ the page's own events (the status line filled in, the first row changing) with g
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -23,11 +23,6 @@ QUERIES = 10_000
 DEPTH = 100
 METRICS = ["nDCG@10", "P@10", "R@100", "AP", "RR@10", "Judged@10"]
 LIMIT = 20 * 1024 * 1024
-CHROMIUM = "/usr/bin/chromium"
-ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-]  # fmt: skip
 WAIT_MS = 120_000  # a ceiling for a stuck browser, not a speed budget
 
 
@@ -91,23 +86,20 @@ def test_ten_thousand_query_comparison_page_is_small(big_page: Path) -> None:
     assert html.count("<tr>") < 600  # only the first page of queries is in the markup
 
 
-def test_ten_thousand_query_comparison_page_loads_and_sorts_in_chromium(big_page: Path) -> None:
-    if not os.path.exists(CHROMIUM):
-        pytest.skip(f"{CHROMIUM} is missing: install Debian's chromium package")
-    sync_api = pytest.importorskip("playwright.sync_api", reason="pip install playwright")
+def test_ten_thousand_query_comparison_page_loads_and_sorts_in_chromium(
+    big_page: Path, browser: Any
+) -> None:
     first_cell = "#query-table tbody tr td"
-    with sync_api.sync_playwright() as driver:  # fmt: skip
-        browser = driver.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        page = browser.new_page()
-        page.set_default_timeout(WAIT_MS)
-        errors: list[str] = []
-        page.on("pageerror", lambda e: errors.append(str(e)))
-        page.goto(big_page.as_uri(), timeout=WAIT_MS)
-        page.wait_for_selector("#q-status:not(:empty)")
-        before = page.text_content(first_cell)
-        page.click("#query-table th[data-key='q'] button")
-        page.wait_for_function(f"document.querySelector({first_cell!r}).textContent === 'q00000'")
-        browser.close()
+    page = browser.new_page()
+    page.set_default_timeout(WAIT_MS)
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(big_page.as_uri(), timeout=WAIT_MS)
+    page.wait_for_selector("#q-status:not(:empty)")
+    before = page.text_content(first_cell)
+    page.click("#query-table th[data-key='q'] button")
+    page.wait_for_function(f"document.querySelector({first_cell!r}).textContent === 'q00000'")
+    page.close()
     assert errors == []
     assert before != "q00000"  # the click did the sorting
 

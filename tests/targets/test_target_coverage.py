@@ -6,7 +6,7 @@ as such, passes ``--fail-on-target`` and opens no target alert; a miss on judged
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +17,7 @@ from evalplat.nightly.job import run_nightly
 from evalplat.nightly.project import load_project
 from evalplat.store import Store
 
-from ..alerts.servers import CaptureServer, capture_server
+from ..alerts.servers import CaptureServer
 from ..compare.helpers import content, store_run
 from ..nightly.small_project import write_project
 
@@ -65,21 +65,15 @@ def test_a_miss_on_unjudged_documents_needs_judgments_and_a_judged_miss_is_misse
     assert (code, row["target_verdict"]) == (1, "missed")
 
 
-@pytest.fixture
-def server() -> Iterator[CaptureServer]:
-    with capture_server() as running:
-        yield running
-
-
 def test_a_night_whose_miss_turns_on_unjudged_documents_opens_no_target_alert(
-    db_url: str, tmp_path: Path, server: CaptureServer
+    db_url: str, tmp_path: Path, capture: CaptureServer
 ) -> None:
     """``unjudged`` answers two documents nobody judged: nDCG@10 0 on the stored scores, 0.77
     if they were relevant. ``bad`` answers two judged non-relevant ones: a miss either way."""
     targets = '\n[[targets]]\nmetric = "nDCG@10"\nmin = 0.7\n'
 
     def night(mode: str) -> tuple[int, str]:
-        path = write_project(tmp_path / "project", {"alpha": mode}, hook=f"{server.url}/ok",
+        path = write_project(tmp_path / "project", {"alpha": mode}, hook=f"{capture.url}/ok",
                              extra_alerts=targets)  # fmt: skip
         steps: list[dict[str, Any]] = []
         outcome = run_nightly(load_project(path), db_url=db_url, log=steps.append,
@@ -88,7 +82,7 @@ def test_a_night_whose_miss_turns_on_unjudged_documents_opens_no_target_alert(
         return outcome.exit_code, str(step["target_verdict"])
 
     def target_events() -> list[str]:
-        return [a["event"] for r in server.accepted("/ok") for a in r.body["alerts"]
+        return [a["event"] for r in capture.accepted("/ok") for a in r.body["alerts"]
                 if a["kind"] == "target"]  # fmt: skip
 
     assert night("unjudged") == (0, "needs_judgments")
