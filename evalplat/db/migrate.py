@@ -19,7 +19,7 @@ from sqlalchemy import Connection, Engine, inspect, text
 from sqlalchemy.exc import DBAPIError
 
 from evalplat.db.engine import describe_url
-from evalplat.db.models import Base
+from evalplat.db.metadata import METADATA
 from evalplat.errors import DatabaseUnavailableError, SchemaOutdatedError
 from evalplat.resources import data_dir
 
@@ -97,7 +97,7 @@ def schema_differences(engine: Engine) -> list[Any]:
 
     with connect(engine) as connection:
         context = MigrationContext.configure(connection, opts={"compare_type": True})
-        return list(compare_metadata(context, Base.metadata))
+        return list(compare_metadata(context, METADATA))
 
 
 def ensure_current(engine: Engine) -> None:

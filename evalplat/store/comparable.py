@@ -12,7 +12,8 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from evalplat.comparison.verdicts import CompareOptions, Gate
-from evalplat.db.models import Evaluation, Run, TestSet, TestSetVersion
+from evalplat.db.evaluations import Evaluation
+from evalplat.db.models import Run, TestSet, TestSetVersion
 from evalplat.errors import InputError, NotFoundError, OperationalError
 from evalplat.store.run_rows import evaluation_on
 

@@ -39,17 +39,8 @@ from evalplat.comparison.verdicts import (
     MetricComparison,
     compare_scores,
 )
-from evalplat.db.models import (
-    Comparison,
-    ComparisonMetric,
-    Config,
-    ConfigVersion,
-    Evaluation,
-    Query,
-    Run,
-    TestSet,
-    TestSetVersion,
-)
+from evalplat.db.evaluations import Comparison, ComparisonMetric, Evaluation
+from evalplat.db.models import Config, ConfigVersion, Query, Run, TestSet, TestSetVersion
 from evalplat.errors import InputError, NotFoundError
 from evalplat.store.base import utcnow
 from evalplat.store.baselines import BaselineInfo

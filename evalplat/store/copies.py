@@ -33,7 +33,8 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import delete, insert, select
 
 from evalplat.db.bulk import mark_written, typed_frame
-from evalplat.db.models import JudgmentCopy, ResultCopy, ScoreCopy
+from evalplat.db.evaluations import ScoreCopy
+from evalplat.db.models import JudgmentCopy, ResultCopy
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Mapping

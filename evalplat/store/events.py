@@ -31,14 +31,8 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import insert, select
 
 from evalplat import __version__
-from evalplat.db.models import (
-    OnlineEvent,
-    OnlineInterleaved,
-    OnlineQuery,
-    Run,
-    TestSet,
-    TestSetVersion,
-)
+from evalplat.db.events import OnlineEvent, OnlineInterleaved, OnlineQuery
+from evalplat.db.models import Run, TestSet, TestSetVersion
 from evalplat.errors import InputError, NotFoundError
 from evalplat.events.records import ParsedLog, SearchRecord, read_logs
 from evalplat.events.rejects import check_rejects_path, write_rejects

@@ -13,20 +13,14 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from evalplat.db.bulk import read_frame
-from evalplat.db.models import (
+from evalplat.db.evaluations import (
     Comparison,
     ComparisonMetric,
     ComparisonSegment,
-    Config,
-    ConfigVersion,
     Evaluation,
-    Query,
     QueryScore,
-    Result,
-    Run,
-    TestSet,
-    TestSetVersion,
 )
+from evalplat.db.models import Config, ConfigVersion, Query, Result, Run, TestSet, TestSetVersion
 from evalplat.errors import InputError, NotFoundError
 from evalplat.inputs.validation import DEPTH_MAX, check_number
 from evalplat.store.base import StoreBase

@@ -24,14 +24,9 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import insert, or_, select
 
 from evalplat import __version__
-from evalplat.db.models import (
-    ConfigVersion,
-    Evaluation,
-    MetricMean,
-    OnlineEvent,
-    OnlineInterleaved,
-    Run,
-)
+from evalplat.db.evaluations import Evaluation, MetricMean
+from evalplat.db.events import OnlineEvent, OnlineInterleaved
+from evalplat.db.models import ConfigVersion, Run
 from evalplat.errors import InputError, NotFoundError
 from evalplat.store.configs import resolve_config_version
 from evalplat.store.run_rows import EvaluationRecord, insert_evaluation

@@ -39,15 +39,8 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from evalplat.comparison.verdicts import CompareOptions, Gate
-from evalplat.db.models import (
-    Comparison,
-    Config,
-    ConfigVersion,
-    Evaluation,
-    Run,
-    TestSet,
-    TestSetVersion,
-)
+from evalplat.db.evaluations import Comparison, Evaluation
+from evalplat.db.models import Config, ConfigVersion, Run, TestSet, TestSetVersion
 from evalplat.errors import InputError, NotFoundError
 from evalplat.store.base import StoreBase
 from evalplat.store.baseline_rows import baseline_rows

@@ -14,20 +14,18 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import case, select
 
 from evalplat.db.bulk import read_frame, typed_frame
+from evalplat.db.evaluations import Evaluation, MetricMean, QueryScore
 from evalplat.db.models import (
     Config,
     ConfigVersion,
-    Evaluation,
-    MetricMean,
     Query,
-    QueryScore,
     Result,
     Run,
     RunQuery,
-    RunTarget,
     TestSet,
     TestSetVersion,
 )
+from evalplat.db.operations import RunTarget
 from evalplat.errors import InputError, NotFoundError
 from evalplat.store.base import StoreBase, utcnow
 from evalplat.store.configs import resolve_config_version

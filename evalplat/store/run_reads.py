@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import delete, select, update
 
 from evalplat.db.bulk import read_frame
-from evalplat.db.models import QueryScore, Result, Run, RunQuery
+from evalplat.db.evaluations import QueryScore
+from evalplat.db.models import Result, Run, RunQuery
 from evalplat.errors import InputError
 from evalplat.store.base import StoreBase, utcnow
 from evalplat.store.baseline_rows import baseline_rows

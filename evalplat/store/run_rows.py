@@ -22,17 +22,8 @@ from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
 from evalplat.db.bulk import bulk_insert, insert_columns
-from evalplat.db.models import (
-    Config,
-    ConfigVersion,
-    Evaluation,
-    MetricMean,
-    QueryScore,
-    Run,
-    RunQuery,
-    TestSet,
-    TestSetVersion,
-)
+from evalplat.db.evaluations import Evaluation, MetricMean, QueryScore
+from evalplat.db.models import Config, ConfigVersion, Run, RunQuery, TestSet, TestSetVersion
 from evalplat.errors import InputError, NotFoundError
 from evalplat.inputs.validation import ROW_ID_MAX, shown
 from evalplat.store.base import utcnow

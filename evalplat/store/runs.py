@@ -27,16 +27,8 @@ from sqlalchemy import delete, select, update
 
 from evalplat import __version__
 from evalplat.db.bulk import bulk_insert, insert_columns
-from evalplat.db.models import (
-    Config,
-    ConfigVersion,
-    Evaluation,
-    MetricMean,
-    Result,
-    Run,
-    RunQuery,
-    TestSetVersion,
-)
+from evalplat.db.evaluations import Evaluation, MetricMean
+from evalplat.db.models import Config, ConfigVersion, Result, Run, RunQuery, TestSetVersion
 from evalplat.errors import InputError, NotFoundError
 from evalplat.searchers.configs import content_hash
 from evalplat.store.base import claim_name, utcnow

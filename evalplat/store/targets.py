@@ -20,14 +20,8 @@ import numpy as np
 from sqlalchemy import delete, select
 
 from evalplat.comparison.targets import Drift, Target, TargetVerdict, drift, judged, verdict
-from evalplat.db.models import (
-    Config,
-    ConfigVersion,
-    Run,
-    RunTarget,
-    TestSet,
-    TestSetVersion,
-)
+from evalplat.db.models import Config, ConfigVersion, Run, TestSet, TestSetVersion
+from evalplat.db.operations import RunTarget
 from evalplat.errors import InputError
 from evalplat.metrics.registry import parse
 from evalplat.store.base import StoreBase, utcnow
