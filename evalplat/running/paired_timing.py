@@ -31,7 +31,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from evalplat.comparison.paired_latency import PairedTimings
-from evalplat.metrics.registry import parse
+from evalplat.metrics.names import parse
 from evalplat.running.collector import steady_collector
 from evalplat.running.runner import create_searcher
 from evalplat.running.search_driver import RunSettings, search_one

@@ -395,7 +395,7 @@ def _bounded(
 ) -> list[str]:
     """The metrics to score under the optimistic bound: those compared or gated that are
     gateable and read judgments."""
-    from evalplat.metrics.registry import parse
+    from evalplat.metrics.names import parse
 
     names = [str(m) for m in metrics] if metrics else list(dict.fromkeys(scores_a["metric"]))
     names += [g.metric for g in gates or ()]

@@ -163,7 +163,7 @@ class HistoryMixin(StoreBase):
         import pandas as pd
 
         from evalplat.comparison.segment_history import SEGMENT_COLUMNS, segment_values
-        from evalplat.metrics.registry import parse
+        from evalplat.metrics.names import parse
 
         measure = parse(str(metric))
         evaluations = [p.evaluation_id for p in points if p.evaluation_id is not None]

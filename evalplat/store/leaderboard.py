@@ -94,7 +94,7 @@ class LeaderboardMixin(StoreBase):
             check_rankable,
             leaderboard,
         )
-        from evalplat.metrics.registry import parse
+        from evalplat.metrics.names import parse
 
         options = options or LeaderboardOptions()
         picked = self._pick_board(refs, config_glob, label, testset, baseline)
@@ -349,7 +349,7 @@ def _default_metrics(scores: list[pd.DataFrame]) -> list[str]:
     """The relevance metrics (``compare``'s default gates) aggregated as a mean that every
     run was scored with, in the first run's stored order."""
     from evalplat.comparison.thresholds import gated_by_default
-    from evalplat.metrics.registry import parse
+    from evalplat.metrics.names import parse
 
     # each run's metric names taken column-wise: iterating 100,000 Arrow-backed cells in
     # Python cost about 0.1 s a run on a night's leaderboard

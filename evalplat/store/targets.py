@@ -23,7 +23,7 @@ from evalplat.comparison.targets import Drift, Target, TargetVerdict, drift, jud
 from evalplat.db.models import Config, ConfigVersion, Run, TestSet, TestSetVersion
 from evalplat.db.operations import RunTarget
 from evalplat.errors import InputError
-from evalplat.metrics.registry import parse
+from evalplat.metrics.names import parse
 from evalplat.store.base import StoreBase, utcnow
 from evalplat.store.run_figures import run_figures
 from evalplat.store.run_rows import latest_evaluations
