@@ -15,7 +15,7 @@ from evalplat.comparison.verdicts import CompareOptions, Gate
 from evalplat.db.evaluations import Evaluation
 from evalplat.db.models import Run, TestSet, TestSetVersion
 from evalplat.errors import InputError, NotFoundError, OperationalError
-from evalplat.store.run_rows import evaluation_on
+from evalplat.store.evaluation_rows import evaluation_on
 
 if TYPE_CHECKING:
     import pandas as pd

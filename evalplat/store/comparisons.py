@@ -53,13 +53,14 @@ from evalplat.store.comparable import (
     version_name,
 )
 from evalplat.store.comparison_record import record_comparison
+from evalplat.store.evaluation_rows import latest_evaluations
 from evalplat.store.events import ONLINE_TRIGGER
 from evalplat.store.grade_views import GradeViewsMixin
 from evalplat.store.history import HistoryPoint
 from evalplat.store.paired_timings import PairedTimingsMixin
 from evalplat.store.run_facts import read_facts, stored_facts
 from evalplat.store.run_reads import scores_of
-from evalplat.store.run_rows import latest_evaluations, resolve_run
+from evalplat.store.run_rows import resolve_run
 from evalplat.store.segments import load_segments, query_facts
 
 if TYPE_CHECKING:

@@ -25,8 +25,9 @@ from evalplat.errors import InputError, NotFoundError
 from evalplat.inputs.validation import DEPTH_MAX, check_number
 from evalplat.store.base import StoreBase
 from evalplat.store.baseline_rows import baseline_rows
+from evalplat.store.evaluation_rows import latest_evaluations
 from evalplat.store.run_figures import run_figures
-from evalplat.store.run_rows import latest_evaluations, resolve_run, run_infos
+from evalplat.store.run_rows import resolve_run, run_infos
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -45,9 +45,10 @@ from evalplat.errors import InputError, NotFoundError
 from evalplat.store.base import StoreBase
 from evalplat.store.baseline_rows import baseline_rows
 from evalplat.store.comparable import check_comparable, version_name
+from evalplat.store.evaluation_rows import evaluation_on, latest_evaluations
 from evalplat.store.refs import parse_version_ref
 from evalplat.store.run_reads import scores_of
-from evalplat.store.run_rows import evaluation_on, latest_evaluations, resolve_run
+from evalplat.store.run_rows import resolve_run
 from evalplat.store.segments import query_facts
 
 if TYPE_CHECKING:

@@ -29,8 +29,8 @@ from evalplat.db.operations import RunTarget
 from evalplat.errors import InputError, NotFoundError
 from evalplat.store.base import StoreBase, utcnow
 from evalplat.store.configs import resolve_config_version
+from evalplat.store.evaluation_rows import latest_evaluations
 from evalplat.store.refs import parse_version_ref
-from evalplat.store.run_rows import latest_evaluations
 
 if TYPE_CHECKING:
     import pandas as pd

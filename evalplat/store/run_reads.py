@@ -16,7 +16,8 @@ from evalplat.errors import InputError
 from evalplat.store.base import StoreBase, utcnow
 from evalplat.store.baseline_rows import baseline_rows
 from evalplat.store.copies import drop_results, read_results, read_scores
-from evalplat.store.run_rows import FINAL_STATUSES, latest_evaluations, run_row
+from evalplat.store.evaluation_rows import latest_evaluations
+from evalplat.store.run_rows import FINAL_STATUSES, run_row
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Sequence

@@ -21,8 +21,8 @@ from evalplat.db.evaluations import Baseline, Comparison, Evaluation
 from evalplat.db.models import Config, ConfigVersion, Run, TestSet, TestSetVersion
 from evalplat.db.operations import RunTarget
 from evalplat.store.base import StoreBase, utcnow
+from evalplat.store.evaluation_rows import latest_evaluations
 from evalplat.store.query_health import FINISHED
-from evalplat.store.run_rows import latest_evaluations
 
 
 @dataclass(frozen=True)

@@ -25,8 +25,8 @@ from evalplat.db.operations import RunTarget
 from evalplat.errors import InputError
 from evalplat.metrics.names import parse
 from evalplat.store.base import StoreBase, utcnow
+from evalplat.store.evaluation_rows import latest_evaluations
 from evalplat.store.run_figures import run_figures
-from evalplat.store.run_rows import latest_evaluations
 from evalplat.store.segments import query_facts
 
 if TYPE_CHECKING:
