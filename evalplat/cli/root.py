@@ -121,6 +121,7 @@ _COMMAND_MODULES: list[tuple[str, str | None]] = [
     ("evalplat.cli.evaluate", None),
     ("evalplat.cli.metrics", "metrics"),
     ("evalplat.cli.run", None),
+    ("evalplat.cli.runs", "runs"),
     ("evalplat.cli.compare", None),
     ("evalplat.cli.alerts", "alerts"),
     ("evalplat.cli.nightly", None),
@@ -139,7 +140,7 @@ _COMMAND_MODULES: list[tuple[str, str | None]] = [
 # one module it names (tests/cli/test_entry_point.py keeps this in step with the modules)
 MODULE_OF: dict[str, str] = {
     **{name: "evalplat.cli.db" for name in ("init", "db")},
-    **{name: "evalplat.cli.run" for name in ("run", "import-run", "rescore", "runs")},
+    **{name: "evalplat.cli.run" for name in ("run", "import-run", "rescore")},
     **{name: "evalplat.cli.compare" for name in ("compare", "unjudged", "history", "baseline")},
     **{
         name: f"evalplat.cli.{name}"
