@@ -202,9 +202,9 @@ def __getattr__(name: str) -> typer.Typer:
 
 def main() -> None:
     """Console-script entry point. A command line that names a command builds the root with that
-    command's module only: importing the other fourteen and converting their options for Click
-    would cost every ``evalplat evaluate`` about 0.15 s. Anything else (``--help``, a typo) gets
-    every command."""
+    command's module only: importing the others and converting their options for Click would
+    slow every ``evalplat evaluate`` (docs/performance.md). Anything else (``--help``, a typo)
+    gets every command."""
     first = sys.argv[1] if len(sys.argv) > 1 else ""
     command = build_app([MODULE_OF[first]]) if first in MODULE_OF else build_app()
     sys.exit(command())

@@ -5,8 +5,8 @@ configuration here rather than from an ``alembic.ini``, and the connection is ha
 ``migrations/env.py`` through ``Config.attributes`` so the caller's engine settings apply.
 
 Every command checks the schema on open (``ensure_current``): one ``SELECT`` of the stored
-revision, compared with the head read from the migration files' names. Alembic itself (about
-half a second to import) is loaded only to migrate, diff, or explain a mismatch.
+revision, compared with the head read from the migration files' names. Alembic itself, slow to
+import, is loaded only to migrate, diff, or explain a mismatch.
 """
 
 from __future__ import annotations

@@ -118,8 +118,8 @@ def _read(
         table = _read_slow(path, n_fields, keep, exact=exact)
     # one chunk per column, made here while nothing else is held: the engine needs them whole,
     # and combining them later kept the parsed blocks alive next to the copies at its peak.
-    # Query ids stay in blocks: they are only coded, which reads blocks (a copy of them was
-    # 90 MB of fresh memory at 10M lines).
+    # Query ids stay in blocks: they are only coded, which reads blocks, and a copy of them
+    # would be fresh memory the size of the column.
     return pa.table(
         {
             name: column if name == "query_id" else column.combine_chunks()

@@ -26,10 +26,9 @@ if TYPE_CHECKING:
 
 _SCAN_BYTES = 1 << 24  # the delimiter scan looks at this much at a time
 # pyarrow parses blocks of this size, one per thread at a time. Small blocks are parsed while
-# their text is in the cache and their buffers are handed out again by the allocator: reading a
-# 10M-line run, 2 MiB blocks cost about 0.2 s less CPU (mostly system time, the kernel zeroing
-# fresh buffers) and 130 MiB less peak memory than 16 MiB blocks; below 1 MiB the per-block cost
-# grows again.
+# their text is in the cache and their buffers are handed out again by the allocator, so the
+# kernel zeroes fewer fresh buffers; much smaller ones cost more per block than they spare
+# (docs/performance.md, "Figures behind choices in the code").
 _BLOCK_BYTES = 1 << 21
 
 
@@ -51,10 +50,10 @@ def _mapped(path: Path) -> mmap.mmap:
 def _parse_pool() -> pa.MemoryPool:
     """The memory pool the CSV parse allocates from: jemalloc where pyarrow has it.
 
-    The parse allocates and frees a block's buffers on both threads; pyarrow's default pool
-    (mimalloc) spent about 0.5 s more system time on a 10M-line run than jemalloc, and held
-    about 40 MiB more at the peak (3 alternating whole processes each, same machine). Only this
-    parse uses it; the rest of the process keeps the default pool.
+    The parse allocates and frees a block's buffers on both threads, which pyarrow's default
+    pool (mimalloc) does with more system time and a higher peak than jemalloc
+    (docs/performance.md). Only this parse uses it; the rest of the process keeps the default
+    pool.
     """
     import pyarrow as pa
 
@@ -305,7 +304,8 @@ def read_split(
 
 def _int32(value: int) -> pa.Scalar:
     """An int32 scalar built from its bytes. Any Python value pyarrow converts itself goes
-    through its pandas shim, which imports pandas: 0.3 s added to every whitespace-split file."""
+    through its pandas shim, which imports pandas, a cost every whitespace-split file would pay
+    (docs/performance.md)."""
     import struct
 
     import pyarrow as pa

@@ -352,8 +352,8 @@ def _default_metrics(scores: list[pd.DataFrame]) -> list[str]:
     from evalplat.comparison.thresholds import gated_by_default
     from evalplat.metrics.names import parse
 
-    # each run's metric names taken column-wise: iterating 100,000 Arrow-backed cells in
-    # Python cost about 0.1 s a run on a night's leaderboard
+    # each run's metric names taken column-wise: iterating Arrow-backed cells one by one in
+    # Python is slow at a night's leaderboard size (docs/performance.md)
     names = [set(frame["metric"].unique()) for frame in scores[1:]]
     common = [m for m in scores[0]["metric"].unique() if all(m in n for n in names)]
     chosen = [m for m in common if gated_by_default(parse(m)) and parse(m).aggregate == "mean"]
