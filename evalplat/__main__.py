@@ -16,8 +16,8 @@ in front of ``sys.stdout`` from the start, so every writer (``print_json``, ``ty
 tables, pandas' CSV, the direct ``evaluate``) goes through it.
 
 A direct ``evaluate`` leaves without the interpreter's teardown, once its output is flushed:
-freeing the run's arrays and the modules took 0.08 s of a 1M-line evaluation and 0.2 s of a
-10M-line one (docs/performance.md), with nothing left to write. Under coverage it exits as
+freeing the run's arrays and the modules takes time (docs/performance.md) with nothing left
+to write. Under coverage it exits as
 usual, so that the measurement is saved.
 """
 
@@ -37,8 +37,8 @@ def main() -> None:
         sys.stdout.write(f"{__version__}\n")
         return
     if sys.argv[1:2] == ["evaluate"]:
-        # no matrix products in an evaluation: OpenBLAS's threads would only start and wait
-        # (0.1 s of CPU at NumPy's import on two cores); a value the user set is kept
+        # no matrix products in an evaluation: OpenBLAS's threads would only start and wait,
+        # at a cost in CPU (docs/performance.md); a value the user set is kept
         os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
         from evalplat.cli.evaluate_direct import main as evaluate_directly
 

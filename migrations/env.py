@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from alembic import context
 
-from evalplat.db.models import Base
+from evalplat.db.metadata import METADATA
 
 connection = context.config.attributes.get("connection")
 if connection is None:
@@ -12,7 +12,7 @@ if connection is None:
 
 context.configure(
     connection=connection,
-    target_metadata=Base.metadata,
+    target_metadata=METADATA,
     # SQLite cannot ALTER most things; batch mode recreates tables instead.
     render_as_batch=connection.dialect.name == "sqlite",
     compare_type=True,

@@ -47,7 +47,7 @@ from evalplat.comparison.paired_latency import measure_pairs, paired_verdict
 from evalplat.comparison.results import Gate
 from evalplat.comparison.thresholds import beyond
 from evalplat.metrics.aggregate import aggregate
-from evalplat.metrics.registry import parse
+from evalplat.metrics.names import parse
 from evalplat.running import runner
 from evalplat.running.paired_timing import time_pairs
 from evalplat.store import Store

@@ -82,7 +82,7 @@ def main() -> None:
     from evalplat.metrics import compute
     from evalplat.metrics.aggregate import aggregate
     from evalplat.metrics.build import build, code_qrels
-    from evalplat.metrics.registry import parse_all
+    from evalplat.metrics.names import parse_all
     from evalplat.metrics.sources import MeasureInputs
 
     chosen = parse_all(args.metric or METRICS)

@@ -32,7 +32,7 @@ from typer.testing import CliRunner
 
 from evalplat.db import migrate
 from evalplat.db.engine import create_db_engine
-from evalplat.db.models import Base
+from evalplat.db.metadata import METADATA
 from evalplat.store import Store
 
 if TYPE_CHECKING:
@@ -143,7 +143,7 @@ def _emptying_sql() -> str:
     Not ``TRUNCATE ... RESTART IDENTITY``, which gives each of the ~40 tables and their indexes
     new files, and took 0.9 to 1.2 s a test on the 2-core machine under the suite's load,
     against 0.04 to 0.07 s for these deletes of a test's few rows (in one round trip)."""
-    tables = list(reversed(Base.metadata.sorted_tables))
+    tables = list(reversed(METADATA.sorted_tables))
     deletes = "".join(f'DELETE FROM "{table.name}"; ' for table in tables)
     restarts = "".join(
         f"EXECUTE 'ALTER SEQUENCE ' || pg_get_serial_sequence('\"{table.name}\"', "

@@ -3,7 +3,8 @@
 cli → jobs (nightly, running, demo) → store, comparison, reports → formats, metrics, searchers,
 alerts, testsets → db → inputs → errors, resources. Imports under ``TYPE_CHECKING`` count too:
 a type that lives above is a dependency that points the wrong way. The package root
-(``evalplat/__init__.py``) is the public facade and may reach any layer.
+(``evalplat/__init__.py``) is the public facade and may reach any layer. And no module is over
+450 lines: a longer one holds more than one concept.
 """
 
 from __future__ import annotations
@@ -84,3 +85,15 @@ def test_every_stage_has_a_layer() -> None:
 
 def test_no_module_imports_a_layer_above_its_own() -> None:
     assert _violations() == []
+
+
+MAX_MODULE_LINES = 450  # docs/architecture.md: modules near 100 to 400 lines, none over 450
+
+
+def test_no_module_passes_the_size_limit() -> None:
+    lengths = {
+        str(path.relative_to(PACKAGE.parent)): len(path.read_text(encoding="utf-8").splitlines())
+        for path in sorted(PACKAGE.rglob("*.py"))
+    }
+    over = [f"{name}: {n} lines" for name, n in lengths.items() if n > MAX_MODULE_LINES]
+    assert over == [], f"split along a seam (over {MAX_MODULE_LINES} lines): {over}"

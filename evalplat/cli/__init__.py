@@ -18,8 +18,8 @@ __all__ = ["MODULE_OF", "EvalplatGroup", "app", "build_app", "main"]
 # NumPy asks the kernel for transparent huge pages for every array of 4 MiB or more. Where the
 # kernel compacts memory to find one at the first touch (``defrag`` set to ``madvise``, as on
 # Debian), a command that makes arrays of tens of millions of values spends much of its time
-# in the kernel: `evaluate` of a 10M-line run took 2.9-3.2 s instead of 3.6-4.0 s without the
-# advice, with as much memory (docs/performance.md). Set before NumPy is first imported, which
+# in the kernel, and goes faster without the advice, with as much memory (docs/performance.md,
+# "NumPy's transparent huge pages"). Set before NumPy is first imported, which
 # no command does before this package; a value the user set is kept.
 os.environ.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")
 

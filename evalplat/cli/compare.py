@@ -290,7 +290,7 @@ def history_command(
     """Runs of a config over time: a metric's mean, per segment if asked, and the verdict
     against the baseline."""
     from evalplat.errors import InputError
-    from evalplat.metrics.registry import parse
+    from evalplat.metrics.names import parse
     from evalplat.store.testsets import ONLINE_TEST_SET
 
     online = testset is not None and testset.strip() == ONLINE_TEST_SET

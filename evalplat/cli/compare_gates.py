@@ -69,7 +69,7 @@ def chosen_gates(
     if not given.shaped:
         stated = _project_gates(store, baseline, project)
         if given.metric:
-            from evalplat.metrics.registry import parse_all
+            from evalplat.metrics.names import parse_all
 
             chosen = {str(m) for m in parse_all(given.metric)}
             stated = [g for g in stated if g.metric in chosen]
@@ -99,7 +99,7 @@ def _option_gates(store: Store, baseline: str, candidate: str, given: GateOption
     their thresholds, test and segments."""
     from evalplat.comparison.thresholds import gated_by_default
     from evalplat.comparison.verdicts import Gate
-    from evalplat.metrics.registry import parse_all
+    from evalplat.metrics.names import parse_all
 
     named = list({str(m): m for m in parse_all(given.gate)}.values()) if given.gate else None
     if named is not None:
@@ -128,7 +128,7 @@ def _option_gates(store: Store, baseline: str, candidate: str, given: GateOption
 
 def _scored_metrics(store: Store, baseline: str, candidate: str) -> list[Metric]:
     """The metrics both runs were scored with, in the baseline's stored order."""
-    from evalplat.metrics.registry import parse
+    from evalplat.metrics.names import parse
 
     names = [
         dict.fromkeys(str(n) for n in store.evaluation_scores(store.resolve_run(ref))["metric"])

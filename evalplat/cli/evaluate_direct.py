@@ -2,12 +2,13 @@
 lines that the entry point tries first.
 
 ``evaluate`` is the command a script or a CI job runs on a file, many times, and Typer's parse
-of a command line imports pydantic and Rich: about 0.3 s of a 1M-line evaluation's 1.5 s (see
-docs/performance.md). :func:`parse` reads the command lines that need no help and no error
-message: the command's own options, each once (``--metric`` repeated), as ``--name value``,
-``--name=value`` or ``-m value``/``-mvalue``. Anything else (``--help``, an unknown or
-repeated option, a missing ``--qrels``, a value that starts with ``-``) returns ``None`` and
-the command line goes to Typer, whose messages and exit codes stay the only ones a user sees.
+of a command line imports pydantic and Rich, a large share of a whole evaluation's time (see
+docs/performance.md, "`evaluate` without Typer"). :func:`parse` reads the command lines that
+need no help and no error message: the command's own options, each once (``--metric``
+repeated), as ``--name value``, ``--name=value`` or ``-m value``/``-mvalue``. Anything else
+(``--help``, an unknown or repeated option, a missing ``--qrels``, a value that starts with
+``-``) returns ``None`` and the command line goes to Typer, whose messages and exit codes stay
+the only ones a user sees.
 :func:`run` is the body both parsers call; ``evalplat.cli.evaluate`` declares the Typer command.
 """
 

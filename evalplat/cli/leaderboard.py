@@ -127,7 +127,7 @@ def leaderboard_command(
     from evalplat.cli.compare_gates import project_file
     from evalplat.comparison.leaderboard import MAX_DRAWS, LeaderboardOptions
     from evalplat.inputs.validation import SEED_MAX, check_number
-    from evalplat.metrics.registry import parse_all
+    from evalplat.metrics.names import parse_all
     from evalplat.nightly.project import load_project
 
     check_number(alpha, "--alpha", above=0, maximum=0.999999)

@@ -121,6 +121,7 @@ _COMMAND_MODULES: list[tuple[str, str | None]] = [
     ("evalplat.cli.evaluate", None),
     ("evalplat.cli.metrics", "metrics"),
     ("evalplat.cli.run", None),
+    ("evalplat.cli.runs", "runs"),
     ("evalplat.cli.compare", None),
     ("evalplat.cli.alerts", "alerts"),
     ("evalplat.cli.nightly", None),
@@ -139,7 +140,7 @@ _COMMAND_MODULES: list[tuple[str, str | None]] = [
 # one module it names (tests/cli/test_entry_point.py keeps this in step with the modules)
 MODULE_OF: dict[str, str] = {
     **{name: "evalplat.cli.db" for name in ("init", "db")},
-    **{name: "evalplat.cli.run" for name in ("run", "import-run", "rescore", "runs")},
+    **{name: "evalplat.cli.run" for name in ("run", "import-run", "rescore")},
     **{name: "evalplat.cli.compare" for name in ("compare", "unjudged", "history", "baseline")},
     **{
         name: f"evalplat.cli.{name}"
@@ -201,9 +202,9 @@ def __getattr__(name: str) -> typer.Typer:
 
 def main() -> None:
     """Console-script entry point. A command line that names a command builds the root with that
-    command's module only: importing the other fourteen and converting their options for Click
-    would cost every ``evalplat evaluate`` about 0.15 s. Anything else (``--help``, a typo) gets
-    every command."""
+    command's module only: importing the others and converting their options for Click would
+    slow every ``evalplat evaluate`` (docs/performance.md). Anything else (``--help``, a typo)
+    gets every command."""
     first = sys.argv[1] if len(sys.argv) > 1 else ""
     command = build_app([MODULE_OF[first]]) if first in MODULE_OF else build_app()
     sys.exit(command())

@@ -118,7 +118,7 @@ def agreement(
     """One :class:`Agreement` per (offline metric, KPI) of ``pairs``, in their order; without
     ``pairs``, every metric against every KPI in the order given (default: every one present,
     sorted)."""
-    from evalplat.metrics.registry import parse
+    from evalplat.metrics.names import parse
 
     if pairs is None:
         chosen_metrics = list(metrics) if metrics else sorted(set(offline["metric"]))

@@ -55,7 +55,7 @@ def _family(result: ComparisonResult) -> int:
 
 def reason(m: MetricComparison) -> str:
     """The code of why ``m`` got its verdict (see the module's table)."""
-    from evalplat.metrics.registry import parse
+    from evalplat.metrics.names import parse
 
     if m.verdict in ("regression", "improvement", "needs_judgments") and m.gated:
         return m.verdict
@@ -82,7 +82,7 @@ def reason(m: MetricComparison) -> str:
 
 def why(m: MetricComparison, family: int | None = None) -> str:
     """One sentence: why ``m`` got its verdict. ``family`` is the size of the Holm family."""
-    from evalplat.metrics.registry import parse
+    from evalplat.metrics.names import parse
 
     code = reason(m)
     size = delta_text(abs(m.delta), m.metric).lstrip("+")
@@ -192,6 +192,6 @@ def gating_lines(result: ComparisonResult) -> list[str]:
 
 
 def parse_gateable(name: str) -> bool:
-    from evalplat.metrics.registry import parse
+    from evalplat.metrics.names import parse
 
     return parse(name).gateable

@@ -43,7 +43,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from evalplat.metrics.registry import Metric, parse
+from evalplat.metrics.names import parse
+from evalplat.metrics.registry import Metric
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -186,7 +186,7 @@ def leaderboard(
     baseline itself); without it each is made here as ``compare`` makes it on the scores, with
     ``gates`` (None: the default rule set)."""
     from evalplat.comparison import segments
-    from evalplat.metrics.registry import parse
+    from evalplat.metrics.names import parse
 
     options = options or LeaderboardOptions()
     if len(runs) < 2:
@@ -272,7 +272,7 @@ def _comparisons(
 
 def check_rankable(metrics: Sequence[str | Metric]) -> None:
     """Refuse a metric the leaderboard cannot rank: one not aggregated as a mean."""
-    from evalplat.metrics.registry import parse
+    from evalplat.metrics.names import parse
 
     for metric in (parse(str(m)) for m in metrics):
         if metric.aggregate != "mean" or not metric.gateable:

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 from evalplat.comparison.guard import BoundScores, optimistic_bound, score_results
 from evalplat.comparison.results import MODEL_MODES, ComparisonResult, Gate
-from evalplat.metrics.registry import parse
+from evalplat.metrics.names import parse
 from evalplat.testsets.raters import MODEL_PREFIX, is_model_source
 
 if TYPE_CHECKING:

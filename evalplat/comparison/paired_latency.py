@@ -1,10 +1,9 @@
 """Latency verdicts on paired timings: the baseline's config version and the candidate's timed
 in the same night, query by query, so that whatever load the machine carries weighs on both.
 
-Two runs timed on different nights differ by the machine's load as much as by the engines: an
-unchanged PostgreSQL config's p95 went from 160 to 233 ms as other jobs loaded the machine,
-and a floor of absolute milliseconds that kept such nights quiet also hid a fast engine's
-real 3x slowdown (10 -> 30 ms). Timings taken together cancel the load instead.
+Two runs timed on different nights differ by the machine's load as much as by the engines,
+and a floor of absolute milliseconds that kept such nights quiet also hid a fast engine's real
+slowdown (docs/performance.md). Timings taken together cancel the load instead.
 
 The rule, for ``n`` pairs ``(b_i, c_i)`` of one query searched by the baseline and by the
 candidate, one right after the other:
@@ -17,11 +16,9 @@ candidate, one right after the other:
   timings, of the shift *beyond the threshold*: ``p = 2 min(p_slower, p_faster)``, with
   ``p_slower`` the one-sided test of ``r_i - m`` above 0 and ``p_faster`` that of ``r_i + m``
   below 0 (with no threshold, the two-sided test about 0). A latency verdict thus says "slower
-  by more than the threshold" only on that evidence: timings of a fast engine vary by a factor
-  of two or four between the two searches of a pair, and on 20 pairs of a 1 ms engine on
-  127.0.0.1 the test about 0 called 4 of 180 unchanged pairs of runs regressions, the test
-  beyond the threshold none (``scripts/latency_noise.py --http --queries 20 --delay-ms 1
-  --sample 20``; docs/performance.md).
+  by more than the threshold" only on that evidence: timings of a fast engine vary by a large
+  factor between the two searches of a pair, enough for a test about 0 to call unchanged runs
+  regressions where the test beyond the threshold does not (docs/performance.md).
 - ``ratio = exp(HL)``, with ``HL`` the Hodges-Lehmann estimate of the shift: the median of the
   Walsh averages ``(r_i + r_j) / 2`` over ``i <= j`` (Hodges & Lehmann 1963), the estimator that
   goes with the signed-rank test. It is the typical factor by which the candidate is slower.

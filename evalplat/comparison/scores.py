@@ -91,7 +91,7 @@ def choose_metrics(
     wide_a: pd.DataFrame,
     wide_b: pd.DataFrame,
 ) -> list[Metric]:
-    from evalplat.metrics.registry import parse
+    from evalplat.metrics.names import parse
 
     both = [name for name in wide_a.columns if name in wide_b.columns]
     names = [str(m) for m in metrics] if metrics else both
@@ -128,7 +128,7 @@ def judged_coverage(
     dict per pair of frames) keeps the figures of each Judged@k, which metrics sharing a cutoff
     read alike.
     """
-    from evalplat.metrics.registry import parse
+    from evalplat.metrics.names import parse
 
     judged = {}
     for name in wide_a.columns:

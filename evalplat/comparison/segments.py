@@ -88,7 +88,7 @@ def segment_gates(
     gates: Sequence[Gate] | None, query_tags: Mapping[str, tuple[str, ...]]
 ) -> dict[tuple[str, str], Gate]:
     """The gates that name a segment, keyed by (metric, segment)."""
-    from evalplat.metrics.registry import parse
+    from evalplat.metrics.names import parse
 
     known = {tag for tags in query_tags.values() for tag in tags}
     result: dict[tuple[str, str], Gate] = {}

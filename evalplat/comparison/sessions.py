@@ -26,7 +26,8 @@ from typing import TYPE_CHECKING, Any
 
 from evalplat.comparison.results import CompareOptions, ComparisonResult, Gate
 from evalplat.errors import InputError
-from evalplat.metrics.registry import Metric, parse
+from evalplat.metrics.names import parse
+from evalplat.metrics.registry import Metric
 
 if TYPE_CHECKING:
     import numpy as np

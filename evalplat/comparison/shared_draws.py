@@ -47,7 +47,7 @@ FloatArray = stats.FloatArray
 # busy machine, costs more than it saves at these sizes).
 _BLOCK_ROWS = 8
 # With dozens of columns (a leaderboard's runs) the products are wide enough that blocks of
-# this many rows keep BLAS busy: 15 times faster than 8-row blocks at 49 columns.
+# this many rows keep BLAS busy, where 8-row blocks leave it waiting (docs/performance.md).
 WIDE_BLOCK_ROWS = 256
 
 

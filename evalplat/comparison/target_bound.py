@@ -37,7 +37,8 @@ from math import comb
 from typing import TYPE_CHECKING
 
 from evalplat.comparison.guard import _Judged, score_results
-from evalplat.metrics.registry import Metric, parse
+from evalplat.metrics.names import parse
+from evalplat.metrics.registry import Metric
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -165,7 +165,7 @@ def check_direction(metric: Metric, bound: str) -> None:
 def parse_target(expression: str) -> Target:
     """``nDCG@10>=0.85``, ``Latency(p=95)<=200``, or ``nDCG@10[tail]>=0.7`` for the queries
     tagged ``tail`` (the ``--target`` option's syntax)."""
-    from evalplat.metrics.registry import parse
+    from evalplat.metrics.names import parse
 
     match = _EXPRESSION.match(expression.strip())
     if match is None:
@@ -330,7 +330,7 @@ def verdict(
 ) -> TargetVerdict:
     """One run's per-query values of ``target.metric`` against the target (for a segment
     target, the values of the segment's queries only)."""
-    from evalplat.metrics.registry import parse
+    from evalplat.metrics.names import parse
 
     metric = parse(target.metric)
     value, low, high = interval(metric, values, n=n, seed=seed, level=level, weights=weights)
@@ -355,7 +355,7 @@ def drift(
     """
     from scipy import stats
 
-    from evalplat.metrics.registry import parse
+    from evalplat.metrics.names import parse
 
     end = now or (max(times) if times else datetime.min)
     start = end - timedelta(days=window_days(target.window))

@@ -30,7 +30,7 @@ def default_gates(
     without ``--gate``, a night without ``[[gates]]``, the leaderboard): a gate on each
     relevance metric (:func:`gated_by_default`) among ``metrics``, with the options' test and
     alpha and the measure's own thresholds, in the order given."""
-    from evalplat.metrics.registry import parse
+    from evalplat.metrics.names import parse
 
     options = options or CompareOptions()
     chosen = list({str(parse(str(m))): parse(str(m)) for m in metrics}.values())
@@ -52,7 +52,7 @@ def gate_map(
 ) -> dict[str, Gate]:
     """The gate of each metric compared: with ``gates=None`` those of :func:`default_gates`,
     else each gate given (segment gates aside) by its metric."""
-    from evalplat.metrics.registry import parse
+    from evalplat.metrics.names import parse
 
     if gates is None:
         return {g.metric: with_default_threshold(g) for g in default_gates(chosen, options)}
@@ -74,7 +74,7 @@ def with_default_threshold(gate: Gate) -> Gate:
     it unless it sets its own."""
     from dataclasses import replace
 
-    from evalplat.metrics.registry import parse
+    from evalplat.metrics.names import parse
 
     relative = parse(gate.metric).spec.max_relative_change
     if relative is None or gate.max_relative_drop is not None:

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.orm import Session
 
-from evalplat.db.models import Base
+from evalplat.db.schema import Base
 from evalplat.db.sqlite_stage import can_stage, staged_insert, staged_read
 
 if TYPE_CHECKING:

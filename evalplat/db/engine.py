@@ -108,7 +108,7 @@ def create_db_engine(url: str, *, read_only: bool = False) -> Engine:
     kwargs: dict[str, Any] = {}
     if backend == "sqlite":
         # A file's connections are kept in a pool, each used by one thread at a time: opening
-        # one with its settings costs about 0.8 ms, and a night opens thousands of sessions.
+        # one with its settings has a cost, and a night opens thousands of sessions.
         # A connection back in the pool holds no transaction, so other processes' commits are
         # seen by its next one. An in-memory database has no file to share: one per session.
         in_memory = parsed.database in (None, "", ":memory:")

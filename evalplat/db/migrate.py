@@ -5,8 +5,8 @@ configuration here rather than from an ``alembic.ini``, and the connection is ha
 ``migrations/env.py`` through ``Config.attributes`` so the caller's engine settings apply.
 
 Every command checks the schema on open (``ensure_current``): one ``SELECT`` of the stored
-revision, compared with the head read from the migration files' names. Alembic itself (about
-half a second to import) is loaded only to migrate, diff, or explain a mismatch.
+revision, compared with the head read from the migration files' names. Alembic itself, slow to
+import, is loaded only to migrate, diff, or explain a mismatch.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from sqlalchemy import Connection, Engine, inspect, text
 from sqlalchemy.exc import DBAPIError
 
 from evalplat.db.engine import describe_url
-from evalplat.db.models import Base
+from evalplat.db.metadata import METADATA
 from evalplat.errors import DatabaseUnavailableError, SchemaOutdatedError
 from evalplat.resources import data_dir
 
@@ -97,7 +97,7 @@ def schema_differences(engine: Engine) -> list[Any]:
 
     with connect(engine) as connection:
         context = MigrationContext.configure(connection, opts={"compare_type": True})
-        return list(compare_metadata(context, Base.metadata))
+        return list(compare_metadata(context, METADATA))
 
 
 def ensure_current(engine: Engine) -> None:

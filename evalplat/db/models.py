@@ -1,22 +1,17 @@
-"""The relational schema: SQLAlchemy 2 typed models for everything evalplat stores.
-
-Shape of the data (PRODUCT.md "Concepts"):
+"""The tables of what is searched and what was searched: test sets with their versions, corpora
+and judgments, configs with their versions, and runs with their results.
 
     test_set 1─* test_set_version *─1 corpus 1─* document
                  test_set_version 1─* query, judgment, rating
     config   1─* config_version
     run (config_version x test_set_version) 1─* result, run_query
-    evaluation (run scored against a test_set_version) 1─* query_score, metric_mean
-    comparison (baseline evaluation x candidate evaluation) 1─* comparison_metric
-    baseline (config x test_set → run)
-    alert (config x test_set x kind x metric x baseline run) 1─* alert_delivery, alert_outbox
-    lock (one nightly at a time per database)
-    night (when each night began and ended: which alert events were its own)
-    run_target (run x metric: the verdict against its target)
 
-The alert, delivery, outbox, lock and night tables live in ``evalplat.db.operations``; the base and
-column kinds in ``evalplat.db.schema``. Both are re-exported here, so every table is importable
-from this module.
+The rest of the schema (PRODUCT.md "Concepts") has a module per table group: evaluations,
+comparisons and baselines in ``evalplat.db.evaluations``; alerts, deliveries, the outbox, locks,
+nights and run targets in ``evalplat.db.operations``; online events in ``evalplat.db.events``;
+rating in ``evalplat.db.rating``; judge grades in ``evalplat.db.judge_grades``; the base and
+column kinds in ``evalplat.db.schema``. ``evalplat.db.metadata`` loads them all, so its
+``METADATA`` is the whole schema.
 
 Versions are immutable and content-hashed; rows below a version are written once, in bulk, in
 the transaction that creates the version. Per-query rows use the external query id (a string)
@@ -31,7 +26,6 @@ from typing import Any
 
 from sqlalchemy import (
     JSON,
-    Boolean,
     Float,
     ForeignKey,
     Index,
@@ -44,23 +38,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
-from evalplat.db.events import OnlineAttachment, OnlineEvent, OnlineInterleaved, OnlineQuery
-from evalplat.db.judge_grades import JudgeCalibration, JudgeGrade
-from evalplat.db.operations import Alert, AlertDelivery, AlertOutbox, Lock, Night, RunTarget
-from evalplat.db.rating import (
-    RatingGrade,
-    RatingGuidelines,
-    RatingInvite,
-    RatingPair,
-    RatingTask,
-)
 from evalplat.db.schema import (
-    ALERT_KINDS,
-    ALERT_STATES,
-    NAMING_CONVENTION,
-    OUTBOX_STATUSES,
-    RUN_STATUSES,
-    RUN_TRIGGERS,
     Base,
     ExternalId,
     Hash,
@@ -69,58 +47,6 @@ from evalplat.db.schema import (
 )
 from evalplat.db.schema import created_column as _created
 from evalplat.db.schema import id_column as _id
-
-__all__ = [
-    "ALERT_KINDS",
-    "ALERT_STATES",
-    "NAMING_CONVENTION",
-    "OUTBOX_STATUSES",
-    "RUN_STATUSES",
-    "RUN_TRIGGERS",
-    "Alert",
-    "AlertDelivery",
-    "AlertOutbox",
-    "Base",
-    "Baseline",
-    "Comparison",
-    "ComparisonMetric",
-    "ComparisonSegment",
-    "Config",
-    "ConfigVersion",
-    "Corpus",
-    "Document",
-    "Evaluation",
-    "ExternalId",
-    "Hash",
-    "JudgeCalibration",
-    "JudgeGrade",
-    "Judgment",
-    "JudgmentCopy",
-    "Lock",
-    "MetricMean",
-    "Name",
-    "Night",
-    "OnlineAttachment",
-    "OnlineEvent",
-    "OnlineInterleaved",
-    "OnlineQuery",
-    "Query",
-    "QueryScore",
-    "Rating",
-    "RatingGrade",
-    "RatingGuidelines",
-    "RatingInvite",
-    "RatingPair",
-    "RatingTask",
-    "Result",
-    "ResultCopy",
-    "Run",
-    "RunQuery",
-    "RunTarget",
-    "TestSet",
-    "TestSetVersion",
-    "UTCDateTime",
-]
 
 # ── test sets ────────────────────────────────────────────────────────────────────────────────
 
@@ -372,140 +298,3 @@ class JudgmentCopy(Base):
     )
     part: Mapped[int] = mapped_column(Integer, primary_key=True)
     data: Mapped[bytes] = mapped_column(LargeBinary)
-
-
-class Evaluation(Base):
-    """A run scored against one test set version's judgments (``rescore`` adds another)."""
-
-    __tablename__ = "evaluation"
-
-    id: Mapped[int] = _id()
-    run_id: Mapped[int] = mapped_column(ForeignKey("run.id", ondelete="CASCADE"), index=True)
-    test_set_version_id: Mapped[int] = mapped_column(ForeignKey("test_set_version.id"))
-    # Engine options recorded with the numbers (missing-topic rule, exclusions, weighting).
-    options: Mapped[dict[str, Any]] = mapped_column(JSON)
-    created_at: Mapped[datetime] = _created()
-
-    run: Mapped[Run] = relationship()
-
-
-class ScoreCopy(Base):
-    """An evaluation's per-query scores (``query_id, metric, value``, by metric then query id)
-    as Arrow IPC streams, ``part`` 0, 1, ... in order, made in the transaction that stores the
-    evaluation (``evalplat.store.copies``); ``query_score`` stays the record. Scores never
-    change once stored, so neither does their copy."""
-
-    __tablename__ = "score_copy"
-
-    evaluation_id: Mapped[int] = mapped_column(
-        ForeignKey("evaluation.id", ondelete="CASCADE"), primary_key=True
-    )
-    part: Mapped[int] = mapped_column(Integer, primary_key=True)
-    data: Mapped[bytes] = mapped_column(LargeBinary)
-
-
-class QueryScore(Base):
-    __tablename__ = "query_score"
-    # stored once, as the key's B-tree, on SQLite (migration 0022); ignored elsewhere
-    __table_args__ = ({"sqlite_with_rowid": False},)
-
-    evaluation_id: Mapped[int] = mapped_column(
-        ForeignKey("evaluation.id", ondelete="CASCADE"), primary_key=True
-    )
-    metric: Mapped[str] = mapped_column(String(80), primary_key=True)
-    query_id: Mapped[str] = mapped_column(ExternalId, primary_key=True)
-    value: Mapped[float] = mapped_column(Float)
-
-
-class MetricMean(Base):
-    __tablename__ = "metric_mean"
-
-    evaluation_id: Mapped[int] = mapped_column(
-        ForeignKey("evaluation.id", ondelete="CASCADE"), primary_key=True
-    )
-    metric: Mapped[str] = mapped_column(String(80), primary_key=True)
-    value: Mapped[float] = mapped_column(Float)
-    topics: Mapped[int] = mapped_column(Integer)
-
-
-# ── comparisons, baselines, alerts ───────────────────────────────────────────────────────────
-
-
-class Comparison(Base):
-    __tablename__ = "comparison"
-
-    id: Mapped[int] = _id()
-    baseline_evaluation_id: Mapped[int] = mapped_column(ForeignKey("evaluation.id"))
-    candidate_evaluation_id: Mapped[int] = mapped_column(ForeignKey("evaluation.id"))
-    # test, seed, alpha, thresholds, correction: everything needed to reproduce the verdicts
-    options: Mapped[dict[str, Any]] = mapped_column(JSON)
-    verdict: Mapped[str] = mapped_column(String(20))
-    # rank overlap (Jaccard@k, RBO, Kendall tau) and other whole-run figures
-    overlap: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
-    created_at: Mapped[datetime] = _created()
-
-
-class ComparisonMetric(Base):
-    __tablename__ = "comparison_metric"
-
-    comparison_id: Mapped[int] = mapped_column(
-        ForeignKey("comparison.id", ondelete="CASCADE"), primary_key=True
-    )
-    metric: Mapped[str] = mapped_column(String(80), primary_key=True)
-    baseline: Mapped[float] = mapped_column(Float)
-    candidate: Mapped[float] = mapped_column(Float)
-    delta: Mapped[float] = mapped_column(Float)
-    relative_delta: Mapped[float | None] = mapped_column(Float, nullable=True)
-    ci_low: Mapped[float | None] = mapped_column(Float, nullable=True)
-    ci_high: Mapped[float | None] = mapped_column(Float, nullable=True)
-    test: Mapped[str] = mapped_column(String(20))
-    p_value: Mapped[float | None] = mapped_column(Float, nullable=True)
-    p_corrected: Mapped[float | None] = mapped_column(Float, nullable=True)
-    effect_size: Mapped[float | None] = mapped_column(Float, nullable=True)
-    wins: Mapped[int] = mapped_column(Integer)
-    ties: Mapped[int] = mapped_column(Integer)
-    losses: Mapped[int] = mapped_column(Integer)
-    baseline_judged: Mapped[float | None] = mapped_column(Float, nullable=True)
-    candidate_judged: Mapped[float | None] = mapped_column(Float, nullable=True)
-    gated: Mapped[bool] = mapped_column(Boolean, default=False)
-    verdict: Mapped[str] = mapped_column(String(20))
-
-
-class ComparisonSegment(Base):
-    """One metric over one segment (the queries carrying a tag) of a comparison."""
-
-    __tablename__ = "comparison_segment"
-
-    comparison_id: Mapped[int] = mapped_column(
-        ForeignKey("comparison.id", ondelete="CASCADE"), primary_key=True
-    )
-    metric: Mapped[str] = mapped_column(String(80), primary_key=True)
-    segment: Mapped[str] = mapped_column(Name, primary_key=True)
-    queries: Mapped[int] = mapped_column(Integer)
-    baseline: Mapped[float] = mapped_column(Float)
-    candidate: Mapped[float] = mapped_column(Float)
-    delta: Mapped[float] = mapped_column(Float)
-    relative_delta: Mapped[float | None] = mapped_column(Float, nullable=True)
-    ci_low: Mapped[float | None] = mapped_column(Float, nullable=True)
-    ci_high: Mapped[float | None] = mapped_column(Float, nullable=True)
-    test: Mapped[str] = mapped_column(String(20))
-    p_value: Mapped[float | None] = mapped_column(Float, nullable=True)
-    p_corrected: Mapped[float | None] = mapped_column(Float, nullable=True)
-    gated: Mapped[bool] = mapped_column(Boolean, default=False)
-    verdict: Mapped[str] = mapped_column(String(20))
-    # why the segment is not gated (too few queries), None otherwise
-    note: Mapped[str | None] = mapped_column(String(200), nullable=True)
-
-
-class Baseline(Base):
-    """The pinned ("production") run of a config on a test set; nightly compares with it."""
-
-    __tablename__ = "baseline"
-    __table_args__ = (UniqueConstraint("config_id", "test_set_id"),)
-
-    id: Mapped[int] = _id()
-    config_id: Mapped[int] = mapped_column(ForeignKey("config.id", ondelete="CASCADE"))
-    test_set_id: Mapped[int] = mapped_column(ForeignKey("test_set.id", ondelete="CASCADE"))
-    run_id: Mapped[int] = mapped_column(ForeignKey("run.id"))
-    pinned: Mapped[bool] = mapped_column(Boolean, default=False)
-    set_at: Mapped[datetime] = _created()

@@ -1,8 +1,9 @@
 """Operational tables: alerts and their life cycle, deliveries, the outbox, the nightly lock,
 the nights, and the target verdicts of runs.
 
-They hang off configs, test sets, runs and comparisons (``evalplat.db.models``) by foreign key
-only; nothing in the content tables refers back to them.
+They hang off configs, test sets, runs (``evalplat.db.models``) and comparisons
+(``evalplat.db.evaluations``) by foreign key only; nothing in the
+content tables refers back to them.
 """
 
 from __future__ import annotations

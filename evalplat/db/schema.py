@@ -1,8 +1,8 @@
 """The schema's foundations: the declarative base, naming convention, column kinds, states.
 
-Every table module (``evalplat.db.models``, ``evalplat.db.operations``) builds on this ``Base``,
-so one ``Base.metadata`` holds the whole schema for Alembic and the tests that compare models
-with migrations.
+Every table module (``evalplat.db.models``, ``evalplat.db.evaluations``, ...) builds on this
+``Base``, so one metadata holds the whole schema; ``evalplat.db.metadata`` imports every table
+module and is where Alembic and the tests that compare models with migrations read it.
 """
 
 from __future__ import annotations

@@ -49,8 +49,9 @@ def has_control_characters(column: pa.Array | pa.ChunkedArray) -> bool:
 
 
 # Unicode whitespace beyond ASCII, as ``str.isspace`` says: all of it is two or three bytes in
-# UTF-8. Written out, since finding it among 65,536 characters took 50 ms of every command's
-# start-up; tests/contract/test_column_checks.py checks the list against ``str.isspace``.
+# UTF-8. Written out, since finding it among 65,536 characters was a noticeable part of every
+# command's start-up (docs/performance.md); tests/contract/test_column_checks.py checks the
+# list against ``str.isspace``.
 _WIDE_SPACES = np.array(
     [0x85, 0xA0, 0x1680, *range(0x2000, 0x200B), 0x2028, 0x2029, 0x202F, 0x205F, 0x3000],
     dtype=np.int32,

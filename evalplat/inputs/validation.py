@@ -3,7 +3,7 @@
 Every reader, the store and the CLI check values here, before anything is written, so that
 SQLite and PostgreSQL accept exactly the same inputs and a refusal is one ``InputError`` that
 names the file and line (exit 2), never a database error. The limits follow the schema's
-column types (``evalplat/db/models.py``), which are declared the same on both databases:
+column types (``evalplat/db/``), which are declared the same on both databases:
 
 ========================  ==============================================================
 value                     rule

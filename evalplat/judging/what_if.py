@@ -69,7 +69,7 @@ def what_if(
 
 def _replay(store: Store, stored: StoredComparison, model: pd.DataFrame) -> ComparisonShift:
     from evalplat.comparison.results import CompareOptions, Gate
-    from evalplat.metrics.registry import parse
+    from evalplat.metrics.names import parse
 
     def shift(replaced: int, metrics: Sequence[MetricShift], why: str | None) -> ComparisonShift:
         return ComparisonShift(

@@ -12,15 +12,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from evalplat.metrics.model import Measure, Param
-from evalplat.metrics.registry import (
-    DEFAULT_METRICS,
-    FAMILIES,
-    Metric,
-    MetricFamily,
-    parse,
-    parse_all,
-    register,
-)
+from evalplat.metrics.names import parse, parse_all
+from evalplat.metrics.registry import DEFAULT_METRICS, FAMILIES, Metric, MetricFamily, register
 
 if TYPE_CHECKING:
     import numpy as np

@@ -1,7 +1,8 @@
 """Arrow columns to numpy and back, straight from the buffers.
 
 pyarrow's own conversions (``to_numpy``, ``fill_null``, ``pa.array`` of a numpy array) go
-through its pandas shim and import pandas: half a second of a command's start-up.
+through its pandas shim and import pandas, which would weigh on a command's start-up
+(docs/performance.md).
 """
 
 from __future__ import annotations

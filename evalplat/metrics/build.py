@@ -142,7 +142,7 @@ def build(
     except Collision:
         run_grade = _join_exact(qrels.table, qrels.topic, qrels.grade, run, run_topic)
     # after the join, not beside it: the order's temporary arrays and the keys' together were
-    # the evaluation's peak memory (about 230 MB more at 10M lines)
+    # the evaluation's peak memory (docs/performance.md)
     order = _order(run, run_topic, run_docs, ordering)
     if order is not None:
         run_topic, run_grade = run_topic[order], run_grade[order]

@@ -131,8 +131,8 @@ class CodedScorer:
         import numpy as np
 
         from evalplat.metrics.evaluation import Evaluation, measure
+        from evalplat.metrics.names import parse_all
         from evalplat.metrics.ranking import Judgments, Ranking
-        from evalplat.metrics.registry import parse_all
         from evalplat.metrics.sources import MeasureInputs
 
         chosen = parse_all(list(metrics))

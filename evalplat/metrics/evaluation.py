@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from evalplat.errors import InputError
-from evalplat.metrics.registry import Metric, parse_all
+from evalplat.metrics.names import parse_all
+from evalplat.metrics.registry import Metric
 
 if TYPE_CHECKING:
     import numpy as np

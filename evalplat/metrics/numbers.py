@@ -33,7 +33,7 @@ def kind_of(metric: Metric | str) -> Kind:
     """The kind of a metric's figures: ``count`` for sums, ``ms`` for durations, else ``score``.
     A name that does not parse (an old stored name) is a score."""
     from evalplat.errors import EvalplatError
-    from evalplat.metrics.registry import parse
+    from evalplat.metrics.names import parse
 
     if isinstance(metric, str):
         try:

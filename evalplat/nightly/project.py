@@ -223,7 +223,7 @@ class Project:
         if not gains:
             return name
         from evalplat.metrics import parse
-        from evalplat.metrics.registry import with_default_gains
+        from evalplat.metrics.names import with_default_gains
 
         return str(with_default_gains(parse(name), gains))
 

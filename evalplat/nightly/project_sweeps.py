@@ -54,7 +54,7 @@ def read_sweeps(
 def _sweep(
     entry: dict[str, Any], index: int, fail: Fail, configs: tuple[ConfigSpec, ...]
 ) -> SweepSpec:
-    from evalplat.metrics.registry import parse
+    from evalplat.metrics.names import parse
     from evalplat.running.sweep import MAX_RUNS_LIMIT
     from evalplat.running.sweep_plan import STRATEGIES
 

@@ -121,7 +121,7 @@ def comparison_page(
     frames may be None (pruned by retention): the page says so. ``titles`` maps doc ids to
     what the side-by-side tables show beside them (see ``document_title``)."""
     from evalplat.errors import InputError
-    from evalplat.metrics.registry import parse
+    from evalplat.metrics.names import parse
 
     if result.per_query is None:
         raise InputError("the comparison has no per-query scores to report")

@@ -230,7 +230,7 @@ def run_page(
     results_count, error``). ``means`` are the stored aggregates (sums for counts). Metrics
     follow ``order`` (the run's own), then the scores' order; distributions are drawn for at
     most six metrics bounded in [0, 1] (a histogram of counts says little)."""
-    from evalplat.metrics.registry import parse
+    from evalplat.metrics.names import parse
 
     # plain lists first: iterating Arrow-backed columns value by value is several times slower
     query_ids, metrics, numbers = (scores[c].tolist() for c in ("query_id", "metric", "value"))

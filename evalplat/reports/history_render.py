@@ -25,7 +25,7 @@ def history_html(page: HistoryPage, links: Links | None = None) -> str:
         for i in range(1, len(page.runs))
         if page.runs[i].run.config_version != page.runs[i - 1].run.config_version
     ]
-    from evalplat.metrics.registry import parse
+    from evalplat.metrics.names import parse
 
     dates = run_dates([h.run.started_at for h in page.runs], [h.run.id for h in page.runs])
     judgments = [i for i, new in enumerate(page.new_judgments) if new]

@@ -2,11 +2,10 @@
 engine's and not evalplat's own pauses.
 
 CPython stops every thread of the process while its collector walks the oldest generation,
-and that walk visits every container the process holds: 300,000 in the season test's process
-are 100-400 ms on a busy machine. A query whose answer arrived during such a pause is timed
+and that walk visits every container the process holds, which in a long process takes far
+longer than a fast engine's answer. A query whose answer arrived during such a pause is timed
 with it, and a percentile over 20 queries moves by the whole pause: a latency gate then sees
-a regression the engine never had (measured: the season test's http engine on 127.0.0.1, p95
-7 ms, took 220-449 ms on the night a full pass fell inside its run).
+a regression the engine never had (docs/performance.md gives the figures measured).
 
 ``steady_collector`` moves what the process holds when searching starts to the collector's
 permanent generation (``gc.freeze``), so a full pass during the searching walks only what the

@@ -6,11 +6,9 @@ timings taken under one load (``evalplat.comparison.paired_latency`` decides on 
   fixed seed (:data:`SEED`), so that two nights time the same queries; a test set with fewer
   queries is timed whole, round after round, until it has 200 pairs or more. 200 pairs are
   enough for the signed-rank test to see a typical slowdown of 20 % in timings that vary by a
-  factor of two from query to query (``scripts/latency_noise.py``), and cost a 10 ms engine
-  about 8 s a night (four searches per query, below). Fewer are not: the two timings of a pair
-  on a 1.7 ms engine on 127.0.0.1 differ by a factor of two to four under load, and the 20
-  pairs of a 20-query set, timed once each, put its typical ratio past 20 % on 4 % of nights
-  where nothing changed.
+  factor of two from query to query (``scripts/latency_noise.py``), at four searches per query
+  (below); fewer let a fast engine's noise under load pass for a slowdown on nights where
+  nothing changed (the measurements are in docs/performance.md).
 - **In which order.** Per query, both versions search it once untimed in the first round (an
   engine's caches then hold it for both: the candidate's run searched it minutes before, the
   baseline's version may not have for a day), then once timed, the first of the two
@@ -31,7 +29,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from evalplat.comparison.paired_latency import PairedTimings
-from evalplat.metrics.registry import parse
+from evalplat.metrics.names import parse
 from evalplat.running.collector import steady_collector
 from evalplat.running.runner import create_searcher
 from evalplat.running.search_driver import RunSettings, search_one

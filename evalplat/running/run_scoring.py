@@ -51,7 +51,7 @@ def evaluation_record(
     import pandas as pd
 
     from evalplat.metrics.evaluation import evaluate
-    from evalplat.metrics.registry import parse
+    from evalplat.metrics.names import parse
 
     records = _records(outcomes)
     if records is None:
@@ -113,7 +113,7 @@ def _coded_qrels(content: TestSetContent) -> CodedQrels:
 
 def document_fields(store: Store, run_id: int, metrics: list[str]) -> pd.DataFrame | None:
     """The run's document field values when a metric reads them, else None (not read)."""
-    from evalplat.metrics.registry import parse
+    from evalplat.metrics.names import parse
 
     fields = [
         str(metric.param("field"))

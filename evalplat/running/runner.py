@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING, Any
 
 from evalplat.db.engine import sqlite_file
 from evalplat.errors import InputError
+from evalplat.metrics.names import parse, parse_all
 from evalplat.metrics.numbers import counted
-from evalplat.metrics.registry import Metric, parse, parse_all
+from evalplat.metrics.registry import Metric
 from evalplat.running.search_driver import (
     ProgressCallback,
     RunInterruptedError,

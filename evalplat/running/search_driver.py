@@ -209,8 +209,8 @@ class _Workers:
         limiter: RateLimiter | None,
     ) -> None:
         # the queries to search, taken by whichever worker is free; a queue, not an iterator
-        # behind a lock: four workers took turns at that lock on every lookup-speed query
-        # (py-spy found them waiting to run on it in 13 s of a 20-config night's samples)
+        # behind a lock: workers took turns at that lock on every lookup-speed query, waiting
+        # to run on it (docs/performance.md)
         self._next: queue.SimpleQueue[tuple[str, str]] = queue.SimpleQueue()
         for query in queries:
             self._next.put(query)
@@ -261,7 +261,7 @@ def search_unstored(
     """Search ``queries`` with the same retries, rate limit and thread pool as a run, keeping
     the outcomes in memory (a sweep's early rungs score settings on subsets this way). With
     one worker the queries are searched on the calling thread: handing each to a pool thread
-    and its outcome back cost about 0.03 s of CPU per 225 queries (``bench_sweep.py``)."""
+    and its outcome back costs CPU and buys nothing (docs/performance.md)."""
     policy = settings.retry or RetryPolicy(
         retries=3 if searcher.retries is None else searcher.retries
     )

@@ -28,8 +28,9 @@ import numpy as np
 from evalplat.comparison.tuning import HeldOut, assign_folds, cross_validate, verdict_line
 from evalplat.errors import InputError
 from evalplat.inputs.validation import SEED_MAX, check_number
+from evalplat.metrics.names import parse
 from evalplat.metrics.numbers import counted
-from evalplat.metrics.registry import DEFAULT_METRICS, Metric, parse
+from evalplat.metrics.registry import DEFAULT_METRICS, Metric
 from evalplat.running import sweep_runs
 from evalplat.running.runner import RunSettings, check_query_texts
 from evalplat.running.sweep_plan import (

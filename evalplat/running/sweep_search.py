@@ -27,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from evalplat.metrics.registry import parse_all
+from evalplat.metrics.names import parse_all
 from evalplat.running.run_scoring import HeldRun
 from evalplat.running.runner import (
     COVERAGE_METRICS,

@@ -40,7 +40,9 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import delete, or_, select, update
 from sqlalchemy.orm import Session
 
-from evalplat.db.models import ALERT_KINDS, ALERT_STATES, Alert, AlertDelivery, Config, TestSet
+from evalplat.db.models import Config, TestSet
+from evalplat.db.operations import Alert, AlertDelivery
+from evalplat.db.schema import ALERT_KINDS, ALERT_STATES
 from evalplat.errors import InputError, NotFoundError
 from evalplat.store.base import StoreBase, utcnow
 from evalplat.store.outbox import enqueue

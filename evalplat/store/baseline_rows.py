@@ -13,7 +13,8 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from evalplat.db.models import Baseline, Config, ConfigVersion, Run, TestSetVersion
+from evalplat.db.evaluations import Baseline
+from evalplat.db.models import Config, ConfigVersion, Run, TestSetVersion
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,8 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from evalplat.db.models import Baseline, Config, ConfigVersion, Run, TestSet, TestSetVersion
+from evalplat.db.evaluations import Baseline
+from evalplat.db.models import Config, ConfigVersion, Run, TestSet, TestSetVersion
 from evalplat.errors import InputError, NotFoundError
 from evalplat.store.base import StoreBase, utcnow
 from evalplat.store.baseline_rows import adopt_first_baselines, baseline_rows

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from sqlalchemy import select
 
-from evalplat.db.models import OnlineEvent, OnlineQuery
+from evalplat.db.events import OnlineEvent, OnlineQuery
 from evalplat.store.base import StoreBase, utcnow
 from evalplat.store.configs import resolve_config_version
 from evalplat.store.testsets import ImportOutcome, TestSetsMixin, check_reserved

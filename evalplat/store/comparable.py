@@ -12,9 +12,10 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from evalplat.comparison.verdicts import CompareOptions, Gate
-from evalplat.db.models import Evaluation, Run, TestSet, TestSetVersion
+from evalplat.db.evaluations import Evaluation
+from evalplat.db.models import Run, TestSet, TestSetVersion
 from evalplat.errors import InputError, NotFoundError, OperationalError
-from evalplat.store.run_rows import evaluation_on
+from evalplat.store.evaluation_rows import evaluation_on
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -89,7 +90,7 @@ def check_scored(
     """Refuse a metric (asked for, or gated) that a run was not scored with, naming the command
     that scores it: the run's metrics and the missing ones, on the version compared (a
     rescore's metrics replace the shown ones, so the run's own are listed too)."""
-    from evalplat.metrics.registry import parse
+    from evalplat.metrics.names import parse
 
     wanted = [str(parse(str(m))) for m in metrics or ()]
     wanted += [str(parse(g.metric)) for g in gates or ()]

@@ -7,7 +7,7 @@ from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
 from evalplat.comparison.verdicts import BOUND_FIELDS
-from evalplat.db.models import Comparison, ComparisonMetric
+from evalplat.db.evaluations import Comparison, ComparisonMetric
 from evalplat.store.segments import save_segments
 
 if TYPE_CHECKING:

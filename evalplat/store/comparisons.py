@@ -39,17 +39,8 @@ from evalplat.comparison.verdicts import (
     MetricComparison,
     compare_scores,
 )
-from evalplat.db.models import (
-    Comparison,
-    ComparisonMetric,
-    Config,
-    ConfigVersion,
-    Evaluation,
-    Query,
-    Run,
-    TestSet,
-    TestSetVersion,
-)
+from evalplat.db.evaluations import Comparison, ComparisonMetric, Evaluation
+from evalplat.db.models import Config, ConfigVersion, Query, Run, TestSet, TestSetVersion
 from evalplat.errors import InputError, NotFoundError
 from evalplat.store.base import utcnow
 from evalplat.store.baselines import BaselineInfo
@@ -62,13 +53,14 @@ from evalplat.store.comparable import (
     version_name,
 )
 from evalplat.store.comparison_record import record_comparison
+from evalplat.store.evaluation_rows import latest_evaluations
 from evalplat.store.events import ONLINE_TRIGGER
 from evalplat.store.grade_views import GradeViewsMixin
 from evalplat.store.history import HistoryPoint
 from evalplat.store.paired_timings import PairedTimingsMixin
 from evalplat.store.run_facts import read_facts, stored_facts
 from evalplat.store.run_reads import scores_of
-from evalplat.store.run_rows import latest_evaluations, resolve_run
+from evalplat.store.run_rows import resolve_run
 from evalplat.store.segments import load_segments, query_facts
 
 if TYPE_CHECKING:
@@ -404,7 +396,7 @@ def _bounded(
 ) -> list[str]:
     """The metrics to score under the optimistic bound: those compared or gated that are
     gateable and read judgments."""
-    from evalplat.metrics.registry import parse
+    from evalplat.metrics.names import parse
 
     names = [str(m) for m in metrics] if metrics else list(dict.fromkeys(scores_a["metric"]))
     names += [g.metric for g in gates or ()]

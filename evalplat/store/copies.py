@@ -2,9 +2,9 @@
 
 A comparison, its report and a nightly read a finished run's million results whole, and the
 million judgments of the test set version it was scored on. Through the ``result`` and
-``judgment`` tables that is a million rows each, decoded by the driver (0.5-0.9 s on SQLite,
-1.3-1.8 s through PostgreSQL's COPY); the same columns as Arrow IPC are one fetch of a few
-blobs and a copy-free decode (0.07 s on SQLite, 0.2 s on PostgreSQL). The tables stay the
+``judgment`` tables that is a million rows each, decoded by the driver row by row; the same
+columns as Arrow IPC are one fetch of a few blobs and a copy-free decode, several times
+faster on both databases (docs/performance.md). The tables stay the
 record every query reads; a copy is read only where the whole frame is wanted.
 
 - **A finished run's results** (``result_copy``): made in the transaction that finishes the
@@ -20,10 +20,10 @@ record every query reads; a copy is read only where the whole frame is wanted.
 Rows written before the copies existed, and runs never read whole, are read from the tables
 as before. Query ids repeat on many rows and are stored dictionary-encoded; each part holds at
 most ``PART_ROWS`` rows, well under both databases' limits on one value. Parts are compressed
-with LZ4 (a run's million results: 33 MB to 10 MB), which costs less than the bytes it spares
-the database: writing and committing the copy takes 0.16 s of CPU instead of 0.39 s, and reading
-it back is no slower. Arrow's reader finds the codec in each part, so parts written before,
-uncompressed, read as they always did.
+with LZ4, which costs less than the bytes it spares the database: the copy is a third of its
+size and cheaper to write and commit, and no slower to read back (docs/performance.md).
+Arrow's reader finds the codec in each part, so parts written before, uncompressed, read as
+they always did.
 """
 
 from __future__ import annotations
@@ -33,7 +33,8 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import delete, insert, select
 
 from evalplat.db.bulk import mark_written, typed_frame
-from evalplat.db.models import JudgmentCopy, ResultCopy, ScoreCopy
+from evalplat.db.evaluations import ScoreCopy
+from evalplat.db.models import JudgmentCopy, ResultCopy
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Mapping

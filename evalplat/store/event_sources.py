@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import delete, select
 
-from evalplat.db.models import OnlineAttachment, OnlineEvent, OnlineQuery
+from evalplat.db.events import OnlineAttachment, OnlineEvent, OnlineQuery
 from evalplat.errors import InputError, NotFoundError
 from evalplat.store.base import StoreBase, utcnow
 from evalplat.store.configs import resolve_config_version

@@ -31,23 +31,18 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import insert, select
 
 from evalplat import __version__
-from evalplat.db.models import (
-    OnlineEvent,
-    OnlineInterleaved,
-    OnlineQuery,
-    Run,
-    TestSet,
-    TestSetVersion,
-)
+from evalplat.db.events import OnlineEvent, OnlineInterleaved, OnlineQuery
+from evalplat.db.models import Run, TestSet, TestSetVersion
 from evalplat.errors import InputError, NotFoundError
 from evalplat.events.records import ParsedLog, SearchRecord, read_logs
 from evalplat.events.rejects import check_rejects_path, write_rejects
 from evalplat.inputs.validation import check_number
 from evalplat.store.base import utcnow
 from evalplat.store.configs import resolve_config_version
+from evalplat.store.evaluation_rows import EvaluationRecord, insert_evaluation
 from evalplat.store.event_sources import EventSourcesMixin
 from evalplat.store.interleaving import interleaved_rows, store_interleaved
-from evalplat.store.run_rows import EvaluationRecord, RunInfo, insert_evaluation, run_infos
+from evalplat.store.run_rows import RunInfo, run_infos
 from evalplat.store.testsets import ONLINE_TEST_SET
 
 if TYPE_CHECKING:

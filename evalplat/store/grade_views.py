@@ -16,7 +16,8 @@ from sqlalchemy import select
 
 from evalplat.comparison.verdicts import CompareOptions, ComparisonResult, Gate, compare_scores
 from evalplat.db.bulk import read_frame
-from evalplat.db.models import Evaluation, Query, Rating, TestSetVersion
+from evalplat.db.evaluations import Evaluation
+from evalplat.db.models import Query, Rating, TestSetVersion
 from evalplat.errors import NotFoundError
 from evalplat.store.judge_grades import JudgeGradesMixin
 from evalplat.store.runs import RunsMixin

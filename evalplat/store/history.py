@@ -13,26 +13,21 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from evalplat.db.bulk import read_frame
-from evalplat.db.models import (
+from evalplat.db.evaluations import (
     Comparison,
     ComparisonMetric,
     ComparisonSegment,
-    Config,
-    ConfigVersion,
     Evaluation,
-    Query,
     QueryScore,
-    Result,
-    Run,
-    TestSet,
-    TestSetVersion,
 )
+from evalplat.db.models import Config, ConfigVersion, Query, Result, Run, TestSet, TestSetVersion
 from evalplat.errors import InputError, NotFoundError
 from evalplat.inputs.validation import DEPTH_MAX, check_number
 from evalplat.store.base import StoreBase
 from evalplat.store.baseline_rows import baseline_rows
+from evalplat.store.evaluation_rows import latest_evaluations
 from evalplat.store.run_figures import run_figures
-from evalplat.store.run_rows import latest_evaluations, resolve_run, run_infos
+from evalplat.store.run_rows import resolve_run, run_infos
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -169,7 +164,7 @@ class HistoryMixin(StoreBase):
         import pandas as pd
 
         from evalplat.comparison.segment_history import SEGMENT_COLUMNS, segment_values
-        from evalplat.metrics.registry import parse
+        from evalplat.metrics.names import parse
 
         measure = parse(str(metric))
         evaluations = [p.evaluation_id for p in points if p.evaluation_id is not None]

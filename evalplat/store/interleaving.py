@@ -24,17 +24,12 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import insert, or_, select
 
 from evalplat import __version__
-from evalplat.db.models import (
-    ConfigVersion,
-    Evaluation,
-    MetricMean,
-    OnlineEvent,
-    OnlineInterleaved,
-    Run,
-)
+from evalplat.db.evaluations import Evaluation, MetricMean
+from evalplat.db.events import OnlineEvent, OnlineInterleaved
+from evalplat.db.models import ConfigVersion, Run
 from evalplat.errors import InputError, NotFoundError
 from evalplat.store.configs import resolve_config_version
-from evalplat.store.run_rows import EvaluationRecord, insert_evaluation
+from evalplat.store.evaluation_rows import EvaluationRecord, insert_evaluation
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
@@ -156,7 +151,7 @@ class InterleavingMixin:
     def preference_days(self, candidate: str | None = None) -> list[PreferenceDay]:
         """Every stored day of the interleaved experiments (of ``candidate``'s config, a NAME,
         or all), from each run's newest evaluation; by day, then candidate."""
-        from evalplat.store.run_rows import latest_evaluations
+        from evalplat.store.evaluation_rows import latest_evaluations
 
         with self.session() as session:  # type: ignore[attr-defined]
             runs = [

@@ -39,22 +39,16 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from evalplat.comparison.verdicts import CompareOptions, Gate
-from evalplat.db.models import (
-    Comparison,
-    Config,
-    ConfigVersion,
-    Evaluation,
-    Run,
-    TestSet,
-    TestSetVersion,
-)
+from evalplat.db.evaluations import Comparison, Evaluation
+from evalplat.db.models import Config, ConfigVersion, Run, TestSet, TestSetVersion
 from evalplat.errors import InputError, NotFoundError
 from evalplat.store.base import StoreBase
 from evalplat.store.baseline_rows import baseline_rows
 from evalplat.store.comparable import check_comparable, version_name
+from evalplat.store.evaluation_rows import evaluation_on, latest_evaluations
 from evalplat.store.refs import parse_version_ref
 from evalplat.store.run_reads import scores_of
-from evalplat.store.run_rows import evaluation_on, latest_evaluations, resolve_run
+from evalplat.store.run_rows import resolve_run
 from evalplat.store.segments import query_facts
 
 if TYPE_CHECKING:
@@ -101,7 +95,7 @@ class LeaderboardMixin(StoreBase):
             check_rankable,
             leaderboard,
         )
-        from evalplat.metrics.registry import parse
+        from evalplat.metrics.names import parse
 
         options = options or LeaderboardOptions()
         picked = self._pick_board(refs, config_glob, label, testset, baseline)
@@ -356,10 +350,10 @@ def _default_metrics(scores: list[pd.DataFrame]) -> list[str]:
     """The relevance metrics (``compare``'s default gates) aggregated as a mean that every
     run was scored with, in the first run's stored order."""
     from evalplat.comparison.thresholds import gated_by_default
-    from evalplat.metrics.registry import parse
+    from evalplat.metrics.names import parse
 
-    # each run's metric names taken column-wise: iterating 100,000 Arrow-backed cells in
-    # Python cost about 0.1 s a run on a night's leaderboard
+    # each run's metric names taken column-wise: iterating Arrow-backed cells one by one in
+    # Python is slow at a night's leaderboard size (docs/performance.md)
     names = [set(frame["metric"].unique()) for frame in scores[1:]]
     common = [m for m in scores[0]["metric"].unique() if all(m in n for n in names)]
     chosen = [m for m in common if gated_by_default(parse(m)) and parse(m).aggregate == "mean"]

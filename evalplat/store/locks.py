@@ -29,7 +29,7 @@ from typing import Any
 from sqlalchemy import delete, select, text, update
 from sqlalchemy.exc import IntegrityError
 
-from evalplat.db.models import Lock
+from evalplat.db.operations import Lock
 from evalplat.errors import OperationalError
 from evalplat.store.base import StoreBase, utcnow
 

@@ -22,7 +22,7 @@ from typing import Any
 
 from sqlalchemy import and_, select, update
 
-from evalplat.db.models import Alert, Night
+from evalplat.db.operations import Alert, Night
 from evalplat.store.alerts import AlertInfo, _infos
 from evalplat.store.base import StoreBase, utcnow
 from evalplat.store.testsets import ONLINE_TEST_SET

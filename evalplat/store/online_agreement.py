@@ -18,15 +18,8 @@ from sqlalchemy import String, cast, func, select
 
 from evalplat.comparison.agreement import DEFAULT_KPI, DEFAULT_METRIC, DEFAULT_PERMUTATIONS
 from evalplat.db.bulk import read_frame
-from evalplat.db.models import (
-    Config,
-    ConfigVersion,
-    Evaluation,
-    MetricMean,
-    Run,
-    TestSet,
-    TestSetVersion,
-)
+from evalplat.db.evaluations import Evaluation, MetricMean
+from evalplat.db.models import Config, ConfigVersion, Run, TestSet, TestSetVersion
 from evalplat.errors import InputError, NotFoundError
 from evalplat.store.base import StoreBase
 from evalplat.store.configs import resolve_config_version

@@ -13,14 +13,8 @@ from __future__ import annotations
 
 from sqlalchemy import select
 
-from evalplat.db.models import (
-    Comparison,
-    ComparisonMetric,
-    Config,
-    ConfigVersion,
-    Evaluation,
-    Run,
-)
+from evalplat.db.evaluations import Comparison, ComparisonMetric, Evaluation
+from evalplat.db.models import Config, ConfigVersion, Run
 from evalplat.store.base import StoreBase
 from evalplat.store.events import ONLINE_TRIGGER
 

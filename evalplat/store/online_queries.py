@@ -17,18 +17,9 @@ from typing import TYPE_CHECKING
 from sqlalchemy import func, select
 
 from evalplat.db.bulk import read_frame
-from evalplat.db.models import (
-    Config,
-    ConfigVersion,
-    Evaluation,
-    OnlineEvent,
-    OnlineQuery,
-    Query,
-    QueryScore,
-    Run,
-    TestSet,
-    TestSetVersion,
-)
+from evalplat.db.evaluations import Evaluation, QueryScore
+from evalplat.db.events import OnlineEvent, OnlineQuery
+from evalplat.db.models import Config, ConfigVersion, Query, Run, TestSet, TestSetVersion
 from evalplat.errors import InputError, NotFoundError
 from evalplat.metrics.online import CLICK
 from evalplat.store.base import StoreBase

@@ -30,7 +30,7 @@ from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.elements import ColumnElement
 
-from evalplat.db.models import Alert, AlertDelivery, AlertOutbox
+from evalplat.db.operations import Alert, AlertDelivery, AlertOutbox
 from evalplat.errors import InputError
 from evalplat.store.base import StoreBase, utcnow
 from evalplat.store.locks import holder_is_dead

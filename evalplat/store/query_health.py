@@ -14,25 +14,23 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import case, select
 
 from evalplat.db.bulk import read_frame, typed_frame
+from evalplat.db.evaluations import Evaluation, MetricMean, QueryScore
 from evalplat.db.models import (
     Config,
     ConfigVersion,
-    Evaluation,
-    MetricMean,
     Query,
-    QueryScore,
     Result,
     Run,
     RunQuery,
-    RunTarget,
     TestSet,
     TestSetVersion,
 )
+from evalplat.db.operations import RunTarget
 from evalplat.errors import InputError, NotFoundError
 from evalplat.store.base import StoreBase, utcnow
 from evalplat.store.configs import resolve_config_version
+from evalplat.store.evaluation_rows import latest_evaluations
 from evalplat.store.refs import parse_version_ref
-from evalplat.store.run_rows import latest_evaluations
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -199,7 +197,7 @@ def _metric(
     session: Session, evaluations: dict[int, int], runs: tuple[int, ...], asked: str | None
 ) -> str:
     """The metric asked for (canonical), or the first the latest run was scored with."""
-    from evalplat.metrics.registry import parse
+    from evalplat.metrics.names import parse
 
     ids = [evaluations[r] for r in runs if r in evaluations]
     scored = sorted(
@@ -365,7 +363,7 @@ def _next_to_changes(runs: tuple[int, ...], judged_on: tuple[int, ...]) -> list[
 def _cutoff(metric: str) -> int | None:
     """The depth a metric reads (None: the whole ranking): a ranking that changed below it
     does not change the metric."""
-    from evalplat.metrics.registry import parse
+    from evalplat.metrics.names import parse
 
     try:
         return parse(metric).cutoff
@@ -405,7 +403,7 @@ def _rankings(
 
 
 def _higher_is_better(metric: str) -> bool:
-    from evalplat.metrics.registry import parse
+    from evalplat.metrics.names import parse
 
     try:
         return parse(metric).higher_is_better
@@ -414,7 +412,7 @@ def _higher_is_better(metric: str) -> bool:
 
 
 def _notes(metric: str) -> tuple[str, ...]:
-    from evalplat.metrics.registry import parse
+    from evalplat.metrics.names import parse
 
     try:
         gains = parse(metric).gains

@@ -27,7 +27,7 @@ __all__ = ["read_facts", "run_records", "stored_facts"]
 
 def judged_metric(*scores: pd.DataFrame) -> tuple[str, int] | None:
     """The Judged@k every frame has: Judged@10 when there, else the smallest k; None without."""
-    from evalplat.metrics.registry import parse
+    from evalplat.metrics.names import parse
 
     common: set[str] | None = None
     for frame in scores:

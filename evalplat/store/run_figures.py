@@ -28,7 +28,8 @@ from typing import Literal
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from evalplat.db.models import Evaluation, MetricMean, Run, TestSet, TestSetVersion
+from evalplat.db.evaluations import Evaluation, MetricMean
+from evalplat.db.models import Run, TestSet, TestSetVersion
 from evalplat.testsets.raters import grades_text
 
 # ``evaluation.options["grades"]`` of an evaluation scored on people's grades alone

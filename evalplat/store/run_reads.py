@@ -10,12 +10,14 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import delete, select, update
 
 from evalplat.db.bulk import read_frame
-from evalplat.db.models import QueryScore, Result, Run, RunQuery
+from evalplat.db.evaluations import QueryScore
+from evalplat.db.models import Result, Run, RunQuery
 from evalplat.errors import InputError
 from evalplat.store.base import StoreBase, utcnow
 from evalplat.store.baseline_rows import baseline_rows
 from evalplat.store.copies import drop_results, read_results, read_scores
-from evalplat.store.run_rows import FINAL_STATUSES, latest_evaluations, run_row
+from evalplat.store.evaluation_rows import latest_evaluations
+from evalplat.store.run_rows import FINAL_STATUSES, run_row
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Sequence

@@ -27,34 +27,24 @@ from sqlalchemy import delete, select, update
 
 from evalplat import __version__
 from evalplat.db.bulk import bulk_insert, insert_columns
-from evalplat.db.models import (
-    Config,
-    ConfigVersion,
-    Evaluation,
-    MetricMean,
-    Result,
-    Run,
-    RunQuery,
-    TestSetVersion,
-)
+from evalplat.db.evaluations import Evaluation, MetricMean
+from evalplat.db.models import Config, ConfigVersion, Result, Run, RunQuery, TestSetVersion
 from evalplat.errors import InputError, NotFoundError
 from evalplat.searchers.configs import content_hash
 from evalplat.store.base import claim_name, utcnow
 from evalplat.store.configs import make_current, new_config_version, resolve_config_version
 from evalplat.store.copies import RESULT_COLUMNS, drop_results, keep_result_table, keep_results
+from evalplat.store.evaluation_rows import EvaluationRecord, evaluation_on, insert_evaluation
 from evalplat.store.refs import VersionRef, check_label, check_name, parse_version_ref
 from evalplat.store.run_reads import RunReadsMixin
 from evalplat.store.run_rows import (
     FINAL_STATUSES,
     IMPORT_KIND,
     STALE_AFTER_SECONDS,
-    EvaluationRecord,
     QueryOutcome,
     RunInfo,
     count_outcomes,
-    evaluation_on,
     forget_liveness,
-    insert_evaluation,
     observe_liveness,
     resolve_run,
     result_columns_of,

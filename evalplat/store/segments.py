@@ -16,7 +16,8 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from evalplat.comparison.results import SegmentComparison
-from evalplat.db.models import ComparisonSegment, Evaluation, Query
+from evalplat.db.evaluations import ComparisonSegment, Evaluation
+from evalplat.db.models import Query
 
 __all__ = ["QueryFacts", "load_segments", "query_facts", "save_segments"]
 

@@ -17,20 +17,12 @@ from datetime import datetime, timedelta
 from sqlalchemy import Select, func, select
 from sqlalchemy.orm import aliased
 
-from evalplat.db.models import (
-    Baseline,
-    Comparison,
-    Config,
-    ConfigVersion,
-    Evaluation,
-    Run,
-    RunTarget,
-    TestSet,
-    TestSetVersion,
-)
+from evalplat.db.evaluations import Baseline, Comparison, Evaluation
+from evalplat.db.models import Config, ConfigVersion, Run, TestSet, TestSetVersion
+from evalplat.db.operations import RunTarget
 from evalplat.store.base import StoreBase, utcnow
+from evalplat.store.evaluation_rows import latest_evaluations
 from evalplat.store.query_health import FINISHED
-from evalplat.store.run_rows import latest_evaluations
 
 
 @dataclass(frozen=True)

@@ -20,19 +20,13 @@ import numpy as np
 from sqlalchemy import delete, select
 
 from evalplat.comparison.targets import Drift, Target, TargetVerdict, drift, judged, verdict
-from evalplat.db.models import (
-    Config,
-    ConfigVersion,
-    Run,
-    RunTarget,
-    TestSet,
-    TestSetVersion,
-)
+from evalplat.db.models import Config, ConfigVersion, Run, TestSet, TestSetVersion
+from evalplat.db.operations import RunTarget
 from evalplat.errors import InputError
-from evalplat.metrics.registry import parse
+from evalplat.metrics.names import parse
 from evalplat.store.base import StoreBase, utcnow
+from evalplat.store.evaluation_rows import latest_evaluations
 from evalplat.store.run_figures import run_figures
-from evalplat.store.run_rows import latest_evaluations
 from evalplat.store.segments import query_facts
 
 if TYPE_CHECKING:

@@ -13,15 +13,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
 from evalplat.db.bulk import bulk_insert_frame, insert_columns, read_frame
-from evalplat.db.models import (
-    Corpus,
-    Document,
-    Judgment,
-    Query,
-    Rating,
-    TestSet,
-    TestSetVersion,
-)
+from evalplat.db.models import Corpus, Document, Judgment, Query, Rating, TestSet, TestSetVersion
 from evalplat.errors import InputError, NotFoundError
 from evalplat.store.base import StoreBase, claim_name, utcnow
 from evalplat.store.copies import judgment_table, keep_judgments

@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy import select
 
 from evalplat.alerts import build_channel, deliver
-from evalplat.db.models import Comparison, Evaluation
+from evalplat.db.evaluations import Comparison, Evaluation
 from evalplat.errors import InputError, NotFoundError
 from evalplat.store import EvaluationRecord, Store
 from evalplat.store.base import utcnow

@@ -118,7 +118,7 @@ def _claim_as(store: Store, row_id: int, owner: str, seconds: float) -> None:
 
     from sqlalchemy import update
 
-    from evalplat.db.models import AlertOutbox
+    from evalplat.db.operations import AlertOutbox
     from evalplat.store.base import utcnow
 
     with store.session() as session:

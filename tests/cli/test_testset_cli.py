@@ -11,7 +11,7 @@ import pytest
 from sqlalchemy import func, select
 
 from evalplat.db.engine import create_db_engine
-from evalplat.db.models import Base
+from evalplat.db.metadata import METADATA
 
 QRELS = "q1 0 d1 2\nq1 0 d2 0\nq2 0 d3 1\n"
 QUERIES = "q1\tblue whale size\nq2\tkrill diet\n"
@@ -36,7 +36,7 @@ def snapshot(url: str) -> dict[str, int]:
     with engine.connect() as connection:
         counts = {
             table.name: connection.execute(select(func.count()).select_from(table)).scalar_one()
-            for table in Base.metadata.sorted_tables
+            for table in METADATA.sorted_tables
         }
     engine.dispose()
     return counts

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from evalplat.db.models import Comparison
+from evalplat.db.evaluations import Comparison
 from evalplat.running import runner
 from evalplat.store import Store
 from evalplat.testsets.content import load_testset

@@ -19,7 +19,7 @@ from evalplat.comparison.paired_latency import (
 )
 from evalplat.comparison.results import Gate
 from evalplat.metrics.aggregate import aggregate
-from evalplat.metrics.registry import parse
+from evalplat.metrics.names import parse
 from evalplat.running.paired_timing import sample_positions
 
 P95 = "Latency(p=95)"

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from evalplat.comparison.segment_history import segment_values
-from evalplat.metrics.registry import parse
+from evalplat.metrics.names import parse
 from evalplat.store import Store
 
 from .test_segments_store import runs

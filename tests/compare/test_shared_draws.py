@@ -10,7 +10,7 @@ from evalplat.comparison import stats
 from evalplat.comparison.results import CompareOptions
 from evalplat.comparison.shared_draws import SharedDraws, randomization_tests
 from evalplat.comparison.verdicts import compare_scores
-from evalplat.metrics.registry import parse
+from evalplat.metrics.names import parse
 
 
 def _pairs(m: int) -> list[tuple[np.ndarray, np.ndarray]]:

@@ -7,7 +7,7 @@ from typing import Any
 from sqlalchemy import select
 
 from evalplat.db.engine import create_db_engine
-from evalplat.db.models import Base
+from evalplat.db.metadata import METADATA
 
 
 def dump(db_url: str) -> dict[str, list[tuple[Any, ...]]]:
@@ -18,7 +18,7 @@ def dump(db_url: str) -> dict[str, list[tuple[Any, ...]]]:
                 table.name: sorted(
                     (tuple(row) for row in connection.execute(select(table))), key=repr
                 )
-                for table in Base.metadata.sorted_tables
+                for table in METADATA.sorted_tables
             }
     finally:
         engine.dispose()

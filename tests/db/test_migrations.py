@@ -12,7 +12,7 @@ from sqlalchemy import inspect, text
 
 from evalplat.db import migrate
 from evalplat.db.engine import create_db_engine
-from evalplat.db.models import Base
+from evalplat.db.metadata import METADATA
 from evalplat.errors import SchemaOutdatedError
 from evalplat.store import Store
 
@@ -31,7 +31,7 @@ def test_empty_database_upgrades_to_head_with_every_table(fresh_db_url: str) -> 
     assert (before, after) == (None, migrate.head_revision())
     with engine.connect() as connection:
         tables = set(inspect(connection).get_table_names())
-    assert set(Base.metadata.tables) <= tables
+    assert set(METADATA.tables) <= tables
     engine.dispose()
 
 

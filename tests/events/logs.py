@@ -75,13 +75,13 @@ def table_counts(url: str) -> dict[str, int]:
     from sqlalchemy import func, select
 
     from evalplat.db.engine import create_db_engine
-    from evalplat.db.models import Base
+    from evalplat.db.metadata import METADATA
 
     engine = create_db_engine(url)
     with engine.connect() as connection:
         counts = {
             t.name: connection.execute(select(func.count()).select_from(t)).scalar_one()
-            for t in Base.metadata.sorted_tables
+            for t in METADATA.sorted_tables
         }
     engine.dispose()
     return counts

@@ -9,7 +9,7 @@ import pytest
 from sqlalchemy import func, select
 
 from evalplat.comparison import Gate
-from evalplat.db.models import OnlineEvent, OnlineQuery
+from evalplat.db.events import OnlineEvent, OnlineQuery
 from evalplat.errors import InputError
 from evalplat.store import Store
 

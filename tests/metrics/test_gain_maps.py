@@ -10,7 +10,7 @@ import pytest
 from evalplat.errors import InputError
 from evalplat.metrics import parse
 from evalplat.metrics.evaluation import evaluate
-from evalplat.metrics.registry import with_default_gains
+from evalplat.metrics.names import with_default_gains
 
 GAINS = "gains={0:0,1:1,2:3,3:10}"
 # One query, ranked grades 3 2 0 1 3 (d0..d4), every document judged.

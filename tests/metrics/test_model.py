@@ -16,7 +16,7 @@ from evalplat import evaluate
 from evalplat.comparison import compare_scores
 from evalplat.comparison.results import Gate
 from evalplat.errors import InputError
-from evalplat.metrics import registry
+from evalplat.metrics import names, registry
 from evalplat.metrics.model import Measure, Param
 
 
@@ -64,9 +64,9 @@ def test_a_namespaced_measure_parses_round_trips_and_ignores_case() -> None:
             compute=f"{__name__}:latency", inputs=("events",), unit="session",
         )
     )  # fmt: skip
-    metric = registry.parse("ONLINE:clicks@5")
+    metric = names.parse("ONLINE:clicks@5")
     assert str(metric) == "online:Clicks@5"
-    assert registry.parse(str(metric)) == metric
+    assert names.parse(str(metric)) == metric
     assert metric.spec.namespace == "online" and metric.spec.unit == "session"
 
 
@@ -93,16 +93,16 @@ def test_declarations_are_checked() -> None:
 
 def test_parameters_of_a_registered_measure_are_read_and_bounded() -> None:
     _latency_measures()
-    assert str(registry.parse("TestLatencyP(p=95)")) == "TestLatencyP(p=95)"
-    assert str(registry.parse("TestLatencyP(p=95.0)")) == "TestLatencyP(p=95)"
-    assert registry.parse("TestLatencyP").aggregate == "mean"  # no percentile: the mean
-    assert registry.parse("TestLatencyP").test == "paired"
+    assert str(names.parse("TestLatencyP(p=95)")) == "TestLatencyP(p=95)"
+    assert str(names.parse("TestLatencyP(p=95.0)")) == "TestLatencyP(p=95)"
+    assert names.parse("TestLatencyP").aggregate == "mean"  # no percentile: the mean
+    assert names.parse("TestLatencyP").test == "paired"
     with pytest.raises(InputError, match="at most 100"):
-        registry.parse("TestLatencyP(p=120)")
+        names.parse("TestLatencyP(p=120)")
     with pytest.raises(InputError, match="must be a number"):
-        registry.parse("TestLatencyP(p=high)")
+        names.parse("TestLatencyP(p=high)")
     with pytest.raises(InputError, match="takes no parameter 'p'"):
-        registry.parse("TestLatency(p=95)")
+        names.parse("TestLatency(p=95)")
 
 
 def test_a_measure_without_its_input_is_refused_by_name() -> None:

@@ -251,10 +251,13 @@ def test_fast_run_reader_agrees_with_reference_pass_on_any_input(
 ) -> None:
     import tempfile
 
-    from evalplat.formats import trec
+    from evalplat.formats import trec_arrow
 
     assume(text.strip())
-    original, trec._SCAN_BYTES = trec._SCAN_BYTES, scan_bytes  # patterns across scan chunks
+    original, trec_arrow._SCAN_BYTES = (
+        trec_arrow._SCAN_BYTES,
+        scan_bytes,
+    )  # patterns across scan chunks
     try:
         with tempfile.TemporaryDirectory() as folder:
             path = Path(folder) / "run.txt"
@@ -268,7 +271,7 @@ def test_fast_run_reader_agrees_with_reference_pass_on_any_input(
                 return
             assert read_run(path).to_dict(orient="records") == expected
     finally:
-        trec._SCAN_BYTES = original
+        trec_arrow._SCAN_BYTES = original
 
 
 @pytest.mark.parametrize(

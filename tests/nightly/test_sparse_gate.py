@@ -78,7 +78,7 @@ def test_dropping_the_body_field_fails_the_judged_only_gate_of_a_sparse_set(
 
 
 def test_only_measures_that_keep_unjudged_documents_are_moved_by_them() -> None:
-    from evalplat.metrics.registry import parse
+    from evalplat.metrics.names import parse
 
     moved = {name: parse(name).moved_by_unjudged for name in (
         "nDCG@10", "AP", "P@10", "nDCG(judged_only=true)@10", "P(judged_only=true)@10", "Bpref",

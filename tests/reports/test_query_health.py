@@ -216,7 +216,8 @@ def test_the_configs_top_k_is_read_once_per_store_until_a_run_is_pruned(planted:
 
     from sqlalchemy import update
 
-    from evalplat.db.models import Baseline, Run
+    from evalplat.db.evaluations import Baseline
+    from evalplat.db.models import Run
     from evalplat.store import Store
     from evalplat.store.base import utcnow
 

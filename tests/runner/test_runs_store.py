@@ -9,7 +9,8 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import delete, update
 
-from evalplat.db.models import Baseline, Config, Run, TestSet
+from evalplat.db.evaluations import Baseline
+from evalplat.db.models import Config, Run, TestSet
 from evalplat.errors import InputError, NotFoundError
 from evalplat.store import EvaluationRecord, QueryOutcome, Store
 from evalplat.store.base import utcnow

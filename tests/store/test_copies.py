@@ -230,8 +230,8 @@ def test_an_evaluation_reads_its_scores_from_a_copy_equal_to_the_table(
     collation, come back from the copy as the table's key orders them, typed the same; an
     evaluation without a copy (stored before it existed) reads the table."""
     import evalplat.store.run_reads as run_reads
-    from evalplat.db.models import QueryScore, ScoreCopy
-    from evalplat.store.run_rows import latest_evaluations
+    from evalplat.db.evaluations import QueryScore, ScoreCopy
+    from evalplat.store.evaluation_rows import latest_evaluations
 
     rows = [("P@1", q, float(n)) for n, q in enumerate(["q2", "é", "Q1", "q10"])]
     rows += [("AP", "q2", 0.25), ("AP", "é", -0.0), ("AP", "Q1", 1e-300)]

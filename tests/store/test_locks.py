@@ -138,7 +138,7 @@ def _one_query() -> TestSetContent:
 def _expiry(store: Store) -> datetime:
     from sqlalchemy import select
 
-    from evalplat.db.models import Lock
+    from evalplat.db.operations import Lock
 
     with store.session() as session:
         return session.scalars(select(Lock.expires_at).where(Lock.name == "nightly")).one()

@@ -22,7 +22,7 @@ from evalplat.comparison.target_bound import (
     top_grade,
 )
 from evalplat.comparison.targets import parse_target
-from evalplat.metrics.registry import parse
+from evalplat.metrics.names import parse
 from evalplat.store import Store
 from evalplat.testsets.content import TestSetContent
 
