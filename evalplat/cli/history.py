@@ -11,6 +11,7 @@ from evalplat.cli.common import DbOption, JsonOption, open_store, print_json
 from evalplat.metrics.numbers import value_text
 
 if TYPE_CHECKING:
+    from evalplat.comparison.change_points import ChangePoint
     from evalplat.store.history import HistoryPoint
 
 
@@ -42,8 +43,9 @@ def history_command(
     as_json: JsonOption = False,
     db: DbOption = None,
 ) -> None:
-    """Runs of a config over time: a metric's mean, per segment if asked, and the verdict
-    against the baseline."""
+    """Runs of a config over time: a metric's mean, per segment if asked, the verdict
+    against the baseline, and where the metric stepped (change points, the test set's or the
+    config's)."""
     from evalplat.errors import InputError
     from evalplat.metrics.registry import parse
     from evalplat.store.testsets import ONLINE_TEST_SET
@@ -74,12 +76,18 @@ def history_command(
                     "queries": int(row["queries"]),
                 }
             )
+    # where the metric stepped, each change point at the first run after it
+    steps: dict[int, ChangePoint] = {}
+    for test_set in sorted({p.test_set for p in points}):
+        found = store.change_points(test_set, [name]).get(config, {}).get(name, [])
+        steps.update((point.run_id, point) for point in found)
     if as_json:
         print_json(
             [
                 p.to_dict()
                 | {"unit": "session" if p.test_set == ONLINE_TEST_SET else "query"}
                 | ({"segments": by_run.get(p.run_id, [])} if wanted else {})
+                | {"change_point": _change_json(steps.get(p.run_id))}
                 for p in points
             ]
         )
@@ -94,6 +102,7 @@ def history_command(
     for tag in wanted:
         table.add_column(f"{name} [{tag}]")
     table.add_column("verdict")
+    table.add_column("change point")
     changed: dict[int, bool] = {}  # a run scored on new judgments, per test set's runs
     for test_set in {p.test_set for p in points}:
         same = [p for p in points if p.test_set == test_set]
@@ -113,6 +122,7 @@ def history_command(
             "" if value is None else value_text(value, name),
             *(_segment_cell(seg_values.get(tag)) for tag in wanted),
             p.verdict or "",
+            "" if p.run_id not in steps else steps[p.run_id].text(),
         )
     # the grades the figures were scored on (``evalplat.store.run_figures``)
     grades = sorted({p.grades for p in points if p.grades and name in p.means})
@@ -122,7 +132,10 @@ def history_command(
         ("* baseline · one row per UTC day of the log, its sessions' mean" if online else
          "* baseline · ◆ new judgments: not comparable with the rows above")
         + (f" · {name} on {' or '.join(grades)}" if grades else "")
-        + (" · [tag]: over the queries carrying that tag" if wanted else ""),
+        + (" · [tag]: over the queries carrying that tag" if wanted else "")
+        + (" · change point ▲/▼: the metric stepped from this run on; test set: every config"
+           " stepped that night or its version changed, config: this config alone"
+           if steps else ""),
         highlight=False,
     )  # fmt: skip
 
@@ -133,6 +146,10 @@ def _judgments_cell(point: HistoryPoint, new: bool) -> str:
     if point.judgment_version is None:
         return "not scored"
     return f"v{point.judgment_version}" + (" ◆" if new else "")
+
+
+def _change_json(point: ChangePoint | None) -> dict[str, object] | None:
+    return None if point is None else point.to_dict()
 
 
 def _segment_cell(row: dict[str, object] | None) -> str:

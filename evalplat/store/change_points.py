@@ -32,11 +32,11 @@ ChangePoints = dict[str, dict[str, list[ChangePoint]]]
 class ChangePointsMixin(StoreBase):
     """Change points of the history series of a test set's configs."""
 
-    def change_points(self, test_set: str, metrics: Sequence[str]) -> ChangePoints:
+    def change_points(self, test_set: str, metrics: Sequence[str] | None = None) -> ChangePoints:
         """For every config with a finished run on ``test_set``, the change points of each of
-        ``metrics`` over its nights, labelled as the test set's or the config's
-        (``evalplat.comparison.change_points``). A config or metric without any is absent or
-        empty."""
+        ``metrics`` (None: every metric of any of its runs) over its nights, labelled as the
+        test set's or the config's (``evalplat.comparison.change_points``). A config or metric
+        without any is absent or empty."""
         with self.session() as session:
             rows = session.execute(
                 select(Run.id, Run.started_at, Config.name, ConfigVersion.version)
@@ -58,6 +58,8 @@ class ChangePointsMixin(StoreBase):
                 )
             }  # fmt: skip
         found: ChangePoints = {}
+        if metrics is None:
+            metrics = sorted({name for figure in figures.values() for name in figure.means})
         for metric in dict.fromkeys(metrics):
             series: dict[str, list[Night]] = {}
             for run_id, started_at, config, config_version in rows:
