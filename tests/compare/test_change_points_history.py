@@ -8,6 +8,7 @@ import json
 import re
 from collections.abc import Callable
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -15,6 +16,7 @@ import pandas as pd
 
 from evalplat.reports.gather import gather_history
 from evalplat.reports.history_render import history_html
+from evalplat.reports.site import history_path
 from evalplat.store import EvaluationRecord, Store
 from evalplat.testsets.content import TestSetContent
 from tests.compare.helpers import date_a_day_apart
@@ -71,7 +73,7 @@ def _season(store: Store) -> dict[str, list[int]]:
 
 
 def test_change_points_land_on_the_planted_nights_and_are_labelled(
-    store: Store, db_url: str, cli: Callable[..., Any]
+    store: Store, db_url: str, cli: Callable[..., Any], tmp_path: Path
 ) -> None:
     runs = _season(store)
     found = store.change_points("small", ["nDCG@10"])
@@ -118,6 +120,12 @@ def test_change_points_land_on_the_planted_nights_and_are_labelled(
         (str(runs["dense"][DENSE_NIGHT]), "config"),
         (str(runs["dense"][BOTH_NIGHT]), "test set"),
     ]
+    # the site ``report site`` writes: bm25's page marks its two steps, both the test set's
+    written = cli("report", "site", "--out", str(tmp_path / "site"), "--db", db_url)
+    assert written.exit_code == 0, written.stderr
+    bm25 = (tmp_path / "site" / history_path("bm25", "small")).read_text(encoding="utf-8")
+    assert bm25.count('<g class="c-change">') == 2
+    assert re.findall(r'data-owner="([^"]+)"', bm25) == ["test set", "test set"]
 
 
 def test_quiet_nights_have_no_change_point(
