@@ -80,6 +80,7 @@ def line_chart(
     floor: float | None = None,
     ceiling: float | None = None,
     target: tuple[str, float] | None = None,
+    change_points: Sequence[tuple[int, str]] = (),
 ) -> str:
     """A line with a marker per point; baseline and regression points get their own symbols.
 
@@ -89,10 +90,13 @@ def line_chart(
     ``version_changes`` are indices where a new config version starts: a dashed vertical line
     is drawn just before that point. ``judgment_changes`` are indices where the points start
     being scored against other judgments: a dotted line marks it and the line is broken there,
-    since values on both sides are not comparable. Markers: circle = run, square = baseline,
-    downward triangle = regression, upward triangle = improvement (shape as well as colour). The
-    y axis stays within ``[floor, ceiling]`` (0 and 1 for a metric bounded in [0, 1]); its ticks
-    come from ``axis_ticks``. Point labels are the x axis labels (run dates on history pages).
+    since values on both sides are not comparable. ``change_points`` are (index, text): the
+    metric stepped from that point on; a solid vertical line just before it carries the text
+    as its title and a ``▲``/``▼`` (the text's first character) at its top. Markers: circle =
+    run, square = baseline, downward triangle = regression, upward triangle = improvement
+    (shape as well as colour). The y axis stays within ``[floor, ceiling]`` (0 and 1 for a
+    metric bounded in [0, 1]); its ticks come from ``axis_ticks``. Point labels are the x axis
+    labels (run dates on history pages).
     """
     left, right, top, bottom = 56, 12, 12, 28
     out = [_open(width, height, label, "line-chart")]
@@ -124,19 +128,23 @@ def line_chart(
         )
     if target is not None:
         out.append(_target_band(target, y_of, left, width - right, top, height - bottom))
-    for index in version_changes:
-        if 0 < index < len(points):
-            x = (x_of(index - 1) + x_of(index)) / 2
+    for indices, kind, title in (
+        (version_changes, "c-version", "new config version"),
+        (judgment_changes, "c-judgments", "new judgments"),
+    ):
+        for x in [(x_of(i - 1) + x_of(i)) / 2 for i in indices if 0 < i < len(points)]:
             out.append(
-                f'<line class="c-version" x1="{_f(x)}" x2="{_f(x)}" y1="{top}" '
-                f'y2="{height - bottom}"><title>new config version</title></line>'
+                f'<line class="{kind}" x1="{_f(x)}" x2="{_f(x)}" y1="{top}" '
+                f'y2="{height - bottom}"><title>{title}</title></line>'
             )
-    for index in judgment_changes:
+    for index, text in change_points:
         if 0 < index < len(points):
             x = (x_of(index - 1) + x_of(index)) / 2
             out.append(
-                f'<line class="c-judgments" x1="{_f(x)}" x2="{_f(x)}" y1="{top}" '
-                f'y2="{height - bottom}"><title>new judgments</title></line>'
+                f'<g class="c-change"><line x1="{_f(x)}" x2="{_f(x)}" y1="{top}" '
+                f'y2="{height - bottom}" stroke="#6c3483" stroke-width="1.5"/>'
+                f'<text x="{_f(x)}" y="{top + 9}" text-anchor="middle" fill="#6c3483" '
+                f'font-size="10">{escape(text[:1])}</text><title>{escape(text)}</title></g>'
             )
     segments: list[list[str]] = [[]]
     for i, point in enumerate(points):

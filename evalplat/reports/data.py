@@ -19,6 +19,7 @@ from evalplat.inputs.natural_order import natural_key
 if TYPE_CHECKING:
     import pandas as pd
 
+    from evalplat.comparison.change_points import ChangePoint
     from evalplat.comparison.facts import Fact
     from evalplat.store.runs import RunInfo
 
@@ -360,6 +361,8 @@ class HistoryPage:
     targets: Mapping[str, TargetLine] = field(default_factory=dict)
     # the first metric over each segment (query tag): segment -> run id -> value
     segments: Mapping[str, Mapping[int, float]] = field(default_factory=dict)
+    # metric -> where it stepped among these runs (``Store.change_points``), oldest first
+    change_points: Mapping[str, tuple[ChangePoint, ...]] = field(default_factory=dict)
 
     @property
     def segment_metric(self) -> str | None:
@@ -390,12 +393,20 @@ def history_page(
     metrics: Sequence[str] | None = None,
     targets: Mapping[str, TargetLine] | None = None,
     segments: Mapping[str, Mapping[int, float]] | None = None,
+    change_points: Mapping[str, Sequence[ChangePoint]] | None = None,
 ) -> HistoryPage:
     """Runs oldest first; metrics default to every metric of any run, in first-seen order.
-    ``segments`` (segment -> run id -> value of the first metric) are drawn in tag order."""
+    ``segments`` (segment -> run id -> value of the first metric) are drawn in tag order;
+    ``change_points`` (metric -> its change points) keep those of the shown metrics and runs."""
     ordered = tuple(sorted(runs, key=lambda r: r.run.id))
     names = (
         list(metrics) if metrics else list(dict.fromkeys(name for r in ordered for name in r.means))
     )
     by_tag = {tag: dict(values) for tag, values in sorted((segments or {}).items())}
-    return HistoryPage(config, test_set, tuple(names), ordered, dict(targets or {}), by_tag)
+    shown = {r.run.id for r in ordered}
+    steps = {
+        name: kept
+        for name in names
+        if (kept := tuple(c for c in (change_points or {}).get(name, ()) if c.run_id in shown))
+    }
+    return HistoryPage(config, test_set, tuple(names), ordered, dict(targets or {}), by_tag, steps)

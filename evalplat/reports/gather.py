@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from evalplat.comparison.verdicts import ComparisonResult
     from evalplat.store import Store
     from evalplat.store.alerts import AlertInfo
+    from evalplat.store.change_points import ChangePoints
     from evalplat.store.history import HistoryPoint
     from evalplat.store.runs import RunInfo
 
@@ -209,11 +210,13 @@ def gather_history(
     *,
     limit: int = 200,
     targets: Sequence[Target] | None = None,
+    change_points: dict[str, ChangePoints] | None = None,
 ) -> list[HistoryPage]:
     """One history page per test set the config ran on (or only ``test_set``), each with at
     most the ``limit`` most recent finished runs. ``targets``: the project's, when known; a
     page draws the lines only of those in force for the config and test set now (a target
-    since removed keeps its kept verdicts, but no line)."""
+    since removed keeps its kept verdicts, but no line). ``change_points``: test set -> its
+    ``Store.change_points``, filled as read, so that a site reads each test set's once."""
     from evalplat.comparison.targets import applicable
     from evalplat.store.testsets import ONLINE_TEST_SET
 
@@ -260,7 +263,11 @@ def gather_history(
             t.measured for t in applicable(targets, config, name)
         }  # fmt: skip
         lines = with_targets(runs, kept, in_force)
-        pages.append(history_page(config, name, runs, order, lines, segments))
+        known = {} if change_points is None else change_points
+        if name not in known:
+            known[name] = store.change_points(name)
+        steps = known[name].get(config, {})
+        pages.append(history_page(config, name, runs, order, lines, segments, steps))
     return pages
 
 

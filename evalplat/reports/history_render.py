@@ -13,6 +13,7 @@ from evalplat.reports import charts
 from evalplat.reports.data import HistoryPage, TargetLine
 
 if TYPE_CHECKING:
+    from evalplat.comparison.change_points import ChangePoint
     from evalplat.reports.render import Links
 
 
@@ -30,7 +31,15 @@ def history_html(page: HistoryPage, links: Links | None = None) -> str:
     dates = run_dates([h.run.started_at for h in page.runs], [h.run.id for h in page.runs])
     judgments = [i for i, new in enumerate(page.new_judgments) if new]
 
-    def chart(name: str, values: list[float | None], label: str, target: TargetLine | None) -> Any:
+    index_of = {h.run.id: i for i, h in enumerate(page.runs)}
+
+    def chart(
+        name: str,
+        values: list[float | None],
+        label: str,
+        target: TargetLine | None,
+        steps: tuple[ChangePoint, ...] = (),
+    ) -> Any:
         verdicts = {} if target is None else target.verdicts
         points = [
             charts.LinePoint(
@@ -56,6 +65,7 @@ def history_html(page: HistoryPage, links: Links | None = None) -> str:
                 floor=0.0,
                 ceiling=1.0 if parse(name).spec.bounded else None,
                 target=None if target is None else (target.bound, target.value),
+                change_points=[(index_of[c.run_id], c.text()) for c in steps],
             )
         )
 
@@ -66,7 +76,7 @@ def history_html(page: HistoryPage, links: Links | None = None) -> str:
             name,
             chart(
                 name, [h.means.get(name) for h in page.runs], f"{name} over time",
-                page.targets.get(name),
+                page.targets.get(name), page.change_points.get(name, ()),
             ),
         )
         for name in page.metrics

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from evalplat.comparison.verdicts import Gate
     from evalplat.reports.gather import TestSetCache
     from evalplat.store import RunInfo, Store
+    from evalplat.store.change_points import ChangePoints
     from evalplat.store.site_stamps import SiteStamps
 
 
@@ -90,8 +91,11 @@ def write_site(
     out = Path(out_dir)
     infos = {info.id: info for info in store.list_runs()}
     configs = sorted({info.config for info in infos.values()})
+    change_points: dict[str, ChangePoints] = {}  # per test set, read once for all its configs
     histories = [
-        page for config in configs for page in gather_history(store, config, targets=targets)
+        page
+        for config in configs
+        for page in gather_history(store, config, targets=targets, change_points=change_points)
     ]
     run_ids = frozenset(h.run.id for p in histories for h in p.runs[-RUN_PAGES_PER_HISTORY:])
     history_of = {h.run.id: _history_path(p) for p in histories for h in p.runs}

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from evalplat.store.alerts import AlertsMixin
 from evalplat.store.baselines import BaselinesMixin
+from evalplat.store.change_points import ChangePointsMixin
 from evalplat.store.click_judgments import ClickJudgmentsMixin
 from evalplat.store.comparisons import ComparisonsMixin
 from evalplat.store.configs import AddConfigOutcome, ConfigsMixin, ConfigVersionInfo
@@ -58,6 +59,7 @@ class Store(
     ComparisonsMixin,
     BaselinesMixin,
     HistoryMixin,
+    ChangePointsMixin,
     RunsMixin,
     ResultFieldsMixin,
     JudgeGradesMixin,

@@ -95,7 +95,7 @@ def test_history_command_prints_and_exports_segment_rows(
     table = cli("history", "engine", "-m", "P@5", "--segment", "tail", "--db", db_url)
     assert table.exit_code == 0 and "[tail]" in table.stdout
     row = next(line for line in table.stdout.splitlines() if line.startswith(f"│ {second} "))
-    assert row.split("│")[-3].strip() == "0.0000"  # the tail column of the candidate
+    assert row.split("│")[-4].strip() == "0.0000"  # the tail column of the candidate
     plain = cli("history", "engine", "--json", "--db", db_url)
     assert "segments" not in json.loads(plain.stdout)[0]
 

@@ -542,3 +542,34 @@ def test_no_table_of_a_golden_page_is_wider_than_a_1024_px_page(
         assert page.evaluate("document.documentElement.scrollWidth") <= 1024
     finally:
         page.close()
+
+
+def test_history_marks_change_points_on_the_chart_and_in_a_table(
+    visit: Callable[[str, str], Visit], fixed_history_page: HistoryPage
+) -> None:
+    from datetime import date
+
+    from evalplat.comparison.change_points import ChangePoint
+
+    # run 2 (the second point) is where nDCG@10 stepped down; P@5 did not move
+    step = ChangePoint("nDCG@10", 2, date(2026, 5, 2), 0.375, 0.335, 0.335 - 0.375, "test set",
+                       "judgments changed (v1 → v2)")  # fmt: skip
+    page = replace(fixed_history_page, change_points={"nDCG@10": (step,)})
+    seen = visit("history.html", history_html(page))
+    charts = seen.page.locator("svg.line-chart")
+    assert [charts.nth(i).locator("g.c-change").count() for i in range(2)] == [1, 0]
+    mark = charts.nth(0).locator("g.c-change")
+    assert mark.locator("title").text_content() == step.text()
+    assert mark.locator("text").text_content() == "▼"
+    # the mark stands between the first and the second point of the line
+    line = mark.locator("line").bounding_box()
+    xs = [box["x"] for box in (
+        charts.nth(0).locator(".c-x").nth(i).bounding_box() for i in range(2)
+    ) if box is not None]  # fmt: skip
+    assert line is not None and len(xs) == 2 and xs[0] < line["x"]
+    rows = seen.page.locator("#change-points ~ div table tbody tr")
+    assert rows.count() == 1
+    cells = rows.nth(0).locator("td").all_text_contents()
+    assert cells[:3] == ["2026-05-02", "#2", "nDCG@10"]
+    assert cells[5] == "▼ \u22120.0400" and cells[6] == "test set: judgments changed (v1 → v2)"
+    assert_clean(seen)
