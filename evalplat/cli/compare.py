@@ -1,5 +1,5 @@
 """``evalplat compare | unjudged`` and ``evalplat baseline set | show`` (``history`` is
-``evalplat.cli.history``'s).
+its own module, ``evalplat.cli.history``).
 
 ``compare`` gates the relevance metrics unless ``--gate`` names the gated ones (latency on both
 configs timed together: ``evalplat.running.paired_timing``), and always says what it gated,
@@ -38,7 +38,6 @@ from evalplat.cli.compare_gates import (
     project_file,
 )
 from evalplat.cli.compare_output import print_comparison, write_junit
-from evalplat.cli.history import history_command
 from evalplat.cli.target_views import FailOnTargetOption, TargetOption
 
 if TYPE_CHECKING:
@@ -53,7 +52,6 @@ baseline_app = typer.Typer(
 def register(app: typer.Typer) -> None:
     app.command("compare")(compare_command)
     app.command("unjudged")(unjudged_command)
-    app.command("history")(history_command)
     app.add_typer(baseline_app, name="baseline")
 
 

@@ -15,6 +15,10 @@ if TYPE_CHECKING:
     from evalplat.store.history import HistoryPoint
 
 
+def register(app: typer.Typer) -> None:
+    app.command("history")(history_command)
+
+
 def history_command(
     config: Annotated[str, typer.Argument(help="Config name.")],
     metric: Annotated[

@@ -123,6 +123,7 @@ _COMMAND_MODULES: list[tuple[str, str | None]] = [
     ("evalplat.cli.run", None),
     ("evalplat.cli.runs", "runs"),
     ("evalplat.cli.compare", None),
+    ("evalplat.cli.history", None),
     ("evalplat.cli.alerts", "alerts"),
     ("evalplat.cli.nightly", None),
     ("evalplat.cli.report", "report"),
@@ -141,10 +142,10 @@ _COMMAND_MODULES: list[tuple[str, str | None]] = [
 MODULE_OF: dict[str, str] = {
     **{name: "evalplat.cli.db" for name in ("init", "db")},
     **{name: "evalplat.cli.run" for name in ("run", "import-run", "rescore")},
-    **{name: "evalplat.cli.compare" for name in ("compare", "unjudged", "history", "baseline")},
+    **{name: "evalplat.cli.compare" for name in ("compare", "unjudged", "baseline")},
     **{
         name: f"evalplat.cli.{name}"
-        for name in ("evaluate", "nightly", "demo", "queries", "leaderboard", "sweep")
+        for name in ("evaluate", "nightly", "demo", "queries", "leaderboard", "sweep", "history")
     },
     **{sub: module for module, sub in _COMMAND_MODULES if sub is not None},
 }
