@@ -51,7 +51,7 @@ def alert_db(tmp_path: Path, sqlite_template: Path) -> tuple[str, int]:
             evaluation=EvaluationRecord(version, [("AP", "q1", 1.0)], {"AP": (1.0, 1)}),
         )
         details = {"baseline": 0.5, "candidate": 0.25}
-        [event] = store.observe("engine", "small", "AP", run, None, True, 1, details)
+        [event] = store.observe("engine", "small", "AP", run, None, True, details=details)
     return url, event.alert.id
 
 
@@ -82,7 +82,7 @@ def test_list_prints_bracketed_metrics_and_notes_as_written(
     url, alert_id = alert_db
     with Store.open(url) as store:
         run = store.list_runs("engine")[0].id
-        store.observe("engine", "small", "nDCG@10 [segment tail]", run, None, True, 1, {})
+        store.observe("engine", "small", "nDCG@10 [segment tail]", run, None, True, details={})
         store.resolve(alert_id, "[online] arm ended")
     table = cli("alerts", "list", "--db", url).stdout
     assert "nDCG@10 [segment tail]" in table
