@@ -9,26 +9,37 @@ confirmation rule every alert follows (``evalplat.alerts.confirmation``), counte
 open when the latest judged day regressed and ``open_days`` of the last ``open_window`` did,
 resolve after ``resolve_days`` clear judged days in a row.
 
-``[online] open_days``, ``open_window`` and ``resolve_days`` set the rule (2, 3 and 2 by default;
-1, 1 and 1 follow each day's verdict). The judged days are the stored days' verdicts, read
-again each night (``evalplat.nightly.online``, ``evalplat.nightly.interleaved``): a day that
-grew is judged again, and a second night on one day does not count it twice.
+``[online] open_days``, ``open_window`` and ``resolve_days`` set the rule of every online gate
+(2, 3 and 2 by default; 1, 1 and 1 follow each day's verdict); a gate on an online measure that
+states ``consecutive``, ``within`` or ``clear`` has its own, counted in days. The judged days
+are the stored days' verdicts, read again each night (``evalplat.nightly.online``,
+``evalplat.nightly.interleaved``): a day that grew is judged again, and a second night on one
+day does not count it twice.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from evalplat.alerts.confirmation import Confirmation
 from evalplat.store.testsets import ONLINE_TEST_SET
 
 if TYPE_CHECKING:
+    from evalplat.comparison.options import Gate
     from evalplat.store import Store
     from evalplat.store.alerts import AlertEvent
 
 OPEN_DAYS, OPEN_WINDOW, RESOLVE_DAYS = 2, 3, 2
 DAY_RULE = Confirmation(OPEN_DAYS, OPEN_WINDOW, RESOLVE_DAYS)
+# the keys of a gate that state its own rule; an online gate without them takes [online]'s
+CONFIRMATION_KEYS = {"consecutive", "within", "clear"}
+
+
+def with_rule(gate: Gate, rule: Confirmation) -> Gate:
+    """``gate`` confirmed by ``rule`` (k = ``consecutive``, n = ``within``, ``clear``)."""
+    return replace(gate, consecutive=rule.k, within=rule.n, clear=rule.clear)
 
 
 def follow(

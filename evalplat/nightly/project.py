@@ -205,8 +205,9 @@ class Project:
         if stated or self.online is None:
             return stated
         from evalplat.comparison.thresholds import default_gates
+        from evalplat.nightly.day_rule import with_rule
 
-        return default_gates(self.online_metrics())
+        return [with_rule(g, self.online.day_rule) for g in default_gates(self.online_metrics())]
 
     def online_metrics(self) -> list[str]:
         """The online measures a night scores: the gated ones first (pages lead with the first),
