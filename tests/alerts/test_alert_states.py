@@ -13,6 +13,7 @@ from sqlalchemy import select
 
 from evalplat.alerts import build_channel, deliver
 from evalplat.alerts.confirmation import Confirmation
+from evalplat.alerts.message import AlertMessage
 from evalplat.db.models import Comparison, Evaluation
 from evalplat.errors import InputError, NotFoundError
 from evalplat.store import EvaluationRecord, Store
@@ -209,6 +210,11 @@ def test_two_of_three_opens_one_alert_over_a_flapping_week(store: Store, baselin
     assert alert.details["confirmation"] == (
         "regressed 2 nights of 3 (opens at 2 of 3, resolves after 2 clear nights)"
     )
+    message = AlertMessage.from_dict(
+        {"event": "opened", "config": "engine", "test_set": "small", "metric": "AP",
+         **alert.details}
+    )  # fmt: skip
+    assert "Confirmed  regressed 2 nights of 3 (opens at 2 of 3," in message.text()
 
 
 def test_a_pending_key_remembers_its_nights_until_they_cannot_open_it(
