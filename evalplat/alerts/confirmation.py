@@ -13,8 +13,11 @@ regressed, missed), oldest first, the latest last:
 - otherwise **stay**: the alert, open or not, is left as it is.
 
 ``k = n = N, clear = 1`` is the rule of ``consecutive = N``: N regressed nights in a row open,
-the first clear night resolves. Outcomes older than the key's current alert do not count: an
-alert that resolved needs ``k`` fresh regressed nights of ``n`` to open again.
+the first clear night resolves. Where the store keeps a key's outcomes (nights), those older
+than its current alert do not count: an alert that resolved needs ``k`` fresh regressed nights
+of ``n`` to open again. An online gate's judged days are read whole each night, so there the
+days before a resolution still count in the window (with ``clear`` at least ``n - k + 1`` this
+makes no difference: the days before the clear run can then never make up the ``k``).
 
 Pure: the store keeps each key's recent outcomes and applies ``step``
 (``evalplat.store.alerts``), and a replay of stored verdicts can walk the same rule.
