@@ -103,6 +103,10 @@ class AlertMessage:
     # that failed on it (``config`` and ``test_set`` are then where it was first seen)
     engine: str | None = None
     configs: tuple[str, ...] = field(default_factory=tuple)
+    # the alert's confirmation rule as it stood ("regressed 2 nights of 3 (opens at 2 of 3,
+    # resolves after 2 clear nights)", ``evalplat.alerts.confirmation``); None for a rule that
+    # follows each night alone
+    confirmation: str | None = None
 
     def __post_init__(self) -> None:
         if self.event not in EVENTS:
@@ -158,6 +162,7 @@ class AlertMessage:
             ("Target", self.target),
             ("Baseline → candidate", self.change()),
             ("Delta", self.delta_text()),
+            ("Confirmed", self.confirmation),
             ("What changed", "; ".join(self.changes) or None),
             ("Run facts", "; ".join(fact_line(f) for f in self.run_facts) or None),
             ("Decided with", self.model_grades),
@@ -217,6 +222,8 @@ class AlertMessage:
         data["configs"] = list(self.configs)
         if self.engine is None:  # the fields of an engine's alert only
             del data["engine"], data["configs"]
+        if self.confirmation is None:
+            del data["confirmation"]
         return data
 
     @classmethod

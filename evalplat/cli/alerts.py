@@ -41,7 +41,8 @@ def list_alerts(
     db: DbOption = None,
     json_output: JsonOption = False,
 ) -> None:
-    """Alerts, newest first, with their state and how many regressed nights in a row."""
+    """Alerts, newest first, with their state, and how many nights regressed for those whose
+    gate has a confirmation rule."""
     alerts = open_store(db, read_only=True).list_alerts(state, config=config)
     if json_output:
         print_json([a.to_dict() for a in alerts])
@@ -54,9 +55,11 @@ def list_alerts(
     from evalplat.cli.common import table_console
 
     notes = any(a.note for a in alerts)
+    # the confirmation rule as it stood ("regressed 2 nights of 3"), for an alert that has one
+    rules = [str((a.details or {}).get("confirmation") or "").split(" (")[0] for a in alerts]
     columns = ["id", "state", "config", "test set", "metric", "baseline → candidate", "since"]
-    table = Table(*columns, *(["note"] if notes else []))
-    for a in alerts:
+    table = Table(*columns, *(["confirmed"] if any(rules) else []), *(["note"] if notes else []))
+    for a, rule in zip(alerts, rules, strict=True):
         details = a.details or {}
         left, right = details.get("baseline"), details.get("candidate")
         numbers = isinstance(left, int | float) and isinstance(right, int | float)
@@ -69,6 +72,7 @@ def list_alerts(
             KIND_LABELS.get(a.kind, "{}").format(a.metric),
             change,
             a.opened_at.strftime("%Y-%m-%d %H:%M"),
+            *([rule] if any(rules) else []),
             *([a.note or ""] if notes else []),
         )
     table_console().print(table)

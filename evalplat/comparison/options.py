@@ -10,6 +10,7 @@ import math
 from dataclasses import dataclass
 from typing import Literal
 
+from evalplat.alerts.confirmation import Confirmation
 from evalplat.errors import InputError
 
 # "bootstrap" is never chosen by a user: measures whose test is the bootstrap use it.
@@ -29,8 +30,10 @@ class Gate:
     """A regression gate on one metric (``[[gates]]`` in evalplat.toml).
 
     ``max_drop`` is absolute (0.01 = one point of nDCG), ``max_relative_drop`` relative to the
-    baseline mean (0.02 = 2 %). With neither, any credible drop regresses. ``consecutive`` is
-    for the nightly job: nights in a row with a regression verdict before an alert.
+    baseline mean (0.02 = 2 %). With neither, any credible drop regresses. ``consecutive``,
+    ``within`` and ``clear`` are for the nightly job (``confirmation``): ``consecutive``
+    nights with a regression verdict open an alert, in a row or among the last ``within``
+    nights, and ``clear`` nights in a row without one resolve it.
     ``unjudged`` says how unjudged documents weigh on the verdict: ``bound`` (decide in both
     the pessimistic scores and the optimistic bound, ``needs_judgments`` when they disagree),
     ``needs_judgments`` (a drop while Judged@k fell needs judgments) or ``ignore``.
@@ -53,6 +56,13 @@ class Gate:
     unjudged: str = "bound"
     segment: str | None = None
     judge: str | None = None
+    within: int | None = None
+    clear: int = 1
+
+    @property
+    def confirmation(self) -> Confirmation:
+        """When the gate's alerts open and resolve (``evalplat.alerts.confirmation``)."""
+        return Confirmation(self.consecutive, self.within or self.consecutive, self.clear)
 
     def __post_init__(self) -> None:
         if self.segment is not None and (not isinstance(self.segment, str) or not self.segment):
@@ -66,8 +76,10 @@ class Gate:
             value = getattr(self, name)
             if value is not None and (not math.isfinite(value) or value < 0):
                 raise InputError(f"gate on {self.metric}: {name} must be 0 or more, got {value}")
-        if self.consecutive < 1:
-            raise InputError(f"gate on {self.metric}: consecutive must be 1 or more")
+        try:
+            Confirmation(self.consecutive, self.within or self.consecutive, self.clear)
+        except InputError as error:
+            raise InputError(f"gate on {self.metric}: {error}") from None
         if self.unjudged not in UNJUDGED_MODES:
             raise InputError(f"gate on {self.metric}: unjudged must be one of "
                              f"{', '.join(UNJUDGED_MODES)}, got {self.unjudged!r}")  # fmt: skip

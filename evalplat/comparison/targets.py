@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from evalplat.alerts.confirmation import Confirmation
 from evalplat.errors import InputError
 from evalplat.inputs.validation import DECIMAL
 
@@ -66,7 +67,9 @@ class Target:
 
     ``config`` and ``test_set`` restrict where it applies (None: everywhere); ``segment``
     judges it on the queries carrying that tag (None: all queries); ``consecutive`` is the
-    number of missed runs in a row before an alert opens; ``max_slide`` over ``window`` turns
+    number of missed runs before an alert opens, in a row or ``within`` the last runs, and
+    ``clear`` the met runs in a row that resolve it (``confirmation``); ``max_slide`` over
+    ``window`` turns
     on drift detection. ``entry`` is the ``[[targets]]`` entry it was read from (0-based; None
     for ``--target``), so that a later check can name it."""
 
@@ -79,7 +82,14 @@ class Target:
     max_slide: float | None = None
     window: str = "30d"
     segment: str | None = None
+    within: int | None = None
+    clear: int = 1
     entry: int | None = field(default=None, compare=False)
+
+    @property
+    def confirmation(self) -> Confirmation:
+        """When its ``target`` alert opens and resolves (``evalplat.alerts.confirmation``)."""
+        return Confirmation(self.consecutive, self.within or self.consecutive, self.clear)
 
     @property
     def label(self) -> str:

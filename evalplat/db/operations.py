@@ -43,8 +43,11 @@ class Alert(Base):
     metric: Mapped[str] = mapped_column(String(80))
     baseline_run_id: Mapped[int | None] = mapped_column(ForeignKey("run.id"), nullable=True)
     state: Mapped[str] = mapped_column(String(20), index=True)
-    # nights in a row with a regression verdict (for `consecutive = N` gates)
+    # nights with a regression verdict since the alert began (for `consecutive = N` gates)
     streak: Mapped[int] = mapped_column(Integer, default=1)
+    # the key's latest outcomes, oldest first, "1" held and "0" not, as many as its
+    # confirmation rule reads (``evalplat.alerts.confirmation``); null before the rule kept any
+    recent: Mapped[str | None] = mapped_column(String(60), nullable=True)
     last_comparison_id: Mapped[int | None] = mapped_column(
         ForeignKey("comparison.id"), nullable=True
     )

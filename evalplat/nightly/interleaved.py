@@ -74,7 +74,7 @@ def interleaved_night(
                 continue  # too few sessions: shown, never gated, the alert left as it is
             store.record_preference_verdict(day.run_id, verdict)
             judged = _judged_days(store, config, day.baseline, gate, spec.min_sessions)
-            for event in follow(store, spec.day_rule, config, PREFERENCE, judged,
+            for event in follow(store, gate.confirmation, config, PREFERENCE, judged,
                                 _details(day, gate), names):  # fmt: skip
                 emit({"step": "alert", "event": event.event, "kind": event.alert.kind,
                       "alert": event.alert.id, "config": config, "testset": ONLINE_TEST_SET,

@@ -77,7 +77,7 @@ def observe(
                 baseline_run,
                 result.id,
                 regressed=metric.gated and metric.verdict == verdict,
-                consecutive=gate.consecutive,
+                confirm=gate.confirmation,
                 details=message,
                 kind=kind,
                 channels=names,

@@ -117,7 +117,7 @@ def online_night(
             days = [bad for _, bad in store.online_gate_days(config, gate.metric)]
             for event in follow(
                 store,
-                spec.day_rule,
+                gate.confirmation,
                 config,
                 gate.metric,
                 days,

@@ -17,13 +17,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from evalplat.alerts.confirmation import Confirmation
 from evalplat.comparison.targets import Target
 from evalplat.comparison.verdicts import Gate
 from evalplat.errors import InputError
 from evalplat.events.warehouse import Warehouse
 from evalplat.inputs.toml_lines import header_line, key_line
 from evalplat.judging.spec import JudgeSpec
-from evalplat.nightly.day_rule import DayRule
+from evalplat.nightly.day_rule import DAY_RULE
 
 PROJECT_FILE = "evalplat.toml"
 _ARRAYS = ("testsets", "configs", "gates", "alerts", "judges", "targets", "online.interleaving",
@@ -32,7 +33,7 @@ ONLINE_KEYS = ("baseline", "metrics", "min_sessions", "retire_after_days", "inte
                "agreement", "open_days", "open_window", "resolve_days")  # fmt: skip
 PREFERENCE = "online:Preference"  # scored from interleaved searches, not from an arm's log
 _GATE_KEYS = {"metric", "max_drop", "max_relative_drop", "test", "alpha", "consecutive",
-              "unjudged", "segment", "judge", "testset"}  # fmt: skip
+              "within", "clear", "unjudged", "segment", "judge", "testset"}  # fmt: skip
 # What may make a night exit non-zero ([nightly] fail_on): a regression alert open on a
 # production config (one compared with its own baseline), on an experiment (a config with
 # compare_to), or a run that could not complete.
@@ -92,7 +93,7 @@ class OnlineSpec:
     interleaving: tuple[tuple[str, str], ...] = ()
     agreement: tuple[tuple[str, str], ...] = ()
     # when an online alert opens and resolves over days (evalplat.nightly.day_rule)
-    day_rule: DayRule = field(default_factory=DayRule)
+    day_rule: Confirmation = DAY_RULE
 
 
 @dataclass(frozen=True)
@@ -204,8 +205,9 @@ class Project:
         if stated or self.online is None:
             return stated
         from evalplat.comparison.thresholds import default_gates
+        from evalplat.nightly.day_rule import with_rule
 
-        return default_gates(self.online_metrics())
+        return [with_rule(g, self.online.day_rule) for g in default_gates(self.online_metrics())]
 
     def online_metrics(self) -> list[str]:
         """The online measures a night scores: the gated ones first (pages lead with the first),

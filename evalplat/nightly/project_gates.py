@@ -7,7 +7,9 @@ metric = "nDCG@10"
 max_drop = 0.01              # absolute; max_relative_drop = 0.02 also allowed
 test = "randomization"       # or t-test, wilcoxon
 alpha = 0.05
-consecutive = 1              # nights in a row before an alert
+consecutive = 1              # regressed nights before an alert (in a row, unless ...)
+within = 3                   # optional: ... among the last `within` nights (default: consecutive)
+clear = 1                    # optional: clear nights in a row that resolve it (default 1)
 ```
 """
 
@@ -20,7 +22,7 @@ from evalplat.comparison.results import MODEL_MODES
 from evalplat.comparison.verdicts import TESTS, UNJUDGED_MODES, Gate
 from evalplat.errors import InputError
 from evalplat.nightly.project import _GATE_KEYS
-from evalplat.nightly.project_values import real, whole
+from evalplat.nightly.project_values import confirmation, real
 
 Fail = Callable[[str, str | None, int, str | None], InputError]
 
@@ -57,8 +59,7 @@ def read_gate(
     alpha = table.get("alpha", 0.05)
     if not isinstance(alpha, int | float) or not 0 < alpha < 1:
         raise fail(f"gate {metric}: must be between 0 and 1", "gates", index, "alpha")
-    consecutive = whole(table.get("consecutive", 1), fail, "gates", index, "consecutive",
-                        minimum=1, prefix=f"gate {metric}: ")  # fmt: skip
+    consecutive, within, clear = confirmation(table, fail, "gates", index, f"gate {metric}: ")
     unjudged = table.get("unjudged", "bound")
     if unjudged not in UNJUDGED_MODES:
         raise fail(
@@ -98,6 +99,8 @@ def read_gate(
         test=test,
         alpha=float(alpha),
         consecutive=consecutive,
+        within=within,
+        clear=clear,
         unjudged=unjudged,
         judge=judge,
     )

@@ -25,9 +25,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from evalplat.alerts.confirmation import MOST, Confirmation
 from evalplat.comparison.verdicts import Gate
 from evalplat.errors import InputError
-from evalplat.nightly.day_rule import OPEN_DAYS, OPEN_WINDOW, RESOLVE_DAYS, DayRule
+from evalplat.nightly.day_rule import OPEN_DAYS, OPEN_WINDOW, RESOLVE_DAYS
 from evalplat.nightly.project import ONLINE_KEYS, PREFERENCE, OnlineSpec, Project, is_online
 from evalplat.nightly.project_values import DAYS_MAX, whole
 
@@ -110,11 +111,11 @@ def read_online(
     retire = whole(table.get("retire_after_days", 7), fail, "online", 0, "retire_after_days",
                    minimum=1, maximum=DAYS_MAX, unit="of days")  # fmt: skip
     window = whole(table.get("open_window", OPEN_WINDOW), fail, "online", 0, "open_window",
-                   minimum=1, maximum=DAYS_MAX, unit="of days")  # fmt: skip
+                   minimum=1, maximum=MOST, unit="of days")  # fmt: skip
     open_days = whole(table.get("open_days", min(OPEN_DAYS, window)), fail, "online", 0,
                       "open_days", minimum=1, maximum=window, unit="of days")  # fmt: skip
     resolve_days = whole(table.get("resolve_days", RESOLVE_DAYS), fail, "online", 0,
-                         "resolve_days", minimum=1, maximum=DAYS_MAX, unit="of days")  # fmt: skip
+                         "resolve_days", minimum=1, maximum=MOST, unit="of days")  # fmt: skip
     experiments = _interleaving(table.get("interleaving", []), fail, configs, baseline.strip())
     for index, gate in enumerate(gates):
         if gate.metric == PREFERENCE and not experiments:
@@ -128,7 +129,7 @@ def read_online(
         retire_after_days=retire,
         interleaving=experiments,
         agreement=_agreement(table.get("agreement", []), fail),
-        day_rule=DayRule(open_days, window, resolve_days),
+        day_rule=Confirmation(open_days, window, resolve_days),
     )
 
 

@@ -13,6 +13,7 @@ from evalplat.inputs.toml_lines import header_line, key_line
 from evalplat.inputs.validation import CONCURRENCY_MAX, DEPTH_MAX
 from evalplat.judging.spec import read_judge
 from evalplat.nightly import project_values as values
+from evalplat.nightly.day_rule import CONFIRMATION_KEYS, with_rule
 from evalplat.nightly.project import (
     _ARRAYS,
     DEFAULT_FAIL_ON,
@@ -21,6 +22,7 @@ from evalplat.nightly.project import (
     ConfigSpec,
     Project,
     TestSetSpec,
+    is_online,
 )
 from evalplat.nightly.scopes import read_gate_testsets
 from evalplat.store.testsets import ONLINE_TEST_SET
@@ -166,6 +168,13 @@ class Reader:
         from evalplat.nightly.project_online import read_online
 
         online = read_online(data.get("online"), self.fail, set(config_names), metrics, gates)
+        if online is not None:  # an online gate without a rule of its own takes [online]'s
+            gates = tuple(
+                gate
+                if not is_online(gate.metric) or CONFIRMATION_KEYS & set(table)
+                else with_rule(gate, online.day_rule)
+                for gate, table in zip(gates, self.tables(data, "gates"), strict=True)
+            )
         from evalplat.events.warehouse import read_warehouse
 
         events = read_warehouse(data.get("events"), self.fail)

@@ -8,7 +8,9 @@ min = 0.85                 # or max = 200 for a lower-is-better metric
 config = "docs-bm25"       # optional: only this config
 testset = "cranfield"      # optional: only this test set
 segment = "tail"           # optional: judged on the queries tagged "tail" only
-consecutive = 2            # optional: missed nights in a row before an alert (default 1)
+consecutive = 2            # optional: missed nights before an alert, in a row (default 1) ...
+within = 3                 # optional: ... or among the last `within` nights
+clear = 2                  # optional: met nights in a row that resolve it (default 1)
 max_slide = 0.02           # optional: flag a slide of more than this ...
 window = "30d"             # ... over this window (default 30d)
 ```
@@ -26,10 +28,11 @@ from typing import Any
 
 from evalplat.comparison.targets import Target, check_direction, window_days
 from evalplat.errors import InputError
-from evalplat.nightly.project_values import real, whole
+from evalplat.nightly.project_values import confirmation, real
 
 KEYS = {
-    "metric", "min", "max", "config", "testset", "segment", "consecutive", "max_slide", "window",
+    "metric", "min", "max", "config", "testset", "segment", "consecutive", "within", "clear",
+    "max_slide", "window",
 }  # fmt: skip
 Fail = Callable[[str, str | None, int, str | None], InputError]
 
@@ -83,8 +86,7 @@ def read_target(
             "segment",
         )
     prefix = f"target {metric}: "
-    consecutive = whole(table.get("consecutive", 1), fail, "targets", index, "consecutive",
-                        minimum=1, prefix=prefix)  # fmt: skip
+    consecutive, within, clear = confirmation(table, fail, "targets", index, prefix)
     slide = table.get("max_slide")
     if slide is not None:
         slide = real(slide, fail, "targets", index, "max_slide", prefix=prefix)
@@ -100,6 +102,8 @@ def read_target(
         config=scope["config"],
         test_set=scope["testset"],
         consecutive=consecutive,
+        within=within,
+        clear=clear,
         max_slide=None if slide is None else float(slide),
         window=window,
         segment=segment,

@@ -81,3 +81,21 @@ def label(value: str, fail: Fail, where: str, index: int, key: str) -> str:
         return check_label(value)
     except InputError as error:
         raise fail(error.problem, where, index, key) from None
+
+
+def confirmation(
+    table: dict[str, Any], fail: Fail, where: str, index: int, prefix: str
+) -> tuple[int, int | None, int]:
+    """``consecutive``, ``within`` and ``clear`` of a gate or a target (its confirmation rule,
+    ``evalplat.alerts.confirmation``): ``within`` is None when not given (= ``consecutive``)."""
+    from evalplat.alerts.confirmation import MOST
+
+    consecutive = whole(table.get("consecutive", 1), fail, where, index, "consecutive",
+                        minimum=1, maximum=MOST, prefix=prefix)  # fmt: skip
+    within = table.get("within")
+    if within is not None:
+        within = whole(within, fail, where, index, "within", minimum=consecutive, maximum=MOST,
+                       prefix=f"{prefix}{consecutive} nights of how many: ")  # fmt: skip
+    clear = whole(table.get("clear", 1), fail, where, index, "clear", minimum=1, maximum=MOST,
+                  prefix=prefix)  # fmt: skip
+    return consecutive, within, clear

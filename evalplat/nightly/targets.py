@@ -2,8 +2,9 @@
 run, and feed the ``target`` and ``drift`` alert state machines.
 
 A target alert must not flap when a metric hovers within noise of its target, so its machine is
-fed with three inputs, not two: ``missed`` counts towards opening (after ``consecutive`` nights
-in a row), ``met`` resolves (or resets a streak still pending), and ``at_risk`` (the figure is on
+fed with three inputs, not two: ``missed`` counts towards opening (by the target's
+confirmation rule: ``consecutive`` nights, in a row or ``within`` the last nights), ``met``
+counts towards resolving (``clear`` met nights in a row), and ``at_risk`` (the figure is on
 the wrong side but its interval still reaches the target) leaves the alert exactly as it is, as
 does ``needs_judgments`` (a miss that unjudged documents could undo). An open alert therefore
 needs a credible recovery to resolve, and a pending one a credible miss to open. Drift opens
@@ -85,7 +86,7 @@ def observe_targets(
             None,
             None,
             regressed=result.verdict == "missed",
-            consecutive=result.target.consecutive,
+            confirm=result.target.confirmation,
             details=details,
             kind="target",
             channels=names,

@@ -3,17 +3,20 @@
 Each night the nightly job calls ``observe`` once per gated metric with that night's verdict.
 States of the key's current alert row (``alert.state``) and what a night does to them::
 
-    (none)   ──regressed──► pending (streak 1) ──► open, event "opened"  when streak ≥ N
-    pending  ──regressed──► streak + 1          ──► open, event "opened"  when streak ≥ N
-    pending  ──not regressed──► row deleted (the streak resets; it never was an alert)
+    (none)   ──regressed──► pending (streak 1) ──► open, event "opened"  when the rule opens
+    pending  ──any outcome──► kept in ``recent`` ──► open, event "opened"  when the rule opens
+    pending  ──outcomes that can no longer open it──► row deleted (it never was an alert)
     open / acknowledged ──regressed──► streak + 1, details refreshed, no event
-    open / acknowledged ──not regressed──► resolved, event "resolved"
+    open / acknowledged ──clear──► resolved, event "resolved", when the rule resolves
     open / acknowledged ──resolve (by hand, with a note)──► resolved, event "resolved"
     pending / open / acknowledged ──subject gone──► retired, event "retired" (pending: deleted)
     resolved, retired: history; a later regression starts a new row
 
-``N`` is the gate's ``consecutive`` (1 = alert on the first regressed night). So an alert is
-announced once when it opens and once when it resolves, never every night in between. ``ack``
+The rule is the gate's confirmation (``evalplat.alerts.confirmation``: open on ``k`` regressed
+nights of the last ``n``, resolve after ``clear`` clear nights in a row; ``consecutive = N`` is
+N of N, clear 1). The row keeps the key's latest outcomes (``alert.recent``) for it, from the
+first regressed night on; a resolved alert's outcomes do not count for the next one. So an
+alert is announced once when it opens and once when it resolves, never every night between. ``ack``
 records that a human has seen it; an acknowledged alert still announces its resolution. A new
 baseline run
 is a new key: alerts against the old baseline stay as they are until that baseline's
@@ -40,6 +43,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import delete, or_, select, update
 from sqlalchemy.orm import Session
 
+from evalplat.alerts.confirmation import Confirmation, outcomes
 from evalplat.db.models import Config, TestSet
 from evalplat.db.operations import Alert, AlertDelivery
 from evalplat.db.schema import ALERT_KINDS, ALERT_STATES
@@ -51,6 +55,7 @@ if TYPE_CHECKING:
     from evalplat.alerts.delivery import DeliveryResult
 
 ACTIVE_STATES = ("pending", "open", "acknowledged")
+FOLLOW = Confirmation()  # each outcome alone: open on a regressed night, resolve on a clear one
 
 
 @dataclass(frozen=True)
@@ -117,24 +122,29 @@ class AlertsMixin(StoreBase):
         baseline_run: int | None,
         comparison_id: int | None,
         regressed: bool,
-        consecutive: int = 1,
+        confirm: Confirmation = FOLLOW,
         details: dict[str, Any] | None = None,
         *,
         kind: str = "regression",
         channels: Sequence[str] = (),
         engine: str | None = None,
+        recent: Sequence[bool] | None = None,
+        unit: str = "night",
     ) -> list[AlertEvent]:
-        """Record one night's verdict for the key; return the events to deliver (0 or 1).
+        """Record one night's outcome for the key; return the events to deliver (0 or 1).
         With ``engine`` (an operational alert of an engine) the key is the engine: ``config``
         and ``testset`` are only where a new alert is filed.
 
-        ``details`` (JSON-ready, e.g. ``AlertMessage.to_dict()``) is stored on regressed nights
-        so that the alert keeps the figures of its latest regression. Each event, with that
-        night's ``details``, is queued in the outbox for every name in ``channels``, in the same
-        transaction as the state change.
+        ``confirm`` decides over the key's recent outcomes, which the alert row keeps; a caller
+        that keeps them elsewhere (the judged days of an online gate) passes them as ``recent``
+        (oldest first, ``regressed`` the latest), and a key without an alert then files none
+        until the rule opens one. ``details`` (JSON-ready, e.g. ``AlertMessage.to_dict()``) is
+        stored on regressed nights so that the alert keeps the figures of its latest regression,
+        with the rule as it stands (``confirmation``, counted in ``unit``) unless the rule
+        follows each night alone. Each event, with
+        that night's ``details``, is queued in the outbox for every name in ``channels``, in the
+        same transaction as the state change.
         """
-        if isinstance(consecutive, bool) or consecutive < 1:
-            raise InputError(f"consecutive must be a whole number ≥ 1, got {consecutive}")
         if kind not in ALERT_KINDS:
             raise InputError(f"unknown alert kind '{kind}'; valid: {', '.join(ALERT_KINDS)}")
         now = utcnow()
@@ -160,20 +170,30 @@ class AlertsMixin(StoreBase):
                 .order_by(Alert.id.desc())
                 .limit(1)
             )
-            if not regressed:
-                if alert is None:
-                    return []
-                if alert.state == "pending":
-                    session.execute(delete(Alert).where(Alert.id == alert.id))
-                    return []
+            kept = recent is not None
+            if recent is None:
+                recent = [*outcomes(None if alert is None else alert.recent), regressed]
+            is_open = alert is not None and alert.state in ("open", "acknowledged")
+            step = confirm.step(recent, is_open)
+            said = details
+            if details is not None and confirm != FOLLOW:
+                said = {**details, "confirmation": confirm.says(recent, unit)}
+            if step == "resolve" and alert is not None:
                 alert.state = "resolved"
                 alert.resolved_at = now
+                alert.recent = confirm.keep(recent)
                 if comparison_id is not None:
                     alert.last_comparison_id = comparison_id
                 session.flush()
-                enqueue(session, alert, "resolved", details, channels)
+                enqueue(session, alert, "resolved", said, channels)
                 return [AlertEvent("resolved", _infos(session, [alert])[0])]
+            if not is_open and step != "open" and (kept or not confirm.watching(recent)):
+                if alert is not None:  # a pending alert its outcomes can no longer open
+                    session.execute(delete(Alert).where(Alert.id == alert.id))
+                return []
             if alert is None:
+                if not regressed:
+                    return []
                 alert = Alert(
                     config_id=config_row.id,
                     test_set_id=test_set_row.id,
@@ -186,15 +206,17 @@ class AlertsMixin(StoreBase):
                     opened_at=now,
                 )
                 session.add(alert)
-            alert.streak += 1
-            alert.last_comparison_id = comparison_id
-            alert.details = details
+            alert.recent = confirm.keep(recent)
+            if regressed:
+                alert.streak += 1
+                alert.last_comparison_id = comparison_id
+                alert.details = said
             events: list[AlertEvent] = []
-            if alert.state == "pending" and alert.streak >= consecutive:
+            if step == "open":
                 alert.state = "open"
                 alert.opened_at = now
                 session.flush()
-                enqueue(session, alert, "opened", details, channels)
+                enqueue(session, alert, "opened", said, channels)
                 events.append(AlertEvent("opened", _infos(session, [alert])[0]))
             session.flush()
             return events

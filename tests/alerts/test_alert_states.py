@@ -12,6 +12,8 @@ import pytest
 from sqlalchemy import select
 
 from evalplat.alerts import build_channel, deliver
+from evalplat.alerts.confirmation import Confirmation
+from evalplat.alerts.message import AlertMessage
 from evalplat.db.evaluations import Comparison, Evaluation
 from evalplat.errors import InputError, NotFoundError
 from evalplat.store import EvaluationRecord, Store
@@ -61,9 +63,9 @@ def baseline(store: Store) -> int:
 def night(
     store: Store, baseline: int, regressed: bool, consecutive: int = 1, metric: str = "AP"
 ) -> list[str]:
-    events = store.observe(
-        "engine", "small", metric, baseline, None, regressed, consecutive, {"night": "x"}
-    )
+    rule = Confirmation(consecutive, consecutive)
+    events = store.observe("engine", "small", metric, baseline, None, regressed, rule,
+                           {"night": "x"})  # fmt: skip
     return [e.event for e in events]
 
 
@@ -159,7 +161,7 @@ def test_opened_event_carries_the_stored_details_and_comparison(
         session.flush()
         comparison_id = comparison.id
     details = regression().to_dict()
-    [event] = store.observe("engine", "small", "AP", baseline, comparison_id, True, 1, details)
+    [event] = store.observe("engine", "small", "AP", baseline, comparison_id, True, details=details)
     assert event.event == "opened"
     assert event.alert.last_comparison_id == comparison_id
     assert store.alert_info(event.alert.id).details == details
@@ -188,5 +190,64 @@ def test_listing_filters_by_state_and_config_and_refuses_unknown_names(
         store.list_alerts("closed")
     with pytest.raises(NotFoundError, match="no config named 'nope'"):
         store.observe("nope", "small", "AP", baseline, None, True)
-    with pytest.raises(InputError, match="consecutive must be a whole number"):
-        store.observe("engine", "small", "AP", baseline, None, True, 0)
+    with pytest.raises(InputError, match="unknown alert kind 'flap'"):
+        store.observe("engine", "small", "AP", baseline, None, True, kind="flap")
+
+
+def test_two_of_three_opens_one_alert_over_a_flapping_week(store: Store, baseline: int) -> None:
+    rule = Confirmation(2, 3, 2)
+    nights = [True, True, False, True, True, False, False]
+    observed = [
+        store.observe("engine", "small", "AP", baseline, None, held, rule, {"night": str(n)})
+        for n, held in enumerate(nights)
+    ]
+    events = [[e.event for e in night] for night in observed]
+    assert events == [[], ["opened"], [], [], [], [], ["resolved"]]
+    [alert] = store.list_alerts()
+    # the regressed nights of the alert, and the outcomes the rule still reads
+    assert (alert.state, alert.streak) == ("resolved", 4)
+    assert alert.details is not None and alert.details["night"] == "4"
+    assert alert.details["confirmation"] == (
+        "regressed 2 nights of 3 (opens at 2 of 3, resolves after 2 clear nights)"
+    )
+    message = AlertMessage.from_dict(
+        {"event": "opened", "config": "engine", "test_set": "small", "metric": "AP",
+         **alert.details}
+    )  # fmt: skip
+    assert "Confirmed  regressed 2 nights of 3 (opens at 2 of 3," in message.text()
+
+
+def test_a_pending_key_remembers_its_nights_until_they_cannot_open_it(
+    store: Store, baseline: int
+) -> None:
+    rule = Confirmation(2, 3, 1)
+
+    def one(held: bool) -> list[str]:
+        return [e.event for e in store.observe("engine", "small", "AP", baseline, None, held, rule)]
+
+    assert (one(True), one(False)) == ([], [])
+    [pending] = store.list_alerts("pending")
+    assert one(True) == ["opened"]  # 2 of the last 3, a clear night between
+    assert store.alert_info(pending.id).state == "open"
+    assert (one(False), one(True), one(False), one(False)) == (["resolved"], [], [], [])
+    assert store.list_alerts("pending") == []  # 1 of 3 and two clear nights: forgotten
+
+
+def test_outcomes_kept_elsewhere_file_no_pending_alert(store: Store, baseline: int) -> None:
+    rule = Confirmation(2, 3, 2)
+
+    def day(days: list[bool]) -> list[str]:
+        events = store.observe("engine", "small", "AP", None, None, days[-1], rule, {},
+                               recent=days, unit="day")  # fmt: skip
+        return [e.event for e in events]
+
+    assert day([True]) == [] and store.list_alerts() == []
+    assert day([True, True]) == ["opened"]
+    assert day([True, True, False]) == []
+    assert day([True, True, False, True]) == []
+    assert day([True, True, False, True, False, False]) == ["resolved"]
+    [alert] = store.list_alerts()  # with the figures of its latest regressed day, the 4th
+    assert alert.details is not None and alert.details["confirmation"].startswith(
+        "regressed 2 days of 3"
+    )
+    assert alert.state == "resolved"

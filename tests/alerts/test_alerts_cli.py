@@ -12,6 +12,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
+from evalplat.alerts.confirmation import Confirmation
 from evalplat.store import EvaluationRecord, Store
 from evalplat.testsets.content import TestSetContent
 
@@ -45,7 +46,7 @@ def alert_db(tmp_path: Path, sqlite_template: Path) -> tuple[str, int]:
             evaluation=EvaluationRecord(version, [("AP", "q1", 1.0)], {"AP": (1.0, 1)}),
         )
         details = {"baseline": 0.5, "candidate": 0.25}
-        [event] = store.observe("engine", "small", "AP", run, None, True, 1, details)
+        [event] = store.observe("engine", "small", "AP", run, None, True, details=details)
     return url, event.alert.id
 
 
@@ -76,12 +77,32 @@ def test_list_prints_bracketed_metrics_and_notes_as_written(
     url, alert_id = alert_db
     with Store.open(url) as store:
         run = store.list_runs("engine")[0].id
-        store.observe("engine", "small", "nDCG@10 [segment tail]", run, None, True, 1, {})
+        store.observe("engine", "small", "nDCG@10 [segment tail]", run, None, True, details={})
         store.resolve(alert_id, "[online] arm ended")
     table = cli("alerts", "list", "--db", url).stdout
     assert "nDCG@10 [segment tail]" in table
     assert "[online] arm ended" in table
     assert "\\[" not in table
+
+
+def test_list_says_how_many_nights_regressed_under_a_confirmation_rule(
+    cli: Cli, alert_db: tuple[str, int]
+) -> None:
+    url, _ = alert_db
+    rule = Confirmation(2, 3, 2)
+    with Store.open(url) as store:
+        run = store.list_runs("engine")[0].id
+        for held in (True, False, True):
+            store.observe("engine", "small", "RR", run, None, held, rule, details={})
+    table = cli("alerts", "list", "--db", url, "--state", "open").stdout
+    assert "confirmed" in table and "regressed 2 nights of 3" in table
+    listed = json.loads(cli("alerts", "list", "--db", url, "--json", "--state", "open").stdout)
+    said = {alert["metric"]: alert["details"].get("confirmation") for alert in listed}
+    # the alert of the default rule (each night alone) says none
+    assert said == {
+        "RR": "regressed 2 nights of 3 (opens at 2 of 3, resolves after 2 clear nights)",
+        "AP": None,
+    }
 
 
 def test_ack_acknowledges_and_names_a_missing_alert(cli: Cli, alert_db: tuple[str, int]) -> None:

@@ -147,7 +147,9 @@ def populate(url: str, files: Files) -> tuple[list[int], dict[str, int]]:
     with Store.open(url) as store:
         for metric in ("AP", "P@5", "nDCG@10"):
             details = {"baseline": 0.75, "candidate": 0.25}
-            [event] = store.observe("prod", "tiny", metric, runs[0]["id"], None, True, 1, details)
+            [event] = store.observe(
+                "prod", "tiny", metric, runs[0]["id"], None, True, details=details
+            )
             alerts[metric] = event.alert.id
     return [run["id"] for run in runs], alerts
 

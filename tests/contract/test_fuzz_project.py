@@ -54,6 +54,8 @@ max_relative_drop = 0.02
 test = "randomization"
 alpha = 0.05
 consecutive = 1
+within = 3
+clear = 2
 unjudged = "bound"
 segment = "head"
 testset = "main"
@@ -65,6 +67,8 @@ config = "bm25"
 testset = "main"
 segment = "head"
 consecutive = 2
+within = 3
+clear = 2
 max_slide = 0.02
 window = "30d"
 
@@ -152,7 +156,9 @@ BAD: dict[str, list[str]] = {
     "max_relative_drop": REAL,
     "test": ['"z-test"', "1", '""'],
     "alpha": FRACTION,
-    "consecutive": WHOLE,
+    "consecutive": [*WHOLE, "61"],
+    "within": [*WHOLE, "61"],
+    "clear": [*WHOLE, "61"],
     "unjudged": ['"maybe"', "1"],
     "segment": ['""', "1", '"a\\u0001"', f'"{"s" * 80}"', '"\\u0000"'],
     "testset": ['"nosuch"', "1", "[]"],

@@ -19,9 +19,10 @@ Online, the logs decide alone (each day's arms attributed to the versions that s
 rollback of ``prod`` changes no online verdict by itself): an A/B arm losing 30 % of its clicks
 against ``prod``, or an interleaving candidate that returned nothing where ``prod`` returned
 hits, regresses on that day with certainty (1000 sessions an arm, 600 interleaved); alike arms,
-or a baseline that returned nothing, do not. Each day's verdict alone opens or resolves
-(``open_days = open_window = resolve_days = 1``); a day without an arm's searches holds its
-alert, until the arm has ended.
+or a baseline that returned nothing, do not. The online gates carry a confirmation rule drawn
+for the season (``consecutive``, ``within``, ``clear``; each day alone by default), which
+opens and resolves their alerts over the judged days; a day without an arm's searches holds
+its alert, until the arm has ended.
 """
 
 from __future__ import annotations
@@ -136,14 +137,16 @@ class Model:
     online: bool = False
     day: int = 0  # the last day of logs imported (2026-03-DAY)
     ab_last: dict[str, int] = field(default_factory=dict)  # A/B arm → its last day of searches
-    ab_bad: dict[str, bool] = field(default_factory=dict)  # A/B arm → regressed on that day
+    ab_bad: dict[str, list[bool]] = field(default_factory=dict)  # A/B arm → its judged days
     ab_ended: set[str] = field(default_factory=set)  # A/B arms whose traffic ended
     # A/B day → arm → the version that served it (the arm's current version when the day's
     # logs came in): the night compares the latest day of ``prod``, against that version
     served: dict[int, dict[str, int]] = field(default_factory=dict)
     experiment: str | None = None  # the candidate of [[online.interleaving]]
     il_last: dict[str, int] = field(default_factory=dict)  # candidate → its last day of searches
-    il_bad: dict[str, bool] = field(default_factory=dict)  # candidate → regressed on that day
+    il_bad: dict[str, list[bool]] = field(default_factory=dict)  # candidate → its judged days
+    # the online gates' confirmation rule: (consecutive, within, clear), drawn for the season
+    day_rule: tuple[int, int, int] = (1, 1, 1)
     il_ended: set[str] = field(default_factory=set)  # experiments that ended
 
     def version_of(self, config: str) -> int:
@@ -223,24 +226,29 @@ class Model:
 
     def online_open(self) -> dict[Subject, bool | None]:
         """The online alerts: an A/B arm's ``online:CTR`` and an experiment's
-        ``online:Preference`` are open when their last judged day regressed (each day's
-        verdict alone decides: ``open_days = open_window = resolve_days = 1``); a day without
-        their searches holds them."""
+        ``online:Preference`` follow their judged days by the gates' ``day_rule``
+        (:func:`confirmed`); a day without their searches holds them."""
         expected: dict[Subject, bool | None] = {}
-        for arm, bad in self.ab_bad.items():
+        for arm, days in self.ab_bad.items():
             if arm in self.configs and arm not in self.ab_ended:
-                expected[("regression", arm, "online", "online:CTR")] = bad
-        for candidate, bad in self.il_bad.items():
+                expected[("regression", arm, "online", "online:CTR")] = confirmed(
+                    self.day_rule, days
+                )
+        for candidate, days in self.il_bad.items():
             if candidate in self.configs and candidate not in self.il_ended:
-                expected[("regression", candidate, "online", PREFERENCE)] = bad
+                expected[("regression", candidate, "online", PREFERENCE)] = confirmed(
+                    self.day_rule, days
+                )
         return expected
 
     def online_text(self) -> str:
         if not self.online:
             return ""
-        text = '\n[[gates]]\nmetric = "online:CTR"\nmax_relative_drop = 0.05\n'
+        k, n, clear = self.day_rule
+        rule = f"consecutive = {k}\nwithin = {n}\nclear = {clear}\n"  # over [online]'s 1, 1, 1
+        text = f'\n[[gates]]\nmetric = "online:CTR"\nmax_relative_drop = 0.05\n{rule}'
         if self.experiment is not None:  # a Preference gate without an experiment is refused
-            text += f'\n[[gates]]\nmetric = "{PREFERENCE}"\nmax_drop = 0.02\n'
+            text += f'\n[[gates]]\nmetric = "{PREFERENCE}"\nmax_drop = 0.02\n{rule}'
         text += (
             f'\n[online]\nbaseline = "prod"\nmetrics = ["online:CTR"]\n'
             f"retire_after_days = {RETIRE_AFTER_DAYS}\nopen_days = 1\nopen_window = 1\n"
@@ -331,3 +339,18 @@ path = "alerts.jsonl"
 [reports]
 dir = "site"
 """
+
+
+def confirmed(rule: tuple[int, int, int], days: list[bool]) -> bool:
+    """Whether an online alert is open after ``days`` (its judged days, oldest first) under
+    ``rule`` = (k, n, clear): it opens on a regressed day with k regressed days among the last
+    n, and resolves after ``clear`` clear days in a row; between the two it stays."""
+    k, n, clear = rule
+    is_open = False
+    for seen in range(1, len(days) + 1):
+        upto = days[:seen]
+        if is_open:
+            is_open = not (len(upto) >= clear and not any(upto[-clear:]))
+        else:
+            is_open = upto[-1] and sum(upto[-n:]) >= k
+    return is_open

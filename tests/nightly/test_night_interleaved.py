@@ -143,8 +143,9 @@ def test_a_day_whose_interval_touches_zero_neither_resolves_nor_reopens(
         ("regression", "resolved", "treatment", "online:Preference"),
     ]
     opened = capture.accepted("/ok")[0].body["alerts"][0]
-    assert opened["changes"][-1].startswith("regressed 2 days of 3 (opens at 2 of 3, resolves "
-                                            "after 2 clear days)")  # fmt: skip
+    assert opened["confirmation"] == (
+        "regressed 2 days of 3 (opens at 2 of 3, resolves after 2 clear days)"
+    )
 
 
 def test_an_a_a_interleaved_log_never_alerts(

@@ -59,6 +59,7 @@ from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
     RuleBasedStateMachine,
+    initialize,
     precondition,
     rule,
     run_state_machine_as_test,
@@ -92,6 +93,9 @@ MAX_CONFIGS = 3  # python configs at once: each night stays a few seconds
 CRASH_POINTS = (*(f"commit:{n}" for n in (2, 6, 10, 14, 18, 22, 28)), "claimed:1", "delivered:1",
                 "delivered:2")  # fmt: skip
 CLOSING = ("resolved", "retired")
+# the online gates' confirmation rules a season may carry: (consecutive, within, clear); each
+# day alone, 2 of 3 with 2 clear days (the [online] default), 1 with 2 clear, 2 in a row
+DAY_RULES = ((1, 1, 1), (2, 3, 2), (1, 1, 2), (2, 2, 1))
 
 
 class HookServer(CaptureServer):
@@ -162,6 +166,12 @@ class SeasonSearch(RuleBasedStateMachine):
         self.nights = 0
         self.kills: list[bool] = []  # per killed night: whether it was killed (or ended whole)
         self.night("the first night")
+
+    @initialize(rule=st.sampled_from(DAY_RULES))
+    def confirm_online_gates(self, rule: tuple[int, int, int]) -> None:
+        """The season's online gates carry a confirmation rule of their own (consecutive,
+        within, clear), drawn once: the model follows their judged days by it."""
+        self.model.day_rule = rule
 
     # ── the rules: what happens between two nights ───────────────────────────────────────────
 
@@ -358,7 +368,8 @@ class SeasonSearch(RuleBasedStateMachine):
         log = ubi_log(self.folder / f"day{m.day}.jsonl", m.day, attention, seed=100 + m.day)
         self.import_events(log)
         m.ab_last |= dict.fromkeys(attention, m.day)
-        m.ab_bad |= drops
+        for arm, drop in drops.items():
+            m.ab_bad.setdefault(arm, []).append(drop)
         m.served[m.day] = {arm: m.version_of(arm) for arm in attention}
         self.night(f"A/B day {m.day}: {attention}")
 
@@ -378,7 +389,7 @@ class SeasonSearch(RuleBasedStateMachine):
         summary = self.import_events(log)
         assert summary["interleaved"] == summary["searches"] > 0, summary
         m.il_last[candidate] = m.day
-        m.il_bad[candidate] = empty == "candidate"
+        m.il_bad.setdefault(candidate, []).append(empty == "candidate")
         self.night(f"interleaved day {m.day} of {candidate}, the {empty} returned nothing")
 
     def histories(self, subject: Subject) -> list[list[str]]:
@@ -901,6 +912,19 @@ def test_pairs_only_the_judge_graded_are_offered_to_people(season: SeasonSearch)
     season.rate("prod")  # every yN: 30 pairs, each graded by the judge alone
     live = season.ledger.live()
     assert ("needs_judgments", "prod", "topics", "nDCG@10") not in live, live
+
+
+def test_an_arm_whose_days_flap_opens_one_alert_under_two_of_three(season: SeasonSearch) -> None:
+    """Issue 57: the online gates carry 2 of 3 and 2 clear days; an arm that loses clicks on
+    days 1, 2, 4 and 5 and is alike on day 3 opens one alert (on day 2) and keeps it open,
+    where each day alone would open, resolve and open it again; two alike days resolve it."""
+    season.confirm_online_gates((2, 3, 2))
+    season.add_a_config("good")
+    for drop in (True, True, False, True, True, False, False):
+        season.ab_day({"new1": drop})
+    assert season.histories(("regression", "new1", "online", "online:CTR")) == [
+        ["opened", "resolved"]
+    ]
 
 
 def test_an_arm_that_ends_retires_its_alert_once(season: SeasonSearch) -> None:
