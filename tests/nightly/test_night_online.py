@@ -249,7 +249,7 @@ def test_a_test_set_may_not_be_named_online(tmp_path: Path) -> None:
 
 def test_a_dry_run_says_what_the_online_step_would_compare(tmp_path: Path) -> None:
     path = write_project(tmp_path, {"control": "good", "treatment": "good"},
-                         extra_alerts=ONLINE.format(more=""))  # fmt: skip
+                         extra_alerts=ONLINE.format(more="", gate=""))  # fmt: skip
     steps: list[dict[str, Any]] = []
     url = f"sqlite:///{tmp_path / 'none.db'}"
     assert (
@@ -267,7 +267,7 @@ def test_pages_lead_with_the_first_gated_online_kpi_else_ctr(
     from evalplat.reports.gather import gather_history
 
     gated = ONLINE.replace('"online:CTR"\nmax_relative', '"online:MRR"\nmax_relative').format(
-        more=""
+        more="", gate=""
     )
     path = write_project(tmp_path / "gated", {"control": "good"}, extra_alerts=gated)
     assert load_project(path).online_metrics()[0] == "online:MRR"
