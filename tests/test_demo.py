@@ -133,6 +133,22 @@ def test_demo_builds_a_project_reports_regressions_and_exits_0(
         len((folder / "alerts.jsonl").read_text(encoding="utf-8").splitlines()) == len(alerts) + 4
     )
 
+    # the gates replayed over the three nights open what the nights opened, no more, no less
+    replayed = cli("gates", "backtest", "--project", str(folder / "evalplat.toml"), "--json")
+    assert replayed.exit_code == 0, replayed.stderr
+    opened = {
+        (r["config"], r["gate"], a["kind"], a["resolved_at"] is None)
+        for r in json.loads(replayed.stdout)
+        for a in r["alerts"]
+    }
+    listed = json.loads(cli("alerts", "list", "--db", _db(folder), "--json").stdout)
+    stored = {
+        (a["config"], a["metric"], a["kind"], a["resolved_at"] is None)
+        for a in listed
+        if a["kind"] != "operational"
+    }
+    assert opened == stored and len(opened) == 6
+
 
 def test_demo_online_ab_test_tells_the_offline_story(
     cli: Callable[..., Any], tmp_path: Path, monkeypatch: Any
@@ -171,3 +187,7 @@ def test_demo_online_ab_test_tells_the_offline_story(
             assert "online:CTR" in [g["metric"] for g in comparison.options["gates"]]
             loaded = store.load_comparison(comparison.id)
             assert loaded.metric("online:CTR").verdict == "regression"
+
+
+def _db(folder: Path) -> str:
+    return f"sqlite:///{folder / 'evalplat.db'}"

@@ -76,6 +76,17 @@ class Confirmation:
         ``k = n`` after a clear night, as a streak that breaks starts again from zero."""
         return any(sum(recent[-(self.n - later) :]) + later >= self.k for later in range(1, self.k))
 
+    def ends(
+        self, recent: Sequence[bool], is_open: bool, step: Step, *, elsewhere: bool = False
+    ) -> bool:
+        """Whether the key's alert row ends with the night whose ``step`` followed ``recent``
+        (the row open or not before it): a resolved alert, or a pending one whose outcomes can
+        no longer open it, or any not opened when the outcomes are kept ``elsewhere`` (an
+        online gate's judged days). The next night then starts from no outcome."""
+        if step == "resolve":
+            return True
+        return not is_open and step != "open" and (elsewhere or not self.watching(recent))
+
     def says(self, recent: Sequence[bool], unit: str = "night") -> str:
         """The rule as it stands after the latest outcome: "regressed 2 nights of 3 (opens at
         2 of 3, resolves after 2 clear nights)"; for the default rule only the first part."""

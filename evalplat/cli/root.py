@@ -135,6 +135,7 @@ _COMMAND_MODULES: list[tuple[str, str | None]] = [
     ("evalplat.cli.leaderboard", None),
     ("evalplat.cli.sweep", None),
     ("evalplat.cli.rate", "rate"),
+    ("evalplat.cli.gates", "gates"),
 ]
 
 # The module behind each name the root accepts, so that a command line loads and converts the

@@ -18,6 +18,8 @@ TestName = Literal["randomization", "t-test", "wilcoxon", "bootstrap"]
 TESTS: tuple[str, ...] = ("randomization", "t-test", "wilcoxon")
 Verdict = Literal["regression", "improvement", "unchanged", "needs_judgments"]
 VERDICTS: tuple[str, ...] = ("regression", "improvement", "unchanged", "needs_judgments")
+# The verdicts of a gate that open an alert, each of its own kind (``evalplat.nightly.notify``).
+ALERTING_VERDICTS: tuple[str, ...] = ("regression", "needs_judgments")
 # How a gate treats unjudged documents (docs/regression-detection.md, "Unjudged documents").
 # ``judge`` and ``grade`` let a judge's model grades in (docs/judging.md, "Gates"); the other
 # modes leave them out.

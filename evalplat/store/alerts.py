@@ -187,7 +187,7 @@ class AlertsMixin(StoreBase):
                 session.flush()
                 enqueue(session, alert, "resolved", said, channels)
                 return [AlertEvent("resolved", _infos(session, [alert])[0])]
-            if not is_open and step != "open" and (kept or not confirm.watching(recent)):
+            if confirm.ends(recent, is_open, step, elsewhere=kept):
                 if alert is not None:  # a pending alert its outcomes can no longer open
                     session.execute(delete(Alert).where(Alert.id == alert.id))
                 return []

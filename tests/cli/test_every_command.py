@@ -854,6 +854,8 @@ ELSEWHERE: dict[tuple[str, ...], str] = {
         for verb in ("task", "invite", "revoke", "status", "close")
     },
     ("rate", "serve"): "tests/rating/test_cli.py::test_rate_serve_answers_on_the_given_port",
+    # a replay needs stored nights: the table and --json over ten of them
+    ("gates", "backtest"): "tests/nightly/test_backtest.py::test_backtest_of_a_stored_history",
 }
 
 
