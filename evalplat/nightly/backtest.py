@@ -132,7 +132,7 @@ def _bare(gate: Gate) -> Gate:
 def _tuned_key(gate: Gate) -> str:
     """The threshold ``suggest`` moves: the relative one where the gate sets it (and for a
     timing measure, whose threshold is a slowdown), else ``max_drop``."""
-    from evalplat.metrics.registry import parse
+    from evalplat.metrics.names import parse
 
     if gate.max_relative_drop is not None or parse(gate.metric).spec.paired_timings:
         return "max_relative_drop"

@@ -17,15 +17,8 @@ from typing import TYPE_CHECKING
 from sqlalchemy import select
 from sqlalchemy.orm import aliased
 
-from evalplat.db.models import (
-    Comparison,
-    Config,
-    ConfigVersion,
-    Evaluation,
-    Run,
-    TestSet,
-    TestSetVersion,
-)
+from evalplat.db.evaluations import Comparison, Evaluation
+from evalplat.db.models import Config, ConfigVersion, Run, TestSet, TestSetVersion
 
 if TYPE_CHECKING:
     from evalplat.store.base import StoreBase
