@@ -4,9 +4,9 @@ often it called an unchanged config a regression.
 The input is one gate's condition night by night (``Night``: did the gate say regression, was
 the pair an A/A pair of one config version, how large was the change), decided by the very
 comparison a night makes (``evalplat.nightly.backtest`` replays it with ``record=False``). The
-alerts follow the rule of the alert state machine (``evalplat.store.alerts``): open after
-``consecutive`` regressed nights in a row, resolve on the first night without one; a verdict
-that needs judgments opens its own kind of alert by the same rule.
+alerts follow the gate's confirmation rule (``evalplat.alerts.confirmation``), walked as the
+alert state machine walks it (``evalplat.store.alerts``); a verdict that needs judgments opens
+its own kind of alert by the same rule.
 
 **False alarms.** A night whose candidate is a run of the baseline's own config version changed
 nothing a team controls; a regression there is a false alarm. Their rate is the share of such
@@ -31,6 +31,7 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 
+from evalplat.alerts.confirmation import Confirmation
 from evalplat.comparison.options import ALERTING_VERDICTS
 
 INTERVAL_LEVEL = 0.95
@@ -79,29 +80,32 @@ class FalseAlarms:
         return asdict(self)
 
 
-def replay(nights: Sequence[Night], consecutive: int) -> list[ReplayedAlert]:
-    """The alerts of the gate over ``nights`` (oldest first), as the state machine opens them:
-    of each kind, in the order they opened."""
-    alerts = [a for kind in ALERTING_VERDICTS for a in _replay_kind(nights, consecutive, kind)]
+def replay(nights: Sequence[Night], confirm: Confirmation) -> list[ReplayedAlert]:
+    """The alerts of the gate over ``nights`` (oldest first), as the store opens and resolves
+    them under the gate's confirmation rule: of each kind, in the order they opened."""
+    alerts = [a for kind in ALERTING_VERDICTS for a in _replay_kind(nights, confirm, kind)]
     return sorted(alerts, key=lambda alert: alert.opened_at)
 
 
-def _replay_kind(nights: Sequence[Night], consecutive: int, kind: str) -> list[ReplayedAlert]:
+def _replay_kind(nights: Sequence[Night], confirm: Confirmation, kind: str) -> list[ReplayedAlert]:
+    """One kind's alerts: the outcomes an alert row would keep, stepped night by night by the
+    rule ``Store.observe`` applies (``step``, then ``ends``: a fresh start after a resolved
+    alert or a pending one that can no longer open)."""
     alerts: list[ReplayedAlert] = []
-    streak = 0
+    kept: list[bool] = []
     opened: tuple[Night, int] | None = None  # the opening night and the nights open so far
     for night in nights:
-        if night.verdict == kind:
-            streak += 1
-            if opened is not None:
-                opened = (opened[0], opened[1] + 1)
-            elif streak >= consecutive:
-                opened = (night, 1)
-            continue
-        streak = 0
-        if opened is not None:
+        recent = [*kept, night.verdict == kind]
+        was_open = opened is not None
+        step = confirm.step(recent, was_open)
+        if step == "resolve" and opened is not None:
             alerts.append(_alert(kind, opened, night.at))
             opened = None
+        elif step == "open":
+            opened = (night, 1)
+        elif opened is not None:
+            opened = (opened[0], opened[1] + 1)
+        kept = [] if confirm.ends(recent, was_open, step) else recent[-confirm.keeps :]
     if opened is not None:
         alerts.append(_alert(kind, opened, None))
     return alerts

@@ -142,7 +142,7 @@ def _tuned_key(gate: Gate) -> str:
 def _replayed(
     pair: tuple[str, str], gate: Gate, nights: Sequence[Night], skipped: Sequence[str]
 ) -> GateReplay:
-    alerts = replay(nights, gate.consecutive)
+    alerts = replay(nights, gate.confirmation)
     return GateReplay(
         config=pair[0],
         test_set=pair[1],
