@@ -23,6 +23,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from evalplat.comparison.options import ALERTING_VERDICTS
+
 if TYPE_CHECKING:
     from evalplat.alerts.base import Channel
     from evalplat.comparison.verdicts import ComparisonResult
@@ -31,9 +33,6 @@ if TYPE_CHECKING:
     from evalplat.store import Store
     from evalplat.store.alerts import AlertEvent
     from evalplat.testsets.content import TestSetContent
-
-# Verdict that opens each metric alert kind.
-METRIC_KINDS = {"regression": "regression", "needs_judgments": "needs_judgments"}
 
 
 def observe(
@@ -69,14 +68,14 @@ def observe(
                 continue
         message = _message_fields(spec.name, test_set, metric, result, content, gate.segment)
         message["metric"] = key
-        for kind, verdict in METRIC_KINDS.items():
+        for kind in ALERTING_VERDICTS:  # each verdict opens an alert of its own kind
             for event in store.observe(
                 spec.name,
                 test_set,
                 key,
                 baseline_run,
                 result.id,
-                regressed=metric.gated and metric.verdict == verdict,
+                regressed=metric.gated and metric.verdict == kind,
                 confirm=gate.confirmation,
                 details=message,
                 kind=kind,
