@@ -70,7 +70,8 @@ OUTPUTS: dict[tuple[tuple[str, ...], str], tuple[str, Args]] = {
 INPUTS = {
     (("evaluate",), "--qrels"), (("evaluate",), "--run"), (("evaluate",), "--zscores"),
     (("import-run",), "file"),
-    (("nightly",), "--project"), (("testset", "import"), "--qrels"),
+    (("nightly",), "--project"), (("gates", "backtest"), "--project"),
+    (("testset", "import"), "--qrels"),
     (("testset", "import"), "--queries"), (("testset", "import"), "--docs"),
     (("config", "add"), "--file"), (("alerts", "resolve"), "--project"),
     (("alerts", "deliver"), "--project"), (("alerts", "test"), "--project"),
