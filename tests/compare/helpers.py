@@ -36,6 +36,17 @@ def content(queries: int = 40, relevant: int = 6) -> TestSetContent:
     return TestSetContent(queries=frame, judgments=judgments)
 
 
+def one_query_content(grade: int) -> TestSetContent:
+    """One query, ``q1``, with ``d1`` graded 1 and ``d2`` graded ``grade``: a new grade of
+    ``d2`` is a new version of judgments and nothing else."""
+    queries = pd.DataFrame({"query_id": ["q1"], "text": ["a"], "weight": [float("nan")],
+                            "tags": [None]})  # fmt: skip
+    judgments = pd.DataFrame(
+        {"query_id": ["q1", "q1"], "doc_id": ["d1", "d2"], "grade": [1, grade], "source": None}
+    )
+    return TestSetContent(queries=queries, judgments=judgments)
+
+
 def store_run(
     store: Store,
     config: str,

@@ -12,29 +12,20 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from evalplat.reports.gather import gather_history
 from evalplat.reports.history_render import history_html
 from evalplat.reports.site import history_path
 from evalplat.store import EvaluationRecord, Store
-from evalplat.testsets.content import TestSetContent
 from tests.compare.helpers import date_a_day_apart
+
+from .helpers import one_query_content
 
 NIGHTS = 30
 JUDGMENTS_NIGHT = 10  # new judgments: both configs step
 DENSE_NIGHT = 17  # a new dense version: dense alone steps
 BOTH_NIGHT = 24  # both configs step on one night, on the same test set version
 LAST = datetime(2026, 4, 30, 3, 0, tzinfo=UTC)
-
-
-def _content(grade: int) -> TestSetContent:
-    queries = pd.DataFrame({"query_id": ["q1"], "text": ["a"], "weight": [float("nan")],
-                            "tags": [None]})  # fmt: skip
-    judgments = pd.DataFrame(
-        {"query_id": ["q1", "q1"], "doc_id": ["d1", "d2"], "grade": [1, grade], "source": None}
-    )
-    return TestSetContent(queries=queries, judgments=judgments)
 
 
 def _series(level: float, seed: int, steps: dict[int, float]) -> list[float]:
@@ -46,7 +37,7 @@ def _series(level: float, seed: int, steps: dict[int, float]) -> list[float]:
 
 def _season(store: Store) -> dict[str, list[int]]:
     """Thirty nights of bm25 and dense on ``small``, dated a day apart, with the planted steps."""
-    store.import_test_set("small", _content(0))
+    store.import_test_set("small", one_query_content(0))
     store.add_config("bm25", "python", {"function": "json:loads"})
     store.add_config("dense", "python", {"function": "json:dumps"})
     values = {
@@ -56,7 +47,7 @@ def _season(store: Store) -> dict[str, list[int]]:
     runs: dict[str, list[int]] = {"bm25": [], "dense": []}
     for night in range(NIGHTS):
         if night == JUDGMENTS_NIGHT:
-            store.import_test_set("small", _content(2))
+            store.import_test_set("small", one_query_content(2))
         if night == DENSE_NIGHT:
             store.add_config("dense", "python", {"function": "json:dumps", "note": "v2"})
         version = store.test_set_version_id("small")
@@ -131,7 +122,7 @@ def test_change_points_land_on_the_planted_nights_and_are_labelled(
 def test_quiet_nights_have_no_change_point(
     store: Store, db_url: str, cli: Callable[..., Any]
 ) -> None:
-    store.import_test_set("small", _content(0))
+    store.import_test_set("small", one_query_content(0))
     store.add_config("bm25", "python", {"function": "json:loads"})
     version = store.test_set_version_id("small")
     runs = []

@@ -6,21 +6,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import pandas as pd
-
 from evalplat.reports.gather import gather_history
 from evalplat.reports.history_render import history_html
 from evalplat.store import EvaluationRecord, Store
-from evalplat.testsets.content import TestSetContent
 
-
-def _content(grade: int) -> TestSetContent:
-    queries = pd.DataFrame({"query_id": ["q1"], "text": ["a"], "weight": [float("nan")],
-                            "tags": [None]})  # fmt: skip
-    judgments = pd.DataFrame(
-        {"query_id": ["q1", "q1"], "doc_id": ["d1", "d2"], "grade": [1, grade], "source": None}
-    )
-    return TestSetContent(queries=queries, judgments=judgments)
+from .helpers import one_query_content
 
 
 def _night(store: Store, version: int, value: float | None) -> int:
@@ -38,10 +28,10 @@ def _night(store: Store, version: int, value: float | None) -> int:
 def test_a_failed_night_is_not_scored_and_leaves_the_next_night_unmarked(
     store: Store, db_url: str, cli: Callable[..., Any]
 ) -> None:
-    store.import_test_set("small", _content(0))
+    store.import_test_set("small", one_query_content(0))
     store.add_config("engine", "python", {"function": "json:loads"})
     first, failed, after = _night(store, 1, 0.5), _night(store, 1, None), _night(store, 1, 0.5)
-    store.import_test_set("small", _content(2))
+    store.import_test_set("small", one_query_content(2))
     regraded = _night(store, 2, 0.9)
     rows = {
         line.split("│")[1].strip(" *"): line
